@@ -1,0 +1,383 @@
+//! Baselines: known findings recorded once (`--write-baseline FILE`) and suppressed afterwards
+//! (`--baseline FILE`), so that a repository with old, accepted findings can gate on new ones.
+//!
+//! # File format
+//!
+//! JSON, written by [`write`], sorted (by path, line, rule, fingerprint) so that a baseline
+//! diffs well under review and is the same whatever the thread count:
+//!
+//! ```json
+//! {
+//!   "version": 1,
+//!   "entries": [
+//!     {
+//!       "fingerprint": "3f1c0e5a9b2d4c7e",
+//!       "rule_id": "github-pat",
+//!       "path": "src/config.rs",
+//!       "line": 12
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! - `version`: always `1`; another value is an error (a newer scanner's format).
+//! - `fingerprint`: the finding's fingerprint, which depends on the rule id and the secret
+//!   only (not on the line, the column or the surrounding text).
+//! - `rule_id`: informational (the fingerprint already covers it); kept for review.
+//! - `path`: the file, relative to the baseline file's directory, `/`-separated; a file
+//!   outside that directory is recorded as the scan reported it. Non-UTF-8 bytes are replaced
+//!   (such a path then never matches: the finding is reported, never wrongly hidden).
+//! - `line`: informational, where the finding was when recorded; ignored when matching.
+//!
+//! Unknown fields are errors.
+//!
+//! # Matching: fingerprint and path
+//!
+//! A finding is suppressed when an entry has the same fingerprint **and** the same path. So
+//! moving code within a file (or editing around it) keeps it suppressed, a different secret on
+//! the same line is reported (another fingerprint), and the same secret copied into another
+//! file is reported too (a new exposure). The price: renaming a file resurfaces its baselined
+//! findings until the baseline is rewritten. See `docs/precommit.md`.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+/// The only version written and read.
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BaselineFile {
+    version: u32,
+    entries: Vec<Entry>,
+}
+
+/// One recorded finding (see the module docs for each field).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub fingerprint: String,
+    pub rule_id: String,
+    pub path: String,
+    pub line: u32,
+}
+
+/// Turns a finding's path (as the scan reports it) into the baseline's form: relative to the
+/// baseline file's directory.
+#[derive(Clone, Debug)]
+pub struct PathKey {
+    /// What relative finding paths are relative to: the current directory, or the repository
+    /// root for `--staged`.
+    scan_base: PathBuf,
+    /// The baseline file's directory, absolute and canonical.
+    baseline_dir: PathBuf,
+}
+
+impl PathKey {
+    pub fn new(scan_base: &Path, baseline_file: &Path) -> anyhow::Result<PathKey> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let file = normalize(&cwd.join(baseline_file));
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or(file);
+        let baseline_dir = dir.canonicalize().unwrap_or(dir);
+        let scan_base = normalize(&cwd.join(scan_base));
+        Ok(PathKey {
+            scan_base,
+            baseline_dir,
+        })
+    }
+
+    pub fn key(&self, path: &Path) -> String {
+        let abs = normalize(&self.scan_base.join(path));
+        let Ok(rel) = abs.strip_prefix(&self.baseline_dir) else {
+            return abs.to_string_lossy().into_owned();
+        };
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        parts.join("/")
+    }
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Reads a baseline; errors name the file.
+pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
+    let text =
+        std::fs::read(path).with_context(|| format!("cannot read baseline {}", path.display()))?;
+    let file: BaselineFile = serde_json::from_slice(&text)
+        .with_context(|| format!("invalid baseline {}", path.display()))?;
+    if file.version != VERSION {
+        bail!(
+            "invalid baseline {}: version {} (this scanner reads version {VERSION})",
+            path.display(),
+            file.version
+        );
+    }
+    Ok(file.entries)
+}
+
+/// Writes `entries` (sorted, one per fingerprint and path) through a temporary file in the
+/// same directory and a rename: a reader never sees a half-written baseline.
+pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
+    entries.sort_by(|a, b| {
+        (&a.path, a.line, &a.rule_id, &a.fingerprint).cmp(&(
+            &b.path,
+            b.line,
+            &b.rule_id,
+            &b.fingerprint,
+        ))
+    });
+    let mut seen = BTreeSet::new();
+    entries.retain(|e| seen.insert((e.fingerprint.clone(), e.path.clone())));
+    let mut json = serde_json::to_vec_pretty(&BaselineFile {
+        version: VERSION,
+        entries,
+    })?;
+    json.push(b'\n');
+
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write baseline {}", path.display()));
+    }
+    Ok(())
+}
+
+/// Suppresses the findings recorded in a baseline (reason `baseline`) and remembers which
+/// entries matched, for `--report-unused`.
+pub struct Baseline {
+    /// (fingerprint, path) → index into `entries`.
+    index: HashMap<(String, String), usize>,
+    entries: Vec<Entry>,
+    used: Vec<bool>,
+    keys: PathKey,
+    report_unused: bool,
+    origin: PathBuf,
+}
+
+impl Baseline {
+    pub fn new(entries: Vec<Entry>, keys: PathKey, report_unused: bool, origin: &Path) -> Baseline {
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| ((e.fingerprint.clone(), e.path.clone()), i))
+            .collect();
+        let used = vec![false; entries.len()];
+        Baseline {
+            index,
+            entries,
+            used,
+            keys,
+            report_unused,
+            origin: origin.to_path_buf(),
+        }
+    }
+
+    /// Whether the finding `fingerprint` at `path` is baselined (and marks its entry used).
+    pub fn suppresses(&mut self, path: &Path, fingerprint: &str) -> bool {
+        let key = (fingerprint.to_string(), self.keys.key(path));
+        match self.index.get(&key) {
+            Some(&i) => {
+                self.used[i] = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// With `--report-unused`, one line per entry that matched nothing.
+    pub fn unused_report(&self) -> Vec<String> {
+        if !self.report_unused {
+            return Vec::new();
+        }
+        let mut lines: Vec<String> = self
+            .entries
+            .iter()
+            .zip(&self.used)
+            .filter(|(_, used)| !**used)
+            .map(|(e, _)| {
+                format!(
+                    "scanner: unused baseline entry in {}: {}:{} {} (fingerprint {})",
+                    self.origin.display(),
+                    e.path,
+                    e.line,
+                    e.rule_id,
+                    e.fingerprint
+                )
+            })
+            .collect();
+        lines.sort();
+        lines.dedup();
+        lines
+    }
+}
+
+/// Records every finding it sees (it drops none), for `--write-baseline`. The entries are
+/// shared so the caller can write them after the scan, where a failure can still change the
+/// exit status.
+pub struct Recorder {
+    keys: PathKey,
+    entries: Arc<Mutex<Vec<Entry>>>,
+}
+
+impl Recorder {
+    pub fn new(keys: PathKey) -> (Recorder, Arc<Mutex<Vec<Entry>>>) {
+        let entries = Arc::new(Mutex::new(Vec::new()));
+        (
+            Recorder {
+                keys,
+                entries: entries.clone(),
+            },
+            entries,
+        )
+    }
+
+    pub fn record(&mut self, path: &Path, rule_id: &str, fingerprint: &str, line: u32) {
+        let entry = Entry {
+            fingerprint: fingerprint.to_string(),
+            rule_id: rule_id.to_string(),
+            path: self.keys.key(path),
+            line,
+        };
+        self.entries.lock().expect("baseline recorder").push(entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys() -> PathKey {
+        PathKey {
+            scan_base: PathBuf::from("/repo/sub"),
+            baseline_dir: PathBuf::from("/repo"),
+        }
+    }
+
+    #[test]
+    fn path_keys_are_relative_to_the_baseline() {
+        let k = keys();
+        assert_eq!(k.key(Path::new("a/b.rs")), "sub/a/b.rs");
+        assert_eq!(k.key(Path::new("./a/../c.rs")), "sub/c.rs");
+        assert_eq!(k.key(Path::new("../top.rs")), "top.rs");
+        assert_eq!(k.key(Path::new("/repo/x")), "x");
+        assert_eq!(k.key(Path::new("/elsewhere/x")), "/elsewhere/x");
+    }
+
+    #[test]
+    fn matches_fingerprint_and_path_and_reports_unused() {
+        let entries = vec![
+            Entry {
+                fingerprint: "f1".into(),
+                rule_id: "r".into(),
+                path: "sub/a".into(),
+                line: 3,
+            },
+            Entry {
+                fingerprint: "f2".into(),
+                rule_id: "r".into(),
+                path: "sub/a".into(),
+                line: 9,
+            },
+        ];
+        let mut b = Baseline::new(entries, keys(), true, Path::new("b.json"));
+        assert!(b.suppresses(Path::new("a"), "f1"), "same secret, any line");
+        assert!(b.suppresses(Path::new("./a"), "f1"));
+        assert!(!b.suppresses(Path::new("a"), "f3"), "another secret");
+        assert!(
+            !b.suppresses(Path::new("copy"), "f1"),
+            "the same secret in another file"
+        );
+        assert_eq!(
+            b.unused_report(),
+            vec!["scanner: unused baseline entry in b.json: sub/a:9 r (fingerprint f2)"]
+        );
+        let quiet = Baseline::new(Vec::new(), keys(), false, Path::new("b.json"));
+        assert!(quiet.unused_report().is_empty());
+    }
+
+    #[test]
+    fn round_trip_sorted_deduplicated_atomic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("baseline.json");
+        let e = |f: &str, p: &str, l| Entry {
+            fingerprint: f.into(),
+            rule_id: "r".into(),
+            path: p.into(),
+            line: l,
+        };
+        write(
+            &path,
+            vec![
+                e("f2", "b", 1),
+                e("f1", "a", 7),
+                e("f1", "a", 2),
+                e("f1", "b", 2),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            load(&path).unwrap(),
+            vec![e("f1", "a", 2), e("f2", "b", 1), e("f1", "b", 2)]
+        );
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|d| d.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec!["baseline.json"], "no temp file left");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("{\n  \"version\": 1,\n  \"entries\": [\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn load_errors_name_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("b.json");
+        std::fs::write(&path, r#"{"version": 2, "entries": []}"#).unwrap();
+        let e = format!("{:#}", load(&path).unwrap_err());
+        assert!(e.contains("b.json") && e.contains("version 2"), "{e}");
+        std::fs::write(&path, r#"{"version": 1, "entries": [], "extra": 1}"#).unwrap();
+        let e = format!("{:#}", load(&path).unwrap_err());
+        assert!(
+            e.contains("b.json") && e.contains("unknown field `extra`"),
+            "{e}"
+        );
+        let e = format!("{:#}", load(&tmp.path().join("none.json")).unwrap_err());
+        assert!(e.contains("none.json"), "{e}");
+    }
+}

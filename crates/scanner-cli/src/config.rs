@@ -1,0 +1,409 @@
+//! `.scanner.toml`: per-repository configuration.
+//!
+//! # Discovery
+//!
+//! [`discover`] looks for `.scanner.toml` in the scan root (the first PATH argument, or its
+//! directory when it is a file; the current directory for `--staged`) and then in each ancestor,
+//! and takes the nearest one, so a scan started in a monorepo subdirectory finds the file at the
+//! repository root. `--config FILE` names the file instead (it must exist); `--no-config`
+//! ignores every file. Only one file applies: files are not merged.
+//!
+//! # Format
+//!
+//! ```toml
+//! # Rule files to add to the built-in rules; relative paths are relative to this file.
+//! extra_rules = ["ci/secrets-rules.toml"]
+//! # Rule ids to drop.
+//! disable_rules = ["generic-api-key"]
+//! # Files never scanned: gitignore syntax, relative to this file's directory.
+//! allow_paths = ["testdata/", "*.snap"]
+//! # Secrets never reported: regexes over the secret (the rule's capture), unanchored.
+//! allow_secrets = ["^AKIA_TEST_"]
+//!
+//! # Per-rule overrides.
+//! [rules.generic-api-key]
+//! entropy = 4.0                          # minimum Shannon entropy of the secret
+//! allow_secrets = ["^dummy"]             # as above, this rule only
+//! allow_paths = ["docs/"]                # as above, this rule only
+//! ```
+//!
+//! Every key is optional. An unknown key, a wrong type, an invalid regex or glob is an error that
+//! names the file, the line and the key; the run then exits with status 2.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{bail, Context};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use serde::Deserialize;
+
+/// The file name looked for in the scan root and its ancestors.
+pub const FILE_NAME: &str = ".scanner.toml";
+
+/// `.scanner.toml` as written (syntax type; see the module docs).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigSyntax {
+    #[serde(default)]
+    extra_rules: Vec<PathBuf>,
+    #[serde(default)]
+    disable_rules: Vec<String>,
+    #[serde(default)]
+    allow_paths: Vec<String>,
+    #[serde(default)]
+    allow_secrets: Vec<String>,
+    #[serde(default)]
+    rules: BTreeMap<String, RuleOverrideSyntax>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleOverrideSyntax {
+    entropy: Option<f32>,
+    #[serde(default)]
+    allow_secrets: Vec<String>,
+    #[serde(default)]
+    allow_paths: Vec<String>,
+}
+
+/// A loaded and validated configuration.
+#[derive(Debug)]
+pub struct Config {
+    /// The file it came from (as found or given), for messages.
+    pub path: PathBuf,
+    /// The absolute directory of that file: the base of `extra_rules` and `allow_paths`.
+    pub dir: PathBuf,
+    /// Rule files to add, resolved against [`Config::dir`].
+    pub extra_rules: Vec<PathBuf>,
+    pub disable_rules: Vec<String>,
+    /// Regexes over the secret, checked at load time.
+    pub allow_secrets: Vec<String>,
+    /// Per-rule overrides by rule id.
+    pub rules: BTreeMap<String, RuleOverride>,
+    allow_paths: Gitignore,
+}
+
+/// `[rules.<id>]`.
+#[derive(Debug)]
+pub struct RuleOverride {
+    /// Minimum entropy of the secret for this rule.
+    pub entropy: Option<f32>,
+    /// Regexes over the secret, checked at load time.
+    pub allow_secrets: Vec<String>,
+    /// Raw globs (gitignore syntax relative to [`Config::dir`]).
+    pub allow_paths_globs: Vec<String>,
+    allow_paths: Gitignore,
+}
+
+/// Finds and loads the configuration that applies to a scan of `roots` (see the module docs).
+///
+/// Returns `None` with `no_config`, or when no `.scanner.toml` is found.
+pub fn discover(
+    roots: &[PathBuf],
+    explicit: Option<&Path>,
+    no_config: bool,
+) -> anyhow::Result<Option<Config>> {
+    if no_config {
+        return Ok(None);
+    }
+    if let Some(path) = explicit {
+        return Config::load(path).map(Some);
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let start = match roots.first() {
+        Some(root) => {
+            let abs = absolute(&cwd, root);
+            if abs.is_dir() {
+                abs
+            } else {
+                abs.parent().map(Path::to_path_buf).unwrap_or(abs)
+            }
+        }
+        None => cwd,
+    };
+    // Canonical, so that `..` and symlinks lead to the real ancestors.
+    let start = start.canonicalize().unwrap_or(start);
+    for dir in start.ancestors() {
+        let candidate = dir.join(FILE_NAME);
+        if candidate.is_file() {
+            return Config::load(&candidate).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+impl Config {
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let abs = absolute(&cwd, path);
+        let dir = abs.parent().map(Path::to_path_buf).unwrap_or(abs);
+        let dir = dir.canonicalize().unwrap_or(dir);
+        Config::parse(&text, path, &dir)
+    }
+
+    /// Parses `text`; `path` names the file in errors, `dir` is the base of relative paths.
+    pub fn parse(text: &str, path: &Path, dir: &Path) -> anyhow::Result<Config> {
+        let syntax: ConfigSyntax = toml::from_str(text).map_err(|e| {
+            let place = match e.span() {
+                Some(span) => {
+                    let (line, col) = line_col(text, span.start);
+                    format!("{}:{line}:{col}", path.display())
+                }
+                None => path.display().to_string(),
+            };
+            // serde says "field"; in a TOML file the user wrote a key.
+            let message = e.message().replace("unknown field", "unknown key");
+            anyhow::anyhow!("invalid config {place}: {message}")
+        })?;
+
+        let err = |key: &str, what: String| {
+            anyhow::anyhow!("invalid config {}: `{key}`: {what}", path.display())
+        };
+        check_regexes(&syntax.allow_secrets)
+            .map_err(|(i, e)| err(&format!("allow_secrets[{i}]"), e))?;
+        let allow_paths = build_globs(dir, &syntax.allow_paths)
+            .map_err(|(i, e)| err(&format!("allow_paths[{i}]"), e))?;
+        let mut rules = BTreeMap::new();
+        for (id, o) in syntax.rules {
+            check_regexes(&o.allow_secrets)
+                .map_err(|(i, e)| err(&format!("rules.{id}.allow_secrets[{i}]"), e))?;
+            let globs = build_globs(dir, &o.allow_paths)
+                .map_err(|(i, e)| err(&format!("rules.{id}.allow_paths[{i}]"), e))?;
+            if let Some(x) = o.entropy {
+                if !(0.0..=8.0).contains(&x) {
+                    bail!(err(
+                        &format!("rules.{id}.entropy"),
+                        format!("{x} is outside 0.0..=8.0")
+                    ));
+                }
+            }
+            rules.insert(
+                id,
+                RuleOverride {
+                    entropy: o.entropy,
+                    allow_secrets: o.allow_secrets,
+                    allow_paths_globs: o.allow_paths,
+                    allow_paths: globs,
+                },
+            );
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            dir: dir.to_path_buf(),
+            extra_rules: syntax.extra_rules.iter().map(|p| dir.join(p)).collect(),
+            disable_rules: syntax.disable_rules,
+            allow_secrets: syntax.allow_secrets,
+            rules,
+            allow_paths,
+        })
+    }
+
+    /// Whether `path` (relative to the current directory, or absolute) is in `allow_paths`.
+    pub fn is_path_allowed(&self, path: &Path) -> bool {
+        path_matches(&self.allow_paths, &self.dir, path)
+    }
+
+    /// Whether the rule `rule_id` has `path` in its own `allow_paths`.
+    pub fn is_rule_path_allowed(&self, rule_id: &str, path: &Path) -> bool {
+        self.rules
+            .get(rule_id)
+            .is_some_and(|o| path_matches(&o.allow_paths, &self.dir, path))
+    }
+}
+
+fn path_matches(globs: &Gitignore, base: &Path, path: &Path) -> bool {
+    if globs.is_empty() {
+        return false;
+    }
+    let abs = if path.is_absolute() {
+        normalize(path)
+    } else {
+        match std::env::current_dir() {
+            Ok(cwd) => absolute(&cwd, path),
+            Err(_) => return false,
+        }
+    };
+    // A path outside the config's directory is not covered by its globs.
+    let Ok(rel) = abs.strip_prefix(base) else {
+        return false;
+    };
+    globs.matched_path_or_any_parents(rel, false).is_ignore()
+}
+
+/// `base.join(path)` with `.` and `..` removed lexically (no syscalls: this runs per file).
+fn absolute(base: &Path, path: &Path) -> PathBuf {
+    normalize(&base.join(path))
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn check_regexes(regexes: &[String]) -> Result<(), (usize, String)> {
+    for (i, r) in regexes.iter().enumerate() {
+        regex_automata::meta::Regex::new(r)
+            .map_err(|e| (i, format!("invalid regex {r:?}: {e}")))?;
+    }
+    Ok(())
+}
+
+fn build_globs(dir: &Path, globs: &[String]) -> Result<Gitignore, (usize, String)> {
+    let mut b = GitignoreBuilder::new(dir);
+    for (i, g) in globs.iter().enumerate() {
+        b.add_line(None, g)
+            .map_err(|e| (i, format!("invalid glob {g:?}: {e}")))?;
+    }
+    b.build().map_err(|e| (0, e.to_string()))
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> anyhow::Result<Config> {
+        Config::parse(text, Path::new("/repo/.scanner.toml"), Path::new("/repo"))
+    }
+
+    #[test]
+    fn every_key() {
+        let c = parse(
+            r#"
+extra_rules = ["ci/rules.toml", "/abs/r.toml"]
+disable_rules = ["generic-api-key"]
+allow_paths = ["testdata/", "*.snap"]
+allow_secrets = ["^AKIA_TEST_"]
+
+[rules.github-pat]
+entropy = 3.5
+allow_secrets = ["^ghp_0{36}$"]
+allow_paths = ["docs/"]
+"#,
+        )
+        .unwrap();
+        assert_eq!(
+            c.extra_rules,
+            vec![
+                PathBuf::from("/repo/ci/rules.toml"),
+                PathBuf::from("/abs/r.toml")
+            ]
+        );
+        assert_eq!(c.disable_rules, vec!["generic-api-key"]);
+        assert_eq!(c.allow_secrets, vec!["^AKIA_TEST_"]);
+        let o = &c.rules["github-pat"];
+        assert_eq!(o.entropy, Some(3.5));
+        assert_eq!(o.allow_secrets, vec!["^ghp_0{36}$"]);
+        assert!(c.is_path_allowed(Path::new("/repo/testdata/a/b.txt")));
+        assert!(c.is_path_allowed(Path::new("/repo/src/x.snap")));
+        assert!(!c.is_path_allowed(Path::new("/repo/src/x.rs")));
+        // Outside the config's directory: not covered.
+        assert!(!c.is_path_allowed(Path::new("/other/testdata/a.txt")));
+        assert!(c.is_rule_path_allowed("github-pat", Path::new("/repo/docs/x.md")));
+        assert!(!c.is_rule_path_allowed("github-pat", Path::new("/repo/src/x.md")));
+        assert!(!c.is_rule_path_allowed("other", Path::new("/repo/docs/x.md")));
+    }
+
+    #[test]
+    fn empty_file_is_valid() {
+        let c = parse("").unwrap();
+        assert!(c.extra_rules.is_empty() && c.rules.is_empty());
+        assert!(!c.is_path_allowed(Path::new("/repo/a")));
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_and_key() {
+        let e = parse("disable_rules = []\nallow_path = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid config /repo/.scanner.toml:2:1: unknown key `allow_path`"),
+            "{e}"
+        );
+        let e = parse("[rules.x]\nentropyy = 3.0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("invalid config /repo/.scanner.toml:2:1: unknown key `entropyy`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn wrong_type_names_file_and_line() {
+        let e = parse("disable_rules = \"x\"\n").unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid config /repo/.scanner.toml:1:"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_regex_and_glob_name_the_key() {
+        let e = parse("allow_secrets = [\"ok\", \"(\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/repo/.scanner.toml: `allow_secrets[1]`: invalid regex"),
+            "{e}"
+        );
+        let e = parse("[rules.r]\nallow_paths = [\"{a\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`rules.r.allow_paths[0]`: invalid glob"), "{e}");
+        let e = parse("[rules.r]\nentropy = 9.5").unwrap_err().to_string();
+        assert!(e.contains("`rules.r.entropy`"), "{e}");
+    }
+
+    #[test]
+    fn discovery_from_a_subdirectory_and_overrides() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let sub = root.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(root.join(FILE_NAME), "disable_rules = [\"top\"]").unwrap();
+        std::fs::write(sub.join("f.txt"), "").unwrap();
+
+        let c = discover(std::slice::from_ref(&sub), None, false).unwrap().unwrap();
+        assert_eq!(c.path, root.join(FILE_NAME));
+        assert_eq!(c.disable_rules, vec!["top"]);
+        // A file root starts from its directory.
+        let c = discover(&[sub.join("f.txt")], None, false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.dir, root);
+
+        // The nearest wins.
+        std::fs::write(root.join("a").join(FILE_NAME), "disable_rules = [\"mid\"]").unwrap();
+        let c = discover(std::slice::from_ref(&sub), None, false).unwrap().unwrap();
+        assert_eq!(c.disable_rules, vec!["mid"]);
+
+        assert!(discover(std::slice::from_ref(&sub), None, true).unwrap().is_none());
+        let other = root.join("other.toml");
+        std::fs::write(&other, "allow_secrets = [\"x\"]").unwrap();
+        let c = discover(std::slice::from_ref(&sub), Some(&other), false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.allow_secrets, vec!["x"]);
+        let e = discover(&[sub], Some(&root.join("missing.toml")), false).unwrap_err();
+        assert!(format!("{e:#}").contains("missing.toml"), "{e:#}");
+    }
+}

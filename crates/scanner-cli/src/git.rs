@@ -1,0 +1,542 @@
+//! Git input: the staged blobs (`--staged`) and the lines added since a base (`--diff BASE`).
+//!
+//! # Why run `git` rather than link a git library
+//!
+//! A pre-commit scan must see exactly what `git commit` will record. Running the user's own
+//! `git` gets the index semantics right by construction: the index extensions and versions of
+//! whatever git wrote it, `GIT_INDEX_FILE` (which `git commit -a` and `git commit <path>` point
+//! at a temporary index while the hook runs), `GIT_DIR`, worktrees, `safe.directory`, and the
+//! user's configuration. It adds no dependency to the binary, and three short-lived processes
+//! cost a few milliseconds, well inside the pre-commit budget (see `scripts/bench-staged.sh`).
+//!
+//! Every command that lists paths uses `-z`, so a path is taken verbatim, byte for byte
+//! (spaces, newlines, non-UTF-8 bytes). Patch output (`--diff`) cannot be NUL-terminated; its
+//! `+++` names are C-unquoted by [`unquote`], which handles both `core.quotePath` settings.
+//! Options that user configuration could flip (`diff.relative`, `diff.noprefix`,
+//! `diff.external`, textconv drivers, abbreviated ids) are pinned on the command line.
+//!
+//! # `--staged`
+//!
+//! 1. `git rev-parse --show-toplevel`: the repository root (works from a subdirectory).
+//! 2. `git diff --cached --raw -z --no-renames --no-abbrev --diff-filter=ACMRT`: the staged
+//!    entries that have content to scan, against `HEAD`, or against the empty tree when `HEAD`
+//!    does not resolve (no commit yet). Deleted files are filtered out (nothing to scan); a
+//!    rename is its new path (`--no-renames` lists it as added, so its whole content is
+//!    scanned: the new path is new to the repository). Symlinks and submodules (modes `120000`,
+//!    `160000`) are skipped: the first holds a path, the second a commit id.
+//! 3. One `git cat-file --batch` process reads every staged blob by id: the index content,
+//!    not the working-tree file.
+//!
+//! # `--diff BASE`
+//!
+//! `git diff -U0 BASE` (working tree against BASE, renames followed so that a moved file is
+//! not all "added") gives, per path, the line ranges of the new side's hunks. Only files with
+//! added lines are scanned, and [`DiffFilter`] drops every finding none of whose lines was
+//! added (reason `diff-context`).
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context};
+
+/// The id of the empty tree (SHA-1 repositories).
+const EMPTY_TREE_SHA1: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// The id of the empty tree (SHA-256 repositories).
+const EMPTY_TREE_SHA256: &str = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321";
+
+/// One staged file: its repository-relative path (raw bytes) and staged content.
+pub struct StagedBlob {
+    pub path: PathBuf,
+    pub data: Vec<u8>,
+}
+
+fn git(cwd: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(cwd)
+        // Never take `index.lock` for an opportunistic refresh: `git commit` holds it while
+        // the hook runs.
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Runs `cmd`, returns its stdout; a failure names the command and quotes git's stderr.
+fn output(mut cmd: Command, what: &str) -> anyhow::Result<Vec<u8>> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot run `{what}` (is git installed?)"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!("`{what}` failed ({}): {}", out.status, err.trim());
+    }
+    Ok(out.stdout)
+}
+
+/// The root of the work tree containing `cwd`.
+pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
+    let mut c = git(cwd);
+    c.args(["rev-parse", "--show-toplevel"]);
+    let mut out = output(c, "git rev-parse --show-toplevel")?;
+    while out.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        out.pop();
+    }
+    if out.is_empty() {
+        bail!("not inside a git work tree: {}", cwd.display());
+    }
+    Ok(path_from_bytes(out))
+}
+
+/// The staged content of every added, copied, modified or renamed regular file, in index
+/// order. `cwd` is anywhere inside the work tree.
+pub fn staged_blobs(cwd: &Path) -> anyhow::Result<Vec<StagedBlob>> {
+    let head_ok = {
+        let mut c = git(cwd);
+        c.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+            .stdout(Stdio::null());
+        c.status()
+            .context("cannot run `git rev-parse` (is git installed?)")?
+            .success()
+    };
+    let base = if head_ok {
+        "HEAD".to_string()
+    } else {
+        empty_tree(cwd)?
+    };
+    let mut c = git(cwd);
+    c.args([
+        "diff",
+        "--cached",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-relative",
+        "--ignore-submodules=all",
+        "--diff-filter=ACMRT",
+        &base,
+    ]);
+    let raw = output(c, "git diff --cached --raw -z")?;
+    let entries = parse_raw(&raw)?;
+    let entries: Vec<RawEntry> = entries.into_iter().filter(RawEntry::has_content).collect();
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = entries.iter().map(|e| e.dst_id.as_str()).collect();
+    let datas = cat_blobs(cwd, &ids)?;
+    Ok(entries
+        .into_iter()
+        .zip(datas)
+        .map(|(e, data)| StagedBlob {
+            path: path_from_bytes(e.path),
+            data,
+        })
+        .collect())
+}
+
+/// The empty tree's id in this repository's hash.
+fn empty_tree(cwd: &Path) -> anyhow::Result<String> {
+    let mut c = git(cwd);
+    c.args(["rev-parse", "--show-object-format"]);
+    let out = output(c, "git rev-parse --show-object-format")?;
+    Ok(match out.trim_ascii() {
+        b"sha256" => EMPTY_TREE_SHA256,
+        _ => EMPTY_TREE_SHA1,
+    }
+    .to_string())
+}
+
+/// One entry of `git diff --raw -z`.
+#[derive(Debug, PartialEq)]
+struct RawEntry {
+    dst_mode: String,
+    dst_id: String,
+    status: u8,
+    /// The destination path (the new name of a rename or copy).
+    path: Vec<u8>,
+}
+
+impl RawEntry {
+    /// A regular file with staged content (not a symlink, a submodule or an intent-to-add).
+    fn has_content(&self) -> bool {
+        (self.dst_mode == "100644" || self.dst_mode == "100755")
+            && self.status != b'D'
+            && !self.dst_id.bytes().all(|b| b == b'0')
+    }
+}
+
+/// Parses `:srcmode dstmode srcid dstid status\0path\0[path2\0]...`.
+fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<RawEntry>> {
+    let mut fields = out.split(|b| *b == 0);
+    let mut entries = Vec::new();
+    while let Some(head) = fields.next() {
+        if head.is_empty() {
+            continue;
+        }
+        let bad = || {
+            anyhow::anyhow!(
+                "unexpected `git diff --raw` line: {:?}",
+                String::from_utf8_lossy(head)
+            )
+        };
+        let head_str = std::str::from_utf8(head).map_err(|_| bad())?;
+        let parts: Vec<&str> = head_str
+            .strip_prefix(':')
+            .ok_or_else(bad)?
+            .split(' ')
+            .collect();
+        let [_, dst_mode, _, dst_id, status] = parts[..] else {
+            return Err(bad());
+        };
+        let status = *status.as_bytes().first().ok_or_else(bad)?;
+        let mut path = fields.next().ok_or_else(bad)?.to_vec();
+        if status == b'R' || status == b'C' {
+            path = fields.next().ok_or_else(bad)?.to_vec();
+        }
+        entries.push(RawEntry {
+            dst_mode: dst_mode.to_string(),
+            dst_id: dst_id.to_string(),
+            status,
+            path,
+        });
+    }
+    Ok(entries)
+}
+
+/// Reads blobs by id with one `git cat-file --batch`, in order.
+fn cat_blobs(cwd: &Path, ids: &[&str]) -> anyhow::Result<Vec<Vec<u8>>> {
+    let mut child = git(cwd)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("cannot run `git cat-file --batch` (is git installed?)")?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let request: Vec<u8> = ids
+        .iter()
+        .flat_map(|id| [id.as_bytes(), b"\n"].concat())
+        .collect();
+    // Write from another thread: git answers while we write, and a full stdout pipe would
+    // otherwise block it, and then us.
+    let writer = std::thread::spawn(move || stdin.write_all(&request));
+    let mut stdout = BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped"));
+    let mut blobs = Vec::with_capacity(ids.len());
+    let mut header = Vec::new();
+    for id in ids {
+        header.clear();
+        stdout.read_until(b'\n', &mut header)?;
+        let text = String::from_utf8_lossy(&header);
+        let parts: Vec<&str> = text.trim_end().split(' ').collect();
+        let size = match parts[..] {
+            [got, "blob", size] if got == *id => size.parse::<usize>().ok(),
+            _ => None,
+        };
+        let Some(size) = size else {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "`git cat-file --batch` could not read staged blob {id}: {:?}",
+                text.trim_end()
+            );
+        };
+        let mut data = vec![0; size];
+        stdout.read_exact(&mut data)?;
+        let mut nl = [0u8; 1];
+        stdout.read_exact(&mut nl)?;
+        blobs.push(data);
+    }
+    drop(stdout);
+    writer
+        .join()
+        .expect("writer thread")
+        .context("writing to `git cat-file --batch`")?;
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("`git cat-file --batch` failed ({status})");
+    }
+    Ok(blobs)
+}
+
+/// Added line ranges (1-based, inclusive) by repository-relative path (raw bytes).
+pub type AddedLines = HashMap<Vec<u8>, Vec<(u32, u32)>>;
+
+/// The lines of the working tree added since `base`, for the paths under `pathspecs` (all when
+/// empty). Paths with no added line are absent.
+pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Result<AddedLines> {
+    let mut c = git(cwd);
+    c.args([
+        "diff",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-relative",
+        "--find-renames",
+        "--ignore-submodules=all",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        "--diff-filter=ACMRT",
+        base,
+        "--",
+    ]);
+    c.args(pathspecs);
+    let patch = output(c, &format!("git diff -U0 {base}"))?;
+    parse_patch(&patch)
+}
+
+/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path.
+fn parse_patch(patch: &[u8]) -> anyhow::Result<AddedLines> {
+    let mut added = AddedLines::new();
+    let mut current: Option<Vec<u8>> = None;
+    for line in patch.split(|b| *b == b'\n') {
+        if line.starts_with(b"diff ") {
+            current = None;
+        } else if let Some(name) = line.strip_prefix(b"+++ ") {
+            // A name containing a space ends with a tab (for GNU patch); a real tab in a name
+            // would have been quoted.
+            let name = name.strip_suffix(b"\t").unwrap_or(name);
+            let name = unquote(name);
+            current = name.strip_prefix(b"b/").map(<[u8]>::to_vec);
+        } else if let Some(rest) = line.strip_prefix(b"@@ ") {
+            let Some(path) = &current else { continue };
+            let range = parse_hunk_new_side(rest).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "unexpected hunk header in `git diff`: {:?}",
+                    String::from_utf8_lossy(line)
+                )
+            })?;
+            if let Some(r) = range {
+                added.entry(path.clone()).or_default().push(r);
+            }
+        }
+    }
+    Ok(added)
+}
+
+/// From `-a,b +c,d @@ ...`, the new side's inclusive line range, `Some(None)` when it adds
+/// no line (`d` = 0).
+fn parse_hunk_new_side(rest: &[u8]) -> Option<Option<(u32, u32)>> {
+    let rest = std::str::from_utf8(rest.split(|b| *b == b'@').next()?).ok()?;
+    let new = rest.split(' ').find_map(|w| w.strip_prefix('+'))?;
+    let (start, count) = match new.split_once(',') {
+        Some((s, c)) => (s.parse::<u32>().ok()?, c.parse::<u32>().ok()?),
+        None => (new.parse::<u32>().ok()?, 1),
+    };
+    Some((count > 0).then(|| (start, start + count - 1)))
+}
+
+/// Undoes git's C-style quoting of a path (`"a\tb\303\251"`); an unquoted name is returned as is.
+pub fn unquote(name: &[u8]) -> Vec<u8> {
+    let Some(inner) = name.strip_prefix(b"\"").and_then(|n| n.strip_suffix(b"\"")) else {
+        return name.to_vec();
+    };
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let b = inner[i];
+        i += 1;
+        if b != b'\\' || i == inner.len() {
+            out.push(b);
+            continue;
+        }
+        let e = inner[i];
+        i += 1;
+        out.push(match e {
+            b'a' => 7,
+            b'b' => 8,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 11,
+            b'f' => 12,
+            b'r' => b'\r',
+            b'0'..=b'3'
+                if inner.len() >= i + 2
+                    && inner[i..i + 2].iter().all(|d| (b'0'..=b'7').contains(d)) =>
+            {
+                let v = (e - b'0') * 64 + (inner[i] - b'0') * 8 + (inner[i + 1] - b'0');
+                i += 2;
+                v
+            }
+            other => other,
+        });
+    }
+    out
+}
+
+/// Raw path bytes to a `PathBuf`, exactly on Unix.
+pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(OsString::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(OsString::from(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+}
+
+/// A path's raw bytes, exactly on Unix.
+pub fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::borrow::Cow::Borrowed(path.as_os_str().as_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        std::borrow::Cow::Owned(path.to_string_lossy().into_owned().into_bytes())
+    }
+}
+
+/// Keeps only findings with at least one line among the lines `--diff BASE` added.
+pub struct DiffFilter {
+    /// Keyed by the path as the scan reports it.
+    added: HashMap<PathBuf, Vec<(u32, u32)>>,
+}
+
+impl DiffFilter {
+    pub fn new(added: HashMap<PathBuf, Vec<(u32, u32)>>) -> DiffFilter {
+        DiffFilter { added }
+    }
+
+    /// Whether lines `line..=end_line` of `path` touch an added line.
+    pub fn keeps(&self, path: &Path, line: u32, end_line: u32) -> bool {
+        let end = end_line.max(line);
+        self.added
+            .get(path)
+            .is_some_and(|ranges| ranges.iter().any(|&(s, e)| s <= end && line <= e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_entries() {
+        let out = b":000000 100644 0000000000000000000000000000000000000000 \
+1111111111111111111111111111111111111111 A\0we ird\nname\0\
+:100644 120000 aa bb T\0link\0\
+:100644 100644 aa cc R087\0old\0new\xff\0\
+:160000 160000 aa dd M\0sub\0";
+        let e = parse_raw(out).unwrap();
+        assert_eq!(e.len(), 4);
+        assert_eq!(e[0].path, b"we ird\nname");
+        assert!(e[0].has_content());
+        assert!(!e[1].has_content(), "symlink");
+        assert_eq!(e[2].path, b"new\xff");
+        assert_eq!(e[2].dst_id, "cc");
+        assert!(!e[3].has_content(), "submodule");
+        assert!(parse_raw(b"garbage\0x\0").is_err());
+    }
+
+    #[test]
+    fn hunk_headers() {
+        assert_eq!(parse_hunk_new_side(b"-1,0 +2 @@ a"), Some(Some((2, 2))));
+        assert_eq!(parse_hunk_new_side(b"-2,0 +4,3 @@"), Some(Some((4, 6))));
+        assert_eq!(parse_hunk_new_side(b"-5,2 +4,0 @@"), Some(None));
+        assert_eq!(parse_hunk_new_side(b"-0,0 +1 @@"), Some(Some((1, 1))));
+        assert_eq!(parse_hunk_new_side(b"garbage"), None);
+    }
+
+    #[test]
+    fn patch_paths_and_ranges() {
+        let patch =
+            b"diff --git a/f b/f\nindex 1..2 100644\n--- a/f\n+++ b/f\n@@ -1,0 +2 @@ a\n+NEW\n\
+@@ -2,0 +4,2 @@ b\n+c\n+@@ -9 +9 @@\n\
+diff --git \"a/we ird\\nname\" \"b/we ird\\nname\"\nnew file mode 100644\n--- /dev/null\n\
++++ \"b/we ird\\nname\"\t\n@@ -0,0 +1 @@\n+new\n\
+diff --git a/gone b/gone\ndeleted file mode 100644\n--- a/gone\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n\
+diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\n";
+        let a = parse_patch(patch).unwrap();
+        assert_eq!(a[&b"f"[..].to_vec()], vec![(2, 2), (4, 5)]);
+        assert_eq!(a[&b"we ird\nname"[..].to_vec()], vec![(1, 1)]);
+        assert_eq!(a[&b"sp ace"[..].to_vec()], vec![(3, 3)]);
+        assert_eq!(a.len(), 3);
+    }
+
+    #[test]
+    fn unquoting() {
+        assert_eq!(unquote(b"plain name"), b"plain name");
+        assert_eq!(unquote(b"\"b/a\\tb\\n\\\"q\\\\\""), b"b/a\tb\n\"q\\");
+        assert_eq!(unquote(b"\"b/caf\\303\\251\""), "b/café".as_bytes());
+        assert_eq!(unquote(b"\"b/\\377x\""), b"b/\xffx");
+    }
+
+    #[test]
+    fn diff_filter_keeps_spans_touching_added_lines() {
+        let f = DiffFilter::new(HashMap::from([(
+            PathBuf::from("a"),
+            vec![(3, 3), (10, 12)],
+        )]));
+        assert!(f.keeps(Path::new("a"), 3, 3));
+        assert!(!f.keeps(Path::new("a"), 4, 4));
+        assert!(
+            f.keeps(Path::new("a"), 1, 3),
+            "multi-line finding ending on an added line"
+        );
+        assert!(f.keeps(Path::new("a"), 12, 14));
+        assert!(!f.keeps(Path::new("a"), 13, 20));
+        assert!(!f.keeps(Path::new("b"), 3, 3));
+    }
+
+    fn run_git(dir: &Path, args: &[&str]) {
+        let st = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    }
+
+    fn names(blobs: &[StagedBlob]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        blobs
+            .iter()
+            .map(|b| (path_bytes(&b.path).into_owned(), b.data.clone()))
+            .collect()
+    }
+
+    /// Real git: the index content, not the working tree, with and without a first commit.
+    #[test]
+    fn staged_blobs_read_the_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        run_git(d, &["init", "-q"]);
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::fs::write(d.join("sub/a b"), "staged\n").unwrap();
+        std::fs::write(d.join("x\ny"), "nl\n").unwrap();
+        run_git(d, &["add", "."]);
+        std::fs::write(d.join("sub/a b"), "working tree\n").unwrap();
+        // No commit yet, from a subdirectory.
+        let got = names(&staged_blobs(&d.join("sub")).unwrap());
+        assert_eq!(
+            got,
+            vec![
+                (b"sub/a b".to_vec(), b"staged\n".to_vec()),
+                (b"x\ny".to_vec(), b"nl\n".to_vec())
+            ]
+        );
+        assert_eq!(toplevel(&d.join("sub")).unwrap(), d.canonicalize().unwrap());
+
+        run_git(d, &["commit", "-qm", "one"]);
+        assert!(staged_blobs(d).unwrap().is_empty());
+        run_git(d, &["rm", "-q", "--cached", "x\ny"]);
+        run_git(d, &["mv", "sub/a b", "moved"]);
+        let got = names(&staged_blobs(d).unwrap());
+        assert_eq!(got, vec![(b"moved".to_vec(), b"staged\n".to_vec())]);
+    }
+}

@@ -1,0 +1,231 @@
+//! `scanner hook install [--force]`: a git pre-commit hook running `scanner scan --staged`.
+//!
+//! The hook goes where git looks for it: `git rev-parse --git-path hooks/pre-commit`, which
+//! honours `core.hooksPath`, worktrees and `GIT_DIR`. It is a POSIX shell script that calls the
+//! scanner that installed it, by absolute path, so the hook runs the same binary whatever the
+//! `PATH` of the committing shell or GUI; when that file no longer exists (moved, rebuilt
+//! elsewhere) it falls back to `scanner` on `PATH`.
+//!
+//! The script carries [`MARKER`]. Installing over a hook with the marker rewrites it (so
+//! installing twice is harmless, and re-installing updates the binary path); a hook without it
+//! belongs to someone else and is kept unless `--force`, which first copies it to
+//! `pre-commit.scanner-backup`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+
+use crate::args::HookInstallArgs;
+
+/// The line that marks a hook as ours.
+pub const MARKER: &str = "# scanner-pre-commit-hook (written by `scanner hook install`)";
+
+pub fn install(args: &HookInstallArgs) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let exe = std::env::current_exe().ok();
+    let (path, replaced) = install_in(&cwd, exe.as_deref(), args.force)?;
+    match replaced {
+        Replaced::Nothing => eprintln!("scanner: installed the pre-commit hook {}", path.display()),
+        Replaced::Ours => eprintln!("scanner: updated the pre-commit hook {}", path.display()),
+        Replaced::Foreign(backup) => eprintln!(
+            "scanner: replaced the pre-commit hook {} (the previous one is in {})",
+            path.display(),
+            backup.display()
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What was at the hook's path before.
+#[derive(Debug, PartialEq)]
+pub enum Replaced {
+    Nothing,
+    Ours,
+    /// Someone else's hook, copied to this backup.
+    Foreign(PathBuf),
+}
+
+/// Installs the hook for the repository containing `cwd`; returns its path.
+pub fn install_in(
+    cwd: &Path,
+    exe: Option<&Path>,
+    force: bool,
+) -> anyhow::Result<(PathBuf, Replaced)> {
+    let out = std::process::Command::new("git")
+        .current_dir(cwd)
+        .args(["rev-parse", "--git-path", "hooks/pre-commit"])
+        .output()
+        .context("cannot run `git rev-parse --git-path` (is git installed?)")?;
+    if !out.status.success() {
+        bail!(
+            "cannot find the git hooks directory from {}: {}",
+            cwd.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let mut raw = out.stdout;
+    while raw.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        raw.pop();
+    }
+    // Relative to `cwd` unless core.hooksPath is absolute.
+    let path = cwd.join(crate::git::path_from_bytes(raw));
+
+    let mut replaced = Replaced::Nothing;
+    match std::fs::read(&path) {
+        Ok(old) => {
+            let ours = old.split(|b| *b == b'\n').any(|l| l == MARKER.as_bytes());
+            if ours {
+                replaced = Replaced::Ours;
+            } else if !force {
+                bail!(
+                    "refusing to replace {}: it was not written by scanner \
+                     (add `scanner scan --staged` to it, or use --force to replace it)",
+                    path.display()
+                );
+            } else {
+                let backup = path.with_file_name("pre-commit.scanner-backup");
+                std::fs::write(&backup, &old).with_context(|| {
+                    format!("cannot back up {} to {}", path.display(), backup.display())
+                })?;
+                replaced = Replaced::Foreign(backup);
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+
+    let dir = path.parent().expect("hooks/pre-commit has a parent");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let script = script(exe);
+    let tmp = dir.join(format!(".pre-commit.tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&script)?;
+        make_executable(&f)?;
+        drop(f);
+        std::fs::rename(&tmp, &path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok((path, replaced))
+}
+
+#[cfg(unix)]
+fn make_executable(f: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &std::fs::File) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// The hook script; `exe` is quoted for sh (its bytes verbatim, `'` escaped).
+fn script(exe: Option<&Path>) -> Vec<u8> {
+    let mut s = Vec::new();
+    s.extend_from_slice(b"#!/bin/sh\n");
+    s.extend_from_slice(MARKER.as_bytes());
+    s.extend_from_slice(
+        b"\n# Scans exactly what is staged; a finding blocks the commit.\n\
+# Skip once with `git commit --no-verify`. See docs/precommit.md.\n",
+    );
+    s.extend_from_slice(b"scanner='");
+    if let Some(exe) = exe {
+        for &b in crate::git::path_bytes(exe).iter() {
+            if b == b'\'' {
+                s.extend_from_slice(b"'\\''");
+            } else {
+                s.push(b);
+            }
+        }
+    }
+    s.extend_from_slice(
+        b"'\n\
+if [ ! -x \"$scanner\" ]; then\n\
+    scanner=scanner\n\
+fi\n\
+exec \"$scanner\" scan --staged\n",
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn script_quotes_the_binary_path() {
+        let s = String::from_utf8(script(Some(Path::new("/opt/it's here/scanner")))).unwrap();
+        assert!(s.contains("scanner='/opt/it'\\''s here/scanner'\n"), "{s}");
+        assert!(s.lines().any(|l| l == MARKER));
+        assert!(s.ends_with("exec \"$scanner\" scan --staged\n"));
+    }
+
+    #[test]
+    fn install_is_idempotent_refuses_foreign_hooks_and_honours_hooks_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        git(d, &["init", "-q"]);
+        std::fs::create_dir(d.join("sub")).unwrap();
+        let exe = Path::new("/bin/scanner");
+        let (path, r) = install_in(&d.join("sub"), Some(exe), false).unwrap();
+        assert_eq!(
+            path.canonicalize().unwrap(),
+            d.join(".git/hooks/pre-commit").canonicalize().unwrap()
+        );
+        assert_eq!(r, Replaced::Nothing);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+                0o755
+            );
+        }
+        assert_eq!(install_in(d, Some(exe), false).unwrap().1, Replaced::Ours);
+
+        std::fs::write(&path, "#!/bin/sh\necho mine\n").unwrap();
+        let e = install_in(d, Some(exe), false).unwrap_err().to_string();
+        assert!(
+            e.contains("refusing to replace") && e.contains("pre-commit"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "#!/bin/sh\necho mine\n"
+        );
+        let (_, r) = install_in(d, Some(exe), true).unwrap();
+        let Replaced::Foreign(backup) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            std::fs::read_to_string(backup).unwrap(),
+            "#!/bin/sh\necho mine\n"
+        );
+
+        git(d, &["config", "core.hooksPath", "my-hooks"]);
+        let (path, r) = install_in(&d.join("sub"), Some(exe), false).unwrap();
+        assert_eq!(r, Replaced::Nothing);
+        assert_eq!(
+            path.canonicalize().unwrap(),
+            d.join("my-hooks/pre-commit").canonicalize().unwrap()
+        );
+    }
+}
