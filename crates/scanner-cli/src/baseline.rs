@@ -275,6 +275,25 @@ impl Recorder {
     }
 }
 
+impl crate::filter::FindingFilter for Baseline {
+    fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
+        self.suppresses(&f.path, &f.finding.fingerprint)
+            .then_some("baseline")
+    }
+
+    fn finish(&mut self) -> Vec<String> {
+        self.unused_report()
+    }
+}
+
+impl crate::filter::FindingFilter for Recorder {
+    fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
+        let x = &f.finding;
+        self.record(&f.path, &x.rule_id, &x.fingerprint, x.line);
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

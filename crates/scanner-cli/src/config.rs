@@ -30,7 +30,7 @@
 //! Every key is optional. An unknown key, a wrong type, an invalid regex or glob is an error that
 //! names the file, the line and the key; the run then exits with status 2.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -200,33 +200,96 @@ impl Config {
         })
     }
 
-    /// Whether `path` (relative to the current directory, or absolute) is in `allow_paths`.
-    pub fn is_path_allowed(&self, path: &Path) -> bool {
-        path_matches(&self.allow_paths, &self.dir, path)
+    /// Whether `path` is in `allow_paths`; a relative `path` is relative to `scan_base` (the
+    /// current directory, or the repository root for `--staged`).
+    pub fn is_path_allowed(&self, scan_base: &Path, path: &Path) -> bool {
+        path_matches(&self.allow_paths, &self.dir, scan_base, path)
     }
 
-    /// Whether the rule `rule_id` has `path` in its own `allow_paths`.
-    pub fn is_rule_path_allowed(&self, rule_id: &str, path: &Path) -> bool {
+    /// Whether the rule `rule_id` has `path` in its own `allow_paths` (as above).
+    pub fn is_rule_path_allowed(&self, rule_id: &str, scan_base: &Path, path: &Path) -> bool {
         self.rules
             .get(rule_id)
-            .is_some_and(|o| path_matches(&o.allow_paths, &self.dir, path))
+            .is_some_and(|o| path_matches(&o.allow_paths, &self.dir, scan_base, path))
+    }
+
+    /// The `[rules.<id>]` overrides as a post-scan filter (reason `config`), `None` when there
+    /// are none. `scan_base` is what relative finding paths are relative to.
+    ///
+    /// `allow_paths` and `allow_secrets` are exact here. `entropy` drops findings whose secret
+    /// has less entropy than asked: it can raise a rule's threshold, not lower it (the rule's
+    /// own gate has already run in the engine).
+    pub fn rule_filter(&self, scan_base: &Path) -> anyhow::Result<Option<RuleOverrideFilter>> {
+        if self.rules.is_empty() {
+            return Ok(None);
+        }
+        let mut rules = HashMap::new();
+        for (id, o) in &self.rules {
+            let secrets = o
+                .allow_secrets
+                .iter()
+                .map(|r| regex_automata::meta::Regex::new(r).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| {
+                    anyhow::anyhow!("{}: `rules.{id}.allow_secrets`: {e}", self.path.display())
+                })?;
+            rules.insert(
+                id.clone(),
+                CompiledOverride {
+                    entropy: o.entropy,
+                    secrets,
+                    paths: o.allow_paths.clone(),
+                },
+            );
+        }
+        Ok(Some(RuleOverrideFilter {
+            rules,
+            dir: self.dir.clone(),
+            scan_base: scan_base.to_path_buf(),
+        }))
     }
 }
 
-fn path_matches(globs: &Gitignore, base: &Path, path: &Path) -> bool {
+struct CompiledOverride {
+    entropy: Option<f32>,
+    secrets: Vec<regex_automata::meta::Regex>,
+    paths: Gitignore,
+}
+
+/// `[rules.<id>]` overrides applied to findings; see [`Config::rule_filter`].
+pub struct RuleOverrideFilter {
+    rules: HashMap<String, CompiledOverride>,
+    dir: PathBuf,
+    scan_base: PathBuf,
+}
+
+impl RuleOverrideFilter {
+    /// Whether a finding of `rule_id` with `secret` (of `entropy`) at `path` is allowed.
+    pub fn allows(&self, rule_id: &str, path: &Path, secret: &str, entropy: f32) -> bool {
+        let Some(o) = self.rules.get(rule_id) else {
+            return false;
+        };
+        o.entropy.is_some_and(|min| entropy < min)
+            || o.secrets.iter().any(|re| re.is_match(secret))
+            || path_matches(&o.paths, &self.dir, &self.scan_base, path)
+    }
+}
+
+impl crate::filter::FindingFilter for RuleOverrideFilter {
+    fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
+        let x = &f.finding;
+        self.allows(&x.rule_id, &f.path, &x.secret, x.entropy)
+            .then_some("config")
+    }
+}
+
+fn path_matches(globs: &Gitignore, dir: &Path, scan_base: &Path, path: &Path) -> bool {
     if globs.is_empty() {
         return false;
     }
-    let abs = if path.is_absolute() {
-        normalize(path)
-    } else {
-        match std::env::current_dir() {
-            Ok(cwd) => absolute(&cwd, path),
-            Err(_) => return false,
-        }
-    };
+    let abs = absolute(scan_base, path);
     // A path outside the config's directory is not covered by its globs.
-    let Ok(rel) = abs.strip_prefix(base) else {
+    let Ok(rel) = abs.strip_prefix(dir) else {
         return false;
     };
     globs.matched_path_or_any_parents(rel, false).is_ignore()
@@ -312,21 +375,46 @@ allow_paths = ["docs/"]
         let o = &c.rules["github-pat"];
         assert_eq!(o.entropy, Some(3.5));
         assert_eq!(o.allow_secrets, vec!["^ghp_0{36}$"]);
-        assert!(c.is_path_allowed(Path::new("/repo/testdata/a/b.txt")));
-        assert!(c.is_path_allowed(Path::new("/repo/src/x.snap")));
-        assert!(!c.is_path_allowed(Path::new("/repo/src/x.rs")));
+        let base = Path::new("/repo/sub");
+        assert!(c.is_path_allowed(base, Path::new("/repo/testdata/a/b.txt")));
+        assert!(c.is_path_allowed(base, Path::new("../testdata/a/b.txt")));
+        assert!(c.is_path_allowed(base, Path::new("./x.snap")));
+        assert!(!c.is_path_allowed(base, Path::new("x.rs")));
         // Outside the config's directory: not covered.
-        assert!(!c.is_path_allowed(Path::new("/other/testdata/a.txt")));
-        assert!(c.is_rule_path_allowed("github-pat", Path::new("/repo/docs/x.md")));
-        assert!(!c.is_rule_path_allowed("github-pat", Path::new("/repo/src/x.md")));
-        assert!(!c.is_rule_path_allowed("other", Path::new("/repo/docs/x.md")));
+        assert!(!c.is_path_allowed(base, Path::new("/other/testdata/a.txt")));
+        assert!(c.is_rule_path_allowed("github-pat", base, Path::new("../docs/x.md")));
+        // gitignore semantics: `docs/` without a leading slash matches at any depth.
+        assert!(c.is_rule_path_allowed("github-pat", base, Path::new("docs/x.md")));
+        assert!(!c.is_rule_path_allowed("github-pat", base, Path::new("src/x.md")));
+        assert!(!c.is_rule_path_allowed("other", base, Path::new("/repo/docs/x.md")));
+
+        let f = c.rule_filter(Path::new("/repo")).unwrap().unwrap();
+        let zeros = format!("ghp_{}", "0".repeat(36));
+        assert!(
+            f.allows("github-pat", Path::new("docs/a"), "s", 5.0),
+            "rule path"
+        );
+        assert!(
+            f.allows("github-pat", Path::new("src/a"), &zeros, 5.0),
+            "rule secret"
+        );
+        assert!(
+            f.allows("github-pat", Path::new("src/a"), "s", 3.4),
+            "below the rule's entropy"
+        );
+        assert!(!f.allows("github-pat", Path::new("src/a"), "s", 3.5));
+        assert!(
+            !f.allows("other", Path::new("docs/a"), &zeros, 0.0),
+            "another rule"
+        );
     }
 
     #[test]
     fn empty_file_is_valid() {
         let c = parse("").unwrap();
         assert!(c.extra_rules.is_empty() && c.rules.is_empty());
-        assert!(!c.is_path_allowed(Path::new("/repo/a")));
+        assert!(!c.is_path_allowed(Path::new("/repo"), Path::new("a")));
+        assert!(c.rule_filter(Path::new("/repo")).unwrap().is_none());
     }
 
     #[test]
@@ -382,7 +470,9 @@ allow_paths = ["docs/"]
         std::fs::write(root.join(FILE_NAME), "disable_rules = [\"top\"]").unwrap();
         std::fs::write(sub.join("f.txt"), "").unwrap();
 
-        let c = discover(std::slice::from_ref(&sub), None, false).unwrap().unwrap();
+        let c = discover(std::slice::from_ref(&sub), None, false)
+            .unwrap()
+            .unwrap();
         assert_eq!(c.path, root.join(FILE_NAME));
         assert_eq!(c.disable_rules, vec!["top"]);
         // A file root starts from its directory.
@@ -393,10 +483,14 @@ allow_paths = ["docs/"]
 
         // The nearest wins.
         std::fs::write(root.join("a").join(FILE_NAME), "disable_rules = [\"mid\"]").unwrap();
-        let c = discover(std::slice::from_ref(&sub), None, false).unwrap().unwrap();
+        let c = discover(std::slice::from_ref(&sub), None, false)
+            .unwrap()
+            .unwrap();
         assert_eq!(c.disable_rules, vec!["mid"]);
 
-        assert!(discover(std::slice::from_ref(&sub), None, true).unwrap().is_none());
+        assert!(discover(std::slice::from_ref(&sub), None, true)
+            .unwrap()
+            .is_none());
         let other = root.join("other.toml");
         std::fs::write(&other, "allow_secrets = [\"x\"]").unwrap();
         let c = discover(std::slice::from_ref(&sub), Some(&other), false)

@@ -411,6 +411,13 @@ impl DiffFilter {
     }
 }
 
+impl crate::filter::FindingFilter for DiffFilter {
+    fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
+        let x = &f.finding;
+        (!self.keeps(&f.path, x.line, x.end_line)).then_some("diff-context")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
