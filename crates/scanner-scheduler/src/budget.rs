@@ -1,0 +1,311 @@
+//! Producer budget: permits for tasks and bytes in flight.
+//!
+//! The producer (the walker) calls [`Budget::acquire`] before each spawn and
+//! moves the [`Permit`] into the task; a task that splits clones the permit
+//! into each piece. The permits return when the last clone drops, i.e. when
+//! the task and everything it split off are done (or dropped by a shutdown).
+//! So memory held by queued tasks stays bounded however fast the walker runs.
+//!
+//! A `Mutex` + `Condvar`: the producer parks, it never spins. Contention is
+//! one lock per task acquire and one per task release, far below the cost of
+//! opening and scanning a file.
+
+use crate::loom::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
+
+/// Producer budget. Cheap to clone (all clones share the same pool).
+///
+/// `acquire` blocks while either limit would be exceeded. Requests larger
+/// than `max_bytes` are clamped to `max_bytes`, so one huge file waits until
+/// the pool is empty and then runs alone instead of deadlocking.
+///
+/// **Shutdown**: call [`Budget::close`] when cancelling (with
+/// [`Executor::shutdown`](crate::Executor::shutdown)): every blocked and
+/// future `acquire` returns at once with an empty permit
+/// ([`Permit::is_closed`]), and [`Budget::acquire_open`] returns `None`, so a
+/// producer loop can stop.
+///
+/// **Deadlock to avoid**: a thread that holds permits and blocks in
+/// `acquire` for more than the rest can ever free waits forever. The producer
+/// must not keep permits of its own (move them into tasks).
+///
+/// No fairness between producers: with several producers a large request may
+/// wait while small ones keep getting in. With the one walker thread of the
+/// CLI, requests are served in order.
+#[derive(Clone)]
+pub struct Budget {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    max_tasks: usize,
+    max_bytes: u64,
+    state: Mutex<State>,
+    freed: Condvar,
+}
+
+#[derive(Default)]
+struct State {
+    tasks: usize,
+    bytes: u64,
+    peak_tasks: usize,
+    peak_bytes: u64,
+    closed: bool,
+}
+
+impl Budget {
+    /// At most `max_tasks` permits and `max_bytes` bytes out at once. A limit
+    /// of 0 means unbounded (for both).
+    pub fn new(max_tasks: usize, max_bytes: u64) -> Self {
+        Budget {
+            inner: Arc::new(Inner {
+                max_tasks: if max_tasks == 0 {
+                    usize::MAX
+                } else {
+                    max_tasks
+                },
+                max_bytes: if max_bytes == 0 { u64::MAX } else { max_bytes },
+                state: Mutex::new(State::default()),
+                freed: Condvar::new(),
+            }),
+        }
+    }
+
+    /// Blocks (parks) until one task permit and `bytes` (clamped to
+    /// `max_bytes`) are free. After [`close`](Budget::close) returns at once
+    /// with a closed, empty permit.
+    pub fn acquire(&self, bytes: u64) -> Permit {
+        self.acquire_open(bytes).unwrap_or_else(Permit::closed)
+    }
+
+    /// Like [`acquire`](Budget::acquire) but returns `None` once the budget
+    /// is closed: the form a producer loop should use.
+    pub fn acquire_open(&self, bytes: u64) -> Option<Permit> {
+        let bytes = bytes.min(self.inner.max_bytes);
+        let mut st = self.lock();
+        loop {
+            if st.closed {
+                return None;
+            }
+            if self.fits(&st, bytes) {
+                return Some(self.grant(st, bytes));
+            }
+            st = self.inner.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Never blocks: `None` when the permit does not fit now or the budget is
+    /// closed.
+    pub fn try_acquire(&self, bytes: u64) -> Option<Permit> {
+        let bytes = bytes.min(self.inner.max_bytes);
+        let st = self.lock();
+        if st.closed || !self.fits(&st, bytes) {
+            return None;
+        }
+        Some(self.grant(st, bytes))
+    }
+
+    /// Wakes every blocked `acquire` and makes all later ones return at once.
+    /// Permits already out still return their share when dropped.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.inner.freed.notify_all();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Tasks and bytes currently held.
+    pub fn in_flight(&self) -> (usize, u64) {
+        let st = self.lock();
+        (st.tasks, st.bytes)
+    }
+
+    /// Highest tasks and bytes held at once since creation (each maximum on
+    /// its own; they need not have happened at the same moment).
+    pub fn peak(&self) -> (usize, u64) {
+        let st = self.lock();
+        (st.peak_tasks, st.peak_bytes)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding this lock cannot leave State half-updated
+        // (every update is a pair of additions), so poisoning is ignored.
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn fits(&self, st: &State, bytes: u64) -> bool {
+        st.tasks < self.inner.max_tasks && st.bytes.saturating_add(bytes) <= self.inner.max_bytes
+    }
+
+    fn grant(&self, mut st: MutexGuard<'_, State>, bytes: u64) -> Permit {
+        st.tasks += 1;
+        st.bytes += bytes;
+        st.peak_tasks = st.peak_tasks.max(st.tasks);
+        st.peak_bytes = st.peak_bytes.max(st.bytes);
+        drop(st);
+        Permit {
+            held: Some(Arc::new(Held {
+                budget: self.inner.clone(),
+                bytes,
+            })),
+        }
+    }
+}
+
+impl std::fmt::Debug for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (tasks, bytes) = self.in_flight();
+        f.debug_struct("Budget")
+            .field("max_tasks", &self.inner.max_tasks)
+            .field("max_bytes", &self.inner.max_bytes)
+            .field("tasks", &tasks)
+            .field("bytes", &bytes)
+            .finish()
+    }
+}
+
+/// Held by a task and every piece split off it (clone it into the piece);
+/// the permits return when the last clone drops. Send + Sync + Clone.
+#[derive(Clone, Debug)]
+pub struct Permit {
+    held: Option<Arc<Held>>,
+}
+
+impl Permit {
+    fn closed() -> Self {
+        Permit { held: None }
+    }
+
+    /// True for the empty permit `acquire` returns after `Budget::close`.
+    pub fn is_closed(&self) -> bool {
+        self.held.is_none()
+    }
+
+    /// Bytes this permit holds (after clamping); 0 when closed.
+    pub fn bytes(&self) -> u64 {
+        self.held.as_ref().map_or(0, |h| h.bytes)
+    }
+}
+
+struct Held {
+    budget: Arc<Inner>,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Held({} bytes)", self.bytes)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut st = self.budget.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.tasks -= 1;
+        st.bytes -= self.bytes;
+        drop(st);
+        self.budget.freed.notify_all();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn limits_clamp_and_release_on_last_clone() {
+        let b = Budget::new(2, 100);
+        let p = b.acquire(1000); // clamped to 100: fits an empty pool
+        assert_eq!(p.bytes(), 100);
+        assert_eq!(b.in_flight(), (1, 100));
+        assert!(b.try_acquire(1).is_none(), "bytes exhausted");
+        let piece = p.clone();
+        drop(p);
+        assert_eq!(b.in_flight(), (1, 100), "a clone still holds it");
+        drop(piece);
+        assert_eq!(b.in_flight(), (0, 0));
+        let a = b.try_acquire(10).unwrap();
+        let c = b.try_acquire(10).unwrap();
+        assert!(b.try_acquire(0).is_none(), "tasks exhausted");
+        drop((a, c));
+        assert_eq!(b.peak(), (2, 100));
+    }
+
+    #[test]
+    fn acquire_blocks_until_release() {
+        let b = Budget::new(1, 0);
+        let p = b.acquire(5);
+        let b2 = b.clone();
+        let t = std::thread::spawn(move || {
+            let start = Instant::now();
+            let _p = b2.acquire(5);
+            start.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        drop(p);
+        let waited = t.join().unwrap();
+        assert!(
+            waited >= Duration::from_millis(40),
+            "did not block: {waited:?}"
+        );
+        assert_eq!(b.peak(), (1, 5));
+    }
+
+    #[test]
+    fn close_releases_blocked_producer() {
+        let b = Budget::new(1, 0);
+        let held = b.acquire(0);
+        let b2 = b.clone();
+        let t =
+            std::thread::spawn(move || (b2.acquire_open(0).is_none(), b2.acquire(0).is_closed()));
+        std::thread::sleep(Duration::from_millis(20));
+        b.close();
+        assert_eq!(t.join().unwrap(), (true, true));
+        drop(held);
+        assert_eq!(b.in_flight(), (0, 0));
+        assert!(b.is_closed());
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_budget {
+    use super::*;
+
+    /// Two producers against a budget of one: never two holders at once,
+    /// both eventually get in (a lost notify would deadlock the model).
+    #[test]
+    fn loom_budget_exclusive() {
+        loom::model(|| {
+            let b = Budget::new(1, 0);
+            let b2 = b.clone();
+            let t = loom::thread::spawn(move || {
+                let p = b2.acquire(1);
+                assert_eq!(b2.in_flight().0, 1);
+                drop(p);
+            });
+            let p = b.acquire(1);
+            assert_eq!(b.in_flight().0, 1);
+            drop(p);
+            t.join().unwrap();
+            assert_eq!(b.in_flight(), (0, 0));
+        });
+    }
+
+    /// Close against a blocked acquire: the acquire returns.
+    #[test]
+    fn loom_budget_close_wakes() {
+        loom::model(|| {
+            let b = Budget::new(1, 0);
+            let held = b.acquire(0);
+            let b2 = b.clone();
+            let t = loom::thread::spawn(move || b2.acquire_open(0).is_some());
+            b.close();
+            let got = t.join().unwrap();
+            assert!(!got);
+            drop(held);
+        });
+    }
+}

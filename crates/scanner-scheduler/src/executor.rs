@@ -1,0 +1,668 @@
+//! The pool: workers, handles, the worker loop, and the end of a run.
+//!
+//! # Termination and shutdown protocol
+//!
+//! Shared state: the state word `S` (accepting bit + in-flight count, see
+//! `state.rs`), the monotonic flag `done`, the sleeper flags (`idle.rs`) and
+//! the first panic. A task is *in flight* from the moment its spawn is
+//! counted in `S` until it has run or has been dropped.
+//!
+//! 1. **External spawn** (`ExecutorHandle::spawn`, `spawn_batch`): one CAS on
+//!    `S` checks the accepting bit and adds the count in the same step;
+//!    refused if the gate is closed (the task is handed back). Only then is
+//!    the task pushed onto the injector, and one sleeper (per task, at most
+//!    one per worker) is woken.
+//! 2. **Internal spawn** (`spawn_local`, `spawn_global` from a running task):
+//!    a plain `fetch_add`, no gate check. The running task's own count keeps
+//!    `S` above zero, so the run cannot end between the increment and the
+//!    push, and work split off before the gate closed must still run after.
+//!    Count first, push second: the other order would let a thief run and
+//!    complete the child before it was counted, and the count could touch
+//!    zero early.
+//! 3. **Completion**: after the runner returns (or panics), `fetch_sub` on
+//!    `S`. The caller that takes the count to zero *with the gate closed* is
+//!    the one observer of the end (it sees `prev == one task, gate closed`);
+//!    it sets `done` and unparks every worker.
+//! 4. **`join`**: clears the accepting bit with `fetch_and`. If nothing was in
+//!    flight, `join` itself is the observer of the end and sets `done`.
+//!    Otherwise the last completion of step 3 will. Exactly one of them sees
+//!    the end (loom: `loom_completion_vs_join`, `loom_spawn_vs_join_gate`),
+//!    and no spawn can be counted after it (step 1 checks the bit in the same
+//!    CAS). `join` then joins the threads and merges their metrics.
+//! 5. **Workers exit** when they see `done`. In a graceful run the count was
+//!    zero, so every queue is empty. Before parking, a worker re-checks `done`
+//!    after announcing itself asleep (see `idle.rs`), and `done` is followed by
+//!    an unpark of everyone, so no worker sleeps through the end.
+//! 6. **`shutdown`** (cancel: Ctrl-C, a fatal error): closes the gate as in 4
+//!    and sets `done` at once, whatever the count. Workers finish the task
+//!    they are running, then drain their own deque and the injector, dropping
+//!    tasks unrun (destructors run; each drop counts as a completion, see
+//!    `WorkerMetrics::tasks_dropped`). A task still running may spawn after
+//!    the drains; `join` drains the injector once more after the threads are
+//!    gone, and a worker's deque dies with its thread, so nothing leaks.
+//! 7. **Panic**: `catch_unwind` around the runner. The first payload is kept,
+//!    the pool cancels as in 6 (no new work after a failure), and the count
+//!    is decremented as for any completion, so `join` never hangs on a
+//!    panicked task. Tasks are moved into the runner, so nothing runs twice.
+//!    `join` returns `Err(TaskPanic)` after all threads have stopped.
+//!
+//! # Finding work
+//!
+//! Own deque (LIFO: the most recent split is hot in cache), then the
+//! injector (`steal_batch_and_pop`: one lock-free trip moves a batch into the
+//! own deque), then the siblings' deques from a random start (one task each,
+//! the oldest: for splitting tasks it is the largest piece). The scan repeats
+//! while any source answered `Retry` (a lost race, not an empty queue).
+
+use crate::idle::{self, Sleepers, Tier};
+use crate::loom::sync::atomic::{AtomicBool, Ordering};
+use crate::loom::sync::Mutex;
+use crate::metrics::{MetricsSnapshot, WorkerMetrics};
+use crate::rng::XorShift64;
+use crate::state::StateWord;
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use crossbeam_utils::sync::Parker;
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Executor configuration. Start from `ExecutorConfig::default()` and set
+/// what you need (`ExecutorConfig { workers: 4, ..Default::default() }` or
+/// the chained setters).
+#[derive(Clone, Debug)]
+pub struct ExecutorConfig {
+    /// Number of worker threads (at least 1; 0 is treated as 1). Default 1.
+    pub workers: usize,
+    /// Seed of the victim-selection RNG (deterministic victim order).
+    pub seed: u64,
+    /// Idle rounds spent spinning before yielding. Default 64.
+    pub spin_iters: u32,
+    /// Idle rounds spent yielding before parking. Default 16.
+    pub yield_iters: u32,
+    /// How long a parked worker sleeps before looking again. A safety net
+    /// only: wake-ups do not depend on it. Default 1 ms.
+    pub park_timeout: Duration,
+    /// Pin worker i to core i (mod the core count). Default off.
+    pub pin_threads: bool,
+    /// After this many consecutive local spawns, wake a sibling (0: never).
+    /// Default 32.
+    pub wake_on_hoard: u32,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            workers: 1,
+            seed: 0x853c_49e6_748f_ea9b,
+            spin_iters: 64,
+            yield_iters: 16,
+            park_timeout: Duration::from_millis(1),
+            pin_threads: false,
+            wake_on_hoard: 32,
+        }
+    }
+}
+
+impl ExecutorConfig {
+    /// `workers` threads, other knobs at their defaults.
+    pub fn with_workers(workers: usize) -> Self {
+        ExecutorConfig {
+            workers,
+            ..ExecutorConfig::default()
+        }
+    }
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    pub fn spin_iters(mut self, n: u32) -> Self {
+        self.spin_iters = n;
+        self
+    }
+    pub fn yield_iters(mut self, n: u32) -> Self {
+        self.yield_iters = n;
+        self
+    }
+    pub fn park_timeout(mut self, d: Duration) -> Self {
+        self.park_timeout = d;
+        self
+    }
+    pub fn pin_threads(mut self, yes: bool) -> Self {
+        self.pin_threads = yes;
+        self
+    }
+    pub fn wake_on_hoard(mut self, n: u32) -> Self {
+        self.wake_on_hoard = n;
+        self
+    }
+}
+
+/// The first panic raised by a task (or by `scratch_init`), returned by
+/// [`Executor::join`].
+pub struct TaskPanic {
+    /// The panic message when the payload was a string.
+    pub message: String,
+    /// The raw payload, for `std::panic::resume_unwind`.
+    pub payload: Box<dyn Any + Send + 'static>,
+}
+
+impl TaskPanic {
+    fn from_payload(payload: Box<dyn Any + Send + 'static>) -> Self {
+        let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "<non-string panic payload>".to_string()
+        };
+        TaskPanic { message, payload }
+    }
+}
+
+impl std::fmt::Debug for TaskPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TaskPanic({:?})", self.message)
+    }
+}
+
+impl std::fmt::Display for TaskPanic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a task panicked: {}", self.message)
+    }
+}
+
+impl std::error::Error for TaskPanic {}
+
+struct Shared<T> {
+    injector: Injector<T>,
+    stealers: Box<[Stealer<T>]>,
+    state: StateWord,
+    done: AtomicBool,
+    sleepers: Sleepers,
+    panic: Mutex<Option<TaskPanic>>,
+    wake_on_hoard: u32,
+}
+
+impl<T> Shared<T> {
+    /// Idempotent: only the first call unparks.
+    fn signal_done(&self) {
+        if !self.done.swap(true, Ordering::SeqCst) {
+            self.sleepers.wake_all();
+        }
+    }
+
+    fn cancel(&self) {
+        self.state.close();
+        self.signal_done();
+    }
+
+    fn complete(&self, n: usize) {
+        if n > 0 && self.state.complete(n) {
+            self.signal_done();
+        }
+    }
+
+    fn record_panic(&self, payload: Box<dyn Any + Send + 'static>) {
+        let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(TaskPanic::from_payload(payload));
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// Work another worker could take. Used in the pre-park re-check.
+    fn has_visible_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    /// Drops every task left in the injector; returns how many.
+    fn drain_injector(&self) -> usize {
+        let mut n = 0;
+        loop {
+            match self.injector.steal() {
+                Steal::Success(t) => {
+                    drop(t);
+                    n += 1;
+                }
+                Steal::Retry => continue,
+                Steal::Empty => return n,
+            }
+        }
+    }
+}
+
+/// The pool. Start here: [`Executor::new`], hand [`Executor::handle`] to
+/// producers, then [`Executor::join`].
+///
+/// Dropping an `Executor` without `join` cancels it (as
+/// [`shutdown`](Executor::shutdown)) and waits for the threads.
+pub struct Executor<T> {
+    shared: Arc<Shared<T>>,
+    threads: Vec<JoinHandle<WorkerMetrics>>,
+    started: Instant,
+}
+
+impl<T: Send + 'static> Executor<T> {
+    /// Starts `config.workers` threads. `scratch_init(worker_id)` runs on the
+    /// worker's own thread (so `S` need not be `Send`); `runner(task, ctx)`
+    /// runs every task.
+    ///
+    /// # Panics
+    /// If the OS refuses to start a thread.
+    pub fn new<S, I, R>(config: ExecutorConfig, scratch_init: I, runner: R) -> Self
+    where
+        S: 'static,
+        I: Fn(usize) -> S + Send + Sync + 'static,
+        R: Fn(T, &mut WorkerCtx<T, S>) + Send + Sync + 'static,
+    {
+        let started = Instant::now();
+        let n = config.workers.max(1);
+        let deques: Vec<Worker<T>> = (0..n).map(|_| Worker::new_lifo()).collect();
+        let parkers: Vec<Parker> = (0..n).map(|_| Parker::new()).collect();
+        let shared = Arc::new(Shared {
+            injector: Injector::new(),
+            stealers: deques.iter().map(Worker::stealer).collect(),
+            state: StateWord::new(),
+            done: AtomicBool::new(false),
+            sleepers: Sleepers::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
+            panic: Mutex::new(None),
+            wake_on_hoard: config.wake_on_hoard,
+        });
+        let cores = if config.pin_threads {
+            core_affinity::get_core_ids().unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        let scratch_init = Arc::new(scratch_init);
+        let runner = Arc::new(runner);
+        let threads = deques
+            .into_iter()
+            .zip(parkers)
+            .enumerate()
+            .map(|(id, (local, parker))| {
+                let shared = shared.clone();
+                let scratch_init = scratch_init.clone();
+                let runner = runner.clone();
+                let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
+                let config = config.clone();
+                std::thread::Builder::new()
+                    .name(format!("scanner-worker-{id}"))
+                    .spawn(move || {
+                        if let Some(core) = core {
+                            // Best effort: an unpinnable thread still works.
+                            core_affinity::set_for_current(core);
+                        }
+                        let scratch = match catch_unwind(AssertUnwindSafe(|| (*scratch_init)(id))) {
+                            Ok(s) => s,
+                            Err(payload) => {
+                                shared.record_panic(payload);
+                                shared.cancel();
+                                return WorkerMetrics::default();
+                            }
+                        };
+                        let ctx = WorkerCtx {
+                            worker_id: id,
+                            scratch,
+                            spawner: Spawner {
+                                local,
+                                shared,
+                                local_spawns: Cell::new(0),
+                            },
+                        };
+                        worker_loop(ctx, parker, &config, &*runner)
+                    })
+                    .expect("failed to start a worker thread")
+            })
+            .collect();
+        Executor {
+            shared,
+            threads,
+            started,
+        }
+    }
+
+    /// A cloneable handle for producers outside the pool.
+    pub fn handle(&self) -> ExecutorHandle<T> {
+        ExecutorHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Closes the gate, waits until every task in flight (and everything it
+    /// spawns) has run, joins the threads and returns the merged metrics, or
+    /// the first panic. After [`shutdown`](Executor::shutdown), returns
+    /// promptly (queued tasks are dropped unrun).
+    pub fn join(mut self) -> Result<MetricsSnapshot, TaskPanic> {
+        if self.shared.state.close() {
+            self.shared.signal_done();
+        }
+        let mut workers = Vec::with_capacity(self.threads.len());
+        for t in std::mem::take(&mut self.threads) {
+            match t.join() {
+                Ok(m) => workers.push(m),
+                // Worker code outside the runner does not panic; if it ever
+                // does, report it like a task panic rather than lose it.
+                Err(payload) => {
+                    self.shared.record_panic(payload);
+                    workers.push(WorkerMetrics::default());
+                }
+            }
+        }
+        let late = self.shared.drain_injector();
+        if let Some(w) = workers.first_mut() {
+            w.tasks_dropped += late as u64;
+        }
+        let snapshot = MetricsSnapshot {
+            workers,
+            wall: self.started.elapsed(),
+        };
+        let panic = self
+            .shared
+            .panic
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match panic {
+            Some(p) => Err(p),
+            None => Ok(snapshot),
+        }
+    }
+
+    /// Cancels: rejects new spawns, workers stop after their current task;
+    /// queued tasks are dropped. `join` then returns promptly.
+    pub fn shutdown(&self) {
+        self.shared.cancel();
+    }
+}
+
+impl<T> Drop for Executor<T> {
+    fn drop(&mut self) {
+        if self.threads.is_empty() {
+            return;
+        }
+        self.shared.cancel();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        self.shared.drain_injector();
+    }
+}
+
+/// Send + Sync + Clone handle for producers outside the pool.
+pub struct ExecutorHandle<T> {
+    shared: Arc<Shared<T>>,
+}
+
+impl<T> Clone for ExecutorHandle<T> {
+    fn clone(&self) -> Self {
+        ExecutorHandle {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for ExecutorHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorHandle")
+            .field("accepting", &self.shared.state.is_accepting())
+            .field("in_flight", &self.shared.state.in_flight())
+            .finish()
+    }
+}
+
+impl<T: Send + 'static> ExecutorHandle<T> {
+    /// Queues `task` on the injector. `Err(task)` when the executor no longer
+    /// accepts work (`join` or `shutdown` was called, or a task panicked).
+    pub fn spawn(&self, task: T) -> Result<(), T> {
+        if !self.shared.state.try_add_external(1) {
+            return Err(task);
+        }
+        self.shared.injector.push(task);
+        self.shared.sleepers.wake_one();
+        Ok(())
+    }
+
+    /// All or nothing: either every task is queued or all come back.
+    /// Wakes at most one sleeper per task.
+    pub fn spawn_batch(&self, tasks: Vec<T>) -> Result<(), Vec<T>> {
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        if !self.shared.state.try_add_external(tasks.len()) {
+            return Err(tasks);
+        }
+        let n = tasks.len();
+        for t in tasks {
+            self.shared.injector.push(t);
+        }
+        self.shared.sleepers.wake_many(n);
+        Ok(())
+    }
+
+    pub fn is_accepting(&self) -> bool {
+        self.shared.state.is_accepting()
+    }
+
+    /// Same as [`Executor::shutdown`].
+    pub fn shutdown(&self) {
+        self.shared.cancel();
+    }
+
+    /// Tasks spawned and not yet finished (a racy snapshot, for progress
+    /// display).
+    pub fn in_flight(&self) -> usize {
+        self.shared.state.in_flight()
+    }
+}
+
+/// What a running task sees of its worker.
+pub struct WorkerCtx<T, S> {
+    worker_id: usize,
+    scratch: S,
+    spawner: Spawner<T>,
+}
+
+impl<T: Send + 'static, S> WorkerCtx<T, S> {
+    /// 0..workers.
+    pub fn worker_id(&self) -> usize {
+        self.worker_id
+    }
+    /// This worker's scratch, built by `scratch_init` on this thread.
+    pub fn scratch(&mut self) -> &mut S {
+        &mut self.scratch
+    }
+    /// The scratch and a spawner at the same time.
+    pub fn split(&mut self) -> (&mut S, &Spawner<T>) {
+        (&mut self.scratch, &self.spawner)
+    }
+    /// See [`Spawner::spawn_local`].
+    pub fn spawn_local(&self, task: T) {
+        self.spawner.spawn_local(task)
+    }
+    /// See [`Spawner::spawn_global`].
+    pub fn spawn_global(&self, task: T) {
+        self.spawner.spawn_global(task)
+    }
+    pub fn handle(&self) -> ExecutorHandle<T> {
+        ExecutorHandle {
+            shared: self.spawner.shared.clone(),
+        }
+    }
+}
+
+/// Spawning half of a [`WorkerCtx`] (see [`WorkerCtx::split`]). Internal
+/// spawns are never refused: the running task keeps the run alive, and work
+/// split off a task belongs to that task.
+pub struct Spawner<T> {
+    local: Worker<T>,
+    shared: Arc<Shared<T>>,
+    local_spawns: Cell<u32>,
+}
+
+impl<T: Send + 'static> Spawner<T> {
+    /// Pushes onto this worker's deque: no lock, no wake-up. This worker pops
+    /// it next (LIFO); idle siblings steal the oldest entries first (FIFO),
+    /// which is why a splitting task should push the *upper* half of its range
+    /// and keep working on the lower. Every `wake_on_hoard` local spawns, one
+    /// sleeping sibling is woken so a hoard does not sit behind one worker.
+    pub fn spawn_local(&self, task: T) {
+        self.shared.state.add_internal(1);
+        self.local.push(task);
+        let k = self.shared.wake_on_hoard;
+        if k > 0 {
+            let c = self.local_spawns.get() + 1;
+            if c >= k {
+                self.local_spawns.set(0);
+                self.shared.sleepers.wake_one();
+            } else {
+                self.local_spawns.set(c);
+            }
+        }
+    }
+
+    /// Pushes onto the global injector and wakes one sleeper.
+    pub fn spawn_global(&self, task: T) {
+        self.shared.state.add_internal(1);
+        self.shared.injector.push(task);
+        self.shared.sleepers.wake_one();
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Local,
+    Injector,
+    Stolen,
+}
+
+fn find_task<T>(
+    local: &Worker<T>,
+    shared: &Shared<T>,
+    me: usize,
+    rng: &mut XorShift64,
+    m: &mut WorkerMetrics,
+) -> Option<(T, Source)> {
+    if let Some(t) = local.pop() {
+        return Some((t, Source::Local));
+    }
+    let n = shared.stealers.len();
+    loop {
+        let mut retry = false;
+        match shared.injector.steal_batch_and_pop(local) {
+            Steal::Success(t) => return Some((t, Source::Injector)),
+            Steal::Retry => retry = true,
+            Steal::Empty => {}
+        }
+        if n > 1 {
+            let start = rng.below(n - 1);
+            for k in 0..n - 1 {
+                let mut v = (start + k) % (n - 1);
+                if v >= me {
+                    v += 1;
+                }
+                m.steal_attempts += 1;
+                match shared.stealers[v].steal() {
+                    Steal::Success(t) => {
+                        m.steal_successes += 1;
+                        return Some((t, Source::Stolen));
+                    }
+                    Steal::Retry => retry = true,
+                    Steal::Empty => {}
+                }
+            }
+        }
+        if !retry {
+            return None;
+        }
+    }
+}
+
+fn worker_loop<T, S, R>(
+    mut ctx: WorkerCtx<T, S>,
+    parker: Parker,
+    config: &ExecutorConfig,
+    runner: &R,
+) -> WorkerMetrics
+where
+    T: Send + 'static,
+    R: Fn(T, &mut WorkerCtx<T, S>),
+{
+    let born = Instant::now();
+    let me = ctx.worker_id;
+    let shared = ctx.spawner.shared.clone();
+    let mut rng = XorShift64::for_worker(config.seed, me);
+    let mut m = WorkerMetrics::default();
+    let mut round: u32 = 0;
+    while !shared.is_done() {
+        let Some((task, source)) = find_task(&ctx.spawner.local, &shared, me, &mut rng, &mut m)
+        else {
+            match idle::tier(round, config.spin_iters, config.yield_iters) {
+                Tier::Spin(hints) => {
+                    for _ in 0..hints {
+                        std::hint::spin_loop();
+                    }
+                    round += 1;
+                }
+                Tier::Yield => {
+                    std::thread::yield_now();
+                    round += 1;
+                }
+                Tier::Park => {
+                    shared.sleepers.announce(me);
+                    if shared.is_done() || shared.has_visible_work() {
+                        shared.sleepers.retract(me);
+                        continue;
+                    }
+                    parker.park_timeout(config.park_timeout);
+                    m.parks += 1;
+                    if !shared.sleepers.retract(me) {
+                        // Woken on purpose: work is likely arriving in
+                        // bursts, so spin again before the next park.
+                        round = 0;
+                    }
+                }
+            }
+            continue;
+        };
+        round = 0;
+        match source {
+            Source::Local => m.tasks_local += 1,
+            Source::Injector => m.tasks_injector += 1,
+            Source::Stolen => m.tasks_stolen += 1,
+        }
+        // A batch from the injector (or a thief's catch) may be more than
+        // this worker should keep while siblings sleep: pass the wake on.
+        if !matches!(source, Source::Local)
+            && shared.sleepers.sleeping() > 0
+            && !ctx.spawner.local.is_empty()
+        {
+            shared.sleepers.wake_one();
+        }
+        let start = Instant::now();
+        let outcome = catch_unwind(AssertUnwindSafe(|| runner(task, &mut ctx)));
+        m.busy += start.elapsed();
+        if let Err(payload) = outcome {
+            shared.record_panic(payload);
+            shared.cancel();
+        }
+        shared.complete(1);
+    }
+    // Cancelled (or finished, then both drains find nothing): drop what is
+    // left so destructors run and permits held by queued tasks return.
+    let mut dropped = 0;
+    while let Some(t) = ctx.spawner.local.pop() {
+        drop(t);
+        dropped += 1;
+    }
+    dropped += shared.drain_injector();
+    shared.complete(dropped);
+    m.tasks_dropped = dropped as u64;
+    m.idle = born.elapsed().saturating_sub(m.busy);
+    m
+}
