@@ -1,0 +1,518 @@
+//! Report writers: how findings leave the process.
+//!
+//! Start with [`Sink`]: the pipeline creates one with [`SinkOptions`] and an output stream
+//! (stdout, or the temporary file of an [`AtomicOutput`] for `-o FILE`), hands it every file's
+//! findings with [`Sink::write_file_findings`], and calls [`Sink::finish`] at the end.
+//!
+//! | `--format` | written by | when bytes reach the output |
+//! | --- | --- | --- |
+//! | `text` | [`text`] | per file, as files complete |
+//! | `json` | [`json`] | all at once in [`Sink::finish`], sorted |
+//! | `jsonl` | [`json`] | per file, as files complete |
+//! | `sarif` | [`sarif`] | all at once in [`Sink::finish`], sorted |
+//!
+//! Each module documents its format field by field with a worked example; `docs/output.md`
+//! is the user-facing version.
+//!
+//! # Ordering
+//!
+//! `json` and `sarif` sort every finding by path (raw bytes), line, column, rule id, then end
+//! offset and fingerprint as tie-breakers, so the report is byte-for-byte identical whatever
+//! the thread count or the order files complete in. `text` and `jsonl` stream: files appear in
+//! completion order, each file's findings together (a batch is written whole, never
+//! interleaved with another file's) and sorted by position within the file.
+//!
+//! # Redaction
+//!
+//! Unless `show_secrets` is set, every format redacts the secret: its first few characters
+//! (at most 4, at most a third of it) followed by `…` ([`redact`]). The same applies to the
+//! copy of the secret inside `match`. The fingerprint is always present, so findings can be
+//! tracked and deduplicated without ever writing the secret down. Reports are often uploaded
+//! as CI artifacts or to code scanning: a plain `scanner scan --format json > report.json`
+//! must not turn the report into a second leak.
+//!
+//! # Errors
+//!
+//! Every write error is returned as is. A closed pipe (`scanner scan | head`) shows up as an
+//! [`io::ErrorKind::BrokenPipe`] error: the caller checks [`is_broken_pipe`] and ends quietly.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use scanner_engine::{Finding, RuleInfo};
+
+pub mod json;
+pub mod sarif;
+pub mod text;
+
+/// A finding with the path it was found in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathFinding {
+    /// The path as reached from the PATH argument (or repo-relative for `--staged`), raw bytes
+    /// on Unix (OsStr bytes) so non-UTF-8 names survive; `display()` gives the lossy UTF-8 form.
+    pub path: PathBuf,
+    pub finding: Finding,
+}
+
+impl PathFinding {
+    /// The raw bytes of the path: the OS bytes on Unix, WTF-8 on Windows.
+    pub fn path_bytes(&self) -> &[u8] {
+        self.path.as_os_str().as_encoded_bytes()
+    }
+}
+
+/// The report format (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// `path:line:col  rule  snippet`, one finding per line, for people.
+    Text,
+    /// One JSON array of all findings, sorted: for tools.
+    Json,
+    /// JSON Lines: one finding object per line, streamed as files complete.
+    Jsonl,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
+    Sarif,
+}
+
+/// How the [`Sink`] writes.
+#[derive(Clone, Copy, Debug)]
+pub struct SinkOptions {
+    pub format: Format,
+    /// Print secrets whole instead of redacted. Default false.
+    pub show_secrets: bool,
+    /// ANSI colors in `text` (ignored by the other formats). The caller decides (terminal,
+    /// `NO_COLOR`).
+    pub color: bool,
+}
+
+/// The one writer of the report: every finding goes through it, in one thread.
+pub struct Sink {
+    opts: SinkOptions,
+    out: BufWriter<Box<dyn Write + Send>>,
+    /// `json` and `sarif` hold every finding until [`Sink::finish`] sorts them.
+    held: Vec<PathFinding>,
+    /// Reused per batch so a batch reaches the output in one write.
+    buf: Vec<u8>,
+}
+
+impl Sink {
+    /// `out` is stdout or the `-o` temp file. The sink buffers; it flushes after each batch in
+    /// the streaming formats and in [`Sink::finish`].
+    pub fn new(opts: SinkOptions, out: Box<dyn Write + Send>) -> Sink {
+        Sink {
+            opts,
+            out: BufWriter::with_capacity(64 * 1024, out),
+            held: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    /// All findings of one file (or one resolved piece), written whole so lines never
+    /// interleave. In `text` and `jsonl` the batch is written and flushed at once (a consumer of
+    /// `jsonl` sees each file as soon as it is done); `json` and `sarif` keep it for
+    /// [`Sink::finish`].
+    pub fn write_file_findings(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        match self.opts.format {
+            Format::Json | Format::Sarif => {
+                self.held.append(&mut batch);
+                Ok(())
+            }
+            Format::Text | Format::Jsonl => {
+                batch.sort_by(report_order);
+                self.buf.clear();
+                for f in &batch {
+                    if self.opts.format == Format::Text {
+                        text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
+                    } else {
+                        json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
+                        self.buf.push(b'\n');
+                    }
+                }
+                self.out.write_all(&self.buf)?;
+                self.out.flush()
+            }
+        }
+    }
+
+    /// JSON/SARIF write here (sorted by path, line, column); text/jsonl just flush.
+    /// `rules` describes the rules for SARIF's `tool.driver.rules`.
+    pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
+        match self.opts.format {
+            Format::Text | Format::Jsonl => {}
+            Format::Json => {
+                self.held.sort_by(report_order);
+                json::write_array(&mut self.out, &self.held, self.opts.show_secrets)?;
+            }
+            Format::Sarif => {
+                self.held.sort_by(report_order);
+                sarif::write_log(&mut self.out, &self.held, rules, self.opts.show_secrets)?;
+            }
+        }
+        self.out.flush()
+    }
+}
+
+/// The report order: path bytes, line, column, rule id; end offset and fingerprint only break
+/// ties so that the order is total and the bytes reproducible.
+fn report_order(a: &PathFinding, b: &PathFinding) -> std::cmp::Ordering {
+    let (fa, fb) = (&a.finding, &b.finding);
+    a.path_bytes()
+        .cmp(b.path_bytes())
+        .then(fa.line.cmp(&fb.line))
+        .then(fa.column.cmp(&fb.column))
+        .then(fa.rule_id.cmp(&fb.rule_id))
+        .then(fa.end_offset.cmp(&fb.end_offset))
+        .then(fa.fingerprint.cmp(&fb.fingerprint))
+}
+
+/// The redacted form of a secret: its first characters, then `…`.
+///
+/// At most 4 characters are kept, and at most a third of the secret, so a short password is
+/// not mostly revealed. For most provider tokens the 4 characters are the public prefix
+/// (`ghp_`, `xoxb`, `AKIA`, `sk-p`) that tells a reader what kind of secret it is.
+pub fn redact(secret: &str) -> String {
+    if secret.is_empty() {
+        return String::new();
+    }
+    let keep = (secret.chars().count() / 3).min(4);
+    let mut out: String = secret.chars().take(keep).collect();
+    out.push('…');
+    out
+}
+
+/// The matched text as the report shows it: unchanged with `show_secrets`, otherwise with
+/// every occurrence of the secret redacted. When the secret cannot be located in the match
+/// (empty secret, or a match cut short by the engine's length bound), the whole match is
+/// redacted: it is the only way to be sure no part of the secret is shown.
+pub fn shown_match(f: &Finding, show_secrets: bool) -> String {
+    if show_secrets {
+        return f.r#match.clone();
+    }
+    if f.secret.is_empty() || !f.r#match.contains(f.secret.as_str()) {
+        return redact(&f.r#match);
+    }
+    f.r#match.replace(f.secret.as_str(), &redact(&f.secret))
+}
+
+/// The secret as the report shows it.
+pub fn shown_secret(f: &Finding, show_secrets: bool) -> String {
+    if show_secrets {
+        f.secret.clone()
+    } else {
+        redact(&f.secret)
+    }
+}
+
+/// True when the error is a closed pipe (EPIPE): the run then ends quietly.
+pub fn is_broken_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
+/// `-o FILE`: writes to a temp file in the same directory and renames on `commit()`;
+/// dropped without commit, removes the temp file.
+///
+/// The temporary file is `.NAME.scanner-PID-N.tmp` beside the destination, so the rename
+/// stays within one file system and is atomic: a reader of `FILE` sees either the previous
+/// report or the complete new one, never a prefix. [`AtomicOutput::commit`] fsyncs the file
+/// before the rename and the directory after it, so a crash right after the run does not
+/// leave an empty report either. If `FILE` is a symlink, the link itself is replaced.
+///
+/// ```ignore
+/// let out = AtomicOutput::create(path)?;
+/// let mut sink = Sink::new(opts, Box::new(out.file()?));
+/// /* ... */
+/// sink.finish(engine.rules())?;   // flushes
+/// out.commit()?;                  // fsync + rename
+/// ```
+#[derive(Debug)]
+pub struct AtomicOutput {
+    file: File,
+    temp: PathBuf,
+    dest: PathBuf,
+    committed: bool,
+}
+
+impl AtomicOutput {
+    /// Creates the temporary file beside `dest`. Errors name the path.
+    pub fn create(dest: &Path) -> io::Result<AtomicOutput> {
+        let name = dest.file_name().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{}: not a file name", dest.display()),
+            )
+        })?;
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut n = 0u32;
+        loop {
+            let mut temp_name = OsString::from(".");
+            temp_name.push(name);
+            temp_name.push(format!(".scanner-{}-{}.tmp", std::process::id(), n));
+            let temp = dir.join(temp_name);
+            // create_new: never truncate a file someone else owns, and no symlink games.
+            match File::options().write(true).create_new(true).open(&temp) {
+                Ok(file) => {
+                    return Ok(AtomicOutput {
+                        file,
+                        temp,
+                        dest: dest.to_path_buf(),
+                        committed: false,
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("{}: cannot create temporary file: {e}", temp.display()),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// A handle on the temporary file to give to the [`Sink`] (a duplicate of the
+    /// descriptor: writes through it land in the same file).
+    pub fn file(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+
+    /// Where the report goes once committed.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Makes the report visible under its final name. Call after the writer is flushed
+    /// ([`Sink::finish`] does it).
+    pub fn commit(mut self) -> io::Result<()> {
+        let named = |what: &str, p: &Path, e: io::Error| {
+            io::Error::new(e.kind(), format!("{}: {what}: {e}", p.display()))
+        };
+        self.file
+            .sync_all()
+            .map_err(|e| named("cannot sync", &self.temp, e))?;
+        fs::rename(&self.temp, &self.dest)
+            .map_err(|e| named("cannot rename into place", &self.dest, e))?;
+        self.committed = true;
+        #[cfg(unix)]
+        if let Some(dir) = self.dest.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            // Best effort: the rename is done; a file system that cannot sync a directory
+            // (some network mounts) must not turn a finished report into an error.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicOutput {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A token assembled at run time so the repository never holds the literal.
+    pub fn token() -> String {
+        format!("{}_{}", "ghp", "aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789")
+    }
+
+    pub fn finding(path: &str, line: u32, column: u32) -> PathFinding {
+        let secret = token();
+        let m = format!("token = \"{secret}\"");
+        let offset = u64::from(line) * 100 + u64::from(column) - 1;
+        PathFinding {
+            path: PathBuf::from(path),
+            finding: Finding {
+                rule_id: "github-pat".into(),
+                rule_name: "GitHub Personal Access Token".into(),
+                line,
+                column,
+                end_line: line,
+                end_column: column + m.len() as u32,
+                offset,
+                end_offset: offset + m.len() as u64,
+                r#match: m,
+                secret,
+                entropy: 4.75,
+                fingerprint: "0123456789abcdef".into(),
+            },
+        }
+    }
+
+    /// A `Write` whose bytes the test can read after the sink is gone.
+    #[derive(Clone, Default)]
+    pub struct Shared(pub Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        pub fn text(&self) -> String {
+            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+        }
+    }
+
+    pub fn run(format: Format, show: bool, batches: Vec<Vec<PathFinding>>) -> String {
+        let out = Shared::default();
+        let mut sink = Sink::new(
+            SinkOptions {
+                format,
+                show_secrets: show,
+                color: false,
+            },
+            Box::new(out.clone()),
+        );
+        for b in batches {
+            sink.write_file_findings(b).unwrap();
+        }
+        sink.finish(&[]).unwrap();
+        out.text()
+    }
+
+    #[test]
+    fn redact_keeps_at_most_four_chars_and_a_third() {
+        assert_eq!(redact(&token()), "ghp_…");
+        assert_eq!(redact("hunter2"), "hu…");
+        assert_eq!(redact("ab"), "…");
+        assert_eq!(redact(""), "");
+        assert_eq!(redact("ééééééééééééé"), "éééé…");
+    }
+
+    #[test]
+    fn shown_match_redacts_every_copy_or_everything() {
+        let mut f = finding("a", 1, 1).finding;
+        assert_eq!(shown_match(&f, false), "token = \"ghp_…\"");
+        assert_eq!(shown_match(&f, true), f.r#match);
+        f.r#match = format!("{0} {0}", f.secret);
+        assert_eq!(shown_match(&f, false), "ghp_… ghp_…");
+        f.r#match = "token = \"ghp_aBcDeF".into(); // cut short
+        assert_eq!(shown_match(&f, false), "toke…");
+    }
+
+    #[test]
+    fn streaming_formats_flush_each_batch_before_the_next() {
+        let out = Shared::default();
+        let mut sink = Sink::new(
+            SinkOptions {
+                format: Format::Jsonl,
+                show_secrets: false,
+                color: false,
+            },
+            Box::new(out.clone()),
+        );
+        sink.write_file_findings(vec![finding("a", 1, 1)]).unwrap();
+        assert_eq!(out.text().lines().count(), 1);
+        sink.write_file_findings(vec![finding("b", 2, 1), finding("b", 1, 1)])
+            .unwrap();
+        let text = out.text();
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].contains("\"line\":1"), "{}", lines[1]);
+        assert!(lines[2].contains("\"line\":2"), "{}", lines[2]);
+    }
+
+    #[test]
+    fn broken_pipe_is_returned_and_recognised() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut sink = Sink::new(
+            SinkOptions {
+                format: Format::Text,
+                show_secrets: false,
+                color: false,
+            },
+            Box::new(Closed),
+        );
+        let e = sink
+            .write_file_findings(vec![finding("a", 1, 1)])
+            .unwrap_err();
+        assert!(is_broken_pipe(&e));
+        assert!(!is_broken_pipe(&io::Error::other("x")));
+    }
+
+    #[test]
+    fn atomic_output_commits_whole_or_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("report.json");
+        fs::write(&dest, "old").unwrap();
+        {
+            let out = AtomicOutput::create(&dest).unwrap();
+            let mut f = out.file().unwrap();
+            f.write_all(b"half").unwrap();
+            // dropped without commit
+        }
+        assert_eq!(fs::read_to_string(&dest).unwrap(), "old");
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "temp file left behind"
+        );
+
+        let out = AtomicOutput::create(&dest).unwrap();
+        let mut sink = Sink::new(
+            SinkOptions {
+                format: Format::Json,
+                show_secrets: false,
+                color: false,
+            },
+            Box::new(out.file().unwrap()),
+        );
+        sink.write_file_findings(vec![finding("a", 1, 1)]).unwrap();
+        sink.finish(&[]).unwrap();
+        assert_eq!(
+            fs::read_to_string(&dest).unwrap(),
+            "old",
+            "visible before commit"
+        );
+        out.commit().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&dest).unwrap()).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 1);
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![OsString::from("report.json")]);
+    }
+
+    #[test]
+    fn atomic_output_names_the_path_it_cannot_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("missing-dir").join("r.json");
+        let e = AtomicOutput::create(&dest).unwrap_err();
+        assert!(e.to_string().contains("missing-dir"), "{e}");
+    }
+}

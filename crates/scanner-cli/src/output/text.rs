@@ -1,0 +1,216 @@
+//! `--format text`: one line per finding, for people.
+//!
+//! ```text
+//! PATH:LINE:COLUMN  RULE_ID  SNIPPET
+//! ```
+//!
+//! * `PATH` is the path as reached from the PATH argument, lossy UTF-8;
+//! * `LINE` and `COLUMN` are 1-based, the column counted in bytes (as in `json`);
+//! * two spaces separate the location, the rule id and the snippet (a path may contain single
+//!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
+//! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
+//!   unless `--show-secrets`, trimmed to at most 60 characters of context on each side of the
+//!   secret (a trimmed side shows `…`).
+//!
+//! Every character that could act on a terminal is escaped, in the path and the snippet alike:
+//! `\t`, `\n`, `\r`, `\\`, other control characters as `\x1b` / `\u{85}`, and the Unicode
+//! bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) as
+//! `\u{202e}`. A finding can therefore never inject escape sequences or reorder what the
+//! reader sees, and one finding is always exactly one line. A literal backslash is doubled so
+//! that the escaping is unambiguous.
+//!
+//! With color on (the caller decides: a terminal, no `NO_COLOR`), the path is magenta, the
+//! line and column green, the rule id bold yellow and the secret inside the snippet bold red,
+//! with plain SGR codes (`ESC[35m` ... `ESC[0m`).
+//!
+//! Lines are written per file as files complete; within a file, in position order.
+//!
+//! # Example
+//!
+//! ```text
+//! config/app.env:3:14  github-pat  GITHUB_TOKEN=ghp_…
+//! ```
+//!
+//! and with `--show-secrets`, the same line with the whole token.
+
+use std::fmt::Write as _;
+
+use super::{redact, PathFinding};
+
+/// Characters of context kept on each side of the secret.
+const CONTEXT: usize = 60;
+
+const PATH_COLOR: &str = "\x1b[35m";
+const POS_COLOR: &str = "\x1b[32m";
+const RULE_COLOR: &str = "\x1b[1;33m";
+const SECRET_COLOR: &str = "\x1b[1;31m";
+const RESET: &str = "\x1b[0m";
+
+/// Appends the line for one finding, newline included.
+pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool, color: bool) {
+    let f = &pf.finding;
+    let mut s = String::with_capacity(160);
+    let paint = |s: &mut String, code: &str, text: &str| {
+        if color {
+            s.push_str(code);
+            s.push_str(text);
+            s.push_str(RESET);
+        } else {
+            s.push_str(text);
+        }
+    };
+    paint(&mut s, PATH_COLOR, &escape(&pf.path.to_string_lossy()));
+    s.push(':');
+    paint(&mut s, POS_COLOR, &format!("{}:{}", f.line, f.column));
+    s.push_str("  ");
+    paint(&mut s, RULE_COLOR, &escape(&f.rule_id));
+    s.push_str("  ");
+
+    let (before, secret, after) = split_match(&f.r#match, &f.secret);
+    let secret = match secret {
+        Some(sec) if show_secrets => escape(sec),
+        Some(sec) => escape(&redact(sec)),
+        // The secret is not inside the match: redact the match as a whole, as json does.
+        None if show_secrets => escape(&f.r#match),
+        None => escape(&redact(&f.r#match)),
+    };
+    s.push_str(&escape(&tail(before, CONTEXT)));
+    paint(&mut s, SECRET_COLOR, &secret);
+    s.push_str(&escape(&head(after, CONTEXT)));
+    s.push('\n');
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// `(before, Some(secret), after)` around the first copy of the secret in the match, or
+/// `("", None, "")` when the secret is empty or not in the match.
+fn split_match<'a>(m: &'a str, secret: &'a str) -> (&'a str, Option<&'a str>, &'a str) {
+    match m.find(secret) {
+        Some(i) if !secret.is_empty() => (&m[..i], Some(secret), &m[i + secret.len()..]),
+        _ => ("", None, ""),
+    }
+}
+
+/// The last `n` characters of `s`, prefixed with `…` if cut.
+fn tail(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
+    }
+    let mut out = String::from("…");
+    out.extend(s.chars().skip(count - (n - 1)));
+    out
+}
+
+/// The first `n` characters of `s`, followed by `…` if cut.
+fn head(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(n - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Escapes everything that could act on a terminal or break the one-line-per-finding rule.
+pub(super) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() || is_bidi_control(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Unicode characters that reorder the display of the text around them ("Trojan Source").
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{finding, run, token};
+    use super::super::{Format, Sink, SinkOptions};
+
+    #[test]
+    fn exact_line_redacted_and_whole() {
+        let f = finding("config/app.env", 3, 14);
+        assert_eq!(
+            run(Format::Text, false, vec![vec![f.clone()]]),
+            "config/app.env:3:14  github-pat  token = \"ghp_…\"\n"
+        );
+        assert_eq!(
+            run(Format::Text, true, vec![vec![f]]),
+            format!("config/app.env:3:14  github-pat  token = \"{}\"\n", token())
+        );
+    }
+
+    #[test]
+    fn color_wraps_path_position_rule_and_secret() {
+        let out = super::super::tests::Shared::default();
+        let mut sink = Sink::new(
+            SinkOptions {
+                format: Format::Text,
+                show_secrets: false,
+                color: true,
+            },
+            Box::new(out.clone()),
+        );
+        sink.write_file_findings(vec![finding("a.env", 1, 2)])
+            .unwrap();
+        sink.finish(&[]).unwrap();
+        assert_eq!(
+            out.text(),
+            "\x1b[35ma.env\x1b[0m:\x1b[32m1:2\x1b[0m  \x1b[1;33mgithub-pat\x1b[0m  \
+             token = \"\x1b[1;31mghp_…\x1b[0m\"\n"
+        );
+    }
+
+    #[test]
+    fn hostile_bytes_are_escaped_everywhere() {
+        let mut f = finding("evil\x1b[2J\u{202e}.env", 1, 1);
+        f.finding.r#match = format!("a\x07b\r\n\\{}\u{85}", f.finding.secret);
+        let out = run(Format::Text, true, vec![vec![f.clone()]]);
+        assert_eq!(
+            out,
+            format!(
+                "evil\\x1b[2J\\u{{202e}}.env:1:1  github-pat  a\\x07b\\r\\n\\\\{}\\u{{85}}\n",
+                token()
+            )
+        );
+        assert_eq!(out.matches('\n').count(), 1);
+        assert!(!out.contains('\x1b'));
+    }
+
+    #[test]
+    fn long_context_is_trimmed_but_the_secret_is_whole() {
+        let mut f = finding("a", 1, 1);
+        f.finding.r#match = format!("{}{}{}", "x".repeat(500), f.finding.secret, "y".repeat(500));
+        let out = run(Format::Text, true, vec![vec![f]]);
+        let snippet = out.trim_end().splitn(3, "  ").nth(2).unwrap();
+        assert_eq!(
+            snippet,
+            format!("…{}{}{}…", "x".repeat(59), token(), "y".repeat(59))
+        );
+    }
+
+    #[test]
+    fn secret_missing_from_match_redacts_the_whole_match() {
+        let mut f = finding("a", 1, 1);
+        f.finding.r#match = "something else entirely".into();
+        assert_eq!(
+            run(Format::Text, false, vec![vec![f]]),
+            "a:1:1  github-pat  some…\n"
+        );
+    }
+}
