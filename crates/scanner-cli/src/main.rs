@@ -1,5 +1,72 @@
+//! `scanner`: the binary. Parses flags, builds the library objects, owns the
+//! exit status; the work lives in `scanner-engine` (matching),
+//! `scanner-scheduler` (threads) and the modules below.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | `args` | clap flags: plain parsed data |
+//! | `scan` | `scanner scan`: turns flags into walker, engine, sink, filters |
+//! | `walk` | the walker thread: roots, ignore files, skip counts |
+//! | `pipeline` | file tasks, workers, large-file splitting, the sink thread |
+//! | `filter` | post-scan suppression hooks (baseline, diff) |
+//! | `summary` | the stderr summary and `--stats-json` |
+//! | `rules_cmd` | `scanner rules list` / `check` |
+//! | `output` | report formats (text, json, jsonl, sarif) |
+//!
+//! Exit status: 0 clean, 1 findings, 2 error. See `docs/architecture.md`.
+
 use std::process::ExitCode;
 
+mod args;
+#[allow(dead_code)] // TODO(precommit): drop once --staged/--diff/baseline are wired
+mod config;
+mod filter;
+#[allow(dead_code)] // AtomicOutput::dest: not needed by the CLI yet
+mod output;
+mod pipeline;
+mod rules_cmd;
+mod scan;
+mod summary;
+mod walk;
+
+/// Exit status for "something went wrong" (bad flag, rule, config, unreadable
+/// file): distinct from 1 so CI can tell "secrets found" from "scan broken".
+pub const EXIT_ERROR: u8 = 2;
+
 fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    match run() {
+        Ok(code) => code,
+        Err(err) => {
+            if let Some(io) = err.downcast_ref::<std::io::Error>() {
+                if output::is_broken_pipe(io) {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("scanner: error: {err:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<ExitCode> {
+    let cli = match args::Cli::parse_from_env() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // --help and --version are "errors" that go to stdout with status 0.
+            let _ = err.print();
+            return Ok(if err.use_stderr() {
+                ExitCode::from(EXIT_ERROR)
+            } else {
+                ExitCode::SUCCESS
+            });
+        }
+    };
+    match cli.command {
+        args::Command::Scan(a) => scan::run(*a),
+        args::Command::Rules(c) => rules_cmd::run(c),
+        args::Command::Hook(args::HookCommand::Install(_a)) => {
+            // TODO(precommit): call hook::install(&_a) once src/hook.rs exists.
+            anyhow::bail!("`scanner hook install` is not implemented yet")
+        }
+    }
 }

@@ -1,0 +1,304 @@
+//! Command-line flags: the low layer.
+//!
+//! These types are plain parsed data, as clap hands them over; nothing here
+//! opens a file or compiles a rule. `scan.rs` turns [`ScanArgs`] into the
+//! objects that do the work (walker options, engine, sink), the way ripgrep
+//! splits `lowargs.rs` from `hiargs.rs`. The doc comments are the `--help`
+//! text.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::output::Format;
+
+/// A parallel secret scanner: finds API keys, tokens and private keys in
+/// files, git index blobs and diffs.
+///
+/// Exit status: 0 when nothing was found and everything in scope was
+/// scanned, 1 when there are findings, 2 on any error (bad flag, bad rule or
+/// config, unreadable file unless --ignore-errors).
+#[derive(Parser)]
+#[command(name = "scanner", version, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Scan files and directories (default: the current directory).
+    Scan(Box<ScanArgs>),
+    /// List the rules or check their examples.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Manage the git pre-commit hook.
+    #[command(subcommand)]
+    Hook(HookCommand),
+}
+
+/// `scanner scan` flags.
+#[derive(Args)]
+pub struct ScanArgs {
+    /// Files or directories to scan. A file named here is scanned even when
+    /// an ignore file excludes it.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Also scan the paths listed in FILE (`-` for stdin), one per line or
+    /// NUL-separated.
+    #[arg(long, value_name = "FILE", help_heading = "Input")]
+    pub files_from: Option<PathBuf>,
+
+    /// Do not read .gitignore, .ignore, .git/info/exclude, the global git
+    /// excludes or .scannerignore.
+    #[arg(long, help_heading = "Input")]
+    pub no_ignore: bool,
+
+    /// Skip paths matching GLOB (gitignore syntax; repeatable).
+    #[arg(long, value_name = "GLOB", help_heading = "Input")]
+    pub exclude: Vec<String>,
+
+    /// Follow symbolic links (loops are detected and reported).
+    #[arg(long, short = 'L', help_heading = "Input")]
+    pub follow: bool,
+
+    /// Skip files larger than SIZE (bytes, or with a K, M or G suffix).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
+    pub max_filesize: Option<u64>,
+
+    /// Scan files that look binary (a NUL byte in the first 8 KiB) too.
+    #[arg(long, help_heading = "Input")]
+    pub binary: bool,
+
+    /// Scan exactly what is staged in the git index (blob content, paths
+    /// relative to the repository root).
+    #[arg(long, help_heading = "Git", conflicts_with_all = ["diff", "files_from"])]
+    pub staged: bool,
+
+    /// Scan only the lines added since the git revision BASE.
+    #[arg(
+        long,
+        value_name = "BASE",
+        help_heading = "Git",
+        conflicts_with = "files_from"
+    )]
+    pub diff: Option<String>,
+
+    /// Replace the built-in rules with the rules in FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Rules")]
+    pub rules: Option<PathBuf>,
+
+    /// Add the rules in FILE to the rule set (repeatable).
+    #[arg(long, value_name = "FILE", help_heading = "Rules")]
+    pub extra_rules: Vec<PathBuf>,
+
+    /// Use this config file instead of discovering .scanner.toml.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Rules",
+        conflicts_with = "no_config"
+    )]
+    pub config: Option<PathBuf>,
+
+    /// Do not read any .scanner.toml.
+    #[arg(long, help_heading = "Rules")]
+    pub no_config: bool,
+
+    /// Suppress the findings recorded in this baseline file.
+    #[arg(long, value_name = "FILE", help_heading = "Baseline")]
+    pub baseline: Option<PathBuf>,
+
+    /// Record the current findings (by fingerprint) in FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Baseline")]
+    pub write_baseline: Option<PathBuf>,
+
+    /// List baseline entries that no longer match any finding.
+    #[arg(long, help_heading = "Baseline", requires = "baseline")]
+    pub report_unused: bool,
+
+    /// Report format. `text` is for people; `json` is sorted and identical
+    /// whatever the thread count; `jsonl` streams; `sarif` is for code
+    /// scanning.
+    #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
+    pub format: Format,
+
+    /// Write the report to FILE (atomically: a temp file renamed at the
+    /// end) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+
+    /// Print secrets whole instead of redacted.
+    #[arg(long, help_heading = "Output")]
+    pub show_secrets: bool,
+
+    /// Colour the text report: auto (when stdout is a terminal), always or
+    /// never.
+    #[arg(long, value_enum, default_value = "auto", help_heading = "Output")]
+    pub color: ColorChoice,
+
+    /// Write scan counts and scheduler metrics as JSON to FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub stats_json: Option<PathBuf>,
+
+    /// No summary and no progress line on stderr (warnings still appear).
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Exit 0 or 1 even when some files could not be read.
+    #[arg(long, help_heading = "Output")]
+    pub ignore_errors: bool,
+
+    /// Worker threads (default: available cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024), help_heading = "Performance")]
+    pub threads: Option<u16>,
+
+    /// Read buffer size per chunk (testing knob).
+    #[arg(long, hide = true, value_parser = parse_size)]
+    pub chunk_size: Option<u64>,
+
+    /// Files larger than this are split into ranges scanned in parallel
+    /// (testing knob).
+    #[arg(long, hide = true, value_parser = parse_size)]
+    pub split_threshold: Option<u64>,
+
+    /// Smallest range a split file is cut down to (testing knob).
+    #[arg(long, hide = true, value_parser = parse_size)]
+    pub split_grain: Option<u64>,
+}
+
+/// When to colour output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Subcommand)]
+pub enum RulesCommand {
+    /// Print every rule: id, name, keywords.
+    List(RulesListArgs),
+    /// Run every rule's examples and negative examples; exit 1 on a failure.
+    Check(RulesCheckArgs),
+}
+
+#[derive(Args)]
+pub struct RulesListArgs {
+    /// Use the rules in FILE instead of the built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Add the rules in FILE (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub extra_rules: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct RulesCheckArgs {
+    /// A rule file to check alone (default: the built-in rules).
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum HookCommand {
+    /// Write a git pre-commit hook that runs `scanner scan --staged`
+    /// (honours core.hooksPath).
+    Install(HookInstallArgs),
+}
+
+#[derive(Args)]
+pub struct HookInstallArgs {
+    /// Replace an existing hook that scanner did not write.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Parses `123`, `64K`, `8M`, `1G` (binary multiples; `KB`, `KiB` and
+/// lowercase are accepted too).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (expected e.g. 1048576, 512K, 8M, 1G)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("`{s}`: unknown size unit `{unit}` (use K, M or G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+impl Cli {
+    /// Parses `std::env::args_os`; on a bad flag clap prints the message and
+    /// this returns the error so that `main` owns the exit status.
+    pub fn parse_from_env() -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::env::args_os().collect::<Vec<OsString>>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("100"), Ok(100));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("8m"), Ok(8 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
+
+    #[test]
+    fn scan_defaults_and_flags() {
+        let cli = Cli::try_parse_from(["scanner", "scan"]).unwrap();
+        let Command::Scan(a) = cli.command else {
+            panic!()
+        };
+        assert!(a.paths.is_empty());
+        assert!(matches!(a.format, Format::Text));
+        let cli = Cli::try_parse_from([
+            "scanner",
+            "scan",
+            "a",
+            "b",
+            "--format",
+            "json",
+            "--exclude",
+            "*.log",
+            "--exclude",
+            "vendor/",
+            "--max-filesize",
+            "1M",
+            "-j",
+            "3",
+        ])
+        .unwrap();
+        let Command::Scan(a) = cli.command else {
+            panic!()
+        };
+        assert_eq!(a.paths, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert!(matches!(a.format, Format::Json));
+        assert_eq!(a.exclude, ["*.log", "vendor/"]);
+        assert_eq!(a.max_filesize, Some(1 << 20));
+        assert_eq!(a.threads, Some(3));
+        assert!(Cli::try_parse_from(["scanner", "scan", "--threads", "0"]).is_err());
+        assert!(Cli::try_parse_from(["scanner", "scan", "--staged", "--diff", "HEAD"]).is_err());
+    }
+}

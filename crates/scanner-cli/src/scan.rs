@@ -1,0 +1,229 @@
+//! `scanner scan`: the high layer of arguments.
+//!
+//! [`ScanArgs`] is what the user typed; [`ScanPlan`] is what the run needs:
+//! the compiled engine, what to scan ([`Source`]), walker and reader options,
+//! the report writer and the post-scan filters. `run` builds the plan, hands
+//! it to [`pipeline::scan`], then prints the summary and owns the exit
+//! status:
+//!
+//! | status | when |
+//! | --- | --- |
+//! | 0 | no finding, and every file in scope was read |
+//! | 1 | at least one finding reported (after suppressions) |
+//! | 2 | an error: bad flag, rule or config, unreadable root; or a file or directory in scope could not be read (unless `--ignore-errors`), whether or not there were findings: a partial scan must not pass for a complete one |
+//!
+//! # Where issue 5 (pre-commit) plugs in
+//!
+//! - what is scanned: [`ScanPlan::source`] (`--staged` → `Source::Blobs`,
+//!   `--diff BASE` → the changed files as `Source::Paths`);
+//! - what is suppressed after the scan: [`ScanPlan::filters`] (baseline,
+//!   diff context, config rule overrides) — each a
+//!   [`FindingFilter`](crate::filter::FindingFilter) run in the sink thread
+//!   after line numbers are final;
+//! - what is done after the scan: [`finish_filters`] (writing a baseline).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use scanner_engine::{Engine, EngineBuilder, RuleFile};
+
+use crate::args::{ColorChoice, ScanArgs};
+use crate::config::{self, Config};
+use crate::filter::FindingFilter;
+use crate::output::{AtomicOutput, Sink, SinkOptions};
+use crate::pipeline::{self, ScanOptions, Source};
+use crate::summary::{self, Progress};
+use crate::walk::{self, WalkOptions};
+
+/// Everything a scan needs, built from the flags.
+pub struct ScanPlan {
+    pub engine: Arc<Engine>,
+    pub source: Source,
+    pub options: ScanOptions,
+    pub filters: Vec<Box<dyn FindingFilter>>,
+    pub config: Option<Arc<Config>>,
+}
+
+/// Builds the rule set: `--rules FILE` or the built-in rules, then every
+/// `--extra-rules` and the config's `extra_rules`, minus the config's
+/// `disable_rules`. Build warnings go to stderr; errors name the file and
+/// the rule.
+pub fn build_engine(
+    rules: Option<&Path>,
+    extra: &[PathBuf],
+    config: Option<&Config>,
+) -> anyhow::Result<Engine> {
+    let mut b = EngineBuilder::new();
+    match rules {
+        Some(path) => b = b.add(RuleFile::load(path)?),
+        None => {
+            for f in RuleFile::builtin() {
+                b = b.add(f);
+            }
+        }
+    }
+    let config_extra = config.map(|c| &c.extra_rules[..]).unwrap_or_default();
+    for path in extra.iter().chain(config_extra) {
+        b = b.add(RuleFile::load(path)?);
+    }
+    if let Some(c) = config {
+        b = b.disable(&c.disable_rules).allow_secrets(&c.allow_secrets);
+    }
+    let (engine, warnings) = b.build()?;
+    for w in warnings {
+        match &w.rule {
+            Some(rule) => eprintln!("scanner: warning: rule `{rule}`: {}", w.message),
+            None => eprintln!("scanner: warning: {}", w.message),
+        }
+    }
+    Ok(engine)
+}
+
+impl ScanPlan {
+    pub fn new(args: &ScanArgs) -> anyhow::Result<ScanPlan> {
+        let implicit_root = args.paths.is_empty() && args.files_from.is_none();
+        let mut roots = args.paths.clone();
+        if let Some(list) = &args.files_from {
+            roots.extend(walk::read_file_list(list)?);
+        }
+        if implicit_root {
+            roots.push(PathBuf::from("."));
+        }
+
+        let config =
+            config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
+        let engine = build_engine(args.rules.as_deref(), &args.extra_rules, config.as_deref())?;
+
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let allow: Option<walk::PathAllow> = config.clone().map(|c| {
+            let cwd = cwd.clone();
+            Arc::new(move |p: &Path, _is_dir: bool| c.is_path_allowed(&cwd, p)) as walk::PathAllow
+        });
+
+        let threads = match args.threads {
+            Some(n) => n as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let defaults = ScanOptions::default();
+        let options = ScanOptions {
+            threads,
+            walk: WalkOptions {
+                no_ignore: args.no_ignore,
+                follow: args.follow,
+                exclude: args.exclude.clone(),
+                allow,
+                strip_dot: implicit_root,
+            },
+            binary: args.binary,
+            max_filesize: args.max_filesize,
+            chunk_size: args.chunk_size.map_or(defaults.chunk_size, |n| n as usize),
+            split_threshold: args.split_threshold.unwrap_or(defaults.split_threshold),
+            split_grain: args.split_grain.unwrap_or(defaults.split_grain),
+            progress: !args.quiet && Progress::wanted(),
+        };
+
+        // TODO(precommit): `--staged` → Source::Blobs(git::staged_blobs(..)),
+        // `--diff BASE` → the changed files, with a DiffFilter below.
+        let source = Source::Paths(roots);
+
+        let mut filters: Vec<Box<dyn FindingFilter>> = Vec::new();
+        if let Some(c) = &config {
+            if let Some(f) = c.rule_filter(&cwd)? {
+                filters.push(Box::new(f));
+            }
+        }
+        // TODO(precommit): DiffFilter, Baseline (--baseline), Recorder
+        // (--write-baseline; last, so it records only what is reported).
+
+        Ok(ScanPlan {
+            engine: Arc::new(engine),
+            source,
+            options,
+            filters,
+            config,
+        })
+    }
+}
+
+/// After the scan, before the exit status: work the filters left to do
+/// (TODO(precommit): write the `--write-baseline` file).
+fn finish_filters(_args: &ScanArgs, _plan_config: Option<&Config>) -> anyhow::Result<()> {
+    Ok(())
+}
+
+pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
+    let plan = ScanPlan::new(&args)?;
+
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let sink_opts = SinkOptions {
+        format: args.format,
+        show_secrets: args.show_secrets,
+        color,
+    };
+    let atomic = match &args.output {
+        Some(path) => {
+            Some(AtomicOutput::create(path).with_context(|| format!("-o {}", path.display()))?)
+        }
+        None => None,
+    };
+    let out: Box<dyn std::io::Write + Send> = match &atomic {
+        Some(a) => Box::new(a.file()?),
+        None => Box::new(std::io::stdout()),
+    };
+    let sink = Sink::new(sink_opts, out);
+
+    let ScanPlan {
+        engine,
+        source,
+        options,
+        filters,
+        config,
+    } = plan;
+    let (report, sink) = pipeline::scan(source, Arc::clone(&engine), sink, filters, &options)?;
+    if report.broken_pipe {
+        return Ok(exit_for(&report, args.ignore_errors));
+    }
+    match sink.finish(engine.rules()) {
+        Err(e) if crate::output::is_broken_pipe(&e) => {
+            return Ok(exit_for(&report, args.ignore_errors))
+        }
+        r => r.context("writing the report")?,
+    }
+    if let (Some(a), Some(path)) = (atomic, &args.output) {
+        a.commit()
+            .with_context(|| format!("-o {}", path.display()))?;
+    }
+    finish_filters(&args, config.as_deref())?;
+
+    if !args.quiet {
+        summary::print_summary(&report);
+    }
+    for note in &report.notes {
+        eprintln!("{note}");
+    }
+    if let Some(path) = &args.stats_json {
+        summary::write_stats_json(path, &report)?;
+    }
+    Ok(exit_for(&report, args.ignore_errors))
+}
+
+fn exit_for(report: &pipeline::ScanReport, ignore_errors: bool) -> ExitCode {
+    if report.errors > 0 && !ignore_errors {
+        ExitCode::from(crate::EXIT_ERROR)
+    } else if report.findings > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

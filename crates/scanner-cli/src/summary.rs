@@ -1,0 +1,288 @@
+//! What the run tells the user besides the report: the summary and the
+//! progress line on stderr, and `--stats-json`.
+//!
+//! # The summary
+//!
+//! Printed on stderr after the scan unless `--quiet` (stdout carries the
+//! report only):
+//!
+//! ```text
+//! scanned 1,204 files (48.2 MB) in 0.21 s, 229.5 MB/s: 3 findings
+//! not scanned: 12 ignored, 2 binary, 1 symlink (not followed)
+//! suppressed: 4 placeholder, 1 baseline
+//! ```
+//!
+//! Every file not scanned appears under its reason (see `walk::Skip`), and
+//! every suppressed candidate under its reason, so nothing is hidden
+//! silently. Lines that would be empty are left out.
+//!
+//! # `--stats-json FILE`
+//!
+//! One JSON object, written after the scan (atomically: a temp file renamed):
+//!
+//! ```json
+//! {
+//!   "files": 1204, "bytes": 48213504, "findings": 3, "errors": 0,
+//!   "elapsed_secs": 0.21, "mb_per_sec": 229.5,
+//!   "skipped_total": 14, "skipped": { "ignored": 12, "binary": 2 },
+//!   "suppressed": { "placeholder": 4, "baseline": 1 },
+//!   "scheduler": {
+//!     "wall_secs": 0.2, "utilization": 0.93,
+//!     "tasks": { "local": 10, "injector": 1190, "stolen": 4 },
+//!     "steal_attempts": 40, "steal_successes": 4, "parks": 7,
+//!     "workers": [ { "tasks_local": 5, "tasks_injector": 600, "tasks_stolen": 2,
+//!                    "steal_attempts": 20, "steal_successes": 2, "parks": 3,
+//!                    "busy_secs": 0.19, "idle_secs": 0.01, "utilization": 0.95 } ]
+//!   }
+//! }
+//! ```
+//!
+//! `skipped` and `suppressed` hold only the non-zero reasons; keys are the
+//! labels printed in the summary. MB are 10^6 bytes.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use crate::pipeline::ScanReport;
+
+/// The progress line: drawn only while stderr is a terminal (the caller
+/// checks), rate-limited by indicatif, erased at the end.
+pub struct Progress {
+    bar: ProgressBar,
+}
+
+impl Progress {
+    pub fn new() -> Progress {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        Progress { bar }
+    }
+
+    pub fn update(&self, files: u64, bytes: u64, findings: u64) {
+        self.bar.set_message(format!(
+            "{} files, {}, {} findings",
+            thousands(files),
+            megabytes(bytes),
+            thousands(findings)
+        ));
+    }
+
+    /// Prints a line above the progress line.
+    pub fn println(&self, line: &str) {
+        self.bar.suspend(|| eprintln!("{line}"));
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    /// True when a progress line makes sense: stderr is a terminal.
+    pub fn wanted() -> bool {
+        std::io::stderr().is_terminal()
+    }
+}
+
+/// Decimal MB per second over the elapsed time (0 for an instant run).
+pub fn mb_per_sec(bytes: u64, elapsed: Duration) -> f64 {
+    let secs = elapsed.as_secs_f64();
+    if secs <= 0.0 {
+        0.0
+    } else {
+        bytes as f64 / 1e6 / secs
+    }
+}
+
+/// The summary lines (see the module docs).
+pub fn summary_lines(r: &ScanReport) -> Vec<String> {
+    let mut lines = vec![format!(
+        "scanned {} {} ({}) in {:.2} s, {:.1} MB/s: {} {}",
+        thousands(r.files),
+        plural(r.files, "file", "files"),
+        megabytes(r.bytes),
+        r.elapsed.as_secs_f64(),
+        mb_per_sec(r.bytes, r.elapsed),
+        thousands(r.findings),
+        plural(r.findings, "finding", "findings"),
+    )];
+    let skipped: Vec<String> = r
+        .skips
+        .nonzero()
+        .map(|(reason, n)| format!("{} {}", thousands(n), reason.label()))
+        .collect();
+    if !skipped.is_empty() {
+        lines.push(format!("not scanned: {}", skipped.join(", ")));
+    }
+    if !r.suppressed.is_empty() {
+        let s: Vec<String> = r
+            .suppressed
+            .iter()
+            .map(|(reason, n)| format!("{} {reason}", thousands(*n)))
+            .collect();
+        lines.push(format!("suppressed: {}", s.join(", ")));
+    }
+    if r.errors > 0 {
+        lines.push(format!(
+            "{} {} could not be read (see the warnings above)",
+            thousands(r.errors),
+            plural(r.errors, "path", "paths")
+        ));
+    }
+    lines
+}
+
+pub fn print_summary(r: &ScanReport) {
+    let mut err = std::io::stderr().lock();
+    for line in summary_lines(r) {
+        let _ = writeln!(err, "{line}");
+    }
+}
+
+/// The `--stats-json` object (see the module docs).
+pub fn stats_json(r: &ScanReport) -> serde_json::Value {
+    let m = &r.metrics;
+    let total = if m.workers.is_empty() {
+        Default::default()
+    } else {
+        m.total()
+    };
+    let wall = m.wall.as_secs_f64();
+    let workers: Vec<_> = m
+        .workers
+        .iter()
+        .map(|w| {
+            json!({
+                "tasks_local": w.tasks_local,
+                "tasks_injector": w.tasks_injector,
+                "tasks_stolen": w.tasks_stolen,
+                "steal_attempts": w.steal_attempts,
+                "steal_successes": w.steal_successes,
+                "parks": w.parks,
+                "busy_secs": w.busy.as_secs_f64(),
+                "idle_secs": w.idle.as_secs_f64(),
+                "utilization": if wall > 0.0 { w.busy.as_secs_f64() / wall } else { 0.0 },
+            })
+        })
+        .collect();
+    let skipped: serde_json::Map<String, serde_json::Value> = r
+        .skips
+        .nonzero()
+        .map(|(reason, n)| (reason.label().to_string(), json!(n)))
+        .collect();
+    json!({
+        "files": r.files,
+        "bytes": r.bytes,
+        "findings": r.findings,
+        "errors": r.errors,
+        "elapsed_secs": r.elapsed.as_secs_f64(),
+        "mb_per_sec": mb_per_sec(r.bytes, r.elapsed),
+        "skipped_total": r.skips.total(),
+        "skipped": skipped,
+        "suppressed": r.suppressed,
+        "scheduler": {
+            "wall_secs": wall,
+            "utilization": if m.workers.is_empty() { 0.0 } else { m.utilization() },
+            "tasks": {
+                "local": total.tasks_local,
+                "injector": total.tasks_injector,
+                "stolen": total.tasks_stolen,
+            },
+            "steal_attempts": total.steal_attempts,
+            "steal_successes": total.steal_successes,
+            "parks": total.parks,
+            "workers": workers,
+        },
+    })
+}
+
+/// Writes `--stats-json` through a temp file and a rename.
+pub fn write_stats_json(path: &Path, r: &ScanReport) -> anyhow::Result<()> {
+    let out = crate::output::AtomicOutput::create(path)
+        .with_context(|| format!("--stats-json {}", path.display()))?;
+    let mut f = out.file()?;
+    serde_json::to_writer_pretty(&mut f, &stats_json(r))?;
+    f.write_all(b"\n")?;
+    drop(f);
+    out.commit()
+        .with_context(|| format!("--stats-json {}", path.display()))?;
+    Ok(())
+}
+
+fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+/// 1234567 → "1,234,567".
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn megabytes(bytes: u64) -> String {
+    if bytes < 1_000_000 {
+        format!("{:.1} KB", bytes as f64 / 1e3)
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::walk::Skip;
+
+    #[test]
+    fn numbers() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(megabytes(1500), "1.5 KB");
+        assert_eq!(megabytes(48_213_504), "48.2 MB");
+    }
+
+    #[test]
+    fn lines() {
+        let mut r = ScanReport {
+            files: 1,
+            bytes: 2_000_000,
+            findings: 3,
+            elapsed: Duration::from_millis(500),
+            ..Default::default()
+        };
+        r.skips.add(Skip::Binary, 2);
+        r.skips.add(Skip::Ignored, 12);
+        r.suppressed.insert("baseline".into(), 1);
+        assert_eq!(
+            summary_lines(&r),
+            [
+                "scanned 1 file (2.0 MB) in 0.50 s, 4.0 MB/s: 3 findings",
+                "not scanned: 12 ignored, 2 binary",
+                "suppressed: 1 baseline",
+            ]
+        );
+        let v = stats_json(&r);
+        assert_eq!(v["skipped"]["binary"], 2);
+        assert_eq!(v["suppressed"]["baseline"], 1);
+        assert_eq!(v["scheduler"]["workers"].as_array().unwrap().len(), 0);
+    }
+}

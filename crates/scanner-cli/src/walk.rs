@@ -1,0 +1,592 @@
+//! The walker: which files are in scope, and a count of every one that is not.
+//!
+//! One thread, the single-threaded [`ignore::Walk`]: discovery is cheap next
+//! to reading and matching, and one walker keeps the skip counts and the
+//! order of warnings simple. The pipeline turns each yielded path into a
+//! `FileTask` (see `pipeline.rs`).
+//!
+//! # What is walked
+//!
+//! - Ignore files are honoured by default: `.gitignore` (also outside a git
+//!   repository: `require_git(false)`), `.ignore`, `.git/info/exclude`, the
+//!   global git excludes (`core.excludesFile`) and `.scannerignore` (same
+//!   syntax, highest precedence). `--no-ignore` turns all of them off.
+//! - Hidden files are scanned: `.env` is where secrets live. `.git`
+//!   (directory or worktree file) is never entered: objects are compressed
+//!   and the index is binary; `--staged` reads the index properly.
+//! - Symlinks are not followed unless `--follow`; loops are then reported as
+//!   warnings, never fatal.
+//! - A root named on the command line (or in `--files-from`) that is a file is
+//!   scanned even if an ignore file excludes it: pre-commit passes explicit
+//!   file lists. `--exclude` and the config's `allow_paths` still apply to it:
+//!   they are the user's own words about what must not be scanned.
+//! - A root that does not exist or cannot be read is an error (exit 2).
+//!
+//! # Skip counts
+//!
+//! Every entry that is not scanned is counted under a [`Skip`] reason and
+//! reported in the summary. The walker decides `ignored`, `excluded`,
+//! `allowlisted path`, the symlink reasons, `special file` and `unreadable`
+//! directories; workers decide `binary`, `too large` and `unreadable` files
+//! (they stat the file they opened anyway, so the walker never stats).
+//!
+//! **What `ignored` counts.** The `ignore` crate drops ignored entries
+//! silently. Re-matching every entry against the ignore rules would double
+//! the walker's work, so the count is derived instead: for every directory
+//! walked, the number of its entries (one extra `readdir`, no `stat`) minus
+//! the entries the walk yielded, minus those our own filter dropped. So an
+//! ignored directory counts once (its contents are never visited: `target/`
+//! is 1, not 40,000), and the count is of directory entries, files and
+//! directories alike. With `--no-ignore` nothing is ignored and the extra
+//! `readdir` is skipped.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use anyhow::Context;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use ignore::{DirEntry, WalkBuilder};
+
+/// Why a file or directory was not scanned. The summary prints
+/// [`Skip::label`]; `--stats-json` uses it as the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Skip {
+    /// Excluded by an ignore file (see the module docs for what is counted).
+    Ignored,
+    /// Matched an `--exclude` glob.
+    Excluded,
+    /// Matched the config's `allow_paths`.
+    AllowlistedPath,
+    /// A NUL byte in the first 8 KiB (scanned anyway with `--binary`).
+    Binary,
+    /// Larger than `--max-filesize`.
+    TooLarge,
+    /// Could not be opened or read (a warning names the path and reason).
+    Unreadable,
+    /// A symbolic link, not followed (no `--follow`).
+    SymlinkNotFollowed,
+    /// A symbolic link whose target does not exist.
+    SymlinkBroken,
+    /// A symbolic link leading back to an ancestor (`--follow`).
+    SymlinkLoop,
+    /// A FIFO, socket or device: reading it could block or never end.
+    Special,
+}
+
+impl Skip {
+    pub const ALL: [Skip; 10] = [
+        Skip::Ignored,
+        Skip::Excluded,
+        Skip::AllowlistedPath,
+        Skip::Binary,
+        Skip::TooLarge,
+        Skip::Unreadable,
+        Skip::SymlinkNotFollowed,
+        Skip::SymlinkBroken,
+        Skip::SymlinkLoop,
+        Skip::Special,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Skip::Ignored => "ignored",
+            Skip::Excluded => "excluded",
+            Skip::AllowlistedPath => "allowlisted path",
+            Skip::Binary => "binary",
+            Skip::TooLarge => "too large",
+            Skip::Unreadable => "unreadable",
+            Skip::SymlinkNotFollowed => "symlink (not followed)",
+            Skip::SymlinkBroken => "symlink (broken)",
+            Skip::SymlinkLoop => "symlink (loop)",
+            Skip::Special => "special file",
+        }
+    }
+
+    fn index(self) -> usize {
+        Skip::ALL.iter().position(|&s| s == self).unwrap()
+    }
+}
+
+/// Counts by [`Skip`] reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SkipCounts([u64; Skip::ALL.len()]);
+
+impl SkipCounts {
+    pub fn add(&mut self, reason: Skip, n: u64) {
+        self.0[reason.index()] += n;
+    }
+    pub fn get(&self, reason: Skip) -> u64 {
+        self.0[reason.index()]
+    }
+    pub fn merge(&mut self, other: &SkipCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a += b;
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+    /// Non-zero counts, in [`Skip::ALL`] order.
+    pub fn nonzero(&self) -> impl Iterator<Item = (Skip, u64)> + '_ {
+        Skip::ALL
+            .iter()
+            .map(|&s| (s, self.get(s)))
+            .filter(|&(_, n)| n > 0)
+    }
+}
+
+/// Decides whether a path is allowlisted by the user config
+/// (`allow_paths`): `(path, is_dir) -> true` to skip it.
+pub type PathAllow = Arc<dyn Fn(&Path, bool) -> bool + Send + Sync>;
+
+/// Walker settings (built from flags in `scan.rs`).
+#[derive(Clone, Default)]
+pub struct WalkOptions {
+    pub no_ignore: bool,
+    pub follow: bool,
+    /// `--exclude` globs, gitignore syntax, relative to each root.
+    pub exclude: Vec<String>,
+    /// Config `allow_paths`.
+    pub allow: Option<PathAllow>,
+    /// Strip a leading `./` from paths (the root was the implicit `.`),
+    /// as ripgrep does.
+    pub strip_dot: bool,
+}
+
+/// Something the user should hear about (printed as
+/// `scanner: warning: <path>: <reason>`).
+#[derive(Debug)]
+pub struct WalkWarning {
+    pub path: PathBuf,
+    pub reason: String,
+    /// True when it means content in scope was not scanned (an unreadable
+    /// directory): turns exit 0 into exit 2 unless `--ignore-errors`.
+    pub is_error: bool,
+}
+
+/// Counters shared with the `filter_entry` closure (which must be `'static`).
+#[derive(Default)]
+struct FilterCounts {
+    excluded: AtomicU64,
+    allowlisted: AtomicU64,
+    /// `.git` entries: neither scanned nor reported, but dropped by us.
+    vcs: AtomicU64,
+}
+
+/// Walks `roots` and calls `on_file` for every file to scan, `on_warning`
+/// for every problem. Returns the skip counts. Errors (exit 2) only for a
+/// root that cannot be read at all or a bad `--exclude` glob.
+pub fn walk(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    mut on_file: impl FnMut(PathBuf),
+    mut on_warning: impl FnMut(WalkWarning),
+) -> anyhow::Result<SkipCounts> {
+    let mut skips = SkipCounts::default();
+    for root in roots {
+        let md = fs::metadata(root).with_context(|| format!("{}", root.display()))?;
+        let shown = display_path(root, opts.strip_dot);
+        if !md.is_dir() {
+            if !md.is_file() {
+                skips.add(Skip::Special, 1);
+                on_warning(WalkWarning {
+                    path: shown,
+                    reason: "not a regular file, skipped".into(),
+                    is_error: false,
+                });
+                continue;
+            }
+            let excludes = build_excludes(root.parent().unwrap_or(Path::new("")), opts)?;
+            if excludes.matched(root, false).is_ignore() {
+                skips.add(Skip::Excluded, 1);
+            } else if opts.allow.as_ref().is_some_and(|a| a(root, false)) {
+                skips.add(Skip::AllowlistedPath, 1);
+            } else {
+                on_file(shown);
+            }
+            continue;
+        }
+        walk_dir(root, opts, &mut skips, &mut on_file, &mut on_warning)?;
+    }
+    Ok(skips)
+}
+
+fn build_excludes(root: &Path, opts: &WalkOptions) -> anyhow::Result<Gitignore> {
+    let mut b = GitignoreBuilder::new(root);
+    for glob in &opts.exclude {
+        b.add_line(None, glob)
+            .with_context(|| format!("--exclude {glob:?}"))?;
+    }
+    b.build().context("--exclude")
+}
+
+fn walk_dir(
+    root: &Path,
+    opts: &WalkOptions,
+    skips: &mut SkipCounts,
+    on_file: &mut impl FnMut(PathBuf),
+    on_warning: &mut impl FnMut(WalkWarning),
+) -> anyhow::Result<()> {
+    let excludes = build_excludes(root, opts)?;
+    let counts = Arc::new(FilterCounts::default());
+    let mut b = WalkBuilder::new(root);
+    b.standard_filters(!opts.no_ignore)
+        .hidden(false)
+        .parents(!opts.no_ignore)
+        .require_git(false)
+        .follow_links(opts.follow);
+    if !opts.no_ignore {
+        b.add_custom_ignore_filename(".scannerignore");
+    }
+    {
+        let counts = Arc::clone(&counts);
+        let allow = opts.allow.clone();
+        b.filter_entry(move |e: &DirEntry| {
+            if e.file_name() == ".git" {
+                counts.vcs.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if excludes.matched(e.path(), is_dir).is_ignore() {
+                counts.excluded.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            if allow.as_ref().is_some_and(|a| a(e.path(), is_dir)) {
+                counts.allowlisted.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            true
+        });
+    }
+
+    let count_ignored = !opts.no_ignore;
+    // Entries of walked directories vs entries seen: the difference is what
+    // the ignore rules dropped (see the module docs).
+    let mut children: u64 = 0;
+    let mut seen: u64 = 0;
+    for item in b.build() {
+        match item {
+            Ok(ent) => {
+                if ent.depth() > 0 {
+                    seen += 1;
+                }
+                let Some(ft) = ent.file_type() else { continue };
+                if ft.is_dir() {
+                    if count_ignored {
+                        children += fs::read_dir(ent.path()).map_or(0, |d| d.count() as u64);
+                    }
+                } else if ft.is_file() {
+                    on_file(display_path(ent.path(), opts.strip_dot));
+                } else if ft.is_symlink() {
+                    // Only seen without --follow (with it, entries carry the
+                    // target's type).
+                    let path = display_path(ent.path(), opts.strip_dot);
+                    match fs::metadata(ent.path()) {
+                        Ok(_) => skips.add(Skip::SymlinkNotFollowed, 1),
+                        Err(e) => {
+                            skips.add(Skip::SymlinkBroken, 1);
+                            on_warning(WalkWarning {
+                                path,
+                                reason: format!("broken symbolic link: {}", io_reason(&e)),
+                                is_error: false,
+                            });
+                        }
+                    }
+                } else {
+                    skips.add(Skip::Special, 1);
+                }
+            }
+            Err(err) => {
+                if let Some(w) = classify_error(&err, skips, &mut seen, opts.strip_dot) {
+                    on_warning(w);
+                }
+            }
+        }
+    }
+    let excluded = counts.excluded.load(Ordering::Relaxed);
+    let allowlisted = counts.allowlisted.load(Ordering::Relaxed);
+    let vcs = counts.vcs.load(Ordering::Relaxed);
+    skips.add(Skip::Excluded, excluded);
+    skips.add(Skip::AllowlistedPath, allowlisted);
+    if count_ignored {
+        let ignored = children.saturating_sub(seen + excluded + allowlisted + vcs);
+        skips.add(Skip::Ignored, ignored);
+    }
+    Ok(())
+}
+
+/// Turns a walk error into a skip count and a warning. `seen` counts the
+/// errors that stand for one directory entry (so `ignored` stays exact).
+fn classify_error(
+    err: &ignore::Error,
+    skips: &mut SkipCounts,
+    seen: &mut u64,
+    strip_dot: bool,
+) -> Option<WalkWarning> {
+    let (path, depth, inner) = unwrap_error(err);
+    match inner {
+        ignore::Error::Loop { ancestor, child } => {
+            if depth.unwrap_or(1) > 0 {
+                *seen += 1;
+            }
+            skips.add(Skip::SymlinkLoop, 1);
+            Some(WalkWarning {
+                path: display_path(child, strip_dot),
+                reason: format!(
+                    "symbolic link loop (leads back to {}), not followed",
+                    display_path(ancestor, strip_dot).display()
+                ),
+                is_error: false,
+            })
+        }
+        ignore::Error::Io(e) => {
+            let path = path?;
+            if depth.unwrap_or(1) > 0 {
+                *seen += 1;
+            }
+            let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            let shown = display_path(path, strip_dot);
+            if is_link && fs::metadata(path).is_err() {
+                skips.add(Skip::SymlinkBroken, 1);
+                Some(WalkWarning {
+                    path: shown,
+                    reason: format!("broken symbolic link: {}", io_reason(e)),
+                    is_error: false,
+                })
+            } else {
+                skips.add(Skip::Unreadable, 1);
+                Some(WalkWarning {
+                    path: shown,
+                    reason: io_reason(e),
+                    is_error: true,
+                })
+            }
+        }
+        // A bad line in an ignore file: not an entry, just tell the user.
+        other => Some(WalkWarning {
+            path: path.map(Path::to_path_buf).unwrap_or_default(),
+            reason: other.to_string(),
+            is_error: false,
+        }),
+    }
+}
+
+/// Peels `WithPath`, `WithDepth` and `WithLineNumber` off an error.
+fn unwrap_error(err: &ignore::Error) -> (Option<&Path>, Option<usize>, &ignore::Error) {
+    let mut path = None;
+    let mut depth = None;
+    let mut e = err;
+    loop {
+        match e {
+            ignore::Error::WithPath { path: p, err } => {
+                path.get_or_insert(p.as_path());
+                e = err;
+            }
+            ignore::Error::WithDepth { depth: d, err } => {
+                depth.get_or_insert(*d);
+                e = err;
+            }
+            ignore::Error::WithLineNumber { err, .. } => e = err,
+            ignore::Error::Partial(errs) if errs.len() == 1 => e = &errs[0],
+            _ => return (path, depth, e),
+        }
+    }
+}
+
+/// `std::io::Error`'s message without the "(os error N)" noise, lowercase
+/// first letter: "permission denied".
+pub fn io_reason(e: &io::Error) -> String {
+    let s = e.to_string();
+    let s = match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    };
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => s,
+    }
+}
+
+fn display_path(p: &Path, strip_dot: bool) -> PathBuf {
+    if strip_dot {
+        if let Ok(rest) = p.strip_prefix(".") {
+            if !rest.as_os_str().is_empty() {
+                return rest.to_path_buf();
+            }
+        }
+    }
+    p.to_path_buf()
+}
+
+/// Reads `--files-from FILE` (`-` for stdin): NUL-separated when the input
+/// holds a NUL byte (`git diff --name-only -z`, `find -print0`), else one
+/// path per line (a trailing `\r` is dropped). Empty entries are skipped.
+pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut data = Vec::new();
+    if file == Path::new("-") {
+        io::stdin()
+            .lock()
+            .read_to_end(&mut data)
+            .context("--files-from -: reading stdin")?;
+    } else {
+        fs::File::open(file)
+            .and_then(|mut f| f.read_to_end(&mut data))
+            .with_context(|| format!("--files-from {}", file.display()))?;
+    }
+    Ok(parse_file_list(&data))
+}
+
+fn parse_file_list(data: &[u8]) -> Vec<PathBuf> {
+    let nul = memchr::memchr(0, data).is_some();
+    let sep = if nul { b'\0' } else { b'\n' };
+    data.split(|&b| b == sep)
+        .map(|p| {
+            if !nul {
+                p.strip_suffix(b"\r").unwrap_or(p)
+            } else {
+                p
+            }
+        })
+        .filter(|p| !p.is_empty())
+        .map(|p| bytes_to_path(p.to_vec()))
+        .collect()
+}
+
+#[cfg(unix)]
+fn bytes_to_path(b: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    PathBuf::from(OsString::from_vec(b))
+}
+
+#[cfg(not(unix))]
+fn bytes_to_path(b: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&b).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(root: &Path, opts: &WalkOptions) -> (Vec<String>, SkipCounts, Vec<String>) {
+        let mut files = Vec::new();
+        let mut warnings = Vec::new();
+        let skips = walk(
+            &[root.to_path_buf()],
+            opts,
+            |p| files.push(p.strip_prefix(root).unwrap().display().to_string()),
+            |w| warnings.push(format!("{}: {}", w.path.display(), w.reason)),
+        )
+        .unwrap();
+        files.sort();
+        (files, skips, warnings)
+    }
+
+    fn write(root: &Path, rel: &str, data: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, data).unwrap();
+    }
+
+    #[test]
+    fn ignore_files_hidden_files_and_git_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, ".gitignore", "*.log\nbuild/\n");
+        write(r, ".scannerignore", "skip.txt\n");
+        write(r, ".env", "x");
+        write(r, "a.log", "x");
+        write(r, "skip.txt", "x");
+        write(r, "build/out/a.txt", "x");
+        write(r, "build/out/b.txt", "x");
+        write(r, "src/main.rs", "x");
+        write(r, "src/deep.log", "x");
+        write(r, ".git/config", "x");
+        let (files, skips, warnings) = run(r, &WalkOptions::default());
+        assert_eq!(
+            files,
+            [".env", ".gitignore", ".scannerignore", "src/main.rs"]
+        );
+        // a.log, skip.txt, build/ (once), src/deep.log
+        assert_eq!(skips.get(Skip::Ignored), 4);
+        assert_eq!(skips.total(), 4);
+        assert!(warnings.is_empty(), "{warnings:?}");
+
+        let opts = WalkOptions {
+            no_ignore: true,
+            ..Default::default()
+        };
+        let (files, skips, _) = run(r, &opts);
+        assert_eq!(files.len(), 9, "{files:?}");
+        assert_eq!(skips.total(), 0);
+    }
+
+    #[test]
+    fn excludes_are_counted() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, "a.txt", "x");
+        write(r, "b.min.js", "x");
+        write(r, "vendor/x/y.txt", "x");
+        write(r, "vendor/z.txt", "x");
+        let opts = WalkOptions {
+            exclude: vec!["*.min.js".into(), "vendor/".into()],
+            ..Default::default()
+        };
+        let (files, skips, _) = run(r, &opts);
+        assert_eq!(files, ["a.txt"]);
+        assert_eq!(skips.get(Skip::Excluded), 2);
+        assert_eq!(skips.get(Skip::Ignored), 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks() {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, "d/a.txt", "x");
+        symlink("../d", r.join("d/loop")).unwrap();
+        symlink("a.txt", r.join("d/link.txt")).unwrap();
+        symlink("missing", r.join("d/broken")).unwrap();
+        let (files, skips, warnings) = run(r, &WalkOptions::default());
+        assert_eq!(files, ["d/a.txt"]);
+        assert_eq!(skips.get(Skip::SymlinkNotFollowed), 2);
+        assert_eq!(skips.get(Skip::SymlinkBroken), 1);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("broken symbolic link"), "{warnings:?}");
+
+        let opts = WalkOptions {
+            follow: true,
+            ..Default::default()
+        };
+        let (files, skips, warnings) = run(r, &opts);
+        assert_eq!(files, ["d/a.txt", "d/link.txt"]);
+        assert_eq!(skips.get(Skip::SymlinkLoop), 1);
+        assert_eq!(skips.get(Skip::SymlinkBroken), 1);
+        assert_eq!(skips.get(Skip::Ignored), 0, "{skips:?}");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+    }
+
+    #[test]
+    fn file_lists() {
+        assert_eq!(
+            parse_file_list(b"a\r\nb c\n\nd\n"),
+            [PathBuf::from("a"), "b c".into(), "d".into()]
+        );
+        assert_eq!(
+            parse_file_list(b"a\nb\0c\0"),
+            [PathBuf::from("a\nb"), "c".into()]
+        );
+    }
+
+    #[test]
+    fn io_reasons() {
+        let e = io::Error::from_raw_os_error(13);
+        assert_eq!(io_reason(&e), "permission denied");
+    }
+}
