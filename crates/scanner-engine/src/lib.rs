@@ -1,13 +1,56 @@
-//! Detection engine for scanner.
+//! Detection engine for scanner: rules, matching and findings. Knows nothing
+//! about threads or directory walking.
 //!
-//! CONTRACT STUB: the public API below is what `scanner-cli` builds against.
-//! The engine issue replaces the bodies (and may add to the API), but keeps
-//! these names and signatures compatible.
+//! (Handbook: see the sections below.)
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Every engine error names the file and, where there is one, the rule.
+mod engine;
+mod gates;
+mod re2;
+mod syntax;
+
+pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
+pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
+pub use syntax::RuleFile;
+
+/// The built-in rule files, embedded at compile time: (file name, text).
+pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
+    ("ai.toml", include_str!("../rules/ai.toml")),
+    (
+        "ci-registries.toml",
+        include_str!("../rules/ci-registries.toml"),
+    ),
+    ("cloud.toml", include_str!("../rules/cloud.toml")),
+    ("databases.toml", include_str!("../rules/databases.toml")),
+    ("generic.toml", include_str!("../rules/generic.toml")),
+    ("jwt.toml", include_str!("../rules/jwt.toml")),
+    ("messaging.toml", include_str!("../rules/messaging.toml")),
+    (
+        "observability.toml",
+        include_str!("../rules/observability.toml"),
+    ),
+    ("payments.toml", include_str!("../rules/payments.toml")),
+    (
+        "private-keys.toml",
+        include_str!("../rules/private-keys.toml"),
+    ),
+    ("saas.toml", include_str!("../rules/saas.toml")),
+    (
+        "secret-stores.toml",
+        include_str!("../rules/secret-stores.toml"),
+    ),
+    (
+        "source-hosting.toml",
+        include_str!("../rules/source-hosting.toml"),
+    ),
+];
+
+/// An error loading, parsing or compiling rules. It names the file and,
+/// where there is one, the rule; `Display` prints
+/// `<file>: rule `<id>`: <message>`, and the message says where in the file
+/// (line) or in the regex (position) the fault is.
 #[derive(Debug)]
 pub struct Error {
     pub file: Option<PathBuf>,
@@ -15,107 +58,69 @@ pub struct Error {
     pub message: String,
 }
 
+impl Error {
+    pub(crate) fn new(file: Option<PathBuf>, rule: Option<String>, message: String) -> Error {
+        Error {
+            file,
+            rule,
+            message,
+        }
+    }
+    /// The rule file at fault (`builtin:<name>.toml` for built-in files);
+    /// `None` for user configuration.
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+    /// The rule at fault, if the error concerns one rule.
+    pub fn rule(&self) -> Option<&str> {
+        self.rule.as_deref()
+    }
+    /// The fault itself, without file and rule.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{}: ", file.display())?,
+            None => write!(f, "configuration: ")?,
+        }
+        if let Some(rule) = &self.rule {
+            write!(f, "rule `{rule}`: ")?;
+        }
         write!(f, "{}", self.message)
     }
 }
 
 impl std::error::Error for Error {}
 
-/// A parsed (not compiled) rule file: gitleaks-compatible TOML.
-#[derive(Clone, Debug)]
-pub struct RuleFile {}
-
-impl RuleFile {
-    /// `origin` names the file in errors.
-    pub fn parse(text: &str, origin: &str) -> Result<RuleFile, Error> {
-        let _ = (text, origin);
-        todo!()
-    }
-    pub fn load(path: &std::path::Path) -> Result<RuleFile, Error> {
-        let _ = path;
-        todo!()
-    }
-    /// The built-in rule files, embedded in the binary.
-    pub fn builtin() -> Vec<RuleFile> {
-        todo!()
-    }
-}
-
-/// A warning raised while building (e.g. a rule without keywords).
+/// A warning raised while building (a rule without keywords, an unknown
+/// key, an unknown id to disable).
 #[derive(Clone, Debug)]
 pub struct Warning {
     pub rule: Option<String>,
     pub message: String,
 }
 
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Public description of one compiled rule.
 #[derive(Clone, Debug)]
 pub struct RuleInfo {
     pub id: Arc<str>,
+    /// `name`, else `description`, else `id`.
     pub name: Arc<str>,
     pub description: String,
+    /// Lowercase.
     pub keywords: Vec<String>,
+    /// The file the rule came from (`builtin:<name>.toml` or a path).
     pub origin: String,
-}
-
-/// Builds an [`Engine`].
-#[derive(Default)]
-pub struct EngineBuilder {}
-
-impl EngineBuilder {
-    pub fn new() -> Self {
-        EngineBuilder {}
-    }
-    /// Adds a rule file; a later file's rule with the same id is an error.
-    pub fn add(self, file: RuleFile) -> Self {
-        let _ = file;
-        todo!()
-    }
-    /// Drops rules by id before compiling.
-    pub fn disable(self, ids: &[String]) -> Self {
-        let _ = ids;
-        todo!()
-    }
-    /// Extra secrets to allow (regexes over the secret), from user config.
-    pub fn allow_secrets(self, regexes: &[String]) -> Self {
-        let _ = regexes;
-        todo!()
-    }
-    pub fn build(self) -> Result<(Engine, Vec<Warning>), Error> {
-        todo!()
-    }
-}
-
-/// Compiled, read-only rule database; share it with `Arc` across workers.
-pub struct Engine {}
-
-impl Engine {
-    /// The built-in rules, compiled.
-    pub fn builtin() -> Result<Engine, Error> {
-        todo!()
-    }
-    pub fn rules(&self) -> &[RuleInfo] {
-        todo!()
-    }
-    /// Longest possible match: chunks must overlap by at least this much.
-    pub fn max_match_len(&self) -> usize {
-        todo!()
-    }
-    /// Per-worker scratch; reuse it from file to file.
-    pub fn new_scratch(&self) -> ScanScratch {
-        todo!()
-    }
-    /// Scans one buffer (a whole file or one chunk of it), appending to `out`.
-    pub fn scan(&self, input: &ScanInput<'_>, scratch: &mut ScanScratch, out: &mut Vec<Finding>) {
-        let _ = (input, scratch, out);
-        todo!()
-    }
-    /// Runs every rule's examples and negative examples.
-    pub fn check_examples(&self) -> Vec<ExampleFailure> {
-        todo!()
-    }
 }
 
 /// Line and column (1-based, columns in bytes) of `data[0]`.
@@ -127,9 +132,33 @@ pub struct LinePos {
 
 impl LinePos {
     pub const START: LinePos = LinePos { line: 1, column: 1 };
+
+    /// The position just after `bytes`, if `self` is the position of
+    /// `bytes[0]`. Lines end at `\n` (so `\r\n` counts once); use it to
+    /// carry the position from one chunk to the next over its owned bytes:
+    /// `next.start = this.start.advance(&data[..owned_len])`.
+    pub fn advance(self, bytes: &[u8]) -> LinePos {
+        match memchr::memrchr(b'\n', bytes) {
+            None => LinePos {
+                line: self.line,
+                column: self.column.saturating_add(bytes.len() as u32),
+            },
+            Some(last) => {
+                let newlines = memchr::memchr_iter(b'\n', bytes).count() as u32;
+                LinePos {
+                    line: self.line.saturating_add(newlines),
+                    column: (bytes.len() - last) as u32,
+                }
+            }
+        }
+    }
 }
 
-/// One buffer to scan.
+/// One buffer to scan: a whole file, or one chunk of a file.
+///
+/// For a whole file: `base_offset = 0`, `owned_len = data.len()`,
+/// `start = LinePos::START`. For chunks, see [`Engine::max_match_len`] and
+/// the "Chunks" section of the crate docs.
 pub struct ScanInput<'a> {
     /// The bytes: the owned part of the chunk followed by the overlap.
     pub data: &'a [u8],
@@ -137,16 +166,52 @@ pub struct ScanInput<'a> {
     pub path: &'a str,
     /// File offset of `data[0]`.
     pub base_offset: u64,
-    /// Findings that start at `data[owned_len..]` belong to the next chunk.
+    /// Matches that start at `data[owned_len..]` belong to the next chunk
+    /// (shifted by the engine's lead; see the crate docs, "Chunks").
     pub owned_len: usize,
     /// Position of `data[0]`.
     pub start: LinePos,
 }
 
-/// Per-worker scratch.
-pub struct ScanScratch {}
+/// Per-worker scratch: regex caches (created per rule on its first use),
+/// window and candidate vectors. Reuse it from file to file; once warm, a
+/// scan allocates nothing but the findings it returns.
+#[derive(Default)]
+pub struct ScanScratch {
+    engine: u64,
+    caches: Vec<Option<regex_automata::meta::Cache>>,
+    captures: Vec<Option<regex_automata::util::captures::Captures>>,
+    /// Per rule: the window being merged, `(0, 0)` when none.
+    open: Vec<(usize, usize)>,
+    /// Rules with an open window.
+    touched: Vec<u32>,
+    /// Closed windows: (rule, start, end).
+    windows: Vec<(u32, usize, usize)>,
+    rule_on: Vec<bool>,
+    candidates: Vec<engine::Candidate>,
+    suppressed: Suppressed,
+}
+
+impl std::fmt::Debug for ScanScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanScratch")
+            .field("suppressed", &self.suppressed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScanScratch {
+    /// Returns the counts since the last call and resets them.
+    pub fn take_suppressed(&mut self) -> Suppressed {
+        std::mem::take(&mut self.suppressed)
+    }
+}
 
 /// One finding. The path is added by the caller.
+///
+/// Positions are those of the secret (the bytes to rotate), half-open:
+/// `offset..end_offset`, and `(line, column)` to `(end_line, end_column)`
+/// where the end is the position just after the last byte.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
     pub rule_id: Arc<str>,
@@ -157,11 +222,14 @@ pub struct Finding {
     pub end_column: u32,
     pub offset: u64,
     pub end_offset: u64,
-    /// The matched text, bounded in length.
+    /// The whole regex match (context included), cut to
+    /// [`MAX_MATCH_TEXT`] bytes, lossily decoded as UTF-8.
     pub r#match: String,
+    /// The secret, lossily decoded as UTF-8.
     pub secret: String,
+    /// Shannon entropy of the secret, bits per byte.
     pub entropy: f32,
-    /// Depends on rule id and secret only.
+    /// Depends on rule id and secret only: see [`fingerprint`].
     pub fingerprint: String,
 }
 
@@ -170,7 +238,25 @@ pub struct Finding {
 pub struct ExampleFailure {
     pub rule_id: String,
     pub example: String,
+    /// True for a negative example that produced a finding.
     pub negative: bool,
+    /// What went wrong (which gate dropped the match, what matched...).
+    pub reason: String,
+}
+
+impl std::fmt::Display for ExampleFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.negative {
+            "negative example matched"
+        } else {
+            "example not found"
+        };
+        write!(
+            f,
+            "rule `{}`: {kind}: {}\n    example: {}",
+            self.rule_id, self.reason, self.example
+        )
+    }
 }
 
 /// Candidate findings that were dropped, by reason (summed per worker,
@@ -189,9 +275,13 @@ pub struct Suppressed {
     pub config_allow: u64,
 }
 
-impl ScanScratch {
-    /// Returns the counts since the last call and resets them.
-    pub fn take_suppressed(&mut self) -> Suppressed {
-        todo!()
+impl Suppressed {
+    /// Adds `other` into `self` (to sum per-worker counts).
+    pub fn merge(&mut self, other: &Suppressed) {
+        self.inline_allow += other.inline_allow;
+        self.allowlist += other.allowlist;
+        self.stopword += other.stopword;
+        self.placeholder += other.placeholder;
+        self.config_allow += other.config_allow;
     }
 }
