@@ -21,7 +21,6 @@ mod args;
 #[allow(dead_code)] // TODO(precommit): drop once --staged/--diff/baseline are wired
 mod config;
 mod filter;
-#[allow(dead_code)] // AtomicOutput::dest: not needed by the CLI yet
 mod output;
 mod pipeline;
 mod rules_cmd;

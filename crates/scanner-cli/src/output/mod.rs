@@ -283,11 +283,6 @@ impl AtomicOutput {
         self.file.try_clone()
     }
 
-    /// Where the report goes once committed.
-    pub fn dest(&self) -> &Path {
-        &self.dest
-    }
-
     /// Makes the report visible under its final name. Call after the writer is flushed
     /// ([`Sink::finish`] does it).
     pub fn commit(mut self) -> io::Result<()> {
