@@ -434,3 +434,15 @@ fn clean_scan_writes_empty_reports() {
     let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
     assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
 }
+
+#[test]
+fn output_file_is_left_alone_when_the_scan_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("report.json");
+    fs::write(&dest, "previous report").unwrap();
+    let o = scanner(dir.path(), &["scan", "--format", "json", "-o", "report.json", "no-such-root"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(fs::read_to_string(&dest).unwrap(), "previous report");
+    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["report.json"], "temporary file left behind");
+}
