@@ -49,17 +49,18 @@
 //!
 //! # Example
 //!
-//! `scanner scan --format json repo` on a tree whose `repo/config/app.env` holds a GitHub
-//! token on its third line:
+//! `scanner scan --format json .` in a tree whose `config/app.env` holds a GitHub token on its
+//! third line and whose `src/db.py` holds a PostgreSQL URL with a password:
 //!
 //! ```text
 //! [
-//! {"rule_id":"github-pat","rule_name":"GitHub Personal Access Token","path":"repo/config/app.env","path_bytes":null,"line":3,"column":14,"end_line":3,"end_column":54,"offset":61,"end_offset":101,"match":"ghp_…","secret":"ghp_…","entropy":5.1,"fingerprint":"4f1c2a9e0b7d3c55"}
+//! {"rule_id":"github-classic-pat","rule_name":"GitHub personal access token (classic)","path":"./config/app.env","path_bytes":null,"line":3,"column":14,"end_line":3,"end_column":54,"offset":34,"end_offset":74,"match":"ghp_…","secret":"ghp_…","entropy":4.734184,"fingerprint":"99849e9ab369a30dbd97093e839525e8"},
+//! {"rule_id":"postgres-connection-url","rule_name":"PostgreSQL connection URL with password","path":"./src/db.py","path_bytes":null,"line":3,"column":23,"end_line":3,"end_column":43,"offset":33,"end_offset":53,"match":"postgres://app:DaqW…@db.internal","secret":"DaqW…","entropy":4.0219283,"fingerprint":"7d3312ec390c3a412189f17d4a222a97"}
 //! ]
 //! ```
 //!
-//! The same finding in a file named `caf\xE9.env` (Latin-1, not UTF-8) has
-//! `"path":"repo/caf\uFFFD.env"` and `"path_bytes":"cmVwby9jYWbpLmVudg=="`.
+//! The same token in a file named `caf\xE9.env` (Latin-1, not UTF-8) under `config/` has
+//! `"path":"./config/caf�.env"` (U+FFFD) and `"path_bytes":"Li9jb25maWcvY2Fm6S5lbnY="`.
 //!
 //! With `--format jsonl` the same object is written alone on its line.
 

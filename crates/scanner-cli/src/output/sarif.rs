@@ -42,6 +42,9 @@
 //!
 //! # Example
 //!
+//! `scanner scan --format sarif .` on the tree of the [`json`](super::json) example, cut to
+//! the GitHub token (whitespace condensed):
+//!
 //! ```text
 //! {
 //!   "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
@@ -55,10 +58,10 @@
 //!           "version": "0.1.0",
 //!           "rules": [
 //!             {
-//!               "id": "github-pat",
-//!               "name": "GitHub Personal Access Token",
-//!               "shortDescription": { "text": "GitHub Personal Access Token" },
-//!               "fullDescription": { "text": "A GitHub classic personal access token." },
+//!               "id": "github-classic-pat",
+//!               "name": "GitHub personal access token (classic)",
+//!               "shortDescription": { "text": "GitHub personal access token (classic)" },
+//!               "fullDescription": { "text": "A GitHub classic personal access token acts as its user with the token's scopes: ..." },
 //!               "help": { "text": "...", "markdown": "..." },
 //!               "defaultConfiguration": { "level": "error" },
 //!               "properties": { "tags": ["security", "secret", "external/cwe/cwe-798"] }
@@ -68,10 +71,10 @@
 //!       },
 //!       "results": [
 //!         {
-//!           "ruleId": "github-pat",
+//!           "ruleId": "github-classic-pat",
 //!           "ruleIndex": 0,
 //!           "level": "error",
-//!           "message": { "text": "GitHub Personal Access Token: secret ghp_… (fingerprint 4f1c2a9e0b7d3c55)" },
+//!           "message": { "text": "GitHub personal access token (classic): secret ghp_… (fingerprint 99849e9ab369a30dbd97093e839525e8)" },
 //!           "locations": [
 //!             {
 //!               "physicalLocation": {
@@ -80,7 +83,7 @@
 //!               }
 //!             }
 //!           ],
-//!           "partialFingerprints": { "secretFingerprint/v1": "4f1c2a9e0b7d3c55" }
+//!           "partialFingerprints": { "secretFingerprint/v1": "99849e9ab369a30dbd97093e839525e8" }
 //!         }
 //!       ]
 //!     }

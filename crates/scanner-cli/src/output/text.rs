@@ -10,7 +10,8 @@
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
 //!   unless `--show-secrets`, trimmed to at most 60 characters of context on each side of the
-//!   secret (a trimmed side shows `…`).
+//!   secret (a trimmed side shows `…`). A rule that matches on the file path alone has no
+//!   snippet: the line ends after the rule id.
 //!
 //! Every character that could act on a terminal is escaped, in the path and the snippet alike:
 //! `\t`, `\n`, `\r`, `\\`, other control characters as `\x1b` / `\u{85}`, and the Unicode
@@ -28,10 +29,12 @@
 //! # Example
 //!
 //! ```text
-//! config/app.env:3:14  github-pat  GITHUB_TOKEN=ghp_…
+//! ./config/app.env:3:14  github-classic-pat  ghp_…
+//! ./src/db.py:3:23  postgres-connection-url  postgres://app:DaqW…@db.internal
 //! ```
 //!
-//! and with `--show-secrets`, the same line with the whole token.
+//! and with `--show-secrets`, the same lines with the whole secrets. The snippet is what the
+//! rule matched: for a token rule that is often the token alone.
 
 use std::fmt::Write as _;
 
@@ -64,7 +67,6 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
     paint(&mut s, POS_COLOR, &format!("{}:{}", f.line, f.column));
     s.push_str("  ");
     paint(&mut s, RULE_COLOR, &escape(&f.rule_id));
-    s.push_str("  ");
 
     let (before, secret, after) = split_match(&f.r#match, &f.secret);
     let secret = match secret {
@@ -74,9 +76,13 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
         None if show_secrets => escape(&f.r#match),
         None => escape(&redact(&f.r#match)),
     };
-    s.push_str(&escape(&tail(before, CONTEXT)));
-    paint(&mut s, SECRET_COLOR, &secret);
-    s.push_str(&escape(&head(after, CONTEXT)));
+    // A rule on the file path alone has nothing to show: no trailing separator then.
+    if !(before.is_empty() && secret.is_empty() && after.is_empty()) {
+        s.push_str("  ");
+        s.push_str(&escape(&tail(before, CONTEXT)));
+        paint(&mut s, SECRET_COLOR, &secret);
+        s.push_str(&escape(&head(after, CONTEXT)));
+    }
     s.push('\n');
     out.extend_from_slice(s.as_bytes());
 }
@@ -201,6 +207,17 @@ mod tests {
         assert_eq!(
             snippet,
             format!("…{}{}{}…", "x".repeat(59), token(), "y".repeat(59))
+        );
+    }
+
+    #[test]
+    fn path_only_finding_has_no_snippet() {
+        let mut f = finding("id_rsa", 1, 1);
+        f.finding.r#match = String::new();
+        f.finding.secret = String::new();
+        assert_eq!(
+            run(Format::Text, false, vec![vec![f]]),
+            "id_rsa:1:1  github-pat\n"
         );
     }
 
