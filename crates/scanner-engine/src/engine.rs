@@ -682,7 +682,7 @@ impl Engine {
         let len = data.len();
         let lead = if input.base_offset == 0 { 0 } else { self.lead };
         let own_lo = lead;
-        let own_hi = input.owned_len.saturating_add(lead);
+        let own_hi = input.owned_len.saturating_add(self.lead);
 
         let s = &mut *scratch;
         s.windows.clear();

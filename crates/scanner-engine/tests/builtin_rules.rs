@@ -3,6 +3,9 @@
 //! `cargo test -p scanner-engine --test builtin_rules`; each failure names
 //! the file, the rule, the example and the reason, all at once.
 
+mod common;
+
+use common::BUILTIN_NAMES;
 use scanner_engine::{Engine, EngineBuilder, RuleFile};
 
 /// Builds the built-in set leniently, failing with every problem listed.
@@ -31,22 +34,6 @@ fn builtin_engine() -> Engine {
     }
     engine
 }
-
-const BUILTIN_NAMES: &[&str] = &[
-    "ai.toml",
-    "ci-registries.toml",
-    "cloud.toml",
-    "databases.toml",
-    "generic.toml",
-    "jwt.toml",
-    "messaging.toml",
-    "observability.toml",
-    "payments.toml",
-    "private-keys.toml",
-    "saas.toml",
-    "secret-stores.toml",
-    "source-hosting.toml",
-];
 
 #[test]
 fn builtin_rules_build_cleanly() {

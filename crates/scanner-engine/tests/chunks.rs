@@ -1,0 +1,127 @@
+//! Chunked scanning equals whole-buffer scanning: random buffers with
+//! planted secrets, keywords, markers, CRLF and invalid UTF-8, any chunk
+//! size at least the overlap.
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use scanner_engine::{Engine, Finding};
+
+const RULES: &str = r#"
+[[rules]]
+id = "tok"
+regex = '''\b(tok_[A-Za-z0-9]{20})\b'''
+keywords = ["tok_"]
+
+[[rules]]
+id = "assign"
+regex = '''(?i)(?:api_?key|token)\s*[:=]\s*["']?([A-Za-z0-9]{16,40})\b'''
+keywords = ["apikey", "api_key", "token"]
+entropy = 2.5
+
+[[rules]]
+id = "nokw"
+regex = '''\bqq[0-9]{6}\b'''
+
+[[rules]]
+id = "block"
+regex = '''-----BEGIN K-----\r?\n([A-Za-z0-9\r\n]{20,250})-----END K-----'''
+keywords = ["-----begin k"]
+max_len = 300
+
+[[rules]]
+id = "ctx"
+regex = '''secret:\s*([a-z]{10,60})'''
+keywords = ["mykw"]
+max_len = 90
+"#;
+
+fn piece() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Filler, including bytes that are not UTF-8.
+        proptest::collection::vec(
+            prop_oneof![
+                Just(b' '),
+                Just(b'\n'),
+                Just(b'\r'),
+                Just(b'='),
+                Just(b'"'),
+                Just(0xffu8),
+                Just(b'a'),
+                Just(b'Z'),
+                Just(b'7'),
+                Just(b'_'),
+            ],
+            1..80
+        ),
+        "[A-Za-z0-9]{20}".prop_map(|s| format!("tok_{s}").into_bytes()),
+        "[A-Za-z0-9]{16,44}".prop_map(|s| format!("api_key = \"{s}\"").into_bytes()),
+        "[A-Za-z0-9]{16,44}".prop_map(|s| format!("TOKEN: {s}").into_bytes()),
+        "[0-9]{5,7}".prop_map(|s| format!("qq{s}").into_bytes()),
+        ("[A-Za-z0-9]{10,40}", "[A-Za-z0-9]{10,40}")
+            .prop_map(
+                |(a, b)| format!("-----BEGIN K-----\n{a}\r\n{b}-----END K-----").into_bytes()
+            ),
+        (0usize..60, "[a-z]{10,60}").prop_map(|(gap, s)| format!(
+            "mykw{}secret: {s}",
+            " ".repeat(gap)
+        )
+        .into_bytes()),
+        Just(b"tok_".to_vec()),
+        Just(b" scanner:allow ".to_vec()),
+        Just(b"mykw".to_vec()),
+    ]
+}
+
+fn sorted(mut v: Vec<Finding>) -> Vec<Finding> {
+    v.sort_by(|a, b| (a.offset, &a.rule_id).cmp(&(b.offset, &b.rule_id)));
+    v
+}
+
+fn engine_for_test() -> &'static Engine {
+    static E: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    E.get_or_init(|| engine(RULES))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn chunked_equals_whole(
+        pieces in proptest::collection::vec(piece(), 1..120),
+        chunk_factor in 0.0f64..3.0,
+    ) {
+        let e = engine_for_test();
+        let data: Vec<u8> = pieces.concat();
+        let overlap = e.max_match_len();
+        let chunk = overlap + (chunk_factor * overlap as f64) as usize;
+        let whole = sorted(scan(e, &data));
+        let chunked = sorted(scan_chunked(e, &data, chunk));
+        prop_assert_eq!(&whole, &chunked, "chunk = {}, len = {}", chunk, data.len());
+    }
+}
+
+#[test]
+fn chunked_equals_whole_on_planted_secrets_at_every_boundary() {
+    let e = engine_for_test();
+    let overlap = e.max_match_len();
+    let mut r = Rng(11);
+    // A secret straddling each possible chunk boundary position.
+    let secret = format!("tok_{}", r.token(ALNUM, 20));
+    let filler = "x = 1;\r\n".repeat(overlap / 4);
+    for shift in 0..30 {
+        let data = format!(
+            "{}{}{secret} {filler}api_key: {}\n",
+            &filler[..shift],
+            filler,
+            r.token(ALNUM, 24)
+        );
+        let whole = sorted(scan(e, data.as_bytes()));
+        assert_eq!(whole.len(), 2, "{whole:?}");
+        for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
+            let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
+            assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");
+        }
+    }
+}

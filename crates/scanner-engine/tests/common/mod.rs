@@ -1,0 +1,142 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use scanner_engine::{Engine, EngineBuilder, Finding, LinePos, RuleFile, ScanInput, ScanScratch};
+
+/// A deterministic pseudo-random generator (xorshift64*), so that tests
+/// need no dependency and failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Random text over `alphabet` that is not a placeholder.
+    pub fn token(&mut self, alphabet: &[u8], len: usize) -> String {
+        loop {
+            let s: String = (0..len)
+                .map(|_| alphabet[self.below(alphabet.len())] as char)
+                .collect();
+            if !scanner_engine::is_placeholder(s.as_bytes()) {
+                return s;
+            }
+        }
+    }
+}
+
+pub const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+pub const HEX: &[u8] = b"0123456789abcdef";
+
+pub fn engine(toml: &str) -> Engine {
+    let file = RuleFile::parse(toml, "test.toml").unwrap_or_else(|e| panic!("{e}"));
+    EngineBuilder::new()
+        .add(file)
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .0
+}
+
+pub fn scan_path(engine: &Engine, data: &[u8], path: &str) -> Vec<Finding> {
+    let mut scratch = engine.new_scratch();
+    scan_with(engine, &mut scratch, data, path)
+}
+
+pub fn scan_with(
+    engine: &Engine,
+    scratch: &mut ScanScratch,
+    data: &[u8],
+    path: &str,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    engine.scan(
+        &ScanInput {
+            data,
+            path,
+            base_offset: 0,
+            owned_len: data.len(),
+            start: LinePos::START,
+        },
+        scratch,
+        &mut out,
+    );
+    out
+}
+
+pub fn scan(engine: &Engine, data: &[u8]) -> Vec<Finding> {
+    scan_path(engine, data, "src/main.rs")
+}
+
+/// Scans `data` in chunks of `chunk` owned bytes, each followed by
+/// `engine.max_match_len()` bytes of overlap, as a caller would.
+pub fn scan_chunked(engine: &Engine, data: &[u8], chunk: usize) -> Vec<Finding> {
+    let overlap = engine.max_match_len();
+    let mut scratch = engine.new_scratch();
+    let mut out = Vec::new();
+    let mut start = LinePos::START;
+    let mut base = 0;
+    while base < data.len() {
+        let owned = chunk.min(data.len() - base);
+        let end = (base + owned + overlap).min(data.len());
+        engine.scan(
+            &ScanInput {
+                data: &data[base..end],
+                path: "src/main.rs",
+                base_offset: base as u64,
+                owned_len: owned,
+                start,
+            },
+            &mut scratch,
+            &mut out,
+        );
+        start = start.advance(&data[base..base + owned]);
+        base += owned;
+    }
+    out
+}
+
+/// `(rule, line, column, secret)` of each finding, for exact assertions.
+pub fn brief(findings: &[Finding]) -> Vec<(String, u32, u32, String)> {
+    findings
+        .iter()
+        .map(|f| (f.rule_id.to_string(), f.line, f.column, f.secret.clone()))
+        .collect()
+}
+
+pub const BUILTIN_NAMES: &[&str] = &[
+    "ai.toml",
+    "ci-registries.toml",
+    "cloud.toml",
+    "databases.toml",
+    "generic.toml",
+    "jwt.toml",
+    "messaging.toml",
+    "observability.toml",
+    "payments.toml",
+    "private-keys.toml",
+    "saas.toml",
+    "secret-stores.toml",
+    "source-hosting.toml",
+];
+
+/// The built-in rules as they are on disk now, leaving out whatever is
+/// broken (other tests report that), so that tests over "whatever rules
+/// exist" run while the rule files are being written.
+pub fn builtin_lenient() -> Engine {
+    let mut builder = EngineBuilder::new();
+    for name in BUILTIN_NAMES {
+        let path = format!("{}/rules/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Ok(f) = RuleFile::parse(&text, &format!("builtin:{name}")) {
+            builder = builder.add(f);
+        }
+    }
+    builder.build_lenient().expect("global build error").0
+}
