@@ -220,7 +220,9 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
 /// stays within one file system and is atomic: a reader of `FILE` sees either the previous
 /// report or the complete new one, never a prefix. [`AtomicOutput::commit`] fsyncs the file
 /// before the rename and the directory after it, so a crash right after the run does not
-/// leave an empty report either. If `FILE` is a symlink, the link itself is replaced.
+/// leave an empty report either. If `FILE` is a symlink, the link itself is replaced. A
+/// replaced `FILE` keeps its permission bits; a new one gets the usual mode (0666 less the
+/// umask).
 ///
 /// ```ignore
 /// let out = AtomicOutput::create(path)?;
@@ -259,12 +261,17 @@ impl AtomicOutput {
             // create_new: never truncate a file someone else owns, and no symlink games.
             match File::options().write(true).create_new(true).open(&temp) {
                 Ok(file) => {
+                    // Replacing a report keeps its mode: a report someone made private
+                    // (it may hold --show-secrets output) must not become world-readable.
+                    if let Ok(meta) = fs::metadata(dest) {
+                        let _ = file.set_permissions(meta.permissions());
+                    }
                     return Ok(AtomicOutput {
                         file,
                         temp,
                         dest: dest.to_path_buf(),
                         committed: false,
-                    })
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
                 Err(e) => {
@@ -501,6 +508,24 @@ pub(crate) mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![OsString::from("report.json")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn atomic_output_keeps_the_mode_of_the_report_it_replaces() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("private.json");
+        fs::write(&dest, "old").unwrap();
+        fs::set_permissions(&dest, fs::Permissions::from_mode(0o600)).unwrap();
+        let out = AtomicOutput::create(&dest).unwrap();
+        out.file().unwrap().write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(fs::read_to_string(&dest).unwrap(), "new");
+        assert_eq!(
+            fs::metadata(&dest).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
     #[test]
