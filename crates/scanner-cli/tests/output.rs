@@ -1,448 +1,465 @@
 //! End-to-end tests of the report formats: the real `scanner` binary on temp dirs, every
 //! format parsed back and checked field by field (see `docs/output.md`).
 
-use std::fs;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+// Everything sits in `mod output` so that `cargo test -p scanner-cli output` selects these
+// tests along with the unit tests of src/output/.
+mod output {
+    use std::fs;
+    use std::path::Path;
+    use std::process::{Command, Output, Stdio};
 
-use base64::Engine as _;
-use serde::Deserialize;
+    use base64::Engine as _;
+    use serde::Deserialize;
 
-const RULE: &str = "github-classic-pat";
-const RULE_NAME: &str = "GitHub personal access token (classic)";
+    const RULE: &str = "github-classic-pat";
+    const RULE_NAME: &str = "GitHub personal access token (classic)";
 
-/// A GitHub classic token, assembled at run time so the repository never holds one. `seed`
-/// varies the body so that several files hold several distinct secrets.
-fn token(seed: u32) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let mut x = 0x9E37_79B9u32 ^ seed.wrapping_mul(0x85EB_CA6B);
-    let body: String = (0..36)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            ALPHABET[(x % ALPHABET.len() as u32) as usize] as char
-        })
-        .collect();
-    format!("{}{}{}", "gh", "p_", body)
-}
-
-fn scanner(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-/// Runs a scan that must find something (exit 1) and returns stdout.
-fn scan(dir: &Path, args: &[&str]) -> String {
-    let o = scanner(dir, args);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout(&o)
-}
-
-/// Mirror of the finding object: a renamed, added or missing key fails the test.
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct Finding {
-    rule_id: String,
-    rule_name: String,
-    path: String,
-    path_bytes: Option<String>,
-    line: u32,
-    column: u32,
-    end_line: u32,
-    end_column: u32,
-    offset: u64,
-    end_offset: u64,
-    #[serde(rename = "match")]
-    matched: String,
-    secret: String,
-    entropy: f32,
-    fingerprint: String,
-}
-
-fn entropy(s: &str) -> f32 {
-    let mut counts = [0u32; 256];
-    for &b in s.as_bytes() {
-        counts[b as usize] += 1;
+    /// A GitHub classic token, assembled at run time so the repository never holds one. `seed`
+    /// varies the body so that several files hold several distinct secrets.
+    fn token(seed: u32) -> String {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut x = 0x9E37_79B9u32 ^ seed.wrapping_mul(0x85EB_CA6B);
+        let body: String = (0..36)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                ALPHABET[(x % ALPHABET.len() as u32) as usize] as char
+            })
+            .collect();
+        format!("{}{}{}", "gh", "p_", body)
     }
-    let n = s.len() as f64;
-    let h: f64 = counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / n;
-            -p * p.log2()
-        })
-        .sum();
-    h as f32
-}
 
-/// `app.env` with the token on line 2 at column 14, `b/deep.txt` with two tokens on line 3.
-fn tree() -> (tempfile::TempDir, [String; 3]) {
-    let dir = tempfile::tempdir().unwrap();
-    let t = [token(1), token(2), token(3)];
-    fs::write(
-        dir.path().join("app.env"),
-        format!("a=1\nGITHUB_TOKEN={}\n", t[0]),
-    )
-    .unwrap();
-    fs::create_dir(dir.path().join("b")).unwrap();
-    fs::write(
-        dir.path().join("b/deep.txt"),
-        format!("x\ny\nk = \"{}\" j = \"{}\"\n", t[1], t[2]),
-    )
-    .unwrap();
-    (dir, t)
-}
-
-#[test]
-fn json_every_field_sorted_and_redacted() {
-    let (dir, t) = tree();
-    let out = scan(dir.path(), &["scan", "--format", "json", "."]);
-    assert!(out.starts_with("[\n{"), "{out}");
-    assert!(out.ends_with("}\n]\n"), "{out}");
-    let v: Vec<Finding> = serde_json::from_str(&out).unwrap();
-    let fp = |s: &str| scanner_engine::fingerprint(RULE, s.as_bytes());
-    assert_eq!(
-        v,
-        vec![
-            Finding {
-                rule_id: RULE.into(),
-                rule_name: RULE_NAME.into(),
-                path: "./app.env".into(),
-                path_bytes: None,
-                line: 2,
-                column: 14,
-                end_line: 2,
-                end_column: 54,
-                offset: 17,
-                end_offset: 57,
-                matched: "ghp_…".into(),
-                secret: "ghp_…".into(),
-                entropy: entropy(&t[0]),
-                fingerprint: fp(&t[0]),
-            },
-            Finding {
-                rule_id: RULE.into(),
-                rule_name: RULE_NAME.into(),
-                path: "./b/deep.txt".into(),
-                path_bytes: None,
-                line: 3,
-                column: 6,
-                end_line: 3,
-                end_column: 46,
-                offset: 9,
-                end_offset: 49,
-                matched: "ghp_…".into(),
-                secret: "ghp_…".into(),
-                entropy: entropy(&t[1]),
-                fingerprint: fp(&t[1]),
-            },
-            Finding {
-                rule_id: RULE.into(),
-                rule_name: RULE_NAME.into(),
-                path: "./b/deep.txt".into(),
-                path_bytes: None,
-                line: 3,
-                column: 53,
-                end_line: 3,
-                end_column: 93,
-                offset: 56,
-                end_offset: 96,
-                matched: "ghp_…".into(),
-                secret: "ghp_…".into(),
-                entropy: entropy(&t[2]),
-                fingerprint: fp(&t[2]),
-            },
-        ]
-    );
-    // Redacted means absent: no part of a secret beyond its prefix is in the report.
-    for s in &t {
-        assert!(!out.contains(&s[4..12]), "secret leaked into {out}");
+    fn scanner(dir: &Path, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_scanner"))
+            .current_dir(dir)
+            .env_remove("NO_COLOR")
+            .args(args)
+            .output()
+            .unwrap()
     }
-}
 
-#[test]
-fn json_show_secrets_writes_them_whole_and_keeps_fingerprints() {
-    let (dir, t) = tree();
-    let redacted: Vec<Finding> =
-        serde_json::from_str(&scan(dir.path(), &["scan", "--format", "json", "."])).unwrap();
-    let whole: Vec<Finding> = serde_json::from_str(&scan(
-        dir.path(),
-        &["scan", "--format", "json", "--show-secrets", "."],
-    ))
-    .unwrap();
-    let secrets: Vec<_> = whole.iter().map(|f| f.secret.as_str()).collect();
-    assert_eq!(secrets, [&t[0], &t[1], &t[2]]);
-    assert_eq!(whole[0].matched, t[0]);
-    let fps = |v: &[Finding]| v.iter().map(|f| f.fingerprint.clone()).collect::<Vec<_>>();
-    assert_eq!(fps(&redacted), fps(&whole));
-}
+    fn stdout(o: &Output) -> String {
+        String::from_utf8(o.stdout.clone()).unwrap()
+    }
 
-#[test]
-fn json_is_the_same_bytes_with_one_or_eight_threads() {
-    let dir = tempfile::tempdir().unwrap();
-    for d in 0..8 {
-        let sub = dir.path().join(format!("d{d}"));
-        fs::create_dir(&sub).unwrap();
-        for f in 0..6 {
-            let seed = d * 10 + f;
-            let body = format!(
-                "line\nkey: {}\n\n  \"t\": \"{}\"\n",
-                token(seed),
-                token(seed + 500)
-            );
-            fs::write(sub.join(format!("f{f}.yml")), body).unwrap();
+    /// Runs a scan that must find something (exit 1) and returns stdout.
+    fn scan(dir: &Path, args: &[&str]) -> String {
+        let o = scanner(dir, args);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "stderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        stdout(&o)
+    }
+
+    /// Mirror of the finding object: a renamed, added or missing key fails the test.
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Finding {
+        rule_id: String,
+        rule_name: String,
+        path: String,
+        path_bytes: Option<String>,
+        line: u32,
+        column: u32,
+        end_line: u32,
+        end_column: u32,
+        offset: u64,
+        end_offset: u64,
+        #[serde(rename = "match")]
+        matched: String,
+        secret: String,
+        entropy: f32,
+        fingerprint: String,
+    }
+
+    fn entropy(s: &str) -> f32 {
+        let mut counts = [0u32; 256];
+        for &b in s.as_bytes() {
+            counts[b as usize] += 1;
+        }
+        let n = s.len() as f64;
+        let h: f64 = counts
+            .iter()
+            .filter(|&&c| c > 0)
+            .map(|&c| {
+                let p = f64::from(c) / n;
+                -p * p.log2()
+            })
+            .sum();
+        h as f32
+    }
+
+    /// `app.env` with the token on line 2 at column 14, `b/deep.txt` with two tokens on line 3.
+    fn tree() -> (tempfile::TempDir, [String; 3]) {
+        let dir = tempfile::tempdir().unwrap();
+        let t = [token(1), token(2), token(3)];
+        fs::write(
+            dir.path().join("app.env"),
+            format!("a=1\nGITHUB_TOKEN={}\n", t[0]),
+        )
+        .unwrap();
+        fs::create_dir(dir.path().join("b")).unwrap();
+        fs::write(
+            dir.path().join("b/deep.txt"),
+            format!("x\ny\nk = \"{}\" j = \"{}\"\n", t[1], t[2]),
+        )
+        .unwrap();
+        (dir, t)
+    }
+
+    #[test]
+    fn json_every_field_sorted_and_redacted() {
+        let (dir, t) = tree();
+        let out = scan(dir.path(), &["scan", "--format", "json", "."]);
+        assert!(out.starts_with("[\n{"), "{out}");
+        assert!(out.ends_with("}\n]\n"), "{out}");
+        let v: Vec<Finding> = serde_json::from_str(&out).unwrap();
+        let fp = |s: &str| scanner_engine::fingerprint(RULE, s.as_bytes());
+        assert_eq!(
+            v,
+            vec![
+                Finding {
+                    rule_id: RULE.into(),
+                    rule_name: RULE_NAME.into(),
+                    path: "./app.env".into(),
+                    path_bytes: None,
+                    line: 2,
+                    column: 14,
+                    end_line: 2,
+                    end_column: 54,
+                    offset: 17,
+                    end_offset: 57,
+                    matched: "ghp_…".into(),
+                    secret: "ghp_…".into(),
+                    entropy: entropy(&t[0]),
+                    fingerprint: fp(&t[0]),
+                },
+                Finding {
+                    rule_id: RULE.into(),
+                    rule_name: RULE_NAME.into(),
+                    path: "./b/deep.txt".into(),
+                    path_bytes: None,
+                    line: 3,
+                    column: 6,
+                    end_line: 3,
+                    end_column: 46,
+                    offset: 9,
+                    end_offset: 49,
+                    matched: "ghp_…".into(),
+                    secret: "ghp_…".into(),
+                    entropy: entropy(&t[1]),
+                    fingerprint: fp(&t[1]),
+                },
+                Finding {
+                    rule_id: RULE.into(),
+                    rule_name: RULE_NAME.into(),
+                    path: "./b/deep.txt".into(),
+                    path_bytes: None,
+                    line: 3,
+                    column: 53,
+                    end_line: 3,
+                    end_column: 93,
+                    offset: 56,
+                    end_offset: 96,
+                    matched: "ghp_…".into(),
+                    secret: "ghp_…".into(),
+                    entropy: entropy(&t[2]),
+                    fingerprint: fp(&t[2]),
+                },
+            ]
+        );
+        // Redacted means absent: no part of a secret beyond its prefix is in the report.
+        for s in &t {
+            assert!(!out.contains(&s[4..12]), "secret leaked into {out}");
         }
     }
-    let one = scan(
-        dir.path(),
-        &["scan", "--format", "json", "--threads", "1", "."],
-    );
-    let eight = scan(
-        dir.path(),
-        &["scan", "--format", "json", "--threads", "8", "."],
-    );
-    assert_eq!(
-        serde_json::from_str::<Vec<Finding>>(&one).unwrap().len(),
-        96
-    );
-    assert_eq!(one, eight);
-}
 
-#[test]
-fn jsonl_is_one_finding_object_per_line() {
-    let (dir, _) = tree();
-    let json: Vec<Finding> =
-        serde_json::from_str(&scan(dir.path(), &["scan", "--format", "json", "."])).unwrap();
-    let out = scan(dir.path(), &["scan", "--format", "jsonl", "."]);
-    let mut lines: Vec<Finding> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect();
-    assert_eq!(out.matches('\n').count(), 3);
-    // Files arrive in completion order; within a file, in position order.
-    let deep: Vec<_> = lines
-        .iter()
-        .filter(|f| f.path == "./b/deep.txt")
-        .map(|f| f.column)
-        .collect();
-    assert_eq!(deep, [6, 53]);
-    lines.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
-    assert_eq!(lines, json);
-}
+    #[test]
+    fn json_show_secrets_writes_them_whole_and_keeps_fingerprints() {
+        let (dir, t) = tree();
+        let redacted: Vec<Finding> =
+            serde_json::from_str(&scan(dir.path(), &["scan", "--format", "json", "."])).unwrap();
+        let whole: Vec<Finding> = serde_json::from_str(&scan(
+            dir.path(),
+            &["scan", "--format", "json", "--show-secrets", "."],
+        ))
+        .unwrap();
+        let secrets: Vec<_> = whole.iter().map(|f| f.secret.as_str()).collect();
+        assert_eq!(secrets, [&t[0], &t[1], &t[2]]);
+        assert_eq!(whole[0].matched, t[0]);
+        let fps = |v: &[Finding]| v.iter().map(|f| f.fingerprint.clone()).collect::<Vec<_>>();
+        assert_eq!(fps(&redacted), fps(&whole));
+    }
 
-#[test]
-fn text_exact_lines_redacted_and_whole() {
-    let (dir, t) = tree();
-    let out = scan(
-        dir.path(),
-        &["scan", "--format", "text", "--threads", "1", "app.env"],
-    );
-    assert_eq!(out, format!("app.env:2:14  {RULE}  ghp_…\n"));
-    let out = scan(dir.path(), &["scan", "--show-secrets", "app.env"]);
-    assert_eq!(out, format!("app.env:2:14  {RULE}  {}\n", t[0]));
-    let out = scan(dir.path(), &["scan", "--color", "always", "app.env"]);
-    assert_eq!(
-        out,
-        format!(
-            "\x1b[35mapp.env\x1b[0m:\x1b[32m2:14\x1b[0m  \x1b[1;33m{RULE}\x1b[0m  \
+    #[test]
+    fn json_is_the_same_bytes_with_one_or_eight_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        for d in 0..8 {
+            let sub = dir.path().join(format!("d{d}"));
+            fs::create_dir(&sub).unwrap();
+            for f in 0..6 {
+                let seed = d * 10 + f;
+                let body = format!(
+                    "line\nkey: {}\n\n  \"t\": \"{}\"\n",
+                    token(seed),
+                    token(seed + 500)
+                );
+                fs::write(sub.join(format!("f{f}.yml")), body).unwrap();
+            }
+        }
+        let one = scan(
+            dir.path(),
+            &["scan", "--format", "json", "--threads", "1", "."],
+        );
+        let eight = scan(
+            dir.path(),
+            &["scan", "--format", "json", "--threads", "8", "."],
+        );
+        assert_eq!(
+            serde_json::from_str::<Vec<Finding>>(&one).unwrap().len(),
+            96
+        );
+        assert_eq!(one, eight);
+    }
+
+    #[test]
+    fn jsonl_is_one_finding_object_per_line() {
+        let (dir, _) = tree();
+        let json: Vec<Finding> =
+            serde_json::from_str(&scan(dir.path(), &["scan", "--format", "json", "."])).unwrap();
+        let out = scan(dir.path(), &["scan", "--format", "jsonl", "."]);
+        let mut lines: Vec<Finding> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        assert_eq!(out.matches('\n').count(), 3);
+        // Files arrive in completion order; within a file, in position order.
+        let deep: Vec<_> = lines
+            .iter()
+            .filter(|f| f.path == "./b/deep.txt")
+            .map(|f| f.column)
+            .collect();
+        assert_eq!(deep, [6, 53]);
+        lines.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+        assert_eq!(lines, json);
+    }
+
+    #[test]
+    fn text_exact_lines_redacted_and_whole() {
+        let (dir, t) = tree();
+        let out = scan(
+            dir.path(),
+            &["scan", "--format", "text", "--threads", "1", "app.env"],
+        );
+        assert_eq!(out, format!("app.env:2:14  {RULE}  ghp_…\n"));
+        let out = scan(dir.path(), &["scan", "--show-secrets", "app.env"]);
+        assert_eq!(out, format!("app.env:2:14  {RULE}  {}\n", t[0]));
+        let out = scan(dir.path(), &["scan", "--color", "always", "app.env"]);
+        assert_eq!(
+            out,
+            format!(
+                "\x1b[35mapp.env\x1b[0m:\x1b[32m2:14\x1b[0m  \x1b[1;33m{RULE}\x1b[0m  \
              \x1b[1;31mghp_…\x1b[0m\n"
-        )
-    );
-    // Not a terminal: no color unless asked.
-    assert!(!scan(dir.path(), &["scan", "."]).contains('\x1b'));
-}
+            )
+        );
+        // Not a terminal: no color unless asked.
+        assert!(!scan(dir.path(), &["scan", "."]).contains('\x1b'));
+    }
 
-#[test]
-fn sarif_has_what_github_code_scanning_requires() {
-    let (dir, t) = tree();
-    let out = scan(dir.path(), &["scan", "--format", "sarif", "."]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(
+    #[test]
+    fn sarif_has_what_github_code_scanning_requires() {
+        let (dir, t) = tree();
+        let out = scan(dir.path(), &["scan", "--format", "sarif", "."]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
         v["$schema"],
         "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
     );
-    assert_eq!(v["version"], "2.1.0");
-    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
-    let driver = &v["runs"][0]["tool"]["driver"];
-    assert_eq!(driver["name"], "scanner");
-    assert_eq!(driver["semanticVersion"], env!("CARGO_PKG_VERSION"));
-    let rules = driver["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), 1);
-    assert_eq!(rules[0]["id"], RULE);
-    assert_eq!(rules[0]["name"], RULE_NAME);
-    assert_eq!(rules[0]["shortDescription"]["text"], RULE_NAME);
-    assert!(rules[0]["fullDescription"]["text"]
-        .as_str()
-        .unwrap()
-        .contains("GitHub"));
-    assert!(rules[0]["help"]["text"].is_string());
-    assert!(rules[0]["properties"]["tags"]
-        .as_array()
-        .unwrap()
-        .contains(&"security".into()));
+        assert_eq!(v["version"], "2.1.0");
+        assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+        let driver = &v["runs"][0]["tool"]["driver"];
+        assert_eq!(driver["name"], "scanner");
+        assert_eq!(driver["semanticVersion"], env!("CARGO_PKG_VERSION"));
+        let rules = driver["rules"].as_array().unwrap();
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0]["id"], RULE);
+        assert_eq!(rules[0]["name"], RULE_NAME);
+        assert_eq!(rules[0]["shortDescription"]["text"], RULE_NAME);
+        assert!(rules[0]["fullDescription"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("GitHub"));
+        assert!(rules[0]["help"]["text"].is_string());
+        assert!(rules[0]["properties"]["tags"]
+            .as_array()
+            .unwrap()
+            .contains(&"security".into()));
 
-    let results = v["runs"][0]["results"].as_array().unwrap();
-    assert_eq!(results.len(), 3);
-    let want = [
-        ("app.env", 2, 14, 54, &t[0]),
-        ("b/deep.txt", 3, 6, 46, &t[1]),
-        ("b/deep.txt", 3, 53, 93, &t[2]),
-    ];
-    for (r, (uri, line, col, end_col, secret)) in results.iter().zip(want) {
-        assert_eq!(r["ruleId"], RULE);
-        assert_eq!(r["ruleIndex"], 0);
-        assert_eq!(r["level"], "error");
-        assert!(r["message"]["text"].as_str().unwrap().contains("ghp_…"));
-        let loc = &r["locations"][0]["physicalLocation"];
-        assert_eq!(loc["artifactLocation"]["uri"], uri);
-        assert_eq!(
-            loc["region"],
-            serde_json::json!({"startLine": line, "startColumn": col, "endLine": line, "endColumn": end_col})
-        );
-        assert_eq!(
-            r["partialFingerprints"]["secretFingerprint/v1"],
-            scanner_engine::fingerprint(RULE, secret.as_bytes())
-        );
-        assert!(!out.contains(&secret[4..12]));
+        let results = v["runs"][0]["results"].as_array().unwrap();
+        assert_eq!(results.len(), 3);
+        let want = [
+            ("app.env", 2, 14, 54, &t[0]),
+            ("b/deep.txt", 3, 6, 46, &t[1]),
+            ("b/deep.txt", 3, 53, 93, &t[2]),
+        ];
+        for (r, (uri, line, col, end_col, secret)) in results.iter().zip(want) {
+            assert_eq!(r["ruleId"], RULE);
+            assert_eq!(r["ruleIndex"], 0);
+            assert_eq!(r["level"], "error");
+            assert!(r["message"]["text"].as_str().unwrap().contains("ghp_…"));
+            let loc = &r["locations"][0]["physicalLocation"];
+            assert_eq!(loc["artifactLocation"]["uri"], uri);
+            assert_eq!(
+                loc["region"],
+                serde_json::json!({"startLine": line, "startColumn": col, "endLine": line, "endColumn": end_col})
+            );
+            assert_eq!(
+                r["partialFingerprints"]["secretFingerprint/v1"],
+                scanner_engine::fingerprint(RULE, secret.as_bytes())
+            );
+            assert!(!out.contains(&secret[4..12]));
+        }
     }
-}
 
-#[test]
-fn output_file_gets_the_whole_report_and_no_temp_file_remains() {
-    let (dir, _) = tree();
-    let reports = tempfile::tempdir().unwrap();
-    let dest = reports.path().join("report.json");
-    fs::write(&dest, "previous report").unwrap();
-    let o = scanner(
-        dir.path(),
-        &[
-            "scan",
-            "--format",
-            "json",
-            "-o",
-            dest.to_str().unwrap(),
-            ".",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1));
-    assert!(o.stdout.is_empty(), "the report went to stdout too");
-    let report = fs::read_to_string(&dest).unwrap();
-    let stdout_report = scan(dir.path(), &["scan", "--format", "json", "."]);
-    assert_eq!(report, stdout_report);
-    let names: Vec<_> = fs::read_dir(reports.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, ["report.json"]);
-}
+    #[test]
+    fn output_file_gets_the_whole_report_and_no_temp_file_remains() {
+        let (dir, _) = tree();
+        let reports = tempfile::tempdir().unwrap();
+        let dest = reports.path().join("report.json");
+        fs::write(&dest, "previous report").unwrap();
+        let o = scanner(
+            dir.path(),
+            &[
+                "scan",
+                "--format",
+                "json",
+                "-o",
+                dest.to_str().unwrap(),
+                ".",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1));
+        assert!(o.stdout.is_empty(), "the report went to stdout too");
+        let report = fs::read_to_string(&dest).unwrap();
+        let stdout_report = scan(dir.path(), &["scan", "--format", "json", "."]);
+        assert_eq!(report, stdout_report);
+        let names: Vec<_> = fs::read_dir(reports.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["report.json"]);
+    }
 
-#[cfg(unix)]
-#[test]
-fn non_utf8_path_round_trips_through_path_bytes() {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-    let dir = tempfile::tempdir().unwrap();
-    let name = OsStr::from_bytes(b"caf\xE9 \x1b[31m.env");
-    fs::create_dir(dir.path().join("sub")).unwrap();
-    fs::write(
-        dir.path().join("sub").join(name),
-        format!("T={}\n", token(7)),
-    )
-    .unwrap();
-
-    let v: Vec<Finding> =
-        serde_json::from_str(&scan(dir.path(), &["scan", "--format", "json", "sub"])).unwrap();
-    assert_eq!(v.len(), 1);
-    assert_eq!(v[0].path, "sub/caf\u{FFFD} \u{1b}[31m.env");
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(v[0].path_bytes.as_deref().expect("path_bytes"))
-        .unwrap();
-    assert_eq!(raw, b"sub/caf\xE9 \x1b[31m.env");
-    // The decoded bytes open the file.
-    let back = fs::read_to_string(dir.path().join(OsStr::from_bytes(&raw))).unwrap();
-    assert!(back.contains(&token(7)));
-
-    // SARIF: exact bytes, percent-encoded. Text: the escape cannot reach the terminal.
-    let sarif: serde_json::Value =
-        serde_json::from_str(&scan(dir.path(), &["scan", "--format", "sarif", "sub"])).unwrap();
-    assert_eq!(
-        sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
-            ["uri"],
-        "sub/caf%E9%20%1B%5B31m.env"
-    );
-    assert_eq!(
-        scan(dir.path(), &["scan", "sub"]),
-        format!("sub/caf\u{FFFD} \\x1b[31m.env:1:3  {RULE}  ghp_…\n")
-    );
-}
-
-#[test]
-fn closed_pipe_ends_the_run_quietly() {
-    let dir = tempfile::tempdir().unwrap();
-    for f in 0..200 {
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_path_round_trips_through_path_bytes() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let name = OsStr::from_bytes(b"caf\xE9 \x1b[31m.env");
+        fs::create_dir(dir.path().join("sub")).unwrap();
         fs::write(
-            dir.path().join(format!("f{f}.env")),
-            format!("T={}\n", token(f)),
+            dir.path().join("sub").join(name),
+            format!("T={}\n", token(7)),
         )
         .unwrap();
+
+        let v: Vec<Finding> =
+            serde_json::from_str(&scan(dir.path(), &["scan", "--format", "json", "sub"])).unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].path, "sub/caf\u{FFFD} \u{1b}[31m.env");
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(v[0].path_bytes.as_deref().expect("path_bytes"))
+            .unwrap();
+        assert_eq!(raw, b"sub/caf\xE9 \x1b[31m.env");
+        // The decoded bytes open the file.
+        let back = fs::read_to_string(dir.path().join(OsStr::from_bytes(&raw))).unwrap();
+        assert!(back.contains(&token(7)));
+
+        // SARIF: exact bytes, percent-encoded. Text: the escape cannot reach the terminal.
+        let sarif: serde_json::Value =
+            serde_json::from_str(&scan(dir.path(), &["scan", "--format", "sarif", "sub"])).unwrap();
+        assert_eq!(
+            sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+                ["uri"],
+            "sub/caf%E9%20%1B%5B31m.env"
+        );
+        assert_eq!(
+            scan(dir.path(), &["scan", "sub"]),
+            format!("sub/caf\u{FFFD} \\x1b[31m.env:1:3  {RULE}  ghp_…\n")
+        );
     }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .current_dir(dir.path())
-        .args(["scan", "--format", "jsonl", "--quiet", "."])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take()); // the reader goes away before the first finding
-    let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(stderr.is_empty(), "stderr: {stderr}");
-    assert!(
-        o.status.code().is_some(),
-        "killed by a signal: {:?}",
-        o.status
-    );
-}
 
-#[test]
-fn clean_scan_writes_empty_reports() {
-    let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("a.txt"), "nothing here\n").unwrap();
-    let run = |format: &str| {
-        let o = scanner(dir.path(), &["scan", "--format", format, "."]);
-        assert_eq!(o.status.code(), Some(0), "{format}");
-        stdout(&o)
-    };
-    assert_eq!(run("json"), "[]\n");
-    assert_eq!(run("jsonl"), "");
-    assert_eq!(run("text"), "");
-    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
-    assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
-}
+    #[test]
+    fn closed_pipe_ends_the_run_quietly() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in 0..200 {
+            fs::write(
+                dir.path().join(format!("f{f}.env")),
+                format!("T={}\n", token(f)),
+            )
+            .unwrap();
+        }
+        let mut child = Command::new(env!("CARGO_BIN_EXE_scanner"))
+            .current_dir(dir.path())
+            .args(["scan", "--format", "jsonl", "--quiet", "."])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away before the first finding
+        let o = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.is_empty(), "stderr: {stderr}");
+        assert!(
+            o.status.code().is_some(),
+            "killed by a signal: {:?}",
+            o.status
+        );
+    }
 
-#[test]
-fn output_file_is_left_alone_when_the_scan_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    let dest = dir.path().join("report.json");
-    fs::write(&dest, "previous report").unwrap();
-    let o = scanner(dir.path(), &["scan", "--format", "json", "-o", "report.json", "no-such-root"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert_eq!(fs::read_to_string(&dest).unwrap(), "previous report");
-    let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, ["report.json"], "temporary file left behind");
+    #[test]
+    fn clean_scan_writes_empty_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "nothing here\n").unwrap();
+        let run = |format: &str| {
+            let o = scanner(dir.path(), &["scan", "--format", format, "."]);
+            assert_eq!(o.status.code(), Some(0), "{format}");
+            stdout(&o)
+        };
+        assert_eq!(run("json"), "[]\n");
+        assert_eq!(run("jsonl"), "");
+        assert_eq!(run("text"), "");
+        let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+        assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn output_file_is_left_alone_when_the_scan_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("report.json");
+        fs::write(&dest, "previous report").unwrap();
+        let o = scanner(
+            dir.path(),
+            &[
+                "scan",
+                "--format",
+                "json",
+                "-o",
+                "report.json",
+                "no-such-root",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(fs::read_to_string(&dest).unwrap(), "previous report");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["report.json"], "temporary file left behind");
+    }
 }
