@@ -26,7 +26,7 @@
 //! | `ruleId` | the rule id |
 //! | `ruleIndex` | index of that rule in `tool.driver.rules` |
 //! | `level` | `"error"`: every secret is one |
-//! | `message.text` | `RULE NAME: secret SECRET (fingerprint FP)`, the secret redacted unless `--show-secrets` |
+//! | `message.text` | `RULE NAME: secret SECRET (fingerprint FP)`, the secret redacted unless `--show-secrets`; `RULE NAME (fingerprint FP)` for a rule on the file path alone |
 //! | `locations[0].physicalLocation.artifactLocation.uri` | the path, with `/` separators, `./` dropped and every byte other than `A-Z a-z 0-9 - . _ ~` percent-encoded (so a non-UTF-8 name is exact). A relative path stays relative: run the scan from the repository root (`scanner scan .`) so GitHub can place it. An absolute path becomes a `file:///` URI. |
 //! | `...region.startLine`, `startColumn` | 1-based line and column of the first byte |
 //! | `...region.endLine`, `endColumn` | line of the last byte, column just past it (SARIF's end column is exclusive, as ours is) |
@@ -258,12 +258,17 @@ pub(super) fn write_log(
                 rule_index: index[&*f.rule_id],
                 level: "error",
                 message: Text {
-                    text: format!(
-                        "{}: secret {} (fingerprint {})",
-                        f.rule_name,
-                        shown_secret(f, show_secrets),
-                        f.fingerprint
-                    ),
+                    text: if f.secret.is_empty() {
+                        // A rule on the file path alone: there is no secret to show.
+                        format!("{} (fingerprint {})", f.rule_name, f.fingerprint)
+                    } else {
+                        format!(
+                            "{}: secret {} (fingerprint {})",
+                            f.rule_name,
+                            shown_secret(f, show_secrets),
+                            f.fingerprint
+                        )
+                    },
                 },
                 locations: [Location {
                     physical_location: PhysicalLocation {
@@ -472,6 +477,18 @@ mod tests {
         assert!(!serde_json::to_string(&v)
             .unwrap()
             .contains(&super::super::tests::token()));
+    }
+
+    #[test]
+    fn path_only_finding_has_no_secret_in_its_message() {
+        let mut f = finding("keys/id_rsa", 1, 1);
+        f.finding.secret = String::new();
+        f.finding.r#match = String::new();
+        let v = sarif(vec![vec![f]], &[]);
+        assert_eq!(
+            v["runs"][0]["results"][0]["message"]["text"],
+            "GitHub Personal Access Token (fingerprint 0123456789abcdef)"
+        );
     }
 
     #[test]
