@@ -93,7 +93,6 @@ pub enum Source {
     /// Content already in memory (git staged blobs): path is repo-relative.
     /// Built by `--staged` (`git.rs`); every blob becomes one task and goes
     /// through the same binary sniff, engine, filters and sink as a file.
-    #[allow(dead_code)] // TODO(precommit): constructed once --staged is wired
     Blobs(Vec<Blob>),
 }
 
@@ -391,9 +390,20 @@ pub fn scan(
             },
         ),
         Source::Blobs(blobs) => {
+            let mut skips = SkipCounts::default();
             for blob in blobs {
                 if stopped || cancel.load(Ordering::Relaxed) {
                     break;
+                }
+                // Config `allow_paths` (the walker applies it to files).
+                if opts
+                    .walk
+                    .allow
+                    .as_ref()
+                    .is_some_and(|allow| allow(&blob.path, false))
+                {
+                    skips.add(Skip::AllowlistedPath, 1);
+                    continue;
                 }
                 let permit = budget.acquire(blob.data.len() as u64);
                 batch.push(FileTask::Blob { blob, permit });
@@ -401,7 +411,7 @@ pub fn scan(
                     flush(&mut batch, &mut stopped);
                 }
             }
-            Ok(SkipCounts::default())
+            Ok(skips)
         }
     };
     flush(&mut batch, &mut stopped);
@@ -506,14 +516,18 @@ fn scan_file(
         let path_str = path.to_string_lossy();
         w.found.clear();
         let sniff = !sh.opts.binary;
+        // Read up to the size seen at open (a file growing under us is
+        // scanned as it was), except that procfs and friends report 0 for
+        // files that have content: read those to EOF.
+        let limit = if size == 0 { u64::MAX } else { size };
         let r = scan_stream(
             sh,
             w,
             &path_str,
             |buf, _off| file.read(buf),
             0,
-            size,
-            size,
+            limit,
+            limit,
             sniff,
         )?;
         Ok(Some(match r {
@@ -868,6 +882,80 @@ mod tests {
         }
         assert_eq!(LineDelta::of(text).pos(), LinePos { line: 5, column: 3 });
         assert_eq!(LineDelta::default().pos(), LinePos::START);
+    }
+
+    fn shared(chunk_size: usize) -> Shared {
+        let engine = Arc::new(Engine::builtin().unwrap());
+        Shared {
+            overlap: engine.max_match_len(),
+            engine,
+            opts: ScanOptions {
+                chunk_size,
+                ..ScanOptions::default()
+            },
+            tx: crossbeam_channel::unbounded().0,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A file that shrank after it was split: ranges past the new end scan
+    /// nothing, a range across it scans what is left. No panic, no error.
+    #[test]
+    fn ranges_past_eof_are_empty() {
+        let token = ["gh", "p_", "Zq3Xv8Kp2Lm7Nw4Rt6Yb1Hc9Jd5Fg0Ss2Aa7"].concat();
+        let mut data = "line\n".repeat(20).into_bytes();
+        data.extend(format!("x = {token}\n").as_bytes());
+        data.extend("tail\n".repeat(100).as_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, &data).unwrap();
+        let file = File::open(&path).unwrap();
+        let sh = shared(64);
+        let mut w = WorkerScratch {
+            scan: sh.engine.new_scratch(),
+            buf: Vec::new(),
+            found: Vec::new(),
+        };
+        let len = data.len() as u64;
+        let mut run = |start: u64, end: u64| {
+            w.found.clear();
+            let limit = end + sh.overlap as u64;
+            let r = scan_stream(
+                &sh,
+                &mut w,
+                "f.txt",
+                |b, off| read_at(&file, b, off),
+                start,
+                end,
+                limit,
+                false,
+            )
+            .unwrap()
+            .unwrap();
+            (
+                r,
+                w.found
+                    .iter()
+                    .map(|f| (f.offset, f.line, f.column))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        // Past the end: nothing.
+        assert_eq!(
+            run(len + 100, len + 5000),
+            ((0, LineDelta::default()), vec![])
+        );
+        // Across the end: the bytes that exist, positions relative to start.
+        let ((bytes, lines), found) = run(0, len * 4);
+        assert_eq!(bytes, len);
+        assert_eq!(
+            lines,
+            LineDelta {
+                newlines: 121,
+                tail: 0
+            }
+        );
+        assert_eq!(found, [(104, 21, 5)]);
     }
 
     #[test]

@@ -1,0 +1,595 @@
+//! End-to-end tests of `scanner scan` and `scanner rules`: the real binary on
+//! temp dirs. Walking, reading, splitting, counting, exit statuses. The
+//! report formats themselves are tested field by field in `tests/output.rs`.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::{run_in, token, Tree, RULE};
+
+/// `T=<token>\n`: the secret is at column 3 and 40 bytes long.
+fn secret_line(seed: u32) -> String {
+    format!("T={}\n", token(seed))
+}
+
+// ---------------------------------------------------------------- exit codes
+
+#[test]
+fn exit_status_clean_findings_and_errors() {
+    let t = Tree::new();
+    t.write("clean.txt", "nothing to see\n");
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(0);
+    assert_eq!(r.findings(), []);
+
+    t.write("leak.env", secret_line(1));
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["leak.env:1:3:1:43"]);
+    assert_eq!(r.findings()[0].rule_id, RULE);
+    assert!(
+        r.summary_line("scanned 2 files (").is_some(),
+        "{}",
+        r.stderr
+    );
+
+    // Bad flag, missing root, bad rule file: 2, with the culprit named.
+    t.run(&["scan", "--no-such-flag"]).expect(2);
+    let r = t.run(&["scan", "missing-dir"]);
+    r.expect(2);
+    assert!(
+        r.stderr.starts_with("scanner: error: missing-dir: "),
+        "{}",
+        r.stderr
+    );
+    t.write(
+        "bad.toml",
+        "[[rules]]\nid = \"broken\"\nregex = '''(unclosed'''\n",
+    );
+    let r = t.run(&["scan", "--rules", "bad.toml", "clean.txt"]);
+    r.expect(2);
+    assert!(r.stderr.contains("bad.toml"), "{}", r.stderr);
+    assert!(r.stderr.contains("broken"), "{}", r.stderr);
+}
+
+#[test]
+fn empty_directory_is_clean_and_json_is_an_empty_array() {
+    let t = Tree::new();
+    fs::create_dir(t.join("empty")).unwrap();
+    let r = t.run(&["scan", "--format", "json", "empty"]);
+    r.expect(0);
+    assert_eq!(r.stdout.trim(), "[]");
+    assert!(
+        r.stderr.starts_with("scanned 0 files (0.0 KB)"),
+        "{}",
+        r.stderr
+    );
+    let r = t.run(&["scan", "--quiet", "empty"]);
+    r.expect(0);
+    assert_eq!((r.stdout.as_str(), r.stderr.as_str()), ("", ""));
+}
+
+// ------------------------------------------------------------------- walking
+
+/// A tree with one secret kept and one in each kind of ignored place.
+fn ignore_tree() -> Tree {
+    let t = Tree::new();
+    t.write(".gitignore", "*.log\nbuild/\n");
+    t.write(".scannerignore", "fixtures/\n");
+    t.write("src/.env", secret_line(1));
+    t.write("debug.log", secret_line(2));
+    t.write("build/out/a.txt", secret_line(3));
+    t.write("build/out/b.txt", secret_line(4));
+    t.write("fixtures/x.txt", secret_line(5));
+    t
+}
+
+#[test]
+fn gitignore_and_scannerignore_outside_a_repository() {
+    let t = ignore_tree();
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["src/.env:1:3:1:43"]);
+    // debug.log, build/ (once, never entered), fixtures/ (once).
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 3 ignored")
+    );
+
+    let r = t.run(&["scan", "--format", "json", "--no-ignore"]);
+    r.expect(1);
+    assert_eq!(
+        r.locations(),
+        [
+            "build/out/a.txt:1:3:1:43",
+            "build/out/b.txt:1:3:1:43",
+            "debug.log:1:3:1:43",
+            "fixtures/x.txt:1:3:1:43",
+            "src/.env:1:3:1:43",
+        ]
+    );
+    assert_eq!(r.summary_line("not scanned:"), None);
+}
+
+#[test]
+fn gitignore_and_info_exclude_inside_a_repository_and_git_dir_skipped() {
+    let t = ignore_tree();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(t.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .status();
+    if !git.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: git is not available");
+        return;
+    }
+    fs::write(t.join(".git/info/exclude"), "src/.env\n").unwrap();
+    // A secret inside .git must never be read by a directory scan.
+    fs::write(t.join(".git/leak"), secret_line(6)).unwrap();
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(0);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 4 ignored")
+    );
+}
+
+#[test]
+fn explicit_file_is_scanned_even_when_ignored() {
+    let t = ignore_tree();
+    let r = t.run(&["scan", "--format", "json", "debug.log", "build/out/a.txt"]);
+    r.expect(1);
+    assert_eq!(
+        r.locations(),
+        ["build/out/a.txt:1:3:1:43", "debug.log:1:3:1:43"]
+    );
+}
+
+#[test]
+fn files_from_newlines_nul_and_stdin() {
+    let t = ignore_tree();
+    t.write("list.txt", "debug.log\r\nsrc/.env\n\n");
+    let r = t.run(&["scan", "--format", "json", "--files-from", "list.txt"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["debug.log:1:3:1:43", "src/.env:1:3:1:43"]);
+
+    t.write("list0", "fixtures/x.txt\0build\0");
+    let r = t.run(&["scan", "--format", "json", "--files-from", "list0"]);
+    r.expect(1);
+    // build/ is walked (ignore rules apply inside it: none there).
+    assert_eq!(
+        r.locations(),
+        [
+            "build/out/a.txt:1:3:1:43",
+            "build/out/b.txt:1:3:1:43",
+            "fixtures/x.txt:1:3:1:43"
+        ]
+    );
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_scanner"))
+        .current_dir(t.path())
+        .args(["scan", "--format", "json", "--files-from", "-"])
+        .stdin(fs::File::open(t.join("list.txt")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).matches(RULE).count(),
+        2
+    );
+}
+
+#[test]
+fn exclude_globs_and_max_filesize_are_counted() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("vendor/lib/b.txt", secret_line(2));
+    t.write("c.min.js", secret_line(3));
+    t.write("big.txt", format!("{}{}", "x".repeat(2000), secret_line(4)));
+    let r = t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--exclude",
+        "vendor/",
+        "--exclude",
+        "*.min.js",
+        "--max-filesize",
+        "1K",
+    ]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["a.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 2 excluded, 1 too large")
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_not_followed_by_default_and_a_loop_ends_with_follow() {
+    use std::os::unix::fs::symlink;
+    let t = Tree::new();
+    t.write("d/a.txt", secret_line(1));
+    symlink("../d", t.join("d/loop")).unwrap();
+    symlink("a.txt", t.join("d/alias.txt")).unwrap();
+    symlink("nowhere", t.join("d/broken")).unwrap();
+
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["d/a.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 2 symlink (not followed), 1 symlink (broken)")
+    );
+    assert!(
+        r.stderr
+            .contains("scanner: warning: d/broken: broken symbolic link"),
+        "{}",
+        r.stderr
+    );
+
+    let r = t.run(&["scan", "--format", "json", "--follow"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["d/a.txt:1:3:1:43", "d/alias.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 symlink (broken), 1 symlink (loop)")
+    );
+    assert!(
+        r.stderr
+            .contains("scanner: warning: d/loop: symbolic link loop"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_file_name_round_trips_through_path_bytes() {
+    use base64::Engine as _;
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    let name = OsStr::from_bytes(b"k\xFFey.env");
+    t.write(Path::new("conf").join(name), secret_line(1));
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    let f = &r.findings()[0];
+    assert_eq!(f.path, "conf/k\u{FFFD}ey.env");
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(f.path_bytes.as_deref().expect("path_bytes"))
+        .unwrap();
+    assert_eq!(raw, b"conf/k\xFFey.env");
+    let data = fs::read(t.join(OsStr::from_bytes(&raw))).unwrap();
+    assert_eq!(data, secret_line(1).as_bytes());
+}
+
+// ------------------------------------------------------------------- reading
+
+#[test]
+fn crlf_line_numbers_and_columns() {
+    let t = Tree::new();
+    t.write(
+        "win.txt",
+        format!("first\r\n\r\nx = {}\r\nlast\r\n", token(1)),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["win.txt:3:5:3:45"]);
+    assert_eq!(r.findings()[0].offset, 13);
+}
+
+#[test]
+fn a_secret_across_a_chunk_boundary_is_found_exactly_once() {
+    let t = Tree::new();
+    // The secret starts at offset 1000 and spans 1000..1040: chunk sizes
+    // below put a boundary before, inside and right after its start.
+    let mut data = String::new();
+    while data.len() < 990 {
+        data.push_str("filler text\n");
+    }
+    data.truncate(990);
+    data.push_str("\nx value ");
+    assert_eq!(data.len(), 999);
+    data.push(' ');
+    data.push_str(&token(1));
+    data.push_str("\ntrailer\n");
+    t.write("f.txt", &data);
+    for chunk in [
+        "64", "100", "333", "1000", "1001", "1020", "1039", "1040", "4096",
+    ] {
+        let r = t.run(&["scan", "--format", "json", "--chunk-size", chunk]);
+        r.expect(1);
+        assert_eq!(r.locations(), ["f.txt:84:10:84:50"], "chunk size {chunk}");
+        assert_eq!(r.findings()[0].offset, 1000, "chunk size {chunk}");
+    }
+}
+
+/// ~1.3 MB of CRLF and LF lines with 12 secrets at known lines.
+fn large_file(t: &Tree) -> Vec<String> {
+    let mut data = String::new();
+    let mut expected = Vec::new();
+    for line in 1..=30_000u32 {
+        if line % 2500 == 7 {
+            let col = 1 + (line % 5) as usize;
+            data.push_str(&" ".repeat(col - 1));
+            data.push_str(&token(line));
+            data.push_str("\r\n");
+            expected.push(format!("big.txt:{line}:{col}:{line}:{}", col + 40));
+        } else if line % 3 == 0 {
+            data.push_str("plain ascii filler, nothing secret here at all\r\n");
+        } else {
+            data.push_str("another filler line of some length\n");
+        }
+    }
+    t.write("big.txt", data);
+    expected
+}
+
+#[test]
+fn a_split_file_gives_the_same_findings_as_unsplit() {
+    let t = Tree::new();
+    let expected = large_file(&t);
+    assert_eq!(expected.len(), 12);
+    let unsplit = t.run(&["scan", "--format", "json", "--split-threshold", "0"]);
+    unsplit.expect(1);
+    assert_eq!(unsplit.locations(), expected);
+    for args in [
+        ["--threads", "1", "--split-grain", "64K"],
+        ["--threads", "4", "--split-grain", "16K"],
+        ["--threads", "3", "--split-grain", "1000"],
+    ] {
+        let mut a = vec![
+            "scan",
+            "--format",
+            "json",
+            "--split-threshold",
+            "100K",
+            "--chunk-size",
+            "8K",
+        ];
+        a.extend(args);
+        let r = t.run(&a);
+        r.expect(1);
+        assert_eq!(r.stdout, unsplit.stdout, "{args:?}");
+        assert!(r.stderr.starts_with("scanned 1 file ("), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn split_file_stats_show_the_pieces() {
+    let t = Tree::new();
+    large_file(&t);
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--threads",
+        "2",
+        "--split-threshold",
+        "100K",
+        "--split-grain",
+        "64K",
+        "--stats-json",
+        "stats.json",
+        "big.txt",
+    ]);
+    r.expect(1);
+    let v: serde_json::Value =
+        serde_json::from_slice(&fs::read(t.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(v["files"], 1);
+    assert_eq!(v["findings"], 12);
+    assert_eq!(v["bytes"], fs::metadata(t.join("big.txt")).unwrap().len());
+    assert_eq!(v["scheduler"]["workers"].as_array().unwrap().len(), 2);
+    let tasks = &v["scheduler"]["tasks"];
+    // One file task from the injector, which runs the first piece and splits
+    // off the others (run locally or stolen by the other worker).
+    fn pieces(len: u64, grain: u64) -> u64 {
+        if len >= 2 * grain {
+            pieces(len / 2, grain) + pieces(len - len / 2, grain)
+        } else {
+            1
+        }
+    }
+    let size = fs::metadata(t.join("big.txt")).unwrap().len();
+    assert_eq!(tasks["injector"], 1);
+    let ran = ["injector", "local", "stolen"].map(|k| tasks[k].as_u64().unwrap());
+    assert_eq!(ran.iter().sum::<u64>(), pieces(size, 64 << 10));
+    assert!(ran[1] + ran[2] >= 8, "{tasks}");
+}
+
+#[test]
+fn binary_files_are_skipped_and_counted_unless_binary() {
+    let t = Tree::new();
+    let mut data = b"\x7fELF\x00\x01".to_vec();
+    data.extend(secret_line(1).as_bytes());
+    t.write("blob", &data);
+    // A NUL after the first 8 KiB does not make a file binary.
+    let mut late = "x".repeat(9000).into_bytes();
+    late.push(0);
+    late.extend(b"\n");
+    late.extend(secret_line(2).as_bytes());
+    t.write("late.txt", &late);
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["late.txt:2:3:2:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 binary")
+    );
+    let r = t.run(&["scan", "--format", "json", "--binary"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["blob:1:9:1:49", "late.txt:2:3:2:43"]);
+}
+
+/// Makes a path in `t` that the scanner cannot read, as any user: a 0o000
+/// file, or when that is readable (root), a link to `/proc/self/mem`,
+/// whose offset 0 is never mapped (reading it fails with EIO even as root).
+/// Returns the path argument to pass and the reason expected in the warning.
+#[cfg(unix)]
+fn unreadable(t: &Tree) -> Option<(String, &'static str)> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = t.write("locked.txt", secret_line(9));
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&p).is_err() {
+        return Some(("locked.txt".into(), "permission denied"));
+    }
+    fs::remove_file(&p).unwrap();
+    if fs::read("/proc/self/mem").is_err() {
+        std::os::unix::fs::symlink("/proc/self/mem", t.join("mem")).unwrap();
+        return Some(("mem".into(), "input/output error"));
+    }
+    None
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_is_a_warning_and_exit_2_unless_ignore_errors() {
+    let t = Tree::new();
+    t.write("ok.txt", "fine\n");
+    let Some((bad, reason)) = unreadable(&t) else {
+        eprintln!("skipped: no way to make an unreadable file here");
+        return;
+    };
+    let r = t.run(&["scan", "--format", "json", "ok.txt", &bad]);
+    r.expect(2);
+    assert_eq!(r.findings(), []);
+    assert!(
+        r.stderr
+            .contains(&format!("scanner: warning: {bad}: {reason}\n")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 unreadable")
+    );
+    assert!(r.stderr.starts_with("scanner: warning"), "{}", r.stderr);
+
+    t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--ignore-errors",
+        "ok.txt",
+        &bad,
+    ])
+    .expect(0);
+    t.write("leak.txt", secret_line(1));
+    // Findings and an unreadable file: still 2 (the scan is incomplete).
+    t.run(&["scan", "ok.txt", "leak.txt", &bad]).expect(2);
+    t.run(&["scan", "--ignore-errors", "ok.txt", "leak.txt", &bad])
+        .expect(1);
+}
+
+#[test]
+fn json_is_identical_with_one_and_eight_threads() {
+    let t = Tree::new();
+    for i in 0..60u32 {
+        let mut body = String::new();
+        for l in 0..(i % 7) {
+            body.push_str(&format!("line {l}\n"));
+        }
+        if i % 3 == 0 {
+            body.push_str(&secret_line(i));
+        }
+        if i % 4 == 0 {
+            body.push_str(&format!("again {}\n", token(i + 1000)));
+        }
+        t.write(format!("d{}/f{i}.txt", i % 5), body);
+    }
+    large_file(&t);
+    let split = ["--split-threshold", "200K", "--split-grain", "32K"];
+    let mut one = vec!["scan", "--format", "json", "--threads", "1"];
+    one.extend(split);
+    let mut eight = vec!["scan", "--format", "json", "--threads", "8"];
+    eight.extend(split);
+    let a = t.run(&one);
+    a.expect(1);
+    assert_eq!(a.findings().len(), 20 + 15 + 12);
+    for _ in 0..3 {
+        let b = t.run(&eight);
+        b.expect(1);
+        assert_eq!(a.stdout, b.stdout);
+    }
+}
+
+#[test]
+fn summary_goes_to_stderr_and_quiet_silences_it() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    let r = t.run(&["scan", "a.txt"]);
+    r.expect(1);
+    assert_eq!(r.stdout, format!("a.txt:1:3  {RULE}  ghp_…\n"));
+    assert!(
+        r.stderr.starts_with("scanned 1 file (0.0 KB) in "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.trim_end().ends_with("MB/s: 1 finding"),
+        "{}",
+        r.stderr
+    );
+    let r = t.run(&["scan", "-q", "a.txt"]);
+    r.expect(1);
+    assert_eq!(r.stderr, "");
+}
+
+// --------------------------------------------------------------------- rules
+
+#[test]
+fn rules_list_shows_id_name_and_keywords() {
+    let r = run_in(Path::new("."), &["rules", "list"]);
+    r.expect(0);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l == "github-classic-pat\tGitHub personal access token (classic)\tghp_"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn rules_check_passes_on_the_builtin_rules() {
+    let r = run_in(Path::new("."), &["rules", "check"]);
+    r.expect(0);
+    assert_eq!(r.stdout, "");
+}
+
+#[test]
+fn rules_check_on_a_file_reports_each_failing_example() {
+    let t = Tree::new();
+    t.write(
+        "rules.toml",
+        r#"
+[[rules]]
+id = "acme-key"
+name = "Acme key"
+description = "test"
+regex = '''\b(acme_[a-z0-9]{16})\b'''
+secretGroup = 1
+keywords = ["acme_"]
+examples = ["key = acme_q8w2k5n1x7c3v9b4", "key = acme_short"]
+negative_examples = ["key = acme_UPPERCASEONLY00", "key = acme_r4t6y8u0i2o4p6a8"]
+"#,
+    );
+    let r = t.run(&["rules", "check", "rules.toml"]);
+    r.expect(1);
+    assert_eq!(
+        r.stdout,
+        "acme-key: example not matched: \"key = acme_short\"\n\
+         acme-key: negative example matched: \"key = acme_r4t6y8u0i2o4p6a8\"\n"
+    );
+    t.write("broken.toml", "[[rules]]\nid = \"x\"\nregex = '''(['''\n");
+    let r = t.run(&["rules", "check", "broken.toml"]);
+    r.expect(2);
+    assert!(
+        r.stderr.contains("broken.toml") && r.stderr.contains("`x`"),
+        "{}",
+        r.stderr
+    );
+}

@@ -1,0 +1,132 @@
+//! Helpers for the integration tests: a temp dir to build trees in, the real
+//! `scanner` binary, and findings parsed back from `--format json`.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde::Deserialize;
+
+/// The rule the generated tokens trigger.
+pub const RULE: &str = "github-classic-pat";
+
+/// A GitHub classic token built at run time (the repository never holds
+/// one); `seed` varies the body so files can hold distinct secrets.
+pub fn token(seed: u32) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut x = 0x2545_F491u32 ^ seed.wrapping_mul(0x9E37_79B9);
+    let body: String = (0..36)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            ALPHABET[(x % ALPHABET.len() as u32) as usize] as char
+        })
+        .collect();
+    ["gh", "p_", &body].concat()
+}
+
+/// A temp dir with helpers to write files into it.
+pub struct Tree {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tree {
+    pub fn new() -> Tree {
+        Tree {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn join(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+    pub fn write(&self, rel: impl AsRef<Path>, data: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, data).unwrap();
+        p
+    }
+    /// Runs `scanner ARGS` in this dir.
+    pub fn run(&self, args: &[&str]) -> Run {
+        run_in(self.path(), args)
+    }
+}
+
+/// A finished run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts the exit status (printing stderr when it differs).
+    pub fn expect(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "exit status\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+    /// Parses stdout as a `--format json` report.
+    pub fn findings(&self) -> Vec<Finding> {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not a JSON report ({e}):\n{}", self.stdout))
+    }
+    /// `path:line:col:end_line:end_col` of every finding.
+    pub fn locations(&self) -> Vec<String> {
+        self.findings()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}:{}:{}:{}",
+                    f.path, f.line, f.column, f.end_line, f.end_column
+                )
+            })
+            .collect()
+    }
+    /// The summary line starting with `prefix` (e.g. "not scanned:").
+    pub fn summary_line(&self, prefix: &str) -> Option<&str> {
+        self.stderr.lines().find(|l| l.starts_with(prefix))
+    }
+}
+
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_scanner"))
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        // Keep the user's global git excludes out of the tests.
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir)
+        .args(args)
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().expect("killed by a signal"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The fields the CLI tests check (the output tests check every field).
+#[derive(Debug, Deserialize, PartialEq)]
+pub struct Finding {
+    pub rule_id: String,
+    pub path: String,
+    pub path_bytes: Option<String>,
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub offset: u64,
+    pub end_offset: u64,
+    pub fingerprint: String,
+}
