@@ -5,7 +5,8 @@
 //! ```
 //!
 //! * `PATH` is the path as reached from the PATH argument, lossy UTF-8;
-//! * `LINE` and `COLUMN` are 1-based, the column counted in bytes (as in `json`);
+//! * `LINE` and `COLUMN` locate the first byte of the secret: 1-based, the column counted in
+//!   bytes (as in `json`);
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
@@ -20,9 +21,9 @@
 //! reader sees, and one finding is always exactly one line. A literal backslash is doubled so
 //! that the escaping is unambiguous.
 //!
-//! With color on (the caller decides: a terminal, no `NO_COLOR`), the path is magenta, the
-//! line and column green, the rule id bold yellow and the secret inside the snippet bold red,
-//! with plain SGR codes (`ESC[35m` ... `ESC[0m`).
+//! With color on (the caller decides: `--color always`, or a terminal without `NO_COLOR`),
+//! the path is magenta, the line and column green, the rule id bold yellow and the secret
+//! inside the snippet bold red, with plain SGR codes (`ESC[35m` ... `ESC[0m`).
 //!
 //! Lines are written per file as files complete; within a file, in position order.
 //!
