@@ -294,6 +294,49 @@ impl crate::filter::FindingFilter for Recorder {
     }
 }
 
+/// `--write-baseline FILE`: what the [`Recorder`] collected, to write once the scan is over.
+pub struct Pending {
+    path: PathBuf,
+    entries: Arc<Mutex<Vec<Entry>>>,
+}
+
+impl Pending {
+    pub fn write(self) -> anyhow::Result<()> {
+        let entries = std::mem::take(&mut *self.entries.lock().expect("baseline recorder"));
+        write(&self.path, entries)
+    }
+}
+
+type Filters = Vec<Box<dyn crate::filter::FindingFilter>>;
+
+/// The filters for `--write-baseline` and `--baseline`, in this order: the recorder sees the
+/// findings left by the earlier filters (config, diff) but not yet by the old baseline, so
+/// `--baseline b.json --write-baseline b.json` refreshes a baseline. `scan_base` is what
+/// relative finding paths are relative to.
+pub fn filters(
+    baseline: Option<&Path>,
+    write_to: Option<&Path>,
+    report_unused: bool,
+    scan_base: &Path,
+) -> anyhow::Result<(Filters, Option<Pending>)> {
+    let mut out: Filters = Vec::new();
+    let mut pending = None;
+    if let Some(path) = write_to {
+        let (recorder, entries) = Recorder::new(PathKey::new(scan_base, path)?);
+        out.push(Box::new(recorder));
+        pending = Some(Pending {
+            path: path.to_path_buf(),
+            entries,
+        });
+    }
+    if let Some(path) = baseline {
+        let entries = load(path)?;
+        let keys = PathKey::new(scan_base, path)?;
+        out.push(Box::new(Baseline::new(entries, keys, report_unused, path)));
+    }
+    Ok((out, pending))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,8 +90,6 @@ pub struct RuleOverride {
     pub entropy: Option<f32>,
     /// Regexes over the secret, checked at load time.
     pub allow_secrets: Vec<String>,
-    /// Raw globs (gitignore syntax relative to [`Config::dir`]).
-    pub allow_paths_globs: Vec<String>,
     allow_paths: Gitignore,
 }
 
@@ -184,7 +182,6 @@ impl Config {
                 RuleOverride {
                     entropy: o.entropy,
                     allow_secrets: o.allow_secrets,
-                    allow_paths_globs: o.allow_paths,
                     allow_paths: globs,
                 },
             );
@@ -204,13 +201,6 @@ impl Config {
     /// current directory, or the repository root for `--staged`).
     pub fn is_path_allowed(&self, scan_base: &Path, path: &Path) -> bool {
         path_matches(&self.allow_paths, &self.dir, scan_base, path)
-    }
-
-    /// Whether the rule `rule_id` has `path` in its own `allow_paths` (as above).
-    pub fn is_rule_path_allowed(&self, rule_id: &str, scan_base: &Path, path: &Path) -> bool {
-        self.rules
-            .get(rule_id)
-            .is_some_and(|o| path_matches(&o.allow_paths, &self.dir, scan_base, path))
     }
 
     /// The `[rules.<id>]` overrides as a post-scan filter (reason `config`), `None` when there
@@ -382,11 +372,12 @@ allow_paths = ["docs/"]
         assert!(!c.is_path_allowed(base, Path::new("x.rs")));
         // Outside the config's directory: not covered.
         assert!(!c.is_path_allowed(base, Path::new("/other/testdata/a.txt")));
-        assert!(c.is_rule_path_allowed("github-pat", base, Path::new("../docs/x.md")));
+        let f = c.rule_filter(base).unwrap().unwrap();
+        assert!(f.allows("github-pat", Path::new("../docs/x.md"), "s", 5.0));
         // gitignore semantics: `docs/` without a leading slash matches at any depth.
-        assert!(c.is_rule_path_allowed("github-pat", base, Path::new("docs/x.md")));
-        assert!(!c.is_rule_path_allowed("github-pat", base, Path::new("src/x.md")));
-        assert!(!c.is_rule_path_allowed("other", base, Path::new("/repo/docs/x.md")));
+        assert!(f.allows("github-pat", Path::new("docs/x.md"), "s", 5.0));
+        assert!(!f.allows("github-pat", Path::new("src/x.md"), "s", 5.0));
+        assert!(!f.allows("other", Path::new("/repo/docs/x.md"), "s", 5.0));
 
         let f = c.rule_filter(Path::new("/repo")).unwrap().unwrap();
         let zeros = format!("ghp_{}", "0".repeat(36));

@@ -42,6 +42,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
+use crate::pipeline::{Blob, Source};
+
 /// The id of the empty tree (SHA-1 repositories).
 const EMPTY_TREE_SHA1: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 /// The id of the empty tree (SHA-256 repositories).
@@ -90,8 +92,9 @@ pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The staged content of every added, copied, modified or renamed regular file, in index
-/// order. `cwd` is anywhere inside the work tree.
-pub fn staged_blobs(cwd: &Path) -> anyhow::Result<Vec<StagedBlob>> {
+/// order. `cwd` is anywhere inside the work tree; `pathspecs` (relative to `cwd`) narrow the
+/// set, all of the index when empty (not just `cwd`: a commit records the whole index).
+pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<StagedBlob>> {
     let head_ok = {
         let mut c = git(cwd);
         c.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
@@ -117,7 +120,9 @@ pub fn staged_blobs(cwd: &Path) -> anyhow::Result<Vec<StagedBlob>> {
         "--ignore-submodules=all",
         "--diff-filter=ACMRT",
         &base,
+        "--",
     ]);
+    c.args(pathspecs);
     let raw = output(c, "git diff --cached --raw -z")?;
     let entries = parse_raw(&raw)?;
     let entries: Vec<RawEntry> = entries.into_iter().filter(RawEntry::has_content).collect();
@@ -391,6 +396,58 @@ pub fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
+/// What `--staged` or `--diff BASE` scans (`None` for neither), and the `--diff` filter.
+///
+/// `pathspecs` are the PATH arguments the user gave (none: the whole repository). `--staged`
+/// blobs have repository-relative paths; `--diff` files have paths relative to `cwd` (with
+/// `../` from a subdirectory) so they read like a plain scan's.
+pub fn source(
+    staged: bool,
+    diff: Option<&str>,
+    pathspecs: &[PathBuf],
+    cwd: &Path,
+) -> anyhow::Result<Option<(Source, Option<DiffFilter>)>> {
+    if staged {
+        let blobs = staged_blobs(cwd, pathspecs)?
+            .into_iter()
+            .map(|b| Blob {
+                path: b.path,
+                data: b.data,
+            })
+            .collect();
+        return Ok(Some((Source::Blobs(blobs), None)));
+    }
+    let Some(base) = diff else {
+        return Ok(None);
+    };
+    let top = toplevel(cwd)?;
+    let added = added_lines(cwd, base, pathspecs)?;
+    // From a subdirectory, repository paths are reached through `../`.
+    let up: Option<PathBuf> = cwd
+        .strip_prefix(&top)
+        .ok()
+        .map(|sub| sub.components().map(|_| Path::new("..")).collect());
+    let mut files = Vec::new();
+    let mut by_path = HashMap::new();
+    let mut keys: Vec<_> = added.into_iter().collect();
+    keys.sort();
+    for (rel, ranges) in keys {
+        let rel = path_from_bytes(rel);
+        let on_disk = top.join(&rel);
+        // Gone from the working tree, or not a regular file: nothing to scan.
+        if !std::fs::symlink_metadata(&on_disk).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let shown = match &up {
+            Some(up) => up.join(&rel),
+            None => on_disk,
+        };
+        files.push(shown.clone());
+        by_path.insert(shown, ranges);
+    }
+    Ok(Some((Source::Paths(files), Some(DiffFilter::new(by_path)))))
+}
+
 /// Keeps only findings with at least one line among the lines `--diff BASE` added.
 pub struct DiffFilter {
     /// Keyed by the path as the scan reports it.
@@ -529,7 +586,7 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         run_git(d, &["add", "."]);
         std::fs::write(d.join("sub/a b"), "working tree\n").unwrap();
         // No commit yet, from a subdirectory.
-        let got = names(&staged_blobs(&d.join("sub")).unwrap());
+        let got = names(&staged_blobs(&d.join("sub"), &[]).unwrap());
         assert_eq!(
             got,
             vec![
@@ -540,10 +597,10 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert_eq!(toplevel(&d.join("sub")).unwrap(), d.canonicalize().unwrap());
 
         run_git(d, &["commit", "-qm", "one"]);
-        assert!(staged_blobs(d).unwrap().is_empty());
+        assert!(staged_blobs(d, &[]).unwrap().is_empty());
         run_git(d, &["rm", "-q", "--cached", "x\ny"]);
         run_git(d, &["mv", "sub/a b", "moved"]);
-        let got = names(&staged_blobs(d).unwrap());
+        let got = names(&staged_blobs(d, &[]).unwrap());
         assert_eq!(got, vec![(b"moved".to_vec(), b"staged\n".to_vec())]);
     }
 }

@@ -9,6 +9,7 @@
 //! | `walk` | the walker thread: roots, ignore files, skip counts |
 //! | `pipeline` | file tasks, workers, large-file splitting, the sink thread |
 //! | `filter` | post-scan suppression hooks (baseline, diff) |
+//! | `git`, `baseline`, `config`, `hook` | `--staged`/`--diff`, baselines, `.scanner.toml`, `scanner hook install` (docs/precommit.md) |
 //! | `summary` | the stderr summary and `--stats-json` |
 //! | `rules_cmd` | `scanner rules list` / `check` |
 //! | `output` | report formats (text, json, jsonl, sarif) |
@@ -18,9 +19,11 @@
 use std::process::ExitCode;
 
 mod args;
-#[allow(dead_code)] // TODO(precommit): drop once --staged/--diff/baseline are wired
+mod baseline;
 mod config;
 mod filter;
+mod git;
+mod hook;
 mod output;
 mod pipeline;
 mod rules_cmd;
@@ -63,9 +66,6 @@ fn run() -> anyhow::Result<ExitCode> {
     match cli.command {
         args::Command::Scan(a) => scan::run(*a),
         args::Command::Rules(c) => rules_cmd::run(c),
-        args::Command::Hook(args::HookCommand::Install(_a)) => {
-            // TODO(precommit): call hook::install(&_a) once src/hook.rs exists.
-            anyhow::bail!("`scanner hook install` is not implemented yet")
-        }
+        args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
     }
 }

@@ -37,6 +37,7 @@ use crate::output::{AtomicOutput, Sink, SinkOptions};
 use crate::pipeline::{self, ScanOptions, Source};
 use crate::summary::{self, Progress};
 use crate::walk::{self, WalkOptions};
+use crate::{baseline, git};
 
 /// Everything a scan needs, built from the flags.
 pub struct ScanPlan {
@@ -45,6 +46,8 @@ pub struct ScanPlan {
     pub options: ScanOptions,
     pub filters: Vec<Box<dyn FindingFilter>>,
     pub config: Option<Arc<Config>>,
+    /// `--write-baseline`: written after the scan.
+    pub baseline_out: Option<baseline::Pending>,
 }
 
 /// Builds the rule set: `--rules FILE` or the built-in rules, then every
@@ -98,9 +101,15 @@ impl ScanPlan {
         let engine = build_engine(args.rules.as_deref(), &args.extra_rules, config.as_deref())?;
 
         let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        // What relative finding paths are relative to: the repository root for --staged.
+        let scan_base = if args.staged {
+            git::toplevel(&cwd)?
+        } else {
+            cwd.clone()
+        };
         let allow: Option<walk::PathAllow> = config.clone().map(|c| {
-            let cwd = cwd.clone();
-            Arc::new(move |p: &Path, _is_dir: bool| c.is_path_allowed(&cwd, p)) as walk::PathAllow
+            let base = scan_base.clone();
+            Arc::new(move |p: &Path, _is_dir: bool| c.is_path_allowed(&base, p)) as walk::PathAllow
         });
 
         let threads = match args.threads {
@@ -125,18 +134,28 @@ impl ScanPlan {
             progress: !args.quiet && Progress::wanted(),
         };
 
-        // TODO(precommit): `--staged` → Source::Blobs(git::staged_blobs(..)),
-        // `--diff BASE` → the changed files, with a DiffFilter below.
-        let source = Source::Paths(roots);
+        let (source, diff_filter) =
+            match git::source(args.staged, args.diff.as_deref(), &args.paths, &cwd)? {
+                Some((source, diff_filter)) => (source, diff_filter),
+                None => (Source::Paths(roots), None),
+            };
 
         let mut filters: Vec<Box<dyn FindingFilter>> = Vec::new();
         if let Some(c) = &config {
-            if let Some(f) = c.rule_filter(&cwd)? {
+            if let Some(f) = c.rule_filter(&scan_base)? {
                 filters.push(Box::new(f));
             }
         }
-        // TODO(precommit): DiffFilter, Baseline (--baseline), Recorder
-        // (--write-baseline; last, so it records only what is reported).
+        if let Some(f) = diff_filter {
+            filters.push(Box::new(f));
+        }
+        let (baseline_filters, baseline_out) = baseline::filters(
+            args.baseline.as_deref(),
+            args.write_baseline.as_deref(),
+            args.report_unused,
+            &scan_base,
+        )?;
+        filters.extend(baseline_filters);
 
         Ok(ScanPlan {
             engine: Arc::new(engine),
@@ -144,13 +163,21 @@ impl ScanPlan {
             options,
             filters,
             config,
+            baseline_out,
         })
     }
 }
 
 /// After the scan, before the exit status: work the filters left to do
-/// (TODO(precommit): write the `--write-baseline` file).
-fn finish_filters(_args: &ScanArgs, _plan_config: Option<&Config>) -> anyhow::Result<()> {
+/// (write the `--write-baseline` file).
+fn finish_filters(
+    _args: &ScanArgs,
+    _plan_config: Option<&Config>,
+    baseline_out: Option<baseline::Pending>,
+) -> anyhow::Result<()> {
+    if let Some(pending) = baseline_out {
+        pending.write()?;
+    }
     Ok(())
 }
 
@@ -189,6 +216,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         options,
         filters,
         config,
+        baseline_out,
     } = plan;
     let (report, sink) = pipeline::scan(source, Arc::clone(&engine), sink, filters, &options)?;
     if report.broken_pipe {
@@ -204,7 +232,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         a.commit()
             .with_context(|| format!("-o {}", path.display()))?;
     }
-    finish_filters(&args, config.as_deref())?;
+    finish_filters(&args, config.as_deref(), baseline_out)?;
 
     if !args.quiet {
         summary::print_summary(&report);

@@ -1,0 +1,565 @@
+//! Pre-commit and CI features on real git repositories in temp dirs: `--staged`, `--diff`,
+//! inline allows, baselines, `.scanner.toml`, and the hook `scanner hook install` writes.
+//!
+//! Secrets are built at run time from pieces (a GitHub classic PAT: `ghp_` and 36
+//! alphanumerics from a seeded generator), so this file holds no literal token.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_scanner");
+const RULE: &str = "github-classic-pat";
+
+/// A GitHub classic PAT that passes the rule's entropy gate; distinct per `seed`.
+fn token(seed: u64) -> String {
+    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let body: String = (0..36)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            ALNUM[(x % ALNUM.len() as u64) as usize] as char
+        })
+        .collect();
+    format!("gh{}_{body}", 'p')
+}
+
+/// A git repository in a temp dir, with git isolated from the user's configuration.
+struct Repo {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn isolate(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        // The suite may itself run from a git hook.
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .stdin(Stdio::null())
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let repo = Repo { _tmp: tmp, root };
+        repo.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
+        repo
+    }
+
+    fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn write(&self, rel: impl AsRef<Path>, text: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn git_out<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
+        isolate(Command::new("git").current_dir(&self.root).args(args))
+            .output()
+            .unwrap()
+    }
+
+    fn git<S: AsRef<OsStr>>(&self, args: &[S]) {
+        let out = self.git_out(args);
+        assert!(
+            out.status.success(),
+            "git {:?}: {}",
+            args.iter()
+                .map(|a| a.as_ref().to_owned())
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn commit(&self, msg: &str) {
+        self.git(&["commit", "-q", "--no-verify", "-m", msg]);
+    }
+
+    /// Runs the scanner in `rel_cwd` (relative to the root).
+    fn scan_in(&self, rel_cwd: &str, args: &[&str]) -> Run {
+        let out = isolate(Command::new(BIN).current_dir(self.path(rel_cwd)).args(args))
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().expect("exited"),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn scan(&self, args: &[&str]) -> Run {
+        self.scan_in(".", args)
+    }
+}
+
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    fn expect(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// `path:line` of every finding in a `--format json` report, sorted.
+    fn locations(&self) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!("not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr)
+        });
+        let mut locs: Vec<String> = v
+            .as_array()
+            .expect("a JSON array")
+            .iter()
+            .map(|f| {
+                assert_eq!(f["rule_id"], RULE, "{f}");
+                format!("{}:{}", f["path"].as_str().unwrap(), f["line"])
+            })
+            .collect();
+        locs.sort();
+        locs
+    }
+}
+
+fn staged(repo: &Repo) -> Run {
+    repo.scan(&["scan", "--staged", "--format", "json"])
+}
+
+// ---------------------------------------------------------------------------------------------
+// --staged
+
+#[test]
+fn staged_secret_is_reported_with_path_and_line_of_the_staged_content() {
+    let r = Repo::new();
+    r.write(
+        "app/settings.py",
+        format!("# settings\nDEBUG = False\nTOKEN = \"{}\"\n", token(1)),
+    );
+    r.git(&["add", "app/settings.py"]);
+    // The working tree no longer has it: the index is what gets committed.
+    r.write("app/settings.py", "# settings\n");
+    let run = r.scan(&["scan", "--staged", "--format", "text", "--color", "never"]);
+    run.expect(1);
+    assert!(run.stdout.contains("app/settings.py:3:"), "{}", run.stdout);
+    assert_eq!(staged(&r).expect(1).locations(), vec!["app/settings.py:3"]);
+}
+
+#[test]
+fn secret_only_in_the_working_tree_is_not_reported() {
+    let r = Repo::new();
+    r.write("a.txt", "clean\n");
+    r.git(&["add", "a.txt"]);
+    r.commit("one");
+    r.write("a.txt", format!("clean\nkey={}\n", token(2)));
+    r.write("untracked.txt", format!("key={}\n", token(3)));
+    assert!(staged(&r).expect(0).locations().is_empty());
+}
+
+#[test]
+fn secret_staged_then_unstaged_is_not_reported() {
+    // With a commit: git restore --staged.
+    let r = Repo::new();
+    r.write("a.txt", "clean\n");
+    r.git(&["add", "a.txt"]);
+    r.commit("one");
+    r.write("a.txt", format!("clean\nkey={}\n", token(4)));
+    r.git(&["add", "a.txt"]);
+    staged(&r).expect(1);
+    r.git(&["restore", "--staged", "a.txt"]);
+    staged(&r).expect(0);
+
+    // Without a commit: git rm --cached.
+    let r = Repo::new();
+    r.write("b.txt", format!("key={}\n", token(5)));
+    r.git(&["add", "b.txt"]);
+    staged(&r).expect(1);
+    r.git(&["rm", "-q", "--cached", "b.txt"]);
+    staged(&r).expect(0);
+}
+
+#[test]
+fn no_commits_yet_and_from_a_subdirectory() {
+    let r = Repo::new();
+    r.write("svc/deep/conf.env", format!("\n\nGH={}\n", token(6)));
+    r.git(&["add", "."]);
+    // Paths stay relative to the repository root.
+    let run = r.scan_in("svc/deep", &["scan", "--staged", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["svc/deep/conf.env:3"]);
+    let run = r.scan_in(
+        "svc",
+        &["scan", "--staged", "--format", "text", "--color", "never"],
+    );
+    assert!(
+        run.expect(1).stdout.contains("svc/deep/conf.env:3:"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn odd_file_names_survive() {
+    let r = Repo::new();
+    r.write("with space.txt", format!("x={}\n", token(7)));
+    r.write("new\nline.txt", format!("\nx={}\n", token(8)));
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        r.write(
+            OsStr::from_bytes(b"caf\xe9.txt"),
+            format!("\n\nx={}\n", token(9)),
+        );
+    }
+    r.git(&["add", "."]);
+    let mut expect = vec![
+        "new\nline.txt:2".to_string(),
+        "with space.txt:1".to_string(),
+    ];
+    if cfg!(unix) {
+        expect.push("caf\u{fffd}.txt:3".to_string());
+        expect.sort();
+    }
+    assert_eq!(staged(&r).expect(1).locations(), expect);
+}
+
+#[test]
+fn deleted_renamed_and_binary_files() {
+    let r = Repo::new();
+    r.write("old.txt", format!("x={}\n", token(10)));
+    r.write("gone.txt", format!("x={}\n", token(11)));
+    r.commit_all();
+    // A staged deletion has nothing to scan.
+    r.git(&["rm", "-q", "gone.txt"]);
+    staged(&r).expect(0);
+    // A rename stages the content under its new path, which is scanned.
+    r.git(&["mv", "old.txt", "new.txt"]);
+    assert_eq!(staged(&r).expect(1).locations(), vec!["new.txt:1"]);
+    r.commit("rename");
+    // A binary blob (a NUL in the first 8 KiB) is skipped unless --binary.
+    let mut bin = b"\x00\x01\x02 ".to_vec();
+    bin.extend_from_slice(format!("\nx={}\n", token(12)).as_bytes());
+    r.write("blob.bin", &bin);
+    r.git(&["add", "blob.bin"]);
+    staged(&r).expect(0);
+    let run = r.scan(&["scan", "--staged", "--binary", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["blob.bin:2"]);
+}
+
+impl Repo {
+    fn commit_all(&self) {
+        self.git(&["add", "-A"]);
+        self.commit("all");
+    }
+}
+
+#[test]
+fn inline_allow_both_spellings() {
+    let r = Repo::new();
+    r.write(
+        "a.py",
+        format!(
+            "A = \"{}\"  # scanner:allow\nB = \"{}\"  # gitleaks:allow\n",
+            token(13),
+            token(14)
+        ),
+    );
+    r.git(&["add", "a.py"]);
+    staged(&r).expect(0);
+    r.write("b.py", format!("C = \"{}\"  # scanner:alow\n", token(15)));
+    r.git(&["add", "b.py"]);
+    assert_eq!(staged(&r).expect(1).locations(), vec!["b.py:1"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// --diff
+
+#[test]
+fn diff_reports_added_lines_only() {
+    let r = Repo::new();
+    r.write("a.txt", format!("one\nold={}\nthree\n", token(16)));
+    r.write("b.txt", format!("old={}\n", token(17)));
+    r.commit_all();
+    r.git(&["branch", "base"]);
+    // Edit around the old secret, add a new one on line 6.
+    r.write(
+        "a.txt",
+        format!(
+            "zero\none\nold={}\nthree\nfour\nnew={}\n",
+            token(16),
+            token(18)
+        ),
+    );
+    r.write("c.txt", format!("\nfresh={}\n", token(19)));
+    r.git(&["add", "-N", "c.txt"]);
+    let run = r.scan(&["scan", "--diff", "base", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["a.txt:6", "c.txt:2"]);
+    // A committed change is a change since base as well.
+    r.commit_all();
+    let run = r.scan(&["scan", "--diff", "base", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["a.txt:6", "c.txt:2"]);
+    // Nothing added since HEAD.
+    r.write("b.txt", format!("old={}\nunrelated\n", token(17)));
+    r.scan(&["scan", "--diff", "HEAD", "--format", "json"])
+        .expect(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Baselines
+
+#[test]
+fn baseline_round_trip_moved_code_new_secret_and_unused() {
+    let r = Repo::new();
+    r.write(
+        "src/a.rs",
+        format!("fn main() {{}}\nconst T: &str = \"{}\";\n", token(20)),
+    );
+    r.write("src/b.rs", format!("const U: &str = \"{}\";\n", token(21)));
+    let run = r.scan(&[
+        "scan",
+        "--write-baseline",
+        "baseline.json",
+        "--format",
+        "json",
+        "src",
+    ]);
+    assert_eq!(run.expect(1).locations(), vec!["src/a.rs:2", "src/b.rs:1"]);
+    let text = std::fs::read_to_string(r.path("baseline.json")).unwrap();
+    let b: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(b["version"], 1);
+    let entries = b["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["path"], "src/a.rs");
+    assert_eq!(entries[0]["line"], 2);
+    assert_eq!(entries[0]["rule_id"], RULE);
+    assert!(
+        !text.contains(&token(20)),
+        "the baseline must not hold the secret"
+    );
+
+    let base = ["scan", "--baseline", "baseline.json", "--format", "json"];
+    let with = |extra: &[&str]| r.scan(&[&base[..], extra].concat());
+    with(&["src"]).expect(0);
+    // From elsewhere, with another spelling of the paths.
+    r.scan_in("src", &["scan", "--baseline", "../baseline.json", "."])
+        .expect(0);
+
+    // Moved code stays suppressed.
+    r.write(
+        "src/a.rs",
+        format!(
+            "// moved\n\n\nfn main() {{}}\nconst T: &str = \"{}\";\n",
+            token(20)
+        ),
+    );
+    with(&["src"]).expect(0);
+
+    // A different secret on the same line is reported.
+    r.write("src/b.rs", format!("const U: &str = \"{}\";\n", token(22)));
+    assert_eq!(with(&["src"]).expect(1).locations(), vec!["src/b.rs:1"]);
+
+    // The same secret copied into another file is reported (matching is fingerprint + path).
+    r.write("src/b.rs", format!("const U: &str = \"{}\";\n", token(21)));
+    r.write("src/c.rs", format!("const V: &str = \"{}\";\n", token(21)));
+    assert_eq!(with(&["src"]).expect(1).locations(), vec!["src/c.rs:1"]);
+    std::fs::remove_file(r.path("src/c.rs")).unwrap();
+
+    // --report-unused lists what no longer matches.
+    r.write("src/a.rs", "fn main() {}\n");
+    let run = with(&["--report-unused", "src"]);
+    run.expect(0);
+    assert!(
+        run.stderr.contains("unused baseline entry"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("src/a.rs:2"), "{}", run.stderr);
+    assert!(!run.stderr.contains("src/b.rs"), "{}", run.stderr);
+
+    // Staged scans use the same baseline.
+    r.write("src/a.rs", format!("const T: &str = \"{}\";\n", token(20)));
+    r.git(&["add", "src"]);
+    r.scan_in(
+        "src",
+        &["scan", "--staged", "--baseline", "../baseline.json"],
+    )
+    .expect(0);
+}
+
+#[test]
+fn suppressions_are_counted_by_reason() {
+    let r = Repo::new();
+    r.write("a.txt", format!("x={}\n", token(23)));
+    r.scan(&["scan", "--write-baseline", "b.json", "a.txt"])
+        .expect(1);
+    let run = r.scan(&["scan", "--baseline", "b.json", "a.txt"]);
+    assert!(run.expect(0).stderr.contains("baseline"), "{}", run.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// .scanner.toml
+
+#[test]
+fn config_found_from_a_subdirectory() {
+    let r = Repo::new();
+    r.write("pkg/lib/a.txt", format!("x={}\n", token(24)));
+    r.scan_in("pkg/lib", &["scan", "--format", "json", "."])
+        .expect(1);
+    r.write(".scanner.toml", format!("disable_rules = [\"{RULE}\"]\n"));
+    r.scan_in("pkg/lib", &["scan", "--format", "json", "."])
+        .expect(0);
+    r.scan_in("pkg/lib", &["scan", "--no-config", "--format", "json", "."])
+        .expect(1);
+    // --staged from a subdirectory finds it too.
+    r.git(&["add", "pkg"]);
+    r.scan_in("pkg/lib", &["scan", "--staged"]).expect(0);
+    r.scan_in("pkg/lib", &["scan", "--staged", "--no-config"])
+        .expect(1);
+}
+
+#[test]
+fn config_allow_paths_and_allow_secrets() {
+    let r = Repo::new();
+    let t = token(25);
+    r.write("fixtures/x.txt", format!("x={}\n", token(26)));
+    r.write("src/y.txt", format!("y={t}\n"));
+    r.write("src/z.txt", format!("z={}\n", token(27)));
+    let run = r.scan(&["scan", "--format", "json"]);
+    assert_eq!(
+        run.expect(1).locations(),
+        vec!["fixtures/x.txt:1", "src/y.txt:1", "src/z.txt:1"]
+    );
+    r.write(
+        ".scanner.toml",
+        format!(
+            "allow_paths = [\"fixtures/\"]\nallow_secrets = [\"^{}\"]\n",
+            &t[..12]
+        ),
+    );
+    let run = r.scan(&["scan", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["src/z.txt:1"]);
+    // Per-rule overrides.
+    r.write(
+        ".scanner.toml",
+        format!(
+            "[rules.{RULE}]\nallow_paths = [\"src/z.txt\"]\nallow_secrets = [\"^{}\"]\n",
+            &t[..12]
+        ),
+    );
+    let run = r.scan(&["scan", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["fixtures/x.txt:1"]);
+    // --config names another file.
+    r.write("other.toml", "allow_paths = [\"src/\", \"fixtures/\"]\n");
+    r.scan(&["scan", "--config", "other.toml", "."]).expect(0);
+}
+
+#[test]
+fn config_unknown_key_is_an_error_naming_file_and_key() {
+    let r = Repo::new();
+    r.write("a.txt", "clean\n");
+    r.write(
+        ".scanner.toml",
+        "disable_rules = []\nallow_path = [\"x\"]\n",
+    );
+    let run = r.scan_in(".", &["scan", "."]);
+    run.expect(2);
+    let file = r.path(".scanner.toml");
+    assert!(
+        run.stderr.contains(&format!("{}:2", file.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("allow_path"), "{}", run.stderr);
+    r.write(".scanner.toml", format!("[rules.{RULE}]\nentropyy = 3.0\n"));
+    let run = r.scan(&["scan", "."]);
+    run.expect(2);
+    assert!(run.stderr.contains("entropyy"), "{}", run.stderr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// scanner hook install
+
+#[test]
+fn installed_hook_blocks_a_secret_and_lets_a_clean_commit_through() {
+    let r = Repo::new();
+    let run = r.scan(&["hook", "install"]);
+    run.expect(0);
+    let hook = std::fs::read_to_string(r.path(".git/hooks/pre-commit")).unwrap();
+    assert!(
+        hook.contains(BIN),
+        "the hook calls this binary by absolute path:\n{hook}"
+    );
+    // Idempotent.
+    r.scan(&["hook", "install"]).expect(0);
+
+    r.write("clean.txt", "hello\n");
+    r.git(&["add", "clean.txt"]);
+    let out = r.git_out(&["commit", "-q", "-m", "clean"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    r.write("leak.txt", format!("\nx={}\n", token(28)));
+    r.git(&["add", "leak.txt"]);
+    let out = r.git_out(&["commit", "-q", "-m", "leak"]);
+    assert_eq!(out.status.code(), Some(1), "the commit must be refused");
+    // Git sends a hook's stdout to its stderr.
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("leak.txt:2:"), "{said}");
+    let log = r.git_out(&["log", "--format=%s"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout), "clean\n");
+
+    // `git commit -a` uses a temporary index: the hook must see it.
+    r.git(&["rm", "-q", "--cached", "leak.txt"]);
+    std::fs::remove_file(r.path("leak.txt")).unwrap();
+    r.write("clean.txt", format!("hello\ny={}\n", token(29)));
+    let out = r.git_out(&["commit", "-q", "-a", "-m", "leak via -a"]);
+    assert_eq!(out.status.code(), Some(1), "commit -a must be refused");
+}
+
+#[test]
+fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
+    let r = Repo::new();
+    r.write(".git/hooks/pre-commit", "#!/bin/sh\necho theirs\n");
+    let run = r.scan(&["hook", "install"]);
+    run.expect(2);
+    assert!(run.stderr.contains("refusing to replace"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(r.path(".git/hooks/pre-commit")).unwrap(),
+        "#!/bin/sh\necho theirs\n"
+    );
+    r.scan(&["hook", "install", "--force"]).expect(0);
+    assert!(std::fs::read_to_string(r.path(".git/hooks/pre-commit"))
+        .unwrap()
+        .contains("scan --staged"));
+
+    r.git(&["config", "core.hooksPath", ".githooks"]);
+    r.write("sub/keep", "");
+    r.scan_in("sub", &["hook", "install"]).expect(0);
+    assert!(r.path(".githooks/pre-commit").is_file());
+}
