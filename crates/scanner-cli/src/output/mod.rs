@@ -290,6 +290,13 @@ impl AtomicOutput {
         self.file.try_clone()
     }
 
+    /// The temporary file, for the walker to skip: when `-o` points inside the scanned tree,
+    /// the report being written must not be scanned (with `--show-secrets` every finding
+    /// would be found again in it).
+    pub fn temp_path(&self) -> &Path {
+        &self.temp
+    }
+
     /// Makes the report visible under its final name. Call after the writer is flushed
     /// ([`Sink::finish`] does it).
     pub fn commit(mut self) -> io::Result<()> {
@@ -322,7 +329,7 @@ impl AtomicOutput {
 impl Drop for AtomicOutput {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = fs::remove_file(&self.temp);
+            let _ = fs::remove_file(self.temp_path());
         }
     }
 }
@@ -474,6 +481,8 @@ pub(crate) mod tests {
             let out = AtomicOutput::create(&dest).unwrap();
             let mut f = out.file().unwrap();
             f.write_all(b"half").unwrap();
+            assert_eq!(out.temp_path().parent(), Some(dir.path()), "same directory");
+            assert_eq!(fs::read(out.temp_path()).unwrap(), b"half");
             // dropped without commit
         }
         assert_eq!(fs::read_to_string(&dest).unwrap(), "old");
