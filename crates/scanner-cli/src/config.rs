@@ -22,7 +22,7 @@
 //!
 //! # Per-rule overrides.
 //! [rules.generic-api-key]
-//! entropy = 4.0                          # minimum Shannon entropy of the secret
+//! entropy = 4.0                          # replaces the rule's minimum entropy
 //! allow_secrets = ["^dummy"]             # as above, this rule only
 //! allow_paths = ["docs/"]                # as above, this rule only
 //! ```
@@ -35,6 +35,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{bail, Context};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use scanner_engine::EngineBuilder;
 use serde::Deserialize;
 
 /// The file name looked for in the scan root and its ancestors.
@@ -203,34 +204,59 @@ impl Config {
         path_matches(&self.allow_paths, &self.dir, scan_base, path)
     }
 
-    /// The `[rules.<id>]` overrides as a post-scan filter (reason `config`), `None` when there
-    /// are none. `scan_base` is what relative finding paths are relative to.
-    ///
-    /// `allow_paths` and `allow_secrets` are exact here. `entropy` drops findings whose secret
-    /// has less entropy than asked: it can raise a rule's threshold, not lower it (the rule's
-    /// own gate has already run in the engine).
-    pub fn rule_filter(&self, scan_base: &Path) -> anyhow::Result<Option<RuleOverrideFilter>> {
-        if self.rules.is_empty() {
-            return Ok(None);
-        }
-        let mut rules = HashMap::new();
+    /// Hands the config's rule settings to the engine: `disable_rules`, `allow_secrets`, and
+    /// the `entropy` and `allow_secrets` of each `[rules.<id>]` (the engine counts what they
+    /// drop as `config allow`, and replaces the rule's entropy threshold). `extra_rules` are
+    /// loaded by the caller with the other rule files; per-rule `allow_paths` are globs
+    /// relative to this file, applied by [`Config::rule_filter`].
+    pub fn apply(&self, mut b: EngineBuilder) -> EngineBuilder {
+        b = b
+            .disable(&self.disable_rules)
+            .allow_secrets(&self.allow_secrets);
         for (id, o) in &self.rules {
-            let secrets = o
-                .allow_secrets
-                .iter()
-                .map(|r| regex_automata::meta::Regex::new(r).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| {
-                    anyhow::anyhow!("{}: `rules.{id}.allow_secrets`: {e}", self.path.display())
-                })?;
-            rules.insert(
-                id.clone(),
-                CompiledOverride {
-                    entropy: o.entropy,
-                    secrets,
-                    paths: o.allow_paths.clone(),
-                },
-            );
+            if o.entropy.is_none() && o.allow_secrets.is_empty() {
+                continue;
+            }
+            let settings = scanner_engine::RuleOverride {
+                entropy: o.entropy,
+                allow_secrets: o.allow_secrets.clone(),
+                allow_paths: Vec::new(),
+            };
+            b = b.override_rule(id, settings);
+        }
+        b
+    }
+
+    /// Names this file in an engine build error that came from the configuration (the engine
+    /// reports those without a file: an override of an unknown rule, a bad regex).
+    pub fn explain(&self, e: scanner_engine::Error) -> anyhow::Error {
+        if e.file().is_some() {
+            return e.into();
+        }
+        match e.rule() {
+            Some(id) => anyhow::anyhow!(
+                "invalid config {}: `rules.{id}`: {}",
+                self.path.display(),
+                e.message()
+            ),
+            None => anyhow::anyhow!("invalid config {}: {}", self.path.display(), e.message()),
+        }
+    }
+
+    /// The per-rule `allow_paths` as a post-scan filter (reason `config`), `None` when no rule
+    /// has any. `scan_base` is what relative finding paths are relative to. (The engine's own
+    /// per-rule path setting takes regexes over the path as the scan names it, which would
+    /// change with the directory the scan runs from; these globs are anchored at the config
+    /// file.)
+    pub fn rule_filter(&self, scan_base: &Path) -> anyhow::Result<Option<RuleOverrideFilter>> {
+        let rules: HashMap<String, Gitignore> = self
+            .rules
+            .iter()
+            .filter(|(_, o)| !o.allow_paths.is_empty())
+            .map(|(id, o)| (id.clone(), o.allow_paths.clone()))
+            .collect();
+        if rules.is_empty() {
+            return Ok(None);
         }
         Ok(Some(RuleOverrideFilter {
             rules,
@@ -240,36 +266,25 @@ impl Config {
     }
 }
 
-struct CompiledOverride {
-    entropy: Option<f32>,
-    secrets: Vec<regex_automata::meta::Regex>,
-    paths: Gitignore,
-}
-
-/// `[rules.<id>]` overrides applied to findings; see [`Config::rule_filter`].
+/// `[rules.<id>] allow_paths` applied to findings; see [`Config::rule_filter`].
 pub struct RuleOverrideFilter {
-    rules: HashMap<String, CompiledOverride>,
+    rules: HashMap<String, Gitignore>,
     dir: PathBuf,
     scan_base: PathBuf,
 }
 
 impl RuleOverrideFilter {
-    /// Whether a finding of `rule_id` with `secret` (of `entropy`) at `path` is allowed.
-    pub fn allows(&self, rule_id: &str, path: &Path, secret: &str, entropy: f32) -> bool {
-        let Some(o) = self.rules.get(rule_id) else {
-            return false;
-        };
-        o.entropy.is_some_and(|min| entropy < min)
-            || o.secrets.iter().any(|re| re.is_match(secret))
-            || path_matches(&o.paths, &self.dir, &self.scan_base, path)
+    /// Whether a finding of `rule_id` at `path` is in that rule's `allow_paths`.
+    pub fn allows(&self, rule_id: &str, path: &Path) -> bool {
+        self.rules
+            .get(rule_id)
+            .is_some_and(|g| path_matches(g, &self.dir, &self.scan_base, path))
     }
 }
 
 impl crate::filter::FindingFilter for RuleOverrideFilter {
     fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
-        let x = &f.finding;
-        self.allows(&x.rule_id, &f.path, &x.secret, x.entropy)
-            .then_some("config")
+        self.allows(&f.finding.rule_id, &f.path).then_some("config")
     }
 }
 
@@ -373,31 +388,11 @@ allow_paths = ["docs/"]
         // Outside the config's directory: not covered.
         assert!(!c.is_path_allowed(base, Path::new("/other/testdata/a.txt")));
         let f = c.rule_filter(base).unwrap().unwrap();
-        assert!(f.allows("github-pat", Path::new("../docs/x.md"), "s", 5.0));
+        assert!(f.allows("github-pat", Path::new("../docs/x.md")));
         // gitignore semantics: `docs/` without a leading slash matches at any depth.
-        assert!(f.allows("github-pat", Path::new("docs/x.md"), "s", 5.0));
-        assert!(!f.allows("github-pat", Path::new("src/x.md"), "s", 5.0));
-        assert!(!f.allows("other", Path::new("/repo/docs/x.md"), "s", 5.0));
-
-        let f = c.rule_filter(Path::new("/repo")).unwrap().unwrap();
-        let zeros = format!("ghp_{}", "0".repeat(36));
-        assert!(
-            f.allows("github-pat", Path::new("docs/a"), "s", 5.0),
-            "rule path"
-        );
-        assert!(
-            f.allows("github-pat", Path::new("src/a"), &zeros, 5.0),
-            "rule secret"
-        );
-        assert!(
-            f.allows("github-pat", Path::new("src/a"), "s", 3.4),
-            "below the rule's entropy"
-        );
-        assert!(!f.allows("github-pat", Path::new("src/a"), "s", 3.5));
-        assert!(
-            !f.allows("other", Path::new("docs/a"), &zeros, 0.0),
-            "another rule"
-        );
+        assert!(f.allows("github-pat", Path::new("docs/x.md")));
+        assert!(!f.allows("github-pat", Path::new("src/x.md")));
+        assert!(!f.allows("other", Path::new("/repo/docs/x.md")));
     }
 
     #[test]

@@ -73,9 +73,12 @@ pub fn build_engine(
         b = b.add(RuleFile::load(path)?);
     }
     if let Some(c) = config {
-        b = b.disable(&c.disable_rules).allow_secrets(&c.allow_secrets);
+        b = c.apply(b);
     }
-    let (engine, warnings) = b.build()?;
+    let (engine, warnings) = match config {
+        Some(c) => b.build().map_err(|e| c.explain(e))?,
+        None => b.build()?,
+    };
     for w in warnings {
         match &w.rule {
             Some(rule) => eprintln!("scanner: warning: rule `{rule}`: {}", w.message),

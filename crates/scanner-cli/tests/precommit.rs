@@ -473,6 +473,26 @@ fn config_allow_paths_and_allow_secrets() {
 }
 
 #[test]
+fn config_rule_entropy_override_and_unknown_rule() {
+    let r = Repo::new();
+    r.write("a.txt", format!("x={}\n", token(30)));
+    r.scan(&["scan"]).expect(1);
+    // No 40-byte secret reaches 7.9 bits per byte: the raised threshold drops it.
+    r.write(".scanner.toml", format!("[rules.{RULE}]\nentropy = 7.9\n"));
+    r.scan(&["scan"]).expect(0);
+    r.write(".scanner.toml", format!("[rules.{RULE}]\nentropy = 1.0\n"));
+    r.scan(&["scan"]).expect(1);
+    r.write(".scanner.toml", "[rules.no-such-rule]\nentropy = 1.0\n");
+    let run = r.scan(&["scan"]);
+    run.expect(2);
+    let want = format!(
+        "{}: `rules.no-such-rule`",
+        r.path(".scanner.toml").display()
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+}
+
+#[test]
 fn config_unknown_key_is_an_error_naming_file_and_key() {
     let r = Repo::new();
     r.write("a.txt", "clean\n");
