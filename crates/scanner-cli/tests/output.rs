@@ -287,7 +287,7 @@ mod output {
         let rules = driver["rules"].as_array().unwrap();
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0]["id"], RULE);
-        assert_eq!(rules[0]["name"], RULE_NAME);
+        assert_eq!(rules[0]["name"], "GithubClassicPat");
         assert_eq!(rules[0]["shortDescription"]["text"], RULE_NAME);
         assert!(rules[0]["fullDescription"]["text"]
             .as_str()

@@ -13,8 +13,9 @@
 //! | `runs[0].tool.driver.rules[]` | one descriptor per rule that produced at least one result, sorted by id (a clean scan has `[]`): keeps the log small, since the default set has 150+ rules |
 //! | `runs[0].results[]` | one result per finding |
 //!
-//! A rule descriptor: `id` (the rule id), `name` (the rule name), `shortDescription.text`
-//! (the rule name: GitHub's alert title), `fullDescription.text` (the rule description),
+//! A rule descriptor: `id` (the rule id), `name` (the rule id in PascalCase,
+//! `GithubClassicPat`: SARIF wants a single identifier there), `shortDescription.text`
+//! (the rule's human name: GitHub's alert title), `fullDescription.text` (the rule description),
 //! `help.text` / `help.markdown` (what to do about a leaked secret),
 //! `defaultConfiguration.level` `"error"`, and `properties.tags`
 //! `["security", "secret", "external/cwe/cwe-798"]` (CWE-798: use of hard-coded credentials).
@@ -59,7 +60,7 @@
 //!           "rules": [
 //!             {
 //!               "id": "github-classic-pat",
-//!               "name": "GitHub personal access token (classic)",
+//!               "name": "GithubClassicPat",
 //!               "shortDescription": { "text": "GitHub personal access token (classic)" },
 //!               "fullDescription": { "text": "A GitHub classic personal access token acts as its user with the token's scopes: ..." },
 //!               "help": { "text": "...", "markdown": "..." },
@@ -148,7 +149,7 @@ struct Text<T> {
 #[serde(rename_all = "camelCase")]
 struct Descriptor<'a> {
     id: &'a str,
-    name: &'a str,
+    name: String,
     short_description: Text<&'a str>,
     full_description: Text<&'a str>,
     help: Help,
@@ -241,7 +242,7 @@ pub(super) fn write_log(
         .iter()
         .map(|(id, (name, description))| Descriptor {
             id,
-            name,
+            name: pascal_case(id),
             short_description: Text { text: name },
             full_description: Text { text: description },
             help: help(description),
@@ -306,6 +307,24 @@ pub(super) fn write_log(
     };
     serde_json::to_writer_pretty(&mut *out, &log).map_err(io::Error::from)?;
     out.write_all(b"\n")
+}
+
+/// SARIF wants `name` to be a "friendly name", a single PascalCase identifier (validators flag
+/// anything else, SARIF2012); the human name goes to `shortDescription`.
+/// `github-classic-pat` gives `GithubClassicPat`.
+fn pascal_case(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for word in id
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    out
 }
 
 fn help(description: &str) -> Help {
@@ -428,7 +447,7 @@ mod tests {
             "only rules with results, by id"
         );
         let gh = &driver["rules"][1];
-        assert_eq!(gh["name"], "GitHub Personal Access Token");
+        assert_eq!(gh["name"], "GithubPat");
         assert_eq!(
             gh["shortDescription"]["text"],
             "GitHub Personal Access Token"
@@ -499,6 +518,13 @@ mod tests {
             v["runs"][0]["tool"]["driver"]["rules"],
             serde_json::json!([])
         );
+    }
+
+    #[test]
+    fn rule_names_are_pascal_case_identifiers() {
+        assert_eq!(pascal_case("github-classic-pat"), "GithubClassicPat");
+        assert_eq!(pascal_case("aws_secret.key-2"), "AwsSecretKey2");
+        assert_eq!(pascal_case("x"), "X");
     }
 
     #[test]
