@@ -75,6 +75,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use crossbeam_channel::{Receiver, Sender};
 use scanner_engine::{Engine, Finding, LinePos, ScanInput, ScanScratch, Suppressed};
 use scanner_scheduler::{
@@ -315,6 +316,13 @@ pub fn scan(
     opts: &ScanOptions,
 ) -> anyhow::Result<(ScanReport, Sink)> {
     let started = Instant::now();
+    // Every root must exist before anything is reported: a typo in the
+    // last argument must not leave half a report behind an exit 2.
+    if let Source::Paths(roots) = &source {
+        for root in roots {
+            std::fs::metadata(root).with_context(|| root.display().to_string())?;
+        }
+    }
     let threads = opts.threads.max(1);
     let cancel = Arc::new(AtomicBool::new(false));
     let (tx, rx) = crossbeam_channel::bounded::<Msg>(1024);
