@@ -501,8 +501,12 @@ fn scan_file(
     sh: &Shared,
 ) {
     let outcome = (|| -> io::Result<Option<Outcome>> {
-        let mut file = File::open(&path)?;
+        let mut file = open_nonblocking(&path)?;
         let md = file.metadata()?;
+        if !md.is_file() {
+            // Replaced by a FIFO or a device since the walker saw it.
+            return Ok(Some(Outcome::Skipped(Skip::Special)));
+        }
         let size = md.len();
         if sh.opts.max_filesize.is_some_and(|max| size > max) {
             return Ok(Some(Outcome::Skipped(Skip::TooLarge)));
@@ -553,6 +557,27 @@ fn scan_file(
         Err(e) => Outcome::Failed(walk::io_reason(&e)),
     };
     send_file(sh, path, outcome, w.scan.take_suppressed());
+}
+
+/// Opens for reading without blocking on a FIFO that replaced a regular
+/// file since the walker saw it (opening a FIFO waits for a writer).
+/// `O_NONBLOCK` changes nothing for regular files.
+fn open_nonblocking(path: &Path) -> io::Result<File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        const O_NONBLOCK: i32 = 0o4000;
+        opts.custom_flags(O_NONBLOCK);
+    }
+    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        const O_NONBLOCK: i32 = 0x0004;
+        opts.custom_flags(O_NONBLOCK);
+    }
+    opts.open(path)
 }
 
 /// True when the first 8 KiB of `file` hold a NUL byte (positional read:

@@ -255,6 +255,37 @@ fn symlinks_not_followed_by_default_and_a_loop_ends_with_follow() {
     );
 }
 
+/// A FIFO would block a reader forever: it is skipped and counted, in a
+/// walked directory and as an explicit argument.
+#[cfg(unix)]
+#[test]
+fn fifos_are_skipped_not_opened() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    let made = std::process::Command::new("mkfifo")
+        .arg(t.join("pipe"))
+        .status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["a.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 special file")
+    );
+    let r = t.run(&["scan", "--format", "json", "pipe", "a.txt"]);
+    r.expect(1);
+    assert!(
+        r.stderr
+            .contains("scanner: warning: pipe: not a regular file, skipped"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn non_utf8_file_name_round_trips_through_path_bytes() {
