@@ -148,7 +148,9 @@ pub type PathAllow = Arc<dyn Fn(&Path, bool) -> bool + Send + Sync>;
 pub struct WalkOptions {
     pub no_ignore: bool,
     pub follow: bool,
-    /// `--exclude` globs, gitignore syntax, relative to each root.
+    /// `--exclude` globs, gitignore syntax, relative to the current
+    /// directory as ripgrep's `--glob` is (a glob without a slash matches a
+    /// name at any depth).
     pub exclude: Vec<String>,
     /// Config `allow_paths`.
     pub allow: Option<PathAllow>,
@@ -187,6 +189,8 @@ pub fn walk(
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let excludes = build_excludes(&cwd, opts)?;
     for root in roots {
         let md = fs::metadata(root).with_context(|| format!("{}", root.display()))?;
         let shown = display_path(root, opts.strip_dot);
@@ -200,8 +204,7 @@ pub fn walk(
                 });
                 continue;
             }
-            let excludes = build_excludes(root.parent().unwrap_or(Path::new("")), opts)?;
-            if excludes.matched(root, false).is_ignore() {
+            if excluded_file(&excludes, &cwd, root) {
                 skips.add(Skip::Excluded, 1);
             } else if opts.allow.as_ref().is_some_and(|a| a(root, false)) {
                 skips.add(Skip::AllowlistedPath, 1);
@@ -210,7 +213,14 @@ pub fn walk(
             }
             continue;
         }
-        walk_dir(root, opts, &mut skips, &mut on_file, &mut on_warning)?;
+        walk_dir(
+            root,
+            opts,
+            &excludes,
+            &mut skips,
+            &mut on_file,
+            &mut on_warning,
+        )?;
     }
     Ok(skips)
 }
@@ -224,14 +234,34 @@ fn build_excludes(root: &Path, opts: &WalkOptions) -> anyhow::Result<Gitignore> 
     b.build().context("--exclude")
 }
 
+/// Whether an explicit file argument is excluded: by a glob on the file or
+/// on any of its directories (`--exclude vendor/` covers `vendor/a/b.js`
+/// named on the command line, as pre-commit does).
+fn excluded_file(excludes: &Gitignore, cwd: &Path, path: &Path) -> bool {
+    let path = path.strip_prefix(cwd).unwrap_or(path);
+    // `matched_path_or_any_parents` without its assertion that the path is
+    // under the matcher's root: outside it, unanchored globs still apply.
+    for (i, p) in path.ancestors().enumerate() {
+        if p.as_os_str().is_empty() || p.parent().is_none() {
+            break;
+        }
+        match excludes.matched(p, i > 0) {
+            ignore::Match::None => {}
+            m => return m.is_ignore(),
+        }
+    }
+    false
+}
+
 fn walk_dir(
     root: &Path,
     opts: &WalkOptions,
+    excludes: &Gitignore,
     skips: &mut SkipCounts,
     on_file: &mut impl FnMut(PathBuf),
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<()> {
-    let excludes = build_excludes(root, opts)?;
+    let excludes = excludes.clone();
     let counts = Arc::new(FilterCounts::default());
     let mut b = WalkBuilder::new(root);
     b.standard_filters(!opts.no_ignore)
@@ -541,6 +571,28 @@ mod tests {
         assert_eq!(files, ["a.txt"]);
         assert_eq!(skips.get(Skip::Excluded), 2);
         assert_eq!(skips.get(Skip::Ignored), 0);
+    }
+
+    #[test]
+    fn explicit_files_under_an_excluded_directory_are_excluded() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        write(r, "vendor/lib/a.js", "x");
+        write(r, "src/b.js", "x");
+        let opts = WalkOptions {
+            exclude: vec!["vendor/".into()],
+            ..Default::default()
+        };
+        let mut files = Vec::new();
+        let skips = walk(
+            &[r.join("vendor/lib/a.js"), r.join("src/b.js")],
+            &opts,
+            |p| files.push(p),
+            |w| panic!("{w:?}"),
+        )
+        .unwrap();
+        assert_eq!(files, [r.join("src/b.js")]);
+        assert_eq!(skips.get(Skip::Excluded), 1);
     }
 
     #[cfg(unix)]
