@@ -541,6 +541,7 @@ fn scan_file(
             limit,
             limit,
             sniff,
+            false,
         )?;
         Ok(Some(match r {
             None => Outcome::Skipped(Skip::Binary),
@@ -649,6 +650,7 @@ fn scan_range(
         end,
         read_limit,
         false,
+        true,
     );
     drop(permit);
     {
@@ -709,7 +711,8 @@ fn finish_split(file: &SplitFile, sh: &Shared) {
 /// counted from line 1, column 1 at `start`.
 ///
 /// Returns `None` when `sniff` is set and the file looks binary, else the
-/// bytes owned and the [`LineDelta`] over them.
+/// bytes owned and the [`LineDelta`] over them (over all but the last chunk
+/// unless `count_last`: only ranges need the whole of it).
 #[allow(clippy::too_many_arguments)]
 fn scan_stream(
     sh: &Shared,
@@ -720,6 +723,7 @@ fn scan_stream(
     end: u64,
     read_limit: u64,
     sniff: bool,
+    count_last: bool,
 ) -> io::Result<Option<(u64, LineDelta)>> {
     let overlap = sh.overlap;
     let cap = sh.opts.chunk_size.max(1) + overlap;
@@ -772,9 +776,14 @@ fn scan_stream(
             };
             sh.engine.scan(&input, &mut w.scan, &mut w.found);
         }
-        lines = lines.then(LineDelta::of(&buf[..owned]));
         let next = chunk_off + owned as u64;
-        if at_limit || next >= end || owned == 0 {
+        let last = at_limit || next >= end || owned == 0;
+        // The last chunk's newlines matter only to a range (the next range's
+        // start); a whole file, most often one chunk, skips the count.
+        if !last || count_last {
+            lines = lines.then(LineDelta::of(&buf[..owned]));
+        }
+        if last {
             return Ok(Some((next - start, lines)));
         }
         buf.copy_within(owned..filled, 0);
@@ -962,6 +971,7 @@ mod tests {
                 end,
                 limit,
                 false,
+                true,
             )
             .unwrap()
             .unwrap();
