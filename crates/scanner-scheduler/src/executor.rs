@@ -354,7 +354,10 @@ impl<T: Send + 'static> Executor<T> {
                 }
             }
         }
+        // Spawned by a task that was still running when the workers drained
+        // (only after a cancel; a graceful end leaves nothing behind).
         let late = self.shared.drain_injector();
+        self.shared.complete(late);
         if let Some(w) = workers.first_mut() {
             w.tasks_dropped += late as u64;
         }
@@ -390,7 +393,8 @@ impl<T> Drop for Executor<T> {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        self.shared.drain_injector();
+        let late = self.shared.drain_injector();
+        self.shared.complete(late);
     }
 }
 

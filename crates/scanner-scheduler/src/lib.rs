@@ -1,6 +1,178 @@
-//! Work-stealing executor for scanner.
+//! Work-stealing executor for scanner: a pool of worker threads that runs
+//! tasks of a small caller-owned type, a producer [`Budget`] that keeps the
+//! work in flight bounded, and per-worker [`WorkerMetrics`]. It knows nothing
+//! about files or secrets.
 //!
-//! (Handbook written below in a later step.)
+//! # Where to start
+//!
+//! * [`Executor::new`] starts the workers. It takes an [`ExecutorConfig`],
+//!   a `scratch_init(worker_id) -> S` run once on each worker's own thread
+//!   (engine scratch, buffers: `S` need not be `Send`), and a
+//!   `runner(task, &mut WorkerCtx)` run for every task.
+//! * [`Executor::handle`] gives a cloneable [`ExecutorHandle`] (`Send +
+//!   Sync`) to producers outside the pool: [`spawn`](ExecutorHandle::spawn),
+//!   [`spawn_batch`](ExecutorHandle::spawn_batch).
+//! * Inside a task, [`WorkerCtx`] gives the worker id, the scratch and the
+//!   internal spawns [`spawn_local`](WorkerCtx::spawn_local) (own deque) and
+//!   [`spawn_global`](WorkerCtx::spawn_global) (injector).
+//!   [`WorkerCtx::split`] hands out the scratch and a [`Spawner`] together.
+//! * [`Executor::join`] closes the gate, waits for every task and everything
+//!   it spawned, and returns a [`MetricsSnapshot`] or the first [`TaskPanic`].
+//! * [`Executor::shutdown`] (or [`ExecutorHandle::shutdown`]) cancels.
+//!
+//! The task type `T` is a plain value (an enum or a struct), not a boxed
+//! closure: no allocation per task, and a queued task is just data that can
+//! be dropped on shutdown.
+//!
+//! # Example
+//!
+//! A producer that spawns files under a budget; tasks split large files and
+//! clone their permit into the piece, so the bytes come back when the whole
+//! file is done.
+//!
+//! ```
+//! use scanner_scheduler::{Budget, Executor, ExecutorConfig, Permit, WorkerCtx};
+//! use std::sync::atomic::{AtomicU64, Ordering};
+//! use std::sync::Arc;
+//!
+//! struct FileTask {
+//!     name: &'static str, // a real task carries the path
+//!     range: (u64, u64),
+//!     permit: Permit,
+//! }
+//!
+//! const GRAIN: u64 = 1 << 20;
+//! let scanned = Arc::new(AtomicU64::new(0));
+//! let total = scanned.clone();
+//!
+//! let ex = Executor::new(
+//!     ExecutorConfig::with_workers(2),
+//!     |_worker_id| Vec::<u8>::with_capacity(64 * 1024), // per-worker scratch
+//!     move |task: FileTask, ctx: &mut WorkerCtx<FileTask, Vec<u8>>| {
+//!         let (lo, mut hi) = task.range;
+//!         let (buf, spawner) = ctx.split();
+//!         // Push the upper half, keep the lower: thieves take the oldest,
+//!         // largest halves first.
+//!         while hi - lo > GRAIN {
+//!             let mid = lo + (hi - lo) / 2;
+//!             let piece = FileTask { name: task.name, range: (mid, hi), permit: task.permit.clone() };
+//!             spawner.spawn_local(piece);
+//!             hi = mid;
+//!         }
+//!         buf.clear(); // ... read and scan task.name[lo..hi] into the scratch ...
+//!         scanned.fetch_add(hi - lo, Ordering::Relaxed);
+//!     },
+//! );
+//!
+//! let budget = Budget::new(64, 256 << 20); // 64 files, 256 MiB in flight
+//! let handle = ex.handle();
+//! for (name, len) in [("a", 10u64), ("big", 5 << 20), ("c", 300)] {
+//!     let Some(permit) = budget.acquire_open(len) else { break }; // closed: stop
+//!     if handle.spawn(FileTask { name, range: (0, len), permit }).is_err() {
+//!         break; // cancelled
+//!     }
+//! }
+//! let metrics = ex.join().expect("no task panicked");
+//! assert_eq!(total.load(Ordering::Relaxed), 10 + (5 << 20) + 300);
+//! assert_eq!(metrics.total().tasks(), 1 + 8 + 1); // 5 MiB split into 8 pieces
+//! assert_eq!(budget.in_flight(), (0, 0)); // every permit came back
+//! ```
+//!
+//! # How work moves
+//!
+//! Each worker owns a Chase-Lev deque (`crossbeam_deque::Worker::new_lifo`);
+//! one global injector takes external spawns and `spawn_global`. A worker
+//! looks for work in this order: its own deque (LIFO: the newest piece is hot
+//! in cache), the injector (`steal_batch_and_pop`: a batch moves to its own
+//! deque in one trip), then its siblings' deques from a random start (seeded
+//! xorshift, never itself; one task, the oldest, which for a splitting task is
+//! the largest piece), repeating while any source answered `Retry`.
+//!
+//! | spawn | cost | wakes |
+//! | --- | --- | --- |
+//! | `ExecutorHandle::spawn` | CAS on the state word + injector push | one sleeper |
+//! | `ExecutorHandle::spawn_batch` | one CAS for all + n pushes | up to n sleepers |
+//! | `WorkerCtx::spawn_local` | `fetch_add` + deque push (no lock) | a sibling every `wake_on_hoard` spawns |
+//! | `WorkerCtx::spawn_global` | `fetch_add` + injector push | one sleeper |
+//!
+//! An idle worker spins (`spin_iters` rounds), yields (`yield_iters`), then
+//! parks for at most `park_timeout`. A worker that took a batch from the
+//! injector or stole while others sleep wakes one more, so a burst spreads.
+//!
+//! # Termination and shutdown protocol
+//!
+//! One atomic word holds the accepting bit and the in-flight count (spawned,
+//! not yet finished). The full argument is in the doc of `src/executor.rs`;
+//! in short:
+//!
+//! 1. An external spawn checks the bit and adds to the count in one CAS, so
+//!    no spawn can be counted after `join` has closed the gate and seen zero.
+//! 2. An internal spawn just adds: the running task holds the count above
+//!    zero, and work it splits off must run even after the gate closed.
+//! 3. Each finished task subtracts; the subtraction that reaches zero with
+//!    the gate closed ends the run (sets `done`, unparks every worker).
+//! 4. `join` clears the bit; if the count was already zero, `join` itself
+//!    ends the run. Exactly one of 3 and 4 sees the end (loom-checked).
+//! 5. A worker about to park announces itself asleep, then re-checks the
+//!    queues and `done`; a spawner pushes, then checks for sleepers. SeqCst
+//!    fences on both sides mean one of them sees the other: no lost wake-up.
+//! 6. `shutdown` closes the gate and ends the run at once. Workers finish
+//!    their current task, then drop what is queued (destructors run, permits
+//!    return); `join` returns promptly.
+//! 7. A panicking task is caught; the first panic is kept, the pool cancels
+//!    as in 6, and `join` returns `Err(TaskPanic)`. No task runs twice.
+//!
+//! # Backpressure
+//!
+//! [`Budget`] limits tasks and bytes in flight. The producer calls
+//! [`Budget::acquire_open`] (or [`Budget::acquire`]) before each spawn and
+//! moves the [`Permit`] into the task; pieces split off a task clone it. The
+//! permit returns when the last clone drops, so the walker cannot run ahead
+//! of the workers by more than the budget. Requests above `max_bytes` are
+//! clamped (a huge file waits for an empty pool, then runs alone).
+//!
+//! On cancel, call both [`Executor::shutdown`] and [`Budget::close`]: a
+//! producer blocked in `acquire` then returns at once (`acquire_open` gives
+//! `None`, `acquire` a permit with [`Permit::is_closed`]).
+//!
+//! # Failure modes
+//!
+//! * **A task panics**: see step 7. Other tasks already running finish;
+//!   queued ones are dropped unrun. The worker's scratch may be mid-update
+//!   when the panic unwinds through it; it is not used again for new work.
+//! * **`scratch_init` panics**: reported like a task panic, the pool cancels.
+//! * **A task blocks forever**: `join` waits for it, and so does `shutdown`
+//!   followed by `join` (workers are never killed). Tasks must not block on
+//!   each other's completion either: there is no join-on-task.
+//! * **Producer holding permits while acquiring**: can deadlock the budget
+//!   (see [`Budget`]). Move permits into tasks.
+//! * **Dropping an `Executor` without `join`** cancels it and waits for the
+//!   threads; the first panic, if any, is then lost.
+//! * **Spawn after the end**: `ExecutorHandle::spawn` returns `Err(task)`;
+//!   internal spawns are never refused (they run or are dropped by a
+//!   shutdown).
+//!
+//! # Metrics
+//!
+//! Each worker counts tasks by source (local, injector, stolen), steal
+//! attempts and successes, parks, tasks dropped by a shutdown, and busy time
+//! (one `Instant::now` pair per task) versus idle time (the rest of its
+//! life). [`MetricsSnapshot::utilization`] is busy / (workers x wall).
+//!
+//! # Performance
+//!
+//! PERFORMANCE-PLACEHOLDER
+//!
+//! # Testing
+//!
+//! `cargo test -p scanner-scheduler` runs the stress, splitting, panic,
+//! budget, shutdown and lost-wake-up tests in a few seconds. Loom models of
+//! the state word and the budget:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
+//!     cargo test -p scanner-scheduler --release --lib loom
+//! ```
 
 mod budget;
 mod executor;
