@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Pre-commit latency: `scanner scan --staged` on a one-file change in a repository of
-# BENCH_FILES (default 10000) small committed files, against `git diff --cached --name-only`
-# (the floor: listing what is staged at all) in the same hyperfine run.
+# BENCH_FILES (default 10000) small committed files, in the same hyperfine run as two floors:
+# `git diff --cached --name-only` (listing what is staged at all) and `scanner scan EMPTY_DIR`
+# (the scanner's start-up: rule loading, engine build, thread pool).
 #
 #   scripts/bench-staged.sh            # builds target/release/scanner first
 #   SCANNER=/path/to/scanner scripts/bench-staged.sh
@@ -45,6 +46,7 @@ git -C "$repo" commit -q -m corpus
 # One staged change (clean, so the scan exits 0).
 printf '// a new line\n' >> "$repo/src/m50/f1.rs"
 git -C "$repo" add src/m50/f1.rs
+mkdir "$work/empty"
 
 echo "repository: $n files, one staged change; scanner: $SCANNER" >&2
 cd "$repo"
@@ -52,4 +54,5 @@ cd "$repo"
 hyperfine --warmup 3 --shell=none \
     --command-name 'scanner scan --staged' "$SCANNER scan --staged --quiet" \
     --command-name 'git diff --cached --name-only' 'git diff --cached --name-only' \
+    --command-name 'scanner scan EMPTY_DIR' "$SCANNER scan --quiet $work/empty" \
     "$@"

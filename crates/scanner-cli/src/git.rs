@@ -17,10 +17,13 @@
 //!
 //! # `--staged`
 //!
-//! 1. `git rev-parse --show-toplevel`: the repository root (works from a subdirectory).
+//! 1. `git rev-parse --show-toplevel`: the repository root (works from a subdirectory), what
+//!    the blob paths are relative to. It runs on its own thread, with step 2, while the engine
+//!    builds ([`spawn_source`]).
 //! 2. `git diff --cached --raw -z --no-renames --no-abbrev --diff-filter=ACMRT`: the staged
-//!    entries that have content to scan, against `HEAD`, or against the empty tree when `HEAD`
-//!    does not resolve (no commit yet). Deleted files are filtered out (nothing to scan); a
+//!    entries that have content to scan, against `HEAD`; with no commit yet (unborn `HEAD`)
+//!    git compares with the empty tree itself, as documented for `--cached` without a commit,
+//!    which saves resolving `HEAD` first. Deleted files are filtered out (nothing to scan); a
 //!    rename is its new path (`--no-renames` lists it as added, so its whole content is
 //!    scanned: the new path is new to the repository). Symlinks and submodules (modes `120000`,
 //!    `160000`) are skipped: the first holds a path, the second a commit id.
@@ -43,11 +46,6 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context};
 
 use crate::pipeline::{Blob, Source};
-
-/// The id of the empty tree (SHA-1 repositories).
-const EMPTY_TREE_SHA1: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-/// The id of the empty tree (SHA-256 repositories).
-const EMPTY_TREE_SHA256: &str = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321";
 
 /// One staged file: its repository-relative path (raw bytes) and staged content.
 pub struct StagedBlob {
@@ -95,19 +93,6 @@ pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
 /// order. `cwd` is anywhere inside the work tree; `pathspecs` (relative to `cwd`) narrow the
 /// set, all of the index when empty (not just `cwd`: a commit records the whole index).
 pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<StagedBlob>> {
-    let head_ok = {
-        let mut c = git(cwd);
-        c.args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
-            .stdout(Stdio::null());
-        c.status()
-            .context("cannot run `git rev-parse` (is git installed?)")?
-            .success()
-    };
-    let base = if head_ok {
-        "HEAD".to_string()
-    } else {
-        empty_tree(cwd)?
-    };
     let mut c = git(cwd);
     c.args([
         "diff",
@@ -119,7 +104,6 @@ pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<Sta
         "--no-relative",
         "--ignore-submodules=all",
         "--diff-filter=ACMRT",
-        &base,
         "--",
     ]);
     c.args(pathspecs);
@@ -139,18 +123,6 @@ pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<Sta
             data,
         })
         .collect())
-}
-
-/// The empty tree's id in this repository's hash.
-fn empty_tree(cwd: &Path) -> anyhow::Result<String> {
-    let mut c = git(cwd);
-    c.args(["rev-parse", "--show-object-format"]);
-    let out = output(c, "git rev-parse --show-object-format")?;
-    Ok(match out.trim_ascii() {
-        b"sha256" => EMPTY_TREE_SHA256,
-        _ => EMPTY_TREE_SHA1,
-    }
-    .to_string())
 }
 
 /// One entry of `git diff --raw -z`.
@@ -396,7 +368,33 @@ pub fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-/// What `--staged` or `--diff BASE` scans (`None` for neither), and the `--diff` filter.
+/// What `--staged` or `--diff BASE` scans.
+pub struct GitSource {
+    pub source: Source,
+    /// `--diff`: the added-lines filter.
+    pub diff_filter: Option<DiffFilter>,
+    /// What relative paths of `source` are relative to: the repository root for `--staged`,
+    /// `cwd` for `--diff`.
+    pub scan_base: PathBuf,
+}
+
+/// Runs [`source`] on its own thread, so that git's processes overlap the engine build: a
+/// pre-commit scan's time is mostly start-up.
+pub fn spawn_source(
+    staged: bool,
+    diff: Option<String>,
+    pathspecs: Vec<PathBuf>,
+    cwd: PathBuf,
+) -> Option<std::thread::JoinHandle<anyhow::Result<GitSource>>> {
+    if !staged && diff.is_none() {
+        return None;
+    }
+    Some(std::thread::spawn(move || {
+        source(staged, diff.as_deref(), &pathspecs, &cwd).map(|s| s.expect("staged or diff"))
+    }))
+}
+
+/// What `--staged` or `--diff BASE` scans (`None` for neither).
 ///
 /// `pathspecs` are the PATH arguments the user gave (none: the whole repository). `--staged`
 /// blobs have repository-relative paths; `--diff` files have paths relative to `cwd` (with
@@ -406,8 +404,12 @@ pub fn source(
     diff: Option<&str>,
     pathspecs: &[PathBuf],
     cwd: &Path,
-) -> anyhow::Result<Option<(Source, Option<DiffFilter>)>> {
+) -> anyhow::Result<Option<GitSource>> {
     if staged {
+        let top = {
+            let cwd = cwd.to_path_buf();
+            std::thread::spawn(move || toplevel(&cwd))
+        };
         let blobs = staged_blobs(cwd, pathspecs)?
             .into_iter()
             .map(|b| Blob {
@@ -415,7 +417,12 @@ pub fn source(
                 data: b.data,
             })
             .collect();
-        return Ok(Some((Source::Blobs(blobs), None)));
+        let scan_base = top.join().expect("toplevel thread")?;
+        return Ok(Some(GitSource {
+            source: Source::Blobs(blobs),
+            diff_filter: None,
+            scan_base,
+        }));
     }
     let Some(base) = diff else {
         return Ok(None);
@@ -445,7 +452,11 @@ pub fn source(
         files.push(shown.clone());
         by_path.insert(shown, ranges);
     }
-    Ok(Some((Source::Paths(files), Some(DiffFilter::new(by_path)))))
+    Ok(Some(GitSource {
+        source: Source::Paths(files),
+        diff_filter: Some(DiffFilter::new(by_path)),
+        scan_base: cwd.to_path_buf(),
+    }))
 }
 
 /// Keeps only findings with at least one line among the lines `--diff BASE` added.

@@ -99,17 +99,27 @@ impl ScanPlan {
             roots.push(PathBuf::from("."));
         }
 
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        // --staged / --diff: git runs while the engine builds.
+        let git_job = git::spawn_source(
+            args.staged,
+            args.diff.clone(),
+            args.paths.clone(),
+            cwd.clone(),
+        );
+
         let config =
             config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
         let engine = build_engine(args.rules.as_deref(), &args.extra_rules, config.as_deref())?;
 
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        // What relative finding paths are relative to: the repository root for --staged.
-        let scan_base = if args.staged {
-            git::toplevel(&cwd)?
-        } else {
-            cwd.clone()
+        let git_source = match git_job {
+            Some(job) => Some(job.join().expect("git thread panicked")?),
+            None => None,
         };
+        // What relative finding paths are relative to: the repository root for --staged.
+        let scan_base = git_source
+            .as_ref()
+            .map_or_else(|| cwd.clone(), |g| g.scan_base.clone());
         let allow: Option<walk::PathAllow> = config.clone().map(|c| {
             let base = scan_base.clone();
             Arc::new(move |p: &Path, _is_dir: bool| c.is_path_allowed(&base, p)) as walk::PathAllow
@@ -137,11 +147,10 @@ impl ScanPlan {
             progress: !args.quiet && Progress::wanted(),
         };
 
-        let (source, diff_filter) =
-            match git::source(args.staged, args.diff.as_deref(), &args.paths, &cwd)? {
-                Some((source, diff_filter)) => (source, diff_filter),
-                None => (Source::Paths(roots), None),
-            };
+        let (source, diff_filter) = match git_source {
+            Some(g) => (g.source, g.diff_filter),
+            None => (Source::Paths(roots), None),
+        };
 
         let mut filters: Vec<Box<dyn FindingFilter>> = Vec::new();
         if let Some(c) = &config {
