@@ -203,7 +203,8 @@ pub struct SplitFile {
 #[derive(Default)]
 struct Pieces {
     done: Vec<Piece>,
-    error: Option<io::Error>,
+    /// The failed piece with the lowest start, and why.
+    error: Option<(u64, io::Error)>,
     suppressed: Suppressed,
 }
 
@@ -297,9 +298,18 @@ enum Msg {
 }
 
 enum Outcome {
-    Scanned { bytes: u64, findings: Vec<Finding> },
+    Scanned {
+        bytes: u64,
+        findings: Vec<Finding>,
+    },
     Skipped(Skip),
-    Failed(String),
+    /// A read failed: the reason for the warning, and what was found in
+    /// the part read before the failure (reported: a secret seen is never
+    /// dropped; the exit status is 2 anyway).
+    Failed {
+        reason: String,
+        findings: Vec<Finding>,
+    },
 }
 
 /// Runs a whole scan. Returns the report and the sink, which the caller
@@ -500,6 +510,7 @@ fn scan_file(
     spawner: &Spawner<FileTask>,
     sh: &Shared,
 ) {
+    w.found.clear();
     let outcome = (|| -> io::Result<Option<Outcome>> {
         let mut file = open_nonblocking(&path)?;
         let md = file.metadata()?;
@@ -555,7 +566,10 @@ fn scan_file(
     let outcome = match outcome {
         Ok(None) => return,
         Ok(Some(o)) => o,
-        Err(e) => Outcome::Failed(walk::io_reason(&e)),
+        Err(e) => Outcome::Failed {
+            reason: walk::io_reason(&e),
+            findings: std::mem::take(&mut w.found),
+        },
     };
     send_file(sh, path, outcome, w.scan.take_suppressed());
 }
@@ -667,7 +681,9 @@ fn scan_range(
                 });
             }
             Err(e) => {
-                pieces.error.get_or_insert(e);
+                if pieces.error.as_ref().is_none_or(|(s, _)| start < *s) {
+                    pieces.error = Some((start, e));
+                }
             }
         }
     }
@@ -677,30 +693,34 @@ fn scan_range(
 }
 
 /// The last piece of a split file is done: rebase every piece's findings
-/// onto absolute lines and columns and send the file's one message.
+/// onto absolute lines and columns and send the file's one message. After
+/// a failed piece positions are unknown, so only the findings before it are
+/// kept (with the failure).
 fn finish_split(file: &SplitFile, sh: &Shared) {
     let pieces = std::mem::take(&mut *file.pieces.lock().unwrap_or_else(|e| e.into_inner()));
     let suppressed = pieces.suppressed;
-    let outcome = match pieces.error {
-        Some(e) => Outcome::Failed(walk::io_reason(&e)),
-        None => {
-            let mut done = pieces.done;
-            done.sort_by_key(|p| p.start);
-            let mut before = LineDelta::default();
-            let mut bytes = 0;
-            let mut findings = Vec::new();
-            for piece in done {
-                let base = before.pos();
-                for mut f in piece.findings {
-                    (f.line, f.column) = rebase(f.line, f.column, base);
-                    (f.end_line, f.end_column) = rebase(f.end_line, f.end_column, base);
-                    findings.push(f);
-                }
-                before = before.then(piece.lines);
-                bytes += piece.bytes;
-            }
-            Outcome::Scanned { bytes, findings }
+    let failed_at = pieces.error.as_ref().map_or(u64::MAX, |(s, _)| *s);
+    let mut done = pieces.done;
+    done.sort_by_key(|p| p.start);
+    let mut before = LineDelta::default();
+    let mut bytes = 0;
+    let mut findings = Vec::new();
+    for piece in done.into_iter().take_while(|p| p.start < failed_at) {
+        let base = before.pos();
+        for mut f in piece.findings {
+            (f.line, f.column) = rebase(f.line, f.column, base);
+            (f.end_line, f.end_column) = rebase(f.end_line, f.end_column, base);
+            findings.push(f);
         }
+        before = before.then(piece.lines);
+        bytes += piece.bytes;
+    }
+    let outcome = match pieces.error {
+        Some((_, e)) => Outcome::Failed {
+            reason: walk::io_reason(&e),
+            findings,
+        },
+        None => Outcome::Scanned { bytes, findings },
     };
     send_file(sh, file.path.clone(), outcome, suppressed);
 }
@@ -834,43 +854,45 @@ fn sink_loop(
                 suppressed,
             } => {
                 add_suppressed(&mut engine_suppressed, &suppressed);
-                match outcome {
-                    Outcome::Skipped(reason) => report.skips.add(reason, 1),
-                    Outcome::Failed(reason) => {
+                let mut findings = match outcome {
+                    Outcome::Skipped(reason) => {
+                        report.skips.add(reason, 1);
+                        Vec::new()
+                    }
+                    Outcome::Failed { reason, findings } => {
                         report.skips.add(Skip::Unreadable, 1);
                         report.errors += 1;
                         warn(&progress, &path, &reason);
+                        findings
                     }
-                    Outcome::Scanned {
-                        bytes,
-                        mut findings,
-                    } => {
+                    Outcome::Scanned { bytes, findings } => {
                         report.files += 1;
                         report.bytes += bytes;
-                        findings.sort_by_key(|f| (f.offset, f.end_offset));
-                        let mut kept = Vec::with_capacity(findings.len());
-                        for finding in findings {
-                            let pf = PathFinding {
-                                path: path.clone(),
-                                finding,
-                            };
-                            match filters.iter_mut().find_map(|f| f.check(&pf)) {
-                                Some(reason) => {
-                                    *report.suppressed.entry(reason.to_string()).or_default() += 1
-                                }
-                                None => kept.push(pf),
-                            }
+                        findings
+                    }
+                };
+                findings.sort_by_key(|f| (f.offset, f.end_offset));
+                let mut kept = Vec::with_capacity(findings.len());
+                for finding in findings {
+                    let pf = PathFinding {
+                        path: path.clone(),
+                        finding,
+                    };
+                    match filters.iter_mut().find_map(|f| f.check(&pf)) {
+                        Some(reason) => {
+                            *report.suppressed.entry(reason.to_string()).or_default() += 1
                         }
-                        report.findings += kept.len() as u64;
-                        if let Some(s) = sink.as_mut() {
-                            if write_error.is_none() && !kept.is_empty() {
-                                if let Err(e) = s.write_file_findings(kept) {
-                                    // Stop the walker and workers: nobody is
-                                    // listening, or the disk is full.
-                                    cancel.store(true, Ordering::Relaxed);
-                                    write_error = Some(e);
-                                }
-                            }
+                        None => kept.push(pf),
+                    }
+                }
+                report.findings += kept.len() as u64;
+                if let Some(s) = sink.as_mut() {
+                    if write_error.is_none() && !kept.is_empty() {
+                        if let Err(e) = s.write_file_findings(kept) {
+                            // Stop the walker and workers: nobody is
+                            // listening, or the disk is full.
+                            cancel.store(true, Ordering::Relaxed);
+                            write_error = Some(e);
                         }
                     }
                 }
@@ -926,18 +948,20 @@ mod tests {
         assert_eq!(LineDelta::default().pos(), LinePos::START);
     }
 
-    fn shared(chunk_size: usize) -> Shared {
+    fn shared(chunk_size: usize) -> (Shared, Receiver<Msg>) {
         let engine = Arc::new(Engine::builtin().unwrap());
-        Shared {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let sh = Shared {
             overlap: engine.max_match_len(),
             engine,
             opts: ScanOptions {
                 chunk_size,
                 ..ScanOptions::default()
             },
-            tx: crossbeam_channel::unbounded().0,
+            tx,
             cancel: Arc::new(AtomicBool::new(false)),
-        }
+        };
+        (sh, rx)
     }
 
     /// A file that shrank after it was split: ranges past the new end scan
@@ -952,7 +976,7 @@ mod tests {
         let path = dir.path().join("f.txt");
         std::fs::write(&path, &data).unwrap();
         let file = File::open(&path).unwrap();
-        let sh = shared(64);
+        let (sh, _rx) = shared(64);
         let mut w = WorkerScratch {
             scan: sh.engine.new_scratch(),
             buf: Vec::new(),
@@ -999,6 +1023,94 @@ mod tests {
             }
         );
         assert_eq!(found, [(104, 21, 5)]);
+    }
+
+    fn finding(offset: u64, line: u32, column: u32) -> Finding {
+        Finding {
+            rule_id: "r".into(),
+            rule_name: "r".into(),
+            line,
+            column,
+            end_line: line,
+            end_column: column + 4,
+            offset,
+            end_offset: offset + 4,
+            r#match: String::new(),
+            secret: String::new(),
+            entropy: 0.0,
+            fingerprint: String::new(),
+        }
+    }
+
+    /// Pieces are rebased in offset order whatever order they finished in;
+    /// after a failed piece nothing is kept (its lines are unknown).
+    #[test]
+    fn finish_split_rebases_and_stops_at_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"").unwrap();
+        let (sh, rx) = shared(64);
+        let piece = |start, findings, newlines, tail| Piece {
+            start,
+            findings,
+            lines: LineDelta { newlines, tail },
+            bytes: 100,
+        };
+        let split = |error: Option<u64>| {
+            let mut pieces = Pieces::default();
+            pieces
+                .done
+                .push(piece(200, vec![finding(210, 1, 11)], 0, 100));
+            pieces.done.push(piece(0, vec![finding(5, 1, 6)], 3, 20));
+            pieces.done.push(piece(
+                100,
+                vec![finding(150, 2, 7), finding(120, 1, 21)],
+                1,
+                30,
+            ));
+            pieces.error = error.map(|at| (at, io::Error::from_raw_os_error(5)));
+            SplitFile {
+                path: "f".into(),
+                file: File::open(dir.path().join("f")).unwrap(),
+                size: 300,
+                remaining: AtomicU64::new(0),
+                pieces: Mutex::new(pieces),
+            }
+        };
+        let positions = |msg: Msg| -> (bool, Vec<(u64, u32, u32, u32)>) {
+            let Msg::File { outcome, .. } = msg else {
+                panic!()
+            };
+            let (failed, fs) = match outcome {
+                Outcome::Scanned { findings, .. } => (false, findings),
+                Outcome::Failed { findings, .. } => (true, findings),
+                Outcome::Skipped(_) => panic!(),
+            };
+            (
+                failed,
+                fs.iter()
+                    .map(|f| (f.offset, f.line, f.column, f.end_column))
+                    .collect(),
+            )
+        };
+        finish_split(&split(None), &sh);
+        // Piece 100 starts at line 4, column 21; piece 200 at line 5, column 31.
+        assert_eq!(
+            positions(rx.try_recv().unwrap()),
+            (
+                false,
+                vec![
+                    (5, 1, 6, 10),
+                    (150, 5, 7, 11),
+                    (120, 4, 41, 45),
+                    (210, 5, 41, 45)
+                ]
+            )
+        );
+        finish_split(&split(Some(100)), &sh);
+        assert_eq!(
+            positions(rx.try_recv().unwrap()),
+            (true, vec![(5, 1, 6, 10)])
+        );
     }
 
     #[test]
