@@ -40,7 +40,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
@@ -429,11 +429,8 @@ pub fn source(
     };
     let top = toplevel(cwd)?;
     let added = added_lines(cwd, base, pathspecs)?;
-    // From a subdirectory, repository paths are reached through `../`.
-    let up: Option<PathBuf> = cwd
-        .strip_prefix(&top)
-        .ok()
-        .map(|sub| sub.components().map(|_| Path::new("..")).collect());
+    // The current directory within the repository (None: outside it, e.g. through a symlink).
+    let sub = cwd.strip_prefix(&top).ok().map(Path::to_path_buf);
     let mut files = Vec::new();
     let mut by_path = HashMap::new();
     let mut keys: Vec<_> = added.into_iter().collect();
@@ -445,8 +442,8 @@ pub fn source(
         if !std::fs::symlink_metadata(&on_disk).is_ok_and(|m| m.is_file()) {
             continue;
         }
-        let shown = match &up {
-            Some(up) => up.join(&rel),
+        let shown = match &sub {
+            Some(sub) => relative_to(sub, &rel),
             None => on_disk,
         };
         files.push(shown.clone());
@@ -457,6 +454,23 @@ pub fn source(
         diff_filter: Some(DiffFilter::new(by_path)),
         scan_base: cwd.to_path_buf(),
     }))
+}
+
+/// `path` (relative to the repository root) as seen from the directory `sub` (also relative
+/// to the root): `../` for each component of `sub` not shared with `path`.
+fn relative_to(sub: &Path, path: &Path) -> PathBuf {
+    let mut a = sub.components().peekable();
+    let mut b = path.components().peekable();
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        if x != y {
+            break;
+        }
+        a.next();
+        b.next();
+    }
+    let mut out: PathBuf = a.map(|_| Component::ParentDir).collect();
+    out.extend(b);
+    out
 }
 
 /// Keeps only findings with at least one line among the lines `--diff BASE` added.
@@ -539,6 +553,15 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert_eq!(unquote(b"\"b/a\\tb\\n\\\"q\\\\\""), b"b/a\tb\n\"q\\");
         assert_eq!(unquote(b"\"b/caf\\303\\251\""), "b/café".as_bytes());
         assert_eq!(unquote(b"\"b/\\377x\""), b"b/\xffx");
+    }
+
+    #[test]
+    fn paths_relative_to_a_subdirectory() {
+        let r = |sub: &str, p: &str| relative_to(Path::new(sub), Path::new(p));
+        assert_eq!(r("", "a/b.txt"), PathBuf::from("a/b.txt"));
+        assert_eq!(r("app", "app/b.txt"), PathBuf::from("b.txt"));
+        assert_eq!(r("app/x", "app/b.txt"), PathBuf::from("../b.txt"));
+        assert_eq!(r("app", "lib/c.txt"), PathBuf::from("../lib/c.txt"));
     }
 
     #[test]

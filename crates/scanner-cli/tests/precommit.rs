@@ -473,6 +473,24 @@ fn config_allow_paths_and_allow_secrets() {
 }
 
 #[test]
+fn config_allow_paths_apply_to_staged_blobs_and_diff_from_a_subdirectory() {
+    let r = Repo::new();
+    r.write(".scanner.toml", "allow_paths = [\"/fixtures/\"]\n");
+    r.write("fixtures/a.txt", format!("x={}\n", token(31)));
+    r.write("app/b.txt", format!("\ny={}\n", token(32)));
+    r.git(&["add", "fixtures", "app"]);
+    // From a subdirectory: blob paths are relative to the root, as the globs are.
+    let run = r.scan_in("app", &["scan", "--staged", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["app/b.txt:2"]);
+    assert!(run.stderr.contains("1 allowlisted path"), "{}", run.stderr);
+
+    r.commit("one");
+    r.write("app/b.txt", format!("\ny={}\nz={}\n", token(32), token(33)));
+    let run = r.scan_in("app", &["scan", "--diff", "HEAD", "--format", "json"]);
+    assert_eq!(run.expect(1).locations(), vec!["b.txt:3"]);
+}
+
+#[test]
 fn config_rule_entropy_override_and_unknown_rule() {
     let r = Repo::new();
     r.write("a.txt", format!("x={}\n", token(30)));
