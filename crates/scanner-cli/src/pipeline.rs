@@ -393,7 +393,7 @@ pub fn scan(
             &opts.walk,
             |path| {
                 if stopped || cancel.load(Ordering::Relaxed) {
-                    return;
+                    return false;
                 }
                 batch.push(FileTask::File {
                     path,
@@ -402,6 +402,7 @@ pub fn scan(
                 if batch.len() >= BATCH {
                     flush(&mut batch, &mut stopped);
                 }
+                true
             },
             |w| {
                 let _ = tx.send(Msg::Warning(w));

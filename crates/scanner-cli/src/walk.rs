@@ -179,13 +179,14 @@ struct FilterCounts {
     vcs: AtomicU64,
 }
 
-/// Walks `roots` and calls `on_file` for every file to scan, `on_warning`
-/// for every problem. Returns the skip counts. Errors (exit 2) only for a
+/// Walks `roots` and calls `on_file` for every file to scan (it returns
+/// false to stop the walk: the run was cancelled), `on_warning` for every
+/// problem. Returns the skip counts. Errors (exit 2) only for a
 /// root that cannot be read at all or a bad `--exclude` glob.
 pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
-    mut on_file: impl FnMut(PathBuf),
+    mut on_file: impl FnMut(PathBuf) -> bool,
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
@@ -208,12 +209,12 @@ pub fn walk(
                 skips.add(Skip::Excluded, 1);
             } else if opts.allow.as_ref().is_some_and(|a| a(root, false)) {
                 skips.add(Skip::AllowlistedPath, 1);
-            } else {
-                on_file(shown);
+            } else if !on_file(shown) {
+                break;
             }
             continue;
         }
-        walk_dir(
+        let go_on = walk_dir(
             root,
             opts,
             &excludes,
@@ -221,6 +222,9 @@ pub fn walk(
             &mut on_file,
             &mut on_warning,
         )?;
+        if !go_on {
+            break;
+        }
     }
     Ok(skips)
 }
@@ -258,9 +262,9 @@ fn walk_dir(
     opts: &WalkOptions,
     excludes: &Gitignore,
     skips: &mut SkipCounts,
-    on_file: &mut impl FnMut(PathBuf),
+    on_file: &mut impl FnMut(PathBuf) -> bool,
     on_warning: &mut impl FnMut(WalkWarning),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let excludes = excludes.clone();
     let counts = Arc::new(FilterCounts::default());
     let mut b = WalkBuilder::new(root);
@@ -310,7 +314,9 @@ fn walk_dir(
                         children += fs::read_dir(ent.path()).map_or(0, |d| d.count() as u64);
                     }
                 } else if ft.is_file() {
-                    on_file(display_path(ent.path(), opts.strip_dot));
+                    if !on_file(display_path(ent.path(), opts.strip_dot)) {
+                        return Ok(false);
+                    }
                 } else if ft.is_symlink() {
                     // Only seen without --follow (with it, entries carry the
                     // target's type).
@@ -346,7 +352,7 @@ fn walk_dir(
         let ignored = children.saturating_sub(seen + excluded + allowlisted + vcs);
         skips.add(Skip::Ignored, ignored);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Turns a walk error into a skip count and a warning. `seen` counts the
@@ -508,7 +514,10 @@ mod tests {
         let skips = walk(
             &[root.to_path_buf()],
             opts,
-            |p| files.push(p.strip_prefix(root).unwrap().display().to_string()),
+            |p| {
+                files.push(p.strip_prefix(root).unwrap().display().to_string());
+                true
+            },
             |w| warnings.push(format!("{}: {}", w.path.display(), w.reason)),
         )
         .unwrap();
@@ -587,7 +596,10 @@ mod tests {
         let skips = walk(
             &[r.join("vendor/lib/a.js"), r.join("src/b.js")],
             &opts,
-            |p| files.push(p),
+            |p| {
+                files.push(p);
+                true
+            },
             |w| panic!("{w:?}"),
         )
         .unwrap();
