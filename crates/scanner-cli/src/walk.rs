@@ -381,10 +381,15 @@ fn classify_error(
         }
         ignore::Error::Io(e) => {
             let path = path?;
-            if depth.unwrap_or(1) > 0 {
+            let lmd = fs::symlink_metadata(path);
+            // A directory that cannot be listed was yielded (and counted)
+            // before its listing failed; anything else stands for an entry
+            // the walk never yielded.
+            let listing_failed = lmd.as_ref().is_ok_and(|m| m.is_dir());
+            if depth.unwrap_or(1) > 0 && !listing_failed {
                 *seen += 1;
             }
-            let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            let is_link = lmd.is_ok_and(|m| m.file_type().is_symlink());
             let shown = display_path(path, strip_dot);
             if is_link && fs::metadata(path).is_err() {
                 skips.add(Skip::SymlinkBroken, 1);
@@ -433,18 +438,40 @@ fn unwrap_error(err: &ignore::Error) -> (Option<&Path>, Option<usize>, &ignore::
     }
 }
 
-/// `std::io::Error`'s message without the "(os error N)" noise, lowercase
-/// first letter: "permission denied".
+/// The OS reason of an I/O error, without the "(os error N)" noise and
+/// with a lowercase first letter: "permission denied". Errors wrapped by
+/// the walker ("IO error for operation on ./x: ...") are unwrapped to the
+/// OS error inside, since the warning names the path already.
 pub fn io_reason(e: &io::Error) -> String {
-    let s = e.to_string();
-    let s = match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    };
+    if let Some(code) = os_error(e) {
+        return clean_reason(&io::Error::from_raw_os_error(code).to_string());
+    }
+    clean_reason(&e.to_string())
+}
+
+fn os_error(e: &io::Error) -> Option<i32> {
+    if let Some(code) = e.raw_os_error() {
+        return Some(code);
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|r| r as _);
+    while let Some(err) = cur {
+        if let Some(code) = err
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::raw_os_error)
+        {
+            return Some(code);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+fn clean_reason(s: &str) -> String {
+    let s = s.find(" (os error").map_or(s, |i| &s[..i]);
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_lowercase().chain(c).collect(),
-        None => s,
+        None => String::new(),
     }
 }
 
@@ -652,5 +679,20 @@ mod tests {
     fn io_reasons() {
         let e = io::Error::from_raw_os_error(13);
         assert_eq!(io_reason(&e), "permission denied");
+        #[derive(Debug)]
+        struct Wrapper(io::Error);
+        impl std::fmt::Display for Wrapper {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "IO error for operation on ./x: {}", self.0)
+            }
+        }
+        impl std::error::Error for Wrapper {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let wrapped = io::Error::other(Wrapper(io::Error::from_raw_os_error(13)));
+        assert_eq!(io_reason(&wrapped), "permission denied");
+        assert_eq!(io_reason(&io::Error::other("Odd thing")), "odd thing");
     }
 }

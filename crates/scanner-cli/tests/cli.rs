@@ -564,6 +564,35 @@ fn an_unreadable_file_is_a_warning_and_exit_2_unless_ignore_errors() {
         .expect(1);
 }
 
+/// Only where permissions bind (not as root: root lists any directory).
+#[cfg(unix)]
+#[test]
+fn an_unreadable_directory_is_a_warning_and_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    t.write("ok/a.txt", "fine\n");
+    t.write("locked/b.txt", secret_line(1));
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read_dir(t.join("locked")).is_ok() {
+        fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+        eprintln!("skipped: running as root, every directory is readable");
+        return;
+    }
+    let r = t.run(&["scan", "--format", "json"]);
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    r.expect(2);
+    assert!(
+        r.stderr
+            .contains("scanner: warning: locked: permission denied"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 unreadable")
+    );
+}
+
 #[test]
 fn json_is_identical_with_one_and_eight_threads() {
     let t = Tree::new();
