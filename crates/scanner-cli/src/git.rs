@@ -410,14 +410,18 @@ pub fn source(
             let cwd = cwd.to_path_buf();
             std::thread::spawn(move || toplevel(&cwd))
         };
-        let blobs = staged_blobs(cwd, pathspecs)?
+        let blobs = staged_blobs(cwd, pathspecs);
+        // Outside a repository this is the error that says so (`git diff --cached` would
+        // only complain about its options).
+        let scan_base = top.join().expect("toplevel thread").context("--staged")?;
+        let blobs = blobs
+            .context("--staged")?
             .into_iter()
             .map(|b| Blob {
                 path: b.path,
                 data: b.data,
             })
             .collect();
-        let scan_base = top.join().expect("toplevel thread")?;
         return Ok(Some(GitSource {
             source: Source::Blobs(blobs),
             diff_filter: None,
@@ -427,8 +431,8 @@ pub fn source(
     let Some(base) = diff else {
         return Ok(None);
     };
-    let top = toplevel(cwd)?;
-    let added = added_lines(cwd, base, pathspecs)?;
+    let top = toplevel(cwd).context("--diff")?;
+    let added = added_lines(cwd, base, pathspecs).context("--diff")?;
     // The current directory within the repository (None: outside it, e.g. through a symlink).
     let sub = cwd.strip_prefix(&top).ok().map(Path::to_path_buf);
     let mut files = Vec::new();

@@ -290,6 +290,21 @@ fn inline_allow_both_spellings() {
     assert_eq!(staged(&r).expect(1).locations(), vec!["b.py:1"]);
 }
 
+#[test]
+fn staged_and_diff_outside_a_repository_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [&["scan", "--staged"][..], &["scan", "--diff", "HEAD"][..]] {
+        let out = isolate(Command::new(BIN).current_dir(tmp.path()).args(args))
+            .env("GIT_CEILING_DIRECTORIES", tmp.path().parent().unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("not a git repository"), "{stderr}");
+        assert!(stderr.lines().count() <= 2, "{stderr}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // --diff
 
