@@ -185,7 +185,7 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<RawEntry>> {
 /// Reads blobs by id with one `git cat-file --batch`, in order.
 fn cat_blobs(cwd: &Path, ids: &[&str]) -> anyhow::Result<Vec<Vec<u8>>> {
     let mut child = git(cwd)
-        .args(["cat-file", "--batch"])
+        .args(["cat-file", "--batch", "--buffer"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -196,7 +196,8 @@ fn cat_blobs(cwd: &Path, ids: &[&str]) -> anyhow::Result<Vec<Vec<u8>>> {
         .flat_map(|id| [id.as_bytes(), b"\n"].concat())
         .collect();
     // Write from another thread: git answers while we write, and a full stdout pipe would
-    // otherwise block it, and then us.
+    // otherwise block it, and then us. `--buffer` lets git batch its writes; the thread closes
+    // stdin when done, which flushes the rest.
     let writer = std::thread::spawn(move || stdin.write_all(&request));
     let mut stdout = BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped"));
     let mut blobs = Vec::with_capacity(ids.len());
@@ -557,6 +558,24 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert_eq!(unquote(b"\"b/a\\tb\\n\\\"q\\\\\""), b"b/a\tb\n\"q\\");
         assert_eq!(unquote(b"\"b/caf\\303\\251\""), "b/café".as_bytes());
         assert_eq!(unquote(b"\"b/\\377x\""), b"b/\xffx");
+    }
+
+    /// More output than a pipe holds, in both directions: no deadlock, every blob in order.
+    #[test]
+    fn many_staged_blobs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        run_git(d, &["init", "-q"]);
+        for i in 0..400 {
+            std::fs::write(d.join(format!("f{i:03}")), format!("{i}\n").repeat(1000)).unwrap();
+        }
+        run_git(d, &["add", "."]);
+        let blobs = staged_blobs(d, &[]).unwrap();
+        assert_eq!(blobs.len(), 400);
+        for (i, b) in blobs.iter().enumerate() {
+            assert_eq!(b.path, PathBuf::from(format!("f{i:03}")));
+            assert_eq!(b.data, format!("{i}\n").repeat(1000).into_bytes());
+        }
     }
 
     #[test]
