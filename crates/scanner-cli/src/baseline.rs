@@ -50,6 +50,7 @@ use serde::{Deserialize, Serialize};
 /// The only version written and read.
 pub const VERSION: u32 = 1;
 
+/// The baseline file as written and read (format: the module docs).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BaselineFile {
