@@ -61,11 +61,13 @@
 //!
 //! # The sink thread
 //!
-//! Workers send one [`Msg`] per file: the whole file's findings, so text
-//! never interleaves. The sink thread runs the [`FindingFilter`]s, writes to
-//! the [`Sink`], keeps every count of the summary, prints warnings (between
-//! redraws of the progress line), and stops the run quietly when stdout is a
-//! closed pipe.
+//! Workers send one [`Msg`] per file that has something to say: the whole
+//! file's findings (so text never interleaves), a skip, a failure, engine
+//! suppressions. A clean file, the common case, is only counted in shared
+//! atomics: no message, no wakeup of a sleeping sink thread. The sink
+//! thread runs the [`FindingFilter`]s, writes to the [`Sink`], keeps the
+//! other counts of the summary, prints warnings (between redraws of the
+//! progress line), and stops the run quietly when stdout is a closed pipe.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -76,7 +78,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use scanner_engine::{Engine, Finding, LinePos, ScanInput, ScanScratch, Suppressed};
 use scanner_scheduler::{
     Budget, Executor, ExecutorConfig, MetricsSnapshot, Permit, Spawner, WorkerCtx,
@@ -285,9 +287,20 @@ struct Shared {
     overlap: usize,
     tx: Sender<Msg>,
     cancel: Arc<AtomicBool>,
+    counts: Arc<Counts>,
 }
 
-/// Worker → sink: one message per file (or walker warning).
+/// Files and bytes scanned, counted by the workers themselves: a clean file
+/// (the common case) then costs no message and no wakeup of the sink
+/// thread, which reads these for the progress line and the summary.
+#[derive(Default)]
+struct Counts {
+    files: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// Worker → sink: one message per file with findings, a skip, a failure or
+/// suppressions (or a walker warning).
 enum Msg {
     File {
         path: PathBuf,
@@ -337,12 +350,14 @@ pub fn scan(
     let cancel = Arc::new(AtomicBool::new(false));
     let (tx, rx) = crossbeam_channel::bounded::<Msg>(1024);
     let progress = opts.progress.then(Progress::new);
+    let counts = Arc::new(Counts::default());
 
     let sink_thread = {
         let cancel = Arc::clone(&cancel);
+        let counts = Arc::clone(&counts);
         std::thread::Builder::new()
             .name("scanner-sink".into())
-            .spawn(move || sink_loop(rx, sink, filters, progress, &cancel))?
+            .spawn(move || sink_loop(rx, sink, filters, progress, &cancel, &counts))?
     };
 
     let shared = Arc::new(Shared {
@@ -351,6 +366,7 @@ pub fn scan(
         opts: opts.clone(),
         tx: tx.clone(),
         cancel: Arc::clone(&cancel),
+        counts: Arc::clone(&counts),
     });
     let executor = {
         let init = Arc::clone(&shared);
@@ -444,6 +460,8 @@ pub fn scan(
         .map_err(|_| anyhow::anyhow!("the report writer panicked"))??;
     let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
     report.skips.merge(&walked?);
+    report.files = load(&counts.files);
+    report.bytes = load(&counts.bytes);
     report.metrics = metrics;
     report.elapsed = started.elapsed();
     Ok((report, report_sink.expect("sink returned")))
@@ -470,6 +488,13 @@ fn run_task(task: FileTask, w: &mut WorkerScratch, spawner: &Spawner<FileTask>, 
 }
 
 fn send_file(sh: &Shared, path: PathBuf, outcome: Outcome, suppressed: Suppressed) {
+    if let Outcome::Scanned { bytes, findings } = &outcome {
+        sh.counts.files.fetch_add(1, Ordering::Relaxed);
+        sh.counts.bytes.fetch_add(*bytes, Ordering::Relaxed);
+        if findings.is_empty() && suppressed == Suppressed::default() {
+            return;
+        }
+    }
     // A send fails only when the sink thread is gone (it failed): nothing to
     // tell anyone then.
     let _ = sh.tx.send(Msg::File {
@@ -813,6 +838,10 @@ fn scan_stream(
     }
 }
 
+fn load(n: &AtomicU64) -> u64 {
+    n.load(Ordering::Relaxed)
+}
+
 fn add_suppressed(total: &mut Suppressed, s: &Suppressed) {
     total.inline_allow += s.inline_allow;
     total.allowlist += s.allowlist;
@@ -829,6 +858,7 @@ fn sink_loop(
     mut filters: Vec<Box<dyn FindingFilter>>,
     progress: Option<Progress>,
     cancel: &AtomicBool,
+    counts: &Counts,
 ) -> anyhow::Result<(Option<Sink>, ScanReport)> {
     let mut sink = Some(sink);
     let mut report = ScanReport::default();
@@ -841,7 +871,23 @@ fn sink_loop(
             None => eprintln!("{line}"),
         }
     };
-    for msg in rx {
+    loop {
+        // With a progress line, wake up now and then to show the files
+        // counted by the workers even when no message comes.
+        let msg = match &progress {
+            None => match rx.recv() {
+                Ok(msg) => msg,
+                Err(_) => break,
+            },
+            Some(p) => match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(msg) => msg,
+                Err(RecvTimeoutError::Timeout) => {
+                    p.update(load(&counts.files), load(&counts.bytes), report.findings);
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            },
+        };
         match msg {
             Msg::Warning(w) => {
                 if w.is_error {
@@ -866,11 +912,8 @@ fn sink_loop(
                         warn(&progress, &path, &reason);
                         findings
                     }
-                    Outcome::Scanned { bytes, findings } => {
-                        report.files += 1;
-                        report.bytes += bytes;
-                        findings
-                    }
+                    // Counted by the worker (see `Counts`).
+                    Outcome::Scanned { findings, .. } => findings,
                 };
                 findings.sort_by_key(|f| (f.offset, f.end_offset));
                 let mut kept = Vec::with_capacity(findings.len());
@@ -898,7 +941,7 @@ fn sink_loop(
                     }
                 }
                 if let Some(p) = &progress {
-                    p.update(report.files, report.bytes, report.findings);
+                    p.update(load(&counts.files), load(&counts.bytes), report.findings);
                 }
             }
         }
@@ -961,6 +1004,7 @@ mod tests {
             },
             tx,
             cancel: Arc::new(AtomicBool::new(false)),
+            counts: Arc::default(),
         };
         (sh, rx)
     }
