@@ -123,7 +123,7 @@ fn split_tree(c: &mut Criterion) {
 
 /// Seed 000: four groups whose costs are in the ratio 1 : 1 : 2 : 3.5, each
 /// made of equal tasks of `UNIT` busy time.
-const UNIT: Duration = Duration::from_micros(100);
+const UNIT: Duration = Duration::from_micros(250);
 const GROUP_TASKS: [usize; 4] = [20, 20, 40, 70];
 
 fn spin(d: Duration) {

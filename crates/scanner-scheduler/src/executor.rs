@@ -46,6 +46,26 @@
 //!    panicked task. Tasks are moved into the runner, so nothing runs twice.
 //!    `join` returns `Err(TaskPanic)` after all threads have stopped.
 //!
+//! # Completion netting
+//!
+//! Step 3 as written costs one contended atomic per task, on the same word
+//! the producers CAS. Instead each worker keeps `unpublished`, the number of
+//! its completions not yet subtracted from `S`, and
+//!
+//! * an internal spawn with `unpublished > 0` takes one from it instead of
+//!   adding to `S` (the word stays unchanged: one task more in flight, one
+//!   completion less owed);
+//! * the worker publishes (`fetch_sub` of `unpublished`) as soon as its own
+//!   deque is empty, before it looks anywhere else or parks, after a panic,
+//!   and on exit.
+//!
+//! Invariant: `S.count = in-flight + sum of unpublished >= in-flight`, so the
+//! count cannot reach zero while a task is in flight; and a worker with
+//! nothing local publishes before it can go idle, so once all work is done
+//! every worker publishes and the last subtraction sees zero. A
+//! split-and-run workload thus touches `S` once per local batch, not twice
+//! per task.
+//!
 //! # Finding work
 //!
 //! Own deque (LIFO: the most recent split is hot in cache), then the
@@ -313,6 +333,7 @@ impl<T: Send + 'static> Executor<T> {
                                 local,
                                 shared,
                                 local_spawns: Cell::new(0),
+                                unpublished: Cell::new(0),
                             },
                         };
                         worker_loop(ctx, parker, &config, &*runner)
@@ -507,6 +528,9 @@ pub struct Spawner<T> {
     local: Worker<T>,
     shared: Arc<Shared<T>>,
     local_spawns: Cell<u32>,
+    /// Completions of this worker not yet subtracted from the state word
+    /// (see "Completion netting" in the module doc).
+    unpublished: Cell<usize>,
 }
 
 impl<T: Send + 'static> Spawner<T> {
@@ -516,7 +540,7 @@ impl<T: Send + 'static> Spawner<T> {
     /// and keep working on the lower. Every `wake_on_hoard` local spawns, one
     /// sleeping sibling is woken so a hoard does not sit behind one worker.
     pub fn spawn_local(&self, task: T) {
-        self.shared.state.add_internal(1);
+        self.count_spawn();
         self.local.push(task);
         let k = self.shared.wake_on_hoard;
         if k > 0 {
@@ -532,9 +556,27 @@ impl<T: Send + 'static> Spawner<T> {
 
     /// Pushes onto the global injector and wakes one sleeper.
     pub fn spawn_global(&self, task: T) {
-        self.shared.state.add_internal(1);
+        self.count_spawn();
         self.shared.injector.push(task);
         self.shared.sleepers.wake_one();
+    }
+
+    /// Nets the spawn against an unpublished completion when there is one:
+    /// the state word then stays as it is, with no atomic operation at all.
+    fn count_spawn(&self) {
+        let u = self.unpublished.get();
+        if u > 0 {
+            self.unpublished.set(u - 1);
+        } else {
+            self.shared.state.add_internal(1);
+        }
+    }
+
+    /// Subtracts the unpublished completions from the state word (this may
+    /// end the run).
+    fn publish(&self) {
+        let u = self.unpublished.replace(0);
+        self.shared.complete(u);
     }
 }
 
@@ -545,16 +587,20 @@ enum Source {
     Stolen,
 }
 
-fn find_task<T>(
-    local: &Worker<T>,
-    shared: &Shared<T>,
+fn find_task<T: Send + 'static>(
+    spawner: &Spawner<T>,
     me: usize,
     rng: &mut XorShift64,
     m: &mut WorkerMetrics,
 ) -> Option<(T, Source)> {
+    let local = &spawner.local;
+    let shared = &*spawner.shared;
     if let Some(t) = local.pop() {
         return Some((t, Source::Local));
     }
+    // Out of local work: publish completions before looking elsewhere, so
+    // the run can end (and never with work of ours unaccounted for).
+    spawner.publish();
     let n = shared.stealers.len();
     loop {
         let mut retry = false;
@@ -603,9 +649,12 @@ where
     let mut rng = XorShift64::for_worker(config.seed, me);
     let mut m = WorkerMetrics::default();
     let mut round: u32 = 0;
+    // Start of the current idle episode. Timing episodes rather than tasks
+    // keeps `Instant::now` off the path of back-to-back local tasks.
+    let mut idle_since: Option<Instant> = Some(born);
     while !shared.is_done() {
-        let Some((task, source)) = find_task(&ctx.spawner.local, &shared, me, &mut rng, &mut m)
-        else {
+        let Some((task, source)) = find_task(&ctx.spawner, me, &mut rng, &mut m) else {
+            idle_since.get_or_insert_with(Instant::now);
             match idle::tier(round, config.spin_iters, config.yield_iters) {
                 Tier::Spin(hints) => {
                     for _ in 0..hints {
@@ -636,6 +685,9 @@ where
             continue;
         };
         round = 0;
+        if let Some(since) = idle_since.take() {
+            m.idle += since.elapsed();
+        }
         match source {
             Source::Local => m.tasks_local += 1,
             Source::Injector => m.tasks_injector += 1,
@@ -649,14 +701,17 @@ where
         {
             shared.sleepers.wake_one();
         }
-        let start = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| runner(task, &mut ctx)));
-        m.busy += start.elapsed();
+        let sp = &ctx.spawner;
+        sp.unpublished.set(sp.unpublished.get() + 1);
         if let Err(payload) = outcome {
             shared.record_panic(payload);
             shared.cancel();
+            sp.publish();
         }
-        shared.complete(1);
+    }
+    if let Some(since) = idle_since.take() {
+        m.idle += since.elapsed();
     }
     // Cancelled (or finished, then both drains find nothing): drop what is
     // left so destructors run and permits held by queued tasks return.
@@ -666,9 +721,10 @@ where
         dropped += 1;
     }
     dropped += shared.drain_injector();
+    ctx.spawner.publish();
     shared.complete(dropped);
     m.tasks_dropped = dropped as u64;
-    m.idle = born.elapsed().saturating_sub(m.busy);
+    m.busy = born.elapsed().saturating_sub(m.idle);
     m
 }
 

@@ -116,7 +116,7 @@ impl Sleepers {
 /// What an idle worker does on its `round`-th consecutive empty search.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tier {
-    /// Busy-wait with `spin_loop` hints, doubling up to 64 per round: work
+    /// Busy-wait with `spin_loop` hints, doubling up to 16 per round: work
     /// spawned within a few hundred nanoseconds is picked up without a
     /// syscall.
     Spin(u32),
@@ -128,7 +128,7 @@ pub(crate) enum Tier {
 
 pub(crate) fn tier(round: u32, spin_iters: u32, yield_iters: u32) -> Tier {
     if round < spin_iters {
-        Tier::Spin(1 << round.min(6))
+        Tier::Spin(1 << round.min(4))
     } else if round < spin_iters.saturating_add(yield_iters) {
         Tier::Yield
     } else {

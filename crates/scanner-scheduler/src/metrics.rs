@@ -23,9 +23,12 @@ pub struct WorkerMetrics {
     /// Tasks dropped unrun because the pool was shut down (or a task
     /// panicked) while they were queued.
     pub tasks_dropped: u64,
-    /// Time inside the runner (one `Instant::now` pair per task).
+    /// Thread lifetime minus `idle`: running tasks, and finding the next one
+    /// when it was found at the first try.
     pub busy: Duration,
-    /// Thread lifetime minus `busy`: looking for work, spinning, parked.
+    /// Time in idle episodes: from the first search that found nothing to
+    /// the next task (spinning, yielding, parked), plus start-up. Timed per
+    /// episode, so a run of local tasks costs no clock reads.
     pub idle: Duration,
 }
 
