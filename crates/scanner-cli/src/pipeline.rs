@@ -932,7 +932,13 @@ fn sink_loop(
                 report.findings += kept.len() as u64;
                 if let Some(s) = sink.as_mut() {
                     if write_error.is_none() && !kept.is_empty() {
-                        if let Err(e) = s.write_file_findings(kept) {
+                        // The report may share the terminal with the
+                        // progress line: clear it around the write.
+                        let written = match &progress {
+                            Some(p) => p.suspend(|| s.write_file_findings(kept)),
+                            None => s.write_file_findings(kept),
+                        };
+                        if let Err(e) = written {
                             // Stop the walker and workers: nobody is
                             // listening, or the disk is full.
                             cancel.store(true, Ordering::Relaxed);

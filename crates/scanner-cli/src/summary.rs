@@ -81,6 +81,12 @@ impl Progress {
         self.bar.suspend(|| eprintln!("{line}"));
     }
 
+    /// Runs `f` with the progress line erased (for output to the terminal
+    /// the line is drawn on), then draws it again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
