@@ -506,6 +506,13 @@ fn send_file(sh: &Shared, path: PathBuf, outcome: Outcome, suppressed: Suppresse
 
 fn scan_blob(blob: &Blob, w: &mut WorkerScratch, sh: &Shared) -> Outcome {
     let data = &blob.data[..];
+    if sh
+        .opts
+        .max_filesize
+        .is_some_and(|max| data.len() as u64 > max)
+    {
+        return Outcome::Skipped(Skip::TooLarge);
+    }
     if !sh.opts.binary && is_binary(&data[..data.len().min(SNIFF_LEN)]) {
         return Outcome::Skipped(Skip::Binary);
     }

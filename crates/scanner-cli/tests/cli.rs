@@ -146,6 +146,40 @@ fn gitignore_and_info_exclude_inside_a_repository_and_git_dir_skipped() {
 }
 
 #[test]
+fn max_filesize_applies_to_staged_blobs_too() {
+    let t = Tree::new();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(t.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !git(&["init", "-q"]) {
+        eprintln!("skipped: git is not available");
+        return;
+    }
+    t.write("small.txt", secret_line(1));
+    t.write("big.txt", format!("{}{}", "x".repeat(5000), secret_line(2)));
+    assert!(git(&["add", "small.txt", "big.txt"]));
+    let r = t.run(&[
+        "scan",
+        "--staged",
+        "--format",
+        "json",
+        "--max-filesize",
+        "1K",
+    ]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["small.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 too large")
+    );
+}
+
+#[test]
 fn explicit_file_is_scanned_even_when_ignored() {
     let t = ignore_tree();
     let r = t.run(&["scan", "--format", "json", "debug.log", "build/out/a.txt"]);
