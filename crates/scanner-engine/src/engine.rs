@@ -626,6 +626,28 @@ impl Engine {
         (r.examples.len(), r.negative_examples.len())
     }
 
+    /// The naive baseline of the benchmark: every rule's regex over the
+    /// whole buffer, no keywords, no windows, no gates. Returns the number
+    /// of matches. Not a scanning API.
+    #[doc(hidden)]
+    pub fn naive_match_count(&self, data: &[u8], scratch: &mut ScanScratch) -> usize {
+        scratch.prepare(self);
+        let mut n = 0;
+        for (i, rule) in self.rules.iter().enumerate() {
+            let Some(regex) = rule.regex() else { continue };
+            let cache = scratch.caches[i].get_or_insert_with(|| regex.create_cache());
+            let mut at = 0;
+            while let Some(m) = regex.search_with(cache, &Input::new(data).range(at..)) {
+                n += 1;
+                at = m.end().max(m.start() + 1);
+                if at > data.len() {
+                    break;
+                }
+            }
+        }
+        n
+    }
+
     /// The keywords of the stage-1 automaton (lowercase, deduplicated).
     pub fn keywords(&self) -> &[String] {
         &self.keywords

@@ -102,7 +102,6 @@ fn builtin_rules_have_examples_and_valid_ids() {
 }
 
 #[test]
-#[ignore = "until the rule files reach 150 rules"]
 fn builtin_rules_count_at_least_150() {
     let engine = builtin_engine();
     assert!(

@@ -1,0 +1,126 @@
+//! Single-thread scan throughput of the built-in rule set, against
+//! (a) an Aho-Corasick-only pass with the same keywords (the floor) and
+//! (b) a naive baseline running every rule's regex over the whole buffer
+//! (on a slice of the corpus: it is orders of magnitude slower).
+//!
+//! `SCANNER_BENCH_MB` sets the corpus size (default 32);
+//! `SCANNER_BENCH_NAIVE_MB` the naive slice (default 2).
+//!
+//! ```text
+//! cargo bench -p scanner-engine --bench scan
+//! ```
+
+mod common;
+
+use std::time::Duration;
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use scanner_engine::{Engine, LinePos, ScanInput};
+
+fn bench(c: &mut Criterion) {
+    let files = common::corpus(common::corpus_bytes());
+    let total: usize = files.iter().map(|(_, b)| b.len()).sum();
+    let engine = Engine::builtin().expect("built-in rules");
+    let ac = AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
+        .build(engine.keywords())
+        .unwrap();
+
+    // Sanity: what the engine finds in the corpus (printed once).
+    let mut scratch = engine.new_scratch();
+    let mut out = Vec::new();
+    for (path, data) in &files {
+        scan(&engine, &mut scratch, path, data, &mut out);
+    }
+    let hits: usize = files
+        .iter()
+        .map(|(_, d)| ac.find_overlapping_iter(d.as_slice()).count())
+        .sum();
+    eprintln!(
+        "corpus: {} files, {:.1} MB, {} keyword hits, {} findings, {} rules",
+        files.len(),
+        total as f64 / 1e6,
+        hits,
+        out.len(),
+        engine.rules().len()
+    );
+    let mut by_rule = std::collections::BTreeMap::new();
+    for f in &out {
+        *by_rule.entry(f.rule_id.to_string()).or_insert(0) += 1;
+    }
+    eprintln!("findings by rule: {by_rule:?}");
+
+    let mut g = c.benchmark_group("scan");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Bytes(total as u64));
+    g.bench_function("aho_corasick_only", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            for (_, data) in &files {
+                n += ac.find_overlapping_iter(data.as_slice()).count();
+            }
+            black_box(n)
+        })
+    });
+    g.bench_function("engine", |b| {
+        b.iter(|| {
+            out.clear();
+            for (path, data) in &files {
+                scan(&engine, &mut scratch, path, data, &mut out);
+            }
+            black_box(out.len())
+        })
+    });
+
+    let naive_mb: usize = std::env::var("SCANNER_BENCH_NAIVE_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    let mut slice = Vec::new();
+    for (_, d) in &files {
+        if slice.len() >= naive_mb << 20 {
+            break;
+        }
+        slice.extend_from_slice(d);
+    }
+    g.throughput(Throughput::Bytes(slice.len() as u64));
+    g.bench_function("naive_every_regex_on_slice", |b| {
+        b.iter(|| black_box(engine.naive_match_count(&slice, &mut scratch)))
+    });
+    g.bench_function("engine_on_slice", |b| {
+        b.iter(|| {
+            out.clear();
+            scan(&engine, &mut scratch, "slice.txt", &slice, &mut out);
+            black_box(out.len())
+        })
+    });
+    g.finish();
+}
+
+fn scan(
+    engine: &Engine,
+    scratch: &mut scanner_engine::ScanScratch,
+    path: &str,
+    data: &[u8],
+    out: &mut Vec<scanner_engine::Finding>,
+) {
+    engine.scan(
+        &ScanInput {
+            data,
+            path,
+            base_offset: 0,
+            owned_len: data.len(),
+            start: LinePos::START,
+        },
+        scratch,
+        out,
+    );
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
