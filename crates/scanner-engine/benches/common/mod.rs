@@ -233,8 +233,8 @@ pub fn corpus(total: usize) -> Vec<(String, Vec<u8>)> {
     while size < total {
         let len = 2_000 + r.below(60_000);
         let (path, mut text) = match r.below(10) {
-            0 | 1 | 2 => (format!("src/m{n}.rs"), rust_file(&mut r, len)),
-            3 | 4 => (format!("web/c{n}.js"), js_file(&mut r, len)),
+            0..=2 => (format!("src/m{n}.rs"), rust_file(&mut r, len)),
+            3..=4 => (format!("web/c{n}.js"), js_file(&mut r, len)),
             5 => (format!("dist/b{n}.min.js"), minified_js(&mut r, len)),
             6 => (format!("deploy/d{n}.yaml"), yaml_file(&mut r, len)),
             7 => (format!("p{n}/package-lock.json"), package_lock(&mut r, len)),
