@@ -161,7 +161,40 @@
 //!
 //! # Performance
 //!
-//! PERFORMANCE-PLACEHOLDER
+//! Measured with `cargo bench -p scanner-scheduler -- --warm-up-time 1
+//! --measurement-time 3` (`benches/executor.rs`), two workers, on a 2-core
+//! machine shared with other builds (load average ~5 during the run, so
+//! absolute times are inflated and noisy; compare ratios within one run).
+//!
+//! | workload | this executor | baseline | ratio |
+//! | --- | --- | --- | --- |
+//! | 100k empty tasks, one external producer | 24.8 ms | `crossbeam-channel` 9.5 ms, `rayon::scope` 23.8 ms | 2.6x slower than the channel, 1.04x slower than rayon |
+//! | binary split tree, 131k internal spawns | 3.2 ms | `rayon::scope` 17.9 ms | 5.6x faster |
+//! | seed 000: costs 1 : 1 : 2 : 3.5, 150 x 250 us busy tasks | utilization 0.956 (median of 30, min 0.897) | static partitioning 0.862 (min 0.730) | +11% |
+//! | `Instant::now` + `elapsed` | | | 158 ns under load (~40 ns idle machine) |
+//!
+//! * **External spawns** cost a CAS on the state word, an injector push and a
+//!   SeqCst fence (the wake-up handshake). A channel does less per message
+//!   and wins on empty tasks; on a 15-run interleaved probe of the same
+//!   workload the medians were close (10.5 ms vs 10.6 ms, minima 5.2 vs
+//!   4.9 ms), so most of the criterion gap is the noisy machine, but this
+//!   path is not faster than a channel. For scanner the external unit is a
+//!   file (tens of microseconds or more), so this is below 1% of a task.
+//! * **Internal spawns** are where stealing pays: `spawn_local` is a deque
+//!   push with no atomic on the state word most of the time (completion
+//!   netting, see `src/executor.rs`), and the owner pops LIFO without
+//!   contention.
+//! * **Uneven work**: with static partitioning the two workers get 3 and 4.5
+//!   units (expected utilization 0.83); with stealing the idle worker takes
+//!   the oldest (largest) halves of the other's ranges and both stay busy
+//!   until the last 250 us task. The remaining few percent are thread start
+//!   and join, which `wall` includes.
+//! * **Per-task overhead** in the worker: `catch_unwind` (free on the happy
+//!   path) and no clock read: busy time is the thread's lifetime minus timed
+//!   idle episodes.
+//! * **Memory**: a task costs its own size in a deque or injector slot; the
+//!   pool holds no per-task allocation. Bound the number of queued tasks with
+//!   a [`Budget`].
 //!
 //! # Testing
 //!
