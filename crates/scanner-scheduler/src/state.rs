@@ -185,6 +185,59 @@ mod loom_state {
         });
     }
 
+    /// Completion netting (see `executor.rs`): worker A finishes P1 without
+    /// publishing, then P2 spawns child C netted against that completion (no
+    /// atomic), A finishes P2 and publishes once when its deque is empty;
+    /// worker B runs C. Join closes concurrently. Exactly one end, and only
+    /// after C ran.
+    #[test]
+    fn loom_netting() {
+        use loom::sync::atomic::AtomicBool;
+        loom::model(|| {
+            let s = Arc::new(StateWord::new());
+            assert!(s.try_add_external(2)); // P1, P2 on A's deque
+            let slot = Arc::new(AtomicBool::new(false)); // C, stealable
+            let ran_c = Arc::new(AtomicBool::new(false));
+            let ends = Arc::new(Counter::new(0));
+            let a = {
+                let (s, slot, ends) = (s.clone(), slot.clone(), ends.clone());
+                thread::spawn(move || {
+                    let mut unpublished = 1; // P1 done
+                                             // P2 spawns C: netted, the word is not touched.
+                    unpublished -= 1;
+                    slot.store(true, Ordering::Release);
+                    unpublished += 1; // P2 done
+                                      // Deque empty: publish before looking elsewhere.
+                    if s.complete(unpublished) {
+                        ends.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            };
+            let b = {
+                let (s, slot, ran_c, ends) = (s.clone(), slot.clone(), ran_c.clone(), ends.clone());
+                thread::spawn(move || {
+                    while !slot.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    ran_c.store(true, Ordering::Relaxed);
+                    if s.complete(1) {
+                        // The end observer must see C's effects.
+                        assert!(ran_c.load(Ordering::Relaxed));
+                        ends.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            };
+            if s.close() {
+                ends.fetch_add(1, Ordering::Relaxed);
+            }
+            a.join().unwrap();
+            b.join().unwrap();
+            assert_eq!(ends.load(Ordering::Relaxed), 1);
+            assert!(ran_c.load(Ordering::Relaxed));
+            assert_eq!(s.in_flight(), 0);
+        });
+    }
+
     /// Three-way: a running task splits off a child and completes, a producer
     /// spawns, join closes. Exactly one end, and only when all are done.
     #[test]
