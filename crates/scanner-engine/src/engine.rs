@@ -203,7 +203,7 @@ impl EngineBuilder {
                 if disabled.iter().any(|d| d == &r.id) || dup.contains(&(fi, ri)) {
                     continue;
                 }
-                match compile_rule(r, &f.origin) {
+                match compile_rule(r, &f.origin, f.trusted) {
                     Ok((rule, info, mut w)) => {
                         warnings.append(&mut w);
                         rules.push(rule);
@@ -264,7 +264,7 @@ impl EngineBuilder {
         let mut kw_rules: Vec<Vec<u32>> = Vec::new();
         let mut unkeyed = Vec::new();
         for (idx, rule) in rules.iter().enumerate() {
-            if rule.hir.is_none() {
+            if rule.pattern.is_none() {
                 continue;
             }
             if rule.keywords.is_empty() {
@@ -335,9 +335,30 @@ enum Target {
 pub(crate) struct Allowlist {
     and: bool,
     target: Target,
-    regexes: Option<Regex>,
-    stopwords: Option<AhoCorasick>,
-    paths: Option<Regex>,
+    regexes: Option<LazyRegex>,
+    stopwords: Option<LazyStopwords>,
+    paths: Option<LazyRegex>,
+}
+
+/// Stopwords, matched case-insensitively; the automaton is built on first use.
+#[derive(Debug)]
+struct LazyStopwords {
+    words: Vec<String>,
+    ac: OnceLock<Option<AhoCorasick>>,
+}
+
+impl LazyStopwords {
+    fn is_match(&self, secret: &[u8]) -> bool {
+        self.ac
+            .get_or_init(|| {
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .build(&self.words)
+                    .ok()
+            })
+            .as_ref()
+            .is_some_and(|a| a.is_match(secret))
+    }
 }
 
 /// Why a candidate was dropped.
@@ -377,7 +398,7 @@ impl Allowlist {
                 ))
             }
         };
-        let set = |v: &Vec<String>, field: &str| -> Result<Option<Regex>, String> {
+        let set = |v: &Vec<String>, field: &str| -> Result<Option<LazyRegex>, String> {
             if v.is_empty() {
                 Ok(None)
             } else {
@@ -389,12 +410,10 @@ impl Allowlist {
         let stopwords = if al.stopwords.is_empty() {
             None
         } else {
-            Some(
-                AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .build(&al.stopwords)
-                    .map_err(|e| format!("{what}: stopwords: {e}"))?,
-            )
+            Some(LazyStopwords {
+                words: al.stopwords.clone(),
+                ac: OnceLock::new(),
+            })
         };
         Ok(Allowlist {
             and,
@@ -437,48 +456,88 @@ impl Allowlist {
     }
 }
 
-/// Several regexes as one (any of them matches).
-fn compile_set(patterns: &[String]) -> Result<Regex, String> {
-    let mut hirs = Vec::with_capacity(patterns.len());
-    for p in patterns {
-        hirs.push(crate::re2::parse(p).map_err(|m| format!("`{p}`: {m}"))?.hir);
+/// Several regexes as one (any of them matches), checked at build time and
+/// compiled on first use: most allowlists and path scopes are never
+/// consulted in a run, and compiling them all would triple startup.
+pub(crate) struct LazyRegex {
+    patterns: Vec<String>,
+    regex: OnceLock<Option<Regex>>,
+}
+
+impl std::fmt::Debug for LazyRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.patterns).finish()
     }
-    meta::Regex::builder()
-        .configure(meta::Config::new().utf8_empty(false))
-        .build_many_from_hir(&hirs)
-        .map_err(|e| format!("cannot compile: {e}"))
+}
+
+impl LazyRegex {
+    fn is_match(&self, haystack: impl AsRef<[u8]>) -> bool {
+        self.regex
+            .get_or_init(|| {
+                let hirs: Vec<Hir> = self
+                    .patterns
+                    .iter()
+                    .filter_map(|p| crate::re2::parse(p).ok().map(|p| p.hir))
+                    .collect();
+                meta::Regex::builder()
+                    .configure(meta::Config::new().utf8_empty(false))
+                    .build_many_from_hir(&hirs)
+                    .ok()
+            })
+            .as_ref()
+            .is_some_and(|r| r.is_match(haystack.as_ref()))
+    }
+}
+
+/// Validates `patterns` (syntax and RE2 translation) and defers compiling.
+fn compile_set(patterns: &[String]) -> Result<LazyRegex, String> {
+    for p in patterns {
+        crate::re2::parse(p).map_err(|m| format!("`{p}`: {m}"))?;
+    }
+    Ok(LazyRegex {
+        patterns: patterns.to_vec(),
+        regex: OnceLock::new(),
+    })
 }
 
 /// One compiled rule.
 pub(crate) struct Rule {
-    hir: Option<Hir>,
+    /// The pattern as written (RE2); parsed and compiled on first use.
+    pattern: Option<String>,
     regex: OnceLock<Result<Regex, String>>,
     secret_group: Option<usize>,
     entropy: Option<f32>,
     keywords: Vec<String>,
-    path: Option<Regex>,
+    path: Option<LazyRegex>,
     max_len: usize,
     placeholder_check: bool,
     allowlists: Vec<Arc<Allowlist>>,
-    config_secrets: Option<Regex>,
-    config_paths: Option<Regex>,
+    config_secrets: Option<LazyRegex>,
+    config_paths: Option<LazyRegex>,
     examples: Vec<ExampleSyntax>,
     negative_examples: Vec<ExampleSyntax>,
 }
 
-fn compile_rule(r: &RuleSyntax, origin: &str) -> Result<(Rule, RuleInfo, Vec<Warning>), Error> {
+/// `trusted` (built-in files, which the test suite validates) skips parsing
+/// the regex now: it is parsed with everything else on the rule's first
+/// keyword hit, which is most of what keeps startup in milliseconds.
+fn compile_rule(
+    r: &RuleSyntax,
+    origin: &str,
+    trusted: bool,
+) -> Result<(Rule, RuleInfo, Vec<Warning>), Error> {
     let err = |m: String| Error::new(Some(origin.into()), Some(r.id.clone()), m);
     let line = r.line;
     let warnings = Vec::new();
     let hir = match &r.regex {
-        Some(p) => Some(
+        Some(p) if !trusted => Some(
             crate::re2::parse(p)
                 .map_err(|m| err(format!("line {line}: regex: {m}")))?
                 .hir,
         ),
-        None => None,
+        _ => None,
     };
-    if hir.is_none() && r.path.is_none() {
+    if r.regex.is_none() && r.path.is_none() {
         return Err(err(format!(
             "line {line}: rule has neither `regex` nor `path`"
         )));
@@ -512,9 +571,10 @@ fn compile_rule(r: &RuleSyntax, origin: &str) -> Result<(Rule, RuleInfo, Vec<War
         keywords.push(k.to_ascii_lowercase());
     }
     let path = match &r.path {
-        Some(p) => {
-            Some(crate::re2::compile_plain(p).map_err(|m| err(format!("line {line}: path: {m}")))?)
-        }
+        Some(p) => Some(
+            compile_set(std::slice::from_ref(p))
+                .map_err(|m| err(format!("line {line}: path: {m}")))?,
+        ),
         None => None,
     };
     let mut allowlists = Vec::new();
@@ -536,7 +596,7 @@ fn compile_rule(r: &RuleSyntax, origin: &str) -> Result<(Rule, RuleInfo, Vec<War
         origin: origin.to_owned(),
     };
     let rule = Rule {
-        hir,
+        pattern: r.regex.clone(),
         regex: OnceLock::new(),
         secret_group: r.secret_group,
         entropy: r.entropy.map(|e| e as f32),
@@ -555,12 +615,21 @@ fn compile_rule(r: &RuleSyntax, origin: &str) -> Result<(Rule, RuleInfo, Vec<War
 
 impl Rule {
     fn regex(&self) -> Option<&Regex> {
-        let hir = self.hir.as_ref()?;
+        let pattern = self.pattern.as_ref()?;
         self.regex
             .get_or_init(|| {
+                let hir = crate::re2::parse(pattern)?.hir;
+                if let Some(g) = self.secret_group {
+                    let groups = hir.properties().explicit_captures_len();
+                    if g > groups {
+                        return Err(format!(
+                            "secretGroup = {g} but the regex has {groups} capture group(s)"
+                        ));
+                    }
+                }
                 meta::Regex::builder()
                     .configure(meta::Config::new().utf8_empty(false))
-                    .build_from_hir(hir)
+                    .build_from_hir(&hir)
                     .map_err(|e| format!("cannot compile regex: {e}"))
             })
             .as_ref()
@@ -578,7 +647,7 @@ pub struct Engine {
     kw_rules: Vec<Vec<u32>>,
     unkeyed: Vec<u32>,
     global: Vec<Arc<Allowlist>>,
-    config_secrets: Option<Regex>,
+    config_secrets: Option<LazyRegex>,
     /// Longest `max_len`: the left context every owned match gets in a chunk.
     lead: usize,
     overlap: usize,
@@ -678,7 +747,7 @@ impl Engine {
     /// rule's first keyword hit). Reports the first failure.
     pub fn compile_all(&self) -> Result<(), Error> {
         for (rule, info) in self.rules.iter().zip(&self.infos) {
-            if rule.hir.is_some() && rule.regex().is_none() {
+            if rule.pattern.is_some() && rule.regex().is_none() {
                 let msg = match rule.regex.get() {
                     Some(Err(m)) => m.clone(),
                     _ => "cannot compile regex".into(),
@@ -719,7 +788,7 @@ impl Engine {
         // Path-only rules report the file itself, once (first chunk).
         if input.base_offset == 0 {
             for (i, rule) in self.rules.iter().enumerate() {
-                if rule.hir.is_none() && s.rule_on[i] && !self.path_dropped(i, input.path) {
+                if rule.pattern.is_none() && s.rule_on[i] && !self.path_dropped(i, input.path) {
                     s.candidates.push(Candidate {
                         rule: i as u32,
                         m: Span { start: 0, end: 0 },
@@ -821,7 +890,7 @@ impl Engine {
         let mut pos_at = 0;
         for c in &cands {
             let rule = &self.rules[c.rule as usize];
-            if rule.hir.is_some() {
+            if rule.pattern.is_some() {
                 if let Some(reason) = self.gate(c, data, input.path) {
                     s.suppressed.count(reason);
                     continue;
@@ -922,7 +991,7 @@ impl Engine {
         let mut scratch = self.new_scratch();
         let mut out = Vec::new();
         for (idx, (rule, info)) in self.rules.iter().zip(&self.infos).enumerate() {
-            if rule.hir.is_some() && rule.regex().is_none() {
+            if rule.pattern.is_some() && rule.regex().is_none() {
                 let msg = match rule.regex.get() {
                     Some(Err(m)) => m.clone(),
                     _ => "cannot compile regex".into(),

@@ -203,15 +203,6 @@ fn describe(original: &str, translated: &str, err: &regex_syntax::Error) -> Stri
     msg
 }
 
-/// A regex over paths or secrets (allowlists, `path`): small, Unicode-aware.
-pub(crate) fn compile_plain(pattern: &str) -> Result<regex_automata::meta::Regex, String> {
-    let parsed = parse(pattern)?;
-    regex_automata::meta::Regex::builder()
-        .configure(regex_automata::meta::Config::new().utf8_empty(false))
-        .build_from_hir(&parsed.hir)
-        .map_err(|e| format!("cannot compile regex `{pattern}`: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

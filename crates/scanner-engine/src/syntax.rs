@@ -23,6 +23,8 @@ pub struct RuleFile {
     pub(crate) extend: ExtendSyntax,
     /// Unknown keys, as warnings raised by the builder.
     pub(crate) unknown: Vec<(Option<String>, String)>,
+    /// Built-in: validated by the test suite, so regexes are parsed lazily.
+    pub(crate) trusted: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -152,10 +154,76 @@ const IGNORED_TOP_KEYS: &[&str] = &["title", "description", "version", "minVersi
 /// Rule keys gitleaks knows that we accept and ignore.
 const IGNORED_RULE_KEYS: &[&str] = &["skipReport", "report", "required"];
 
+/// The fast path: everything typed in one pass. Only when it fails do we
+/// parse again table by table, to say which rule is at fault.
+#[derive(Deserialize)]
+struct TypedFileSyntax {
+    #[serde(default)]
+    extend: Option<ExtendSyntax>,
+    #[serde(default)]
+    rules: Vec<toml::Spanned<RuleSyntax>>,
+    #[serde(default)]
+    allowlist: Option<AllowlistSyntax>,
+    #[serde(default)]
+    allowlists: Vec<AllowlistSyntax>,
+    #[serde(flatten)]
+    other: BTreeMap<String, toml::Value>,
+}
+
 impl RuleFile {
+    fn parse_typed(text: &str, origin: &str) -> Option<RuleFile> {
+        let raw: TypedFileSyntax = toml::from_str(text).ok()?;
+        let mut unknown = Vec::new();
+        for key in raw.other.keys() {
+            if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
+                unknown.push((
+                    None,
+                    format!("{origin}: unknown top-level key `{key}` ignored"),
+                ));
+            }
+        }
+        let mut rules = Vec::with_capacity(raw.rules.len());
+        let mut line = 1;
+        let mut at = 0;
+        for spanned in raw.rules {
+            // Spans come in order: count newlines incrementally.
+            let start = spanned.span().start.min(text.len());
+            line += text.as_bytes()[at..start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            at = start;
+            let mut rule = spanned.into_inner();
+            rule.line = line;
+            if rule.id.trim().is_empty() || rule.id.chars().any(char::is_whitespace) {
+                return None;
+            }
+            for key in rule.other.keys() {
+                if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
+                    unknown.push((
+                        Some(rule.id.clone()),
+                        format!("{origin}: rule `{}`: unknown key `{key}` ignored", rule.id),
+                    ));
+                }
+            }
+            rules.push(rule);
+        }
+        Some(RuleFile {
+            origin: origin.to_owned(),
+            rules,
+            allowlists: raw.allowlist.into_iter().chain(raw.allowlists).collect(),
+            extend: raw.extend.unwrap_or_default(),
+            unknown,
+            trusted: false,
+        })
+    }
+
     /// Parses rule-file text; `origin` names the file in errors and in
     /// [`RuleInfo::origin`](crate::RuleInfo::origin).
     pub fn parse(text: &str, origin: &str) -> Result<RuleFile, Error> {
+        if let Some(file) = RuleFile::parse_typed(text, origin) {
+            return Ok(file);
+        }
         let file_err = |message: String| Error::new(Some(origin.into()), None, message);
         let raw: FileSyntax = toml::from_str(text).map_err(|e| {
             let at = e
@@ -226,6 +294,7 @@ impl RuleFile {
             allowlists,
             extend: raw.extend.unwrap_or_default(),
             unknown,
+            trusted: false,
         })
     }
 
@@ -251,8 +320,10 @@ impl RuleFile {
         crate::BUILTIN_FILES
             .iter()
             .map(|(name, text)| {
-                RuleFile::parse(text, &format!("builtin:{name}"))
-                    .unwrap_or_else(|e| panic!("built-in rule file is broken: {e}"))
+                let mut f = RuleFile::parse(text, &format!("builtin:{name}"))
+                    .unwrap_or_else(|e| panic!("built-in rule file is broken: {e}"));
+                f.trusted = true;
+                f
             })
             .collect()
     }
@@ -262,7 +333,11 @@ impl RuleFile {
     pub fn try_builtin() -> Result<Vec<RuleFile>, Error> {
         crate::BUILTIN_FILES
             .iter()
-            .map(|(name, text)| RuleFile::parse(text, &format!("builtin:{name}")))
+            .map(|(name, text)| {
+                let mut f = RuleFile::parse(text, &format!("builtin:{name}"))?;
+                f.trusted = true;
+                Ok(f)
+            })
             .collect()
     }
 
