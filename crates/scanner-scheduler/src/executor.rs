@@ -20,7 +20,7 @@
 //!    complete the child before it was counted, and the count could touch
 //!    zero early.
 //! 3. **Completion**: after the runner returns (or panics), `fetch_sub` on
-//!    `S`. The caller that takes the count to zero *with the gate closed* is
+//!    `S` (deferred and batched per worker, see "Completion netting"). The caller that takes the count to zero *with the gate closed* is
 //!    the one observer of the end (it sees `prev == one task, gate closed`);
 //!    it sets `done` and unparks every worker.
 //! 4. **`join`**: clears the accepting bit with `fetch_and`. If nothing was in

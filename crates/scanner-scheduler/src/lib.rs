@@ -109,8 +109,10 @@
 //!    no spawn can be counted after `join` has closed the gate and seen zero.
 //! 2. An internal spawn just adds: the running task holds the count above
 //!    zero, and work it splits off must run even after the gate closed.
-//! 3. Each finished task subtracts; the subtraction that reaches zero with
-//!    the gate closed ends the run (sets `done`, unparks every worker).
+//! 3. Each finished task subtracts (a worker batches its subtractions and
+//!    nets them against its own spawns, publishing before it can go idle);
+//!    the subtraction that reaches zero with the gate closed ends the run
+//!    (sets `done`, unparks every worker).
 //! 4. `join` clears the bit; if the count was already zero, `join` itself
 //!    ends the run. Exactly one of 3 and 4 sees the end (loom-checked).
 //! 5. A worker about to park announces itself asleep, then re-checks the
@@ -206,6 +208,12 @@
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
 //!     cargo test -p scanner-scheduler --release --lib loom
 //! ```
+//!
+//! (7 models, ~5 s once built. Replacing the CAS in the external spawn by a
+//! load-then-add makes `loom_spawn_vs_join_gate` and `loom_split_spawn_join`
+//! fail.) The wake-up handshake is not loom-modelled (loom does not model
+//! SeqCst fences fully); `executor::tests::no_lost_wakeup_with_widened_window`
+//! covers it and fails within a few thousand rounds if the re-check goes.
 
 mod budget;
 mod executor;
