@@ -27,7 +27,27 @@ use std::sync::Arc;
 ///
 /// **Deadlock to avoid**: a thread that holds permits and blocks in
 /// `acquire` for more than the rest can ever free waits forever. The producer
-/// must not keep permits of its own (move them into tasks).
+/// must not keep permits of its own (move them into tasks). A producer that
+/// batches tasks before `spawn_batch` holds the permits of its unsent batch:
+/// use [`try_acquire`](Budget::try_acquire) and, when it says no, spawn the
+/// batch first and only then block in `acquire`:
+///
+/// ```
+/// # use scanner_scheduler::{Budget, Permit};
+/// # let budget = Budget::new(4, 100);
+/// # let mut batch: Vec<(u64, Permit)> = Vec::new();
+/// # let mut spawn_batch = |b: Vec<(u64, Permit)>| drop(b);
+/// for size in [60u64, 60, 60] {
+///     let permit = match budget.try_acquire(size) {
+///         Some(p) => p,
+///         None => {
+///             spawn_batch(std::mem::take(&mut batch)); // release our hold
+///             budget.acquire(size)
+///         }
+///     };
+///     batch.push((size, permit));
+/// }
+/// ```
 ///
 /// No fairness between producers: with several producers a large request may
 /// wait while small ones keep getting in. With the one walker thread of the

@@ -613,3 +613,50 @@ fn join_without_work_and_zero_workers() {
         drop(ex);
     })
 }
+
+/// Wake-on-hoard: one task spawns many local tasks while the sibling is
+/// parked with a 60 s timeout. With `wake_on_hoard` the sibling is woken and
+/// steals; with it off, nothing wakes the sibling until the run ends.
+#[test]
+fn wake_on_hoard_brings_a_sleeping_sibling() {
+    fn run(hoard: u32) -> Vec<u64> {
+        within(60, move || {
+            let cfg = ExecutorConfig::with_workers(2)
+                .spin_iters(0)
+                .yield_iters(0)
+                .park_timeout(Duration::from_secs(60))
+                .wake_on_hoard(hoard);
+            let ex = Executor::new(
+                cfg,
+                |_| (),
+                |t: u32, ctx: &mut WorkerCtx<u32, ()>| {
+                    if t == 0 {
+                        for _ in 0..2_000 {
+                            ctx.spawn_local(1);
+                        }
+                    } else {
+                        let end = Instant::now() + Duration::from_micros(5);
+                        while Instant::now() < end {
+                            std::hint::spin_loop();
+                        }
+                    }
+                },
+            );
+            std::thread::sleep(Duration::from_millis(100)); // both park
+            ex.handle().spawn(0).unwrap();
+            let m = ex.join().unwrap();
+            assert_eq!(m.total().tasks(), 2_001);
+            m.workers.iter().map(|w| w.tasks()).collect()
+        })
+    }
+    let on = run(32);
+    assert!(
+        on.iter().all(|&n| n > 0),
+        "hoard wake on: both workers ran tasks {on:?}"
+    );
+    let off = run(0);
+    assert!(
+        off.contains(&0),
+        "hoard wake off: the sibling should sleep through {off:?}"
+    );
+}
