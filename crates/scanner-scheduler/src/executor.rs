@@ -20,9 +20,10 @@
 //!    complete the child before it was counted, and the count could touch
 //!    zero early.
 //! 3. **Completion**: after the runner returns (or panics), `fetch_sub` on
-//!    `S` (deferred and batched per worker, see "Completion netting"). The caller that takes the count to zero *with the gate closed* is
-//!    the one observer of the end (it sees `prev == one task, gate closed`);
-//!    it sets `done` and unparks every worker.
+//!    `S` (deferred and batched per worker, see "Completion netting"). The
+//!    caller that takes the count to zero *with the gate closed* is the one
+//!    observer of the end (it sees `prev == exactly what it subtracts, gate
+//!    closed`); it sets `done` and unparks every worker.
 //! 4. **`join`**: clears the accepting bit with `fetch_and`. If nothing was in
 //!    flight, `join` itself is the observer of the end and sets `done`.
 //!    Otherwise the last completion of step 3 will. Exactly one of them sees
