@@ -138,6 +138,7 @@ impl ScanPlan {
                 exclude: args.exclude.clone(),
                 allow,
                 strip_dot: implicit_root,
+                own_output: walk::OwnOutput::default(),
             },
             binary: args.binary,
             max_filesize: args.max_filesize,
@@ -222,6 +223,10 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     };
     let sink = Sink::new(sink_opts, out);
 
+    let mut plan = plan;
+    if let (Some(a), Some(dest)) = (&atomic, &args.output) {
+        plan.options.walk.own_output = walk::OwnOutput::new(&[a.temp_path(), dest]);
+    }
     let ScanPlan {
         engine,
         source,

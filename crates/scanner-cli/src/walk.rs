@@ -75,10 +75,13 @@ pub enum Skip {
     SymlinkLoop,
     /// A FIFO, socket or device: reading it could block or never end.
     Special,
+    /// The report this run is writing (`-o FILE` inside the scanned tree):
+    /// with `--show-secrets` it would hold every finding again.
+    OwnOutput,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 10] = [
+    pub const ALL: [Skip; 11] = [
         Skip::Ignored,
         Skip::Excluded,
         Skip::AllowlistedPath,
@@ -89,6 +92,7 @@ impl Skip {
         Skip::SymlinkBroken,
         Skip::SymlinkLoop,
         Skip::Special,
+        Skip::OwnOutput,
     ];
 
     pub fn label(self) -> &'static str {
@@ -103,6 +107,7 @@ impl Skip {
             Skip::SymlinkBroken => "symlink (broken)",
             Skip::SymlinkLoop => "symlink (loop)",
             Skip::Special => "special file",
+            Skip::OwnOutput => "own report",
         }
     }
 
@@ -157,6 +162,49 @@ pub struct WalkOptions {
     /// Strip a leading `./` from paths (the root was the implicit `.`),
     /// as ripgrep does.
     pub strip_dot: bool,
+    /// Files this run writes (the `-o` report and its temp file): never
+    /// scanned, counted as [`Skip::OwnOutput`].
+    pub own_output: OwnOutput,
+}
+
+/// Files the run writes, matched by name first (no syscall for any other
+/// entry) and then by canonical path.
+#[derive(Clone, Debug, Default)]
+pub struct OwnOutput {
+    files: Vec<PathBuf>,
+}
+
+impl OwnOutput {
+    /// `paths` may not exist yet (the final report before its rename):
+    /// their directory is canonicalized instead.
+    pub fn new(paths: &[&Path]) -> OwnOutput {
+        let files = paths
+            .iter()
+            .filter_map(|p| {
+                let name = p.file_name()?;
+                let dir = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                Some(fs::canonicalize(dir).ok()?.join(name))
+            })
+            .collect();
+        OwnOutput { files }
+    }
+
+    fn contains(&self, path: &Path) -> bool {
+        let Some(name) = path.file_name() else {
+            return false;
+        };
+        if !self.files.iter().any(|f| f.file_name() == Some(name)) {
+            return false;
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        fs::canonicalize(dir).is_ok_and(|d| self.files.contains(&d.join(name)))
+    }
 }
 
 /// Something the user should hear about (printed as
@@ -177,6 +225,7 @@ struct FilterCounts {
     allowlisted: AtomicU64,
     /// `.git` entries: neither scanned nor reported, but dropped by us.
     vcs: AtomicU64,
+    own_output: AtomicU64,
 }
 
 /// Walks `roots` and calls `on_file` for every file to scan (it returns
@@ -205,7 +254,9 @@ pub fn walk(
                 });
                 continue;
             }
-            if excluded_file(&excludes, &cwd, root) {
+            if opts.own_output.contains(root) {
+                skips.add(Skip::OwnOutput, 1);
+            } else if excluded_file(&excludes, &cwd, root) {
                 skips.add(Skip::Excluded, 1);
             } else if opts.allow.as_ref().is_some_and(|a| a(root, false)) {
                 skips.add(Skip::AllowlistedPath, 1);
@@ -279,12 +330,17 @@ fn walk_dir(
     {
         let counts = Arc::clone(&counts);
         let allow = opts.allow.clone();
+        let own_output = opts.own_output.clone();
         b.filter_entry(move |e: &DirEntry| {
             if e.file_name() == ".git" {
                 counts.vcs.fetch_add(1, Ordering::Relaxed);
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            if !is_dir && own_output.contains(e.path()) {
+                counts.own_output.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
             if excludes.matched(e.path(), is_dir).is_ignore() {
                 counts.excluded.fetch_add(1, Ordering::Relaxed);
                 return false;
@@ -346,10 +402,12 @@ fn walk_dir(
     let excluded = counts.excluded.load(Ordering::Relaxed);
     let allowlisted = counts.allowlisted.load(Ordering::Relaxed);
     let vcs = counts.vcs.load(Ordering::Relaxed);
+    let own_output = counts.own_output.load(Ordering::Relaxed);
     skips.add(Skip::Excluded, excluded);
     skips.add(Skip::AllowlistedPath, allowlisted);
+    skips.add(Skip::OwnOutput, own_output);
     if count_ignored {
-        let ignored = children.saturating_sub(seen + excluded + allowlisted + vcs);
+        let ignored = children.saturating_sub(seen + excluded + allowlisted + vcs + own_output);
         skips.add(Skip::Ignored, ignored);
     }
     Ok(true)

@@ -659,6 +659,35 @@ fn json_is_identical_with_one_and_eight_threads() {
     }
 }
 
+/// `-o` inside the scanned tree: neither the report being written nor the
+/// one a previous run left there is scanned (with --show-secrets both hold
+/// every secret again).
+#[test]
+fn the_report_file_is_never_scanned() {
+    let t = Tree::new();
+    t.write("a.env", secret_line(1));
+    let args = [
+        "scan",
+        "--format",
+        "jsonl",
+        "--show-secrets",
+        "-o",
+        "out/report.jsonl",
+        ".",
+    ];
+    fs::create_dir(t.join("out")).unwrap();
+    // The first run skips the temp file it writes; the next ones also the
+    // report the previous run left.
+    for skipped in ["1 own report", "2 own report", "2 own report"] {
+        let r = t.run(&args);
+        r.expect(1);
+        let report = fs::read_to_string(t.join("out/report.jsonl")).unwrap();
+        assert_eq!(report.lines().count(), 1, "{report}");
+        let line = format!("not scanned: {skipped}");
+        assert_eq!(r.summary_line("not scanned:"), Some(line.as_str()));
+    }
+}
+
 #[test]
 fn summary_goes_to_stderr_and_quiet_silences_it() {
     let t = Tree::new();
