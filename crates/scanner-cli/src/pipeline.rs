@@ -125,6 +125,8 @@ pub struct ScanOptions {
     pub split_grain: u64,
     /// Draw a progress line on stderr.
     pub progress: bool,
+    /// Bytes of in-memory blobs in flight. Default 256 MiB.
+    pub blob_budget: u64,
 }
 
 impl Default for ScanOptions {
@@ -138,6 +140,7 @@ impl Default for ScanOptions {
             split_threshold: 8 << 20,
             split_grain: 2 << 20,
             progress: false,
+            blob_budget: 256 << 20,
         }
     }
 }
@@ -150,8 +153,6 @@ const BATCH: usize = 16;
 /// Task permits: enough to keep every worker's deque fed, few enough that
 /// the walker cannot run far ahead (paths held in memory stay bounded).
 const TASKS_PER_WORKER: usize = 64;
-/// Bytes of in-memory blobs in flight.
-const MAX_BLOB_BYTES: u64 = 256 << 20;
 
 /// Everything the summary reports.
 #[derive(Debug, Default)]
@@ -389,7 +390,7 @@ pub fn scan(
     };
     drop(shared);
     let handle = executor.handle();
-    let budget = Budget::new(threads * TASKS_PER_WORKER, MAX_BLOB_BYTES);
+    let budget = Budget::new(threads * TASKS_PER_WORKER, opts.blob_budget.max(1));
 
     let mut batch: Vec<FileTask> = Vec::with_capacity(BATCH);
     let mut stopped = false;
@@ -402,6 +403,16 @@ pub fn scan(
             *stopped = true;
         }
     };
+    // The unsent batch holds permits: when the budget is full, spawn it
+    // before blocking, or the walker could wait for permits only its own
+    // batch holds (a few large blobs against the byte limit). It also gets
+    // the batch to idle workers at once.
+    let acquire = |budget: &Budget, bytes: u64, batch: &mut Vec<FileTask>, stopped: &mut bool| {
+        budget.try_acquire(bytes).unwrap_or_else(|| {
+            flush(batch, stopped);
+            budget.acquire(bytes)
+        })
+    };
 
     let walked = match source {
         Source::Paths(roots) => walk::walk(
@@ -411,10 +422,8 @@ pub fn scan(
                 if stopped || cancel.load(Ordering::Relaxed) {
                     return false;
                 }
-                batch.push(FileTask::File {
-                    path,
-                    permit: budget.acquire(0),
-                });
+                let permit = acquire(&budget, 0, &mut batch, &mut stopped);
+                batch.push(FileTask::File { path, permit });
                 if batch.len() >= BATCH {
                     flush(&mut batch, &mut stopped);
                 }
@@ -440,7 +449,7 @@ pub fn scan(
                     skips.add(Skip::AllowlistedPath, 1);
                     continue;
                 }
-                let permit = budget.acquire(blob.data.len() as u64);
+                let permit = acquire(&budget, blob.data.len() as u64, &mut batch, &mut stopped);
                 batch.push(FileTask::Blob { blob, permit });
                 if batch.len() >= BATCH {
                     flush(&mut batch, &mut stopped);
@@ -1081,6 +1090,42 @@ mod tests {
             }
         );
         assert_eq!(found, [(104, 21, 5)]);
+    }
+
+    /// Blobs larger in total than the byte budget, in one batch: the
+    /// walker must spawn its batch before blocking for more permits, or it
+    /// waits forever for permits its own unsent batch holds.
+    #[test]
+    fn blobs_beyond_the_byte_budget_do_not_deadlock() {
+        let engine = Arc::new(Engine::builtin().unwrap());
+        let blobs: Vec<Blob> = (0..40)
+            .map(|i| Blob {
+                path: format!("b{i}.txt").into(),
+                data: vec![b'x'; 1000],
+            })
+            .collect();
+        let opts = ScanOptions {
+            threads: 2,
+            blob_budget: 3000,
+            ..ScanOptions::default()
+        };
+        let sink = Sink::new(
+            crate::output::SinkOptions {
+                format: crate::output::Format::Json,
+                show_secrets: false,
+                color: false,
+            },
+            Box::new(Vec::new()),
+        );
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            let r = scan(Source::Blobs(blobs), engine, sink, Vec::new(), &opts);
+            let _ = tx.send(r.map(|(report, _)| (report.files, report.bytes)));
+        });
+        let done = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the scan deadlocked");
+        assert_eq!(done.unwrap(), (40, 40_000));
     }
 
     fn finding(offset: u64, line: u32, column: u32) -> Finding {

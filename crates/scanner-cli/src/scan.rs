@@ -146,6 +146,7 @@ impl ScanPlan {
             split_threshold: args.split_threshold.unwrap_or(defaults.split_threshold),
             split_grain: args.split_grain.unwrap_or(defaults.split_grain),
             progress: !args.quiet && Progress::wanted(),
+            blob_budget: defaults.blob_budget,
         };
 
         let (source, diff_filter) = match git_source {
