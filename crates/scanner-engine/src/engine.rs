@@ -8,7 +8,8 @@
 //!    rule's keywords, searched with overlapping semantics so that no
 //!    keyword hides another (`sk_` inside `sk_live_`). Each hit opens, for
 //!    every rule owning the keyword, the window
-//!    `[hit.start - max_len, hit.end + max_len]` clipped to the buffer; a
+//!    `[hit.start - keyword_lead, hit.end + max_len]` clipped to the buffer
+//!    (`keyword_lead` defaults to `max_len`); a
 //!    rule's windows merge as they arrive (hits come in order of their end),
 //!    so no byte is searched twice by one rule.
 //! 3. Stage 2: per rule, per window, the regex runs with
@@ -510,6 +511,8 @@ pub(crate) struct Rule {
     keywords: Vec<String>,
     path: Option<LazyRegex>,
     max_len: usize,
+    /// Window extension before a keyword hit (`keyword_lead`, <= max_len).
+    keyword_lead: usize,
     placeholder_check: bool,
     allowlists: Vec<Arc<Allowlist>>,
     config_secrets: Option<LazyRegex>,
@@ -563,6 +566,12 @@ fn compile_rule(
             "line {line}: max_len = {max_len}: must be between 1 and 1048576"
         )));
     }
+    let keyword_lead = r.keyword_lead.unwrap_or(max_len);
+    if keyword_lead > max_len {
+        return Err(err(format!(
+            "line {line}: keyword_lead = {keyword_lead} exceeds max_len = {max_len}"
+        )));
+    }
     let mut keywords = Vec::with_capacity(r.keywords.len());
     for k in &r.keywords {
         if k.is_empty() {
@@ -603,6 +612,7 @@ fn compile_rule(
         keywords,
         path,
         max_len,
+        keyword_lead,
         placeholder_check: r.placeholder_check.unwrap_or(true),
         allowlists,
         config_secrets: None,
@@ -807,7 +817,7 @@ impl Engine {
                     continue;
                 }
                 let l = self.rules[ri].max_len;
-                let ws = hit.start().saturating_sub(l);
+                let ws = hit.start().saturating_sub(self.rules[ri].keyword_lead);
                 let we = (hit.end() + l).min(len);
                 let open = &mut s.open[ri];
                 if open.1 == 0 {
@@ -1110,8 +1120,9 @@ impl Engine {
                         )
                     } else {
                         format!(
-                            "secret `{s}` matched but no keyword lies within max_len = {} bytes",
-                            rule.max_len
+                            "secret `{s}` matched but no keyword lies within max_len = {} bytes \
+                             (or keyword_lead = {} before the match start)",
+                            rule.max_len, rule.keyword_lead
                         )
                     }
                 }

@@ -71,6 +71,11 @@ pub(crate) struct RuleSyntax {
     pub path: Option<String>,
     #[serde(default)]
     pub max_len: Option<usize>,
+    /// Ours: how far before the start of a keyword occurrence a match can
+    /// begin (default `max_len`). Small for rules whose matches start at
+    /// their keyword (`ghp_`, `password=`): it shrinks every window.
+    #[serde(default)]
+    pub keyword_lead: Option<usize>,
     #[serde(default)]
     pub examples: Vec<ExampleSyntax>,
     #[serde(default)]

@@ -722,3 +722,30 @@ negative_examples = ["k = ex_w0a9c3d6f8h1"]
         "{shown}"
     );
 }
+
+#[test]
+fn keyword_lead_bounds_the_window_before_a_hit() {
+    let rules = |lead: &str| {
+        format!(
+            r#"
+[[rules]]
+id = "kv"
+regex = '''([a-z0-9]{{12}})\s*#\s*deploy'''
+keywords = ["deploy"]
+max_len = 64
+{lead}
+"#
+        )
+    };
+    let text = b"k3j9q2w8e7r1  # deploy key\n";
+    // Default: the window reaches max_len before the keyword.
+    assert_eq!(scan(&engine(&rules("")), text).len(), 1);
+    // keyword_lead = 4: the match starts 16 bytes before the keyword.
+    assert!(scan(&engine(&rules("keyword_lead = 4")), text).is_empty());
+    assert_eq!(scan(&engine(&rules("keyword_lead = 16")), text).len(), 1);
+    let e = parse_err(&rules("keyword_lead = 65"));
+    assert_eq!(
+        e.to_string(),
+        "bad.toml: rule `kv`: line 2: keyword_lead = 65 exceeds max_len = 64"
+    );
+}
