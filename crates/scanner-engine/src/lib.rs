@@ -70,8 +70,15 @@
 //!   about 12 ms (TOML parse 7 ms, keyword DFA 3 ms). Compiling every regex
 //!   up front takes about 90 ms, so regexes, allowlists and path scopes
 //!   compile on first use ([`EngineBuilder::eager`] forces it).
-//! * Throughput, `benches/scan.rs` on generated source, config and lock
-//!   files: THROUGHPUT_FIGURES
+//! * Throughput, `benches/scan.rs` on 105 MB of generated source, config
+//!   and lock files (3229 files, 5.1 keyword hits per KB), single thread:
+//!   engine 143 MiB/s, Aho-Corasick-only pass with the same keywords
+//!   264 MiB/s (criterion medians, ratio 0.54; interleaved best-of-5 in the
+//!   same run: 177 vs 304 MB/s, ratio 0.58). Running every rule's regex
+//!   over every byte: 20 MiB/s, 7x slower than the engine on the same
+//!   2 MiB slice. What remains is mostly the regex scanning the
+//!   `keyword_lead` bytes before each isolated hit: rules whose matches
+//!   start at their keyword can set it small (`docs/rules.md`).
 //!
 //! Memory: per worker, one lazy-DFA cache per rule that ever had a keyword
 //! hit (regex-automata's default capacity bounds each), created on first use
@@ -136,7 +143,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
 
 /// An error loading, parsing or compiling rules. It names the file and,
 /// where there is one, the rule; `Display` prints
-/// `<file>: rule `<id>`: <message>`, and the message says where in the file
+/// ``<file>: rule `<id>`: <message>``, and the message says where in the file
 /// (line) or in the regex (position) the fault is.
 #[derive(Debug)]
 pub struct Error {
