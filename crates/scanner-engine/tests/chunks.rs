@@ -125,3 +125,44 @@ fn chunked_equals_whole_on_planted_secrets_at_every_boundary() {
         }
     }
 }
+
+#[test]
+fn chunked_equals_whole_with_builtin_rules() {
+    let e = builtin_lenient();
+    let overlap = e.max_match_len();
+    let mut r = Rng(99);
+    let mut data = String::new();
+    let mut planted = 0;
+    while data.len() < 6 * overlap + 50_000 {
+        for _ in 0..40 {
+            data.push_str(match r.below(4) {
+                0 => "    let value = config.get(\"timeout\").unwrap_or(30);\n",
+                1 => "  \"version\": \"1.2.3\",\r\n",
+                2 => "const token = process.env.API_TOKEN;\n",
+                _ => "# password: see the vault\n",
+            });
+        }
+        let secret = match r.below(3) {
+            0 => format!("GITHUB_TOKEN=ghp_{}\n", r.token(ALNUM, 36)),
+            1 => format!("stripe_key = \"sk_live_{}\"\n", r.token(ALNUM, 24)),
+            _ => format!(
+                "SLACK_BOT_TOKEN=xoxb-{}-{}-{}\n",
+                r.token(b"0123456789", 12),
+                r.token(b"0123456789", 13),
+                r.token(ALNUM, 24)
+            ),
+        };
+        data.push_str(&secret);
+        planted += 1;
+    }
+    let whole = sorted(scan(&e, data.as_bytes()));
+    assert!(
+        whole.len() >= planted,
+        "{} findings for {planted} planted",
+        whole.len()
+    );
+    for chunk in [overlap, overlap + 4093, 3 * overlap] {
+        let chunked = sorted(scan_chunked(&e, data.as_bytes(), chunk));
+        assert_eq!(whole, chunked, "chunk {chunk}");
+    }
+}
