@@ -924,7 +924,12 @@ impl Engine {
                 r#match: String::from_utf8_lossy(mtext).into_owned(),
                 secret: String::from_utf8_lossy(secret).into_owned(),
                 entropy: c.entropy,
-                fingerprint: fingerprint(&info.id, secret),
+                // A path-only rule has no secret; its finding is the file.
+                fingerprint: if rule.pattern.is_none() {
+                    fingerprint(&info.id, input.path.as_bytes())
+                } else {
+                    fingerprint(&info.id, secret)
+                },
             });
         }
         cands.clear();

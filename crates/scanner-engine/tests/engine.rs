@@ -404,6 +404,10 @@ path = '''\.pem$'''
     assert_eq!(scan_path(&e, text.as_bytes(), "a/b.json").len(), 0);
     let f = scan_path(&e, b"whatever", "keys/server.pem");
     assert_eq!(brief(&f), vec![("pem-file".into(), 1, 1, String::new())]);
+    assert_eq!(
+        f[0].fingerprint,
+        scanner_engine::fingerprint("pem-file", b"keys/server.pem")
+    );
 }
 
 #[test]
