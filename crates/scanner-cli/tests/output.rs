@@ -1,58 +1,25 @@
 //! End-to-end tests of the report formats: the real `scanner` binary on temp dirs, every
 //! format parsed back and checked field by field (see `docs/output.md`).
 
+mod common;
+
 // Everything sits in `mod output` so that `cargo test -p scanner-cli output` selects these
 // tests along with the unit tests of src/output/.
 mod output {
     use std::fs;
     use std::path::Path;
-    use std::process::{Command, Output, Stdio};
+    use std::process::{Command, Stdio};
 
     use base64::Engine as _;
     use serde::Deserialize;
 
-    const RULE: &str = "github-classic-pat";
+    use crate::common::{run_in, token, Tree, RULE};
+
     const RULE_NAME: &str = "GitHub personal access token (classic)";
-
-    /// A GitHub classic token, assembled at run time so the repository never holds one. `seed`
-    /// varies the body so that several files hold several distinct secrets.
-    fn token(seed: u32) -> String {
-        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        let mut x = 0x9E37_79B9u32 ^ seed.wrapping_mul(0x85EB_CA6B);
-        let body: String = (0..36)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                ALPHABET[(x % ALPHABET.len() as u32) as usize] as char
-            })
-            .collect();
-        format!("{}{}{}", "gh", "p_", body)
-    }
-
-    fn scanner(dir: &Path, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_scanner"))
-            .current_dir(dir)
-            .env_remove("NO_COLOR")
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn stdout(o: &Output) -> String {
-        String::from_utf8(o.stdout.clone()).unwrap()
-    }
 
     /// Runs a scan that must find something (exit 1) and returns stdout.
     fn scan(dir: &Path, args: &[&str]) -> String {
-        let o = scanner(dir, args);
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "stderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        stdout(&o)
+        run_in(dir, args).expect(1).stdout.clone()
     }
 
     /// Mirror of the finding object: a renamed, added or missing key fails the test.
@@ -94,21 +61,36 @@ mod output {
     }
 
     /// `app.env` with the token on line 2 at column 14, `b/deep.txt` with two tokens on line 3.
-    fn tree() -> (tempfile::TempDir, [String; 3]) {
-        let dir = tempfile::tempdir().unwrap();
+    fn tree() -> (Tree, [String; 3]) {
+        let tree = Tree::new();
         let t = [token(1), token(2), token(3)];
-        fs::write(
-            dir.path().join("app.env"),
-            format!("a=1\nGITHUB_TOKEN={}\n", t[0]),
-        )
-        .unwrap();
-        fs::create_dir(dir.path().join("b")).unwrap();
-        fs::write(
-            dir.path().join("b/deep.txt"),
+        tree.write("app.env", format!("a=1\nGITHUB_TOKEN={}\n", t[0]));
+        tree.write(
+            "b/deep.txt",
             format!("x\ny\nk = \"{}\" j = \"{}\"\n", t[1], t[2]),
-        )
-        .unwrap();
-        (dir, t)
+        );
+        (tree, t)
+    }
+
+    /// The redacted object for `secret`, a GitHub token on one line.
+    fn expected(path: &str, line: u32, column: u32, offset: u64, secret: &str) -> Finding {
+        let len = secret.len() as u32;
+        Finding {
+            rule_id: RULE.into(),
+            rule_name: RULE_NAME.into(),
+            path: path.into(),
+            path_bytes: None,
+            line,
+            column,
+            end_line: line,
+            end_column: column + len,
+            offset,
+            end_offset: offset + u64::from(len),
+            matched: "ghp_…".into(),
+            secret: "ghp_…".into(),
+            entropy: entropy(secret),
+            fingerprint: scanner_engine::fingerprint(RULE, secret.as_bytes()),
+        }
     }
 
     #[test]
@@ -118,58 +100,12 @@ mod output {
         assert!(out.starts_with("[\n{"), "{out}");
         assert!(out.ends_with("}\n]\n"), "{out}");
         let v: Vec<Finding> = serde_json::from_str(&out).unwrap();
-        let fp = |s: &str| scanner_engine::fingerprint(RULE, s.as_bytes());
         assert_eq!(
             v,
             vec![
-                Finding {
-                    rule_id: RULE.into(),
-                    rule_name: RULE_NAME.into(),
-                    path: "./app.env".into(),
-                    path_bytes: None,
-                    line: 2,
-                    column: 14,
-                    end_line: 2,
-                    end_column: 54,
-                    offset: 17,
-                    end_offset: 57,
-                    matched: "ghp_…".into(),
-                    secret: "ghp_…".into(),
-                    entropy: entropy(&t[0]),
-                    fingerprint: fp(&t[0]),
-                },
-                Finding {
-                    rule_id: RULE.into(),
-                    rule_name: RULE_NAME.into(),
-                    path: "./b/deep.txt".into(),
-                    path_bytes: None,
-                    line: 3,
-                    column: 6,
-                    end_line: 3,
-                    end_column: 46,
-                    offset: 9,
-                    end_offset: 49,
-                    matched: "ghp_…".into(),
-                    secret: "ghp_…".into(),
-                    entropy: entropy(&t[1]),
-                    fingerprint: fp(&t[1]),
-                },
-                Finding {
-                    rule_id: RULE.into(),
-                    rule_name: RULE_NAME.into(),
-                    path: "./b/deep.txt".into(),
-                    path_bytes: None,
-                    line: 3,
-                    column: 53,
-                    end_line: 3,
-                    end_column: 93,
-                    offset: 56,
-                    end_offset: 96,
-                    matched: "ghp_…".into(),
-                    secret: "ghp_…".into(),
-                    entropy: entropy(&t[2]),
-                    fingerprint: fp(&t[2]),
-                },
+                expected("./app.env", 2, 14, 17, &t[0]),
+                expected("./b/deep.txt", 3, 6, 9, &t[1]),
+                expected("./b/deep.txt", 3, 53, 56, &t[2]),
             ]
         );
         // Redacted means absent: no part of a secret beyond its prefix is in the report.
@@ -331,7 +267,7 @@ mod output {
         let reports = tempfile::tempdir().unwrap();
         let dest = reports.path().join("report.json");
         fs::write(&dest, "previous report").unwrap();
-        let o = scanner(
+        let o = run_in(
             dir.path(),
             &[
                 "scan",
@@ -342,7 +278,7 @@ mod output {
                 ".",
             ],
         );
-        assert_eq!(o.status.code(), Some(1));
+        o.expect(1);
         assert!(o.stdout.is_empty(), "the report went to stdout too");
         let report = fs::read_to_string(&dest).unwrap();
         let stdout_report = scan(dir.path(), &["scan", "--format", "json", "."]);
@@ -352,31 +288,6 @@ mod output {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["report.json"]);
-    }
-
-    #[test]
-    fn report_written_inside_the_scanned_tree_is_not_scanned() {
-        let dir = tempfile::tempdir().unwrap();
-        for f in 0..300 {
-            fs::write(
-                dir.path().join(format!("f{f}.env")),
-                format!("T={}\n", token(f)),
-            )
-            .unwrap();
-        }
-        let args = [
-            "scan",
-            "--format",
-            "jsonl",
-            "--show-secrets",
-            "-o",
-            "report.jsonl",
-            ".",
-        ];
-        let o = scanner(dir.path(), &args);
-        assert_eq!(o.status.code(), Some(1));
-        let report = fs::read_to_string(dir.path().join("report.jsonl")).unwrap();
-        assert_eq!(report.lines().count(), 300, "the report scanned itself");
     }
 
     #[cfg(unix)]
@@ -452,9 +363,9 @@ mod output {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("a.txt"), "nothing here\n").unwrap();
         let run = |format: &str| {
-            let o = scanner(dir.path(), &["scan", "--format", format, "."]);
-            assert_eq!(o.status.code(), Some(0), "{format}");
-            stdout(&o)
+            let o = run_in(dir.path(), &["scan", "--format", format, "."]);
+            assert_eq!(o.code, 0, "{format}");
+            o.stdout
         };
         assert_eq!(run("json"), "[]\n");
         assert_eq!(run("jsonl"), "");
@@ -468,7 +379,7 @@ mod output {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("report.json");
         fs::write(&dest, "previous report").unwrap();
-        let o = scanner(
+        run_in(
             dir.path(),
             &[
                 "scan",
@@ -478,8 +389,8 @@ mod output {
                 "report.json",
                 "no-such-root",
             ],
-        );
-        assert_eq!(o.status.code(), Some(2));
+        )
+        .expect(2);
         assert_eq!(fs::read_to_string(&dest).unwrap(), "previous report");
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()

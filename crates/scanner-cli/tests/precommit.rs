@@ -8,24 +8,10 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::{token, Run, RULE};
+
 const BIN: &str = env!("CARGO_BIN_EXE_scanner");
-const RULE: &str = "github-classic-pat";
-
-/// A GitHub classic PAT that passes the rule's entropy gate; distinct per `seed`.
-fn token(seed: u64) -> String {
-    const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let body: String = (0..36)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ALNUM[(x % ALNUM.len() as u64) as usize] as char
-        })
-        .collect();
-    format!("gh{}_{body}", 'p')
-}
-
 /// A git repository in a temp dir, with git isolated from the user's configuration.
 struct Repo {
     _tmp: tempfile::TempDir,
@@ -90,55 +76,15 @@ impl Repo {
 
     /// Runs the scanner in `rel_cwd` (relative to the root).
     fn scan_in(&self, rel_cwd: &str, args: &[&str]) -> Run {
-        let out = isolate(Command::new(BIN).current_dir(self.path(rel_cwd)).args(args))
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().expect("exited"),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::from_output(
+            isolate(Command::new(BIN).current_dir(self.path(rel_cwd)).args(args))
+                .output()
+                .unwrap(),
+        )
     }
 
     fn scan(&self, args: &[&str]) -> Run {
         self.scan_in(".", args)
-    }
-}
-
-#[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    #[track_caller]
-    fn expect(&self, code: i32) -> &Run {
-        assert_eq!(
-            self.code, code,
-            "exit code; stdout:\n{}\nstderr:\n{}",
-            self.stdout, self.stderr
-        );
-        self
-    }
-
-    /// `path:line` of every finding in a `--format json` report, sorted.
-    fn locations(&self) -> Vec<String> {
-        let v: serde_json::Value = serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!("not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr)
-        });
-        let mut locs: Vec<String> = v
-            .as_array()
-            .expect("a JSON array")
-            .iter()
-            .map(|f| {
-                assert_eq!(f["rule_id"], RULE, "{f}");
-                format!("{}:{}", f["path"].as_str().unwrap(), f["line"])
-            })
-            .collect();
-        locs.sort();
-        locs
     }
 }
 
@@ -162,7 +108,7 @@ fn staged_secret_is_reported_with_path_and_line_of_the_staged_content() {
     let run = r.scan(&["scan", "--staged", "--format", "text", "--color", "never"]);
     run.expect(1);
     assert!(run.stdout.contains("app/settings.py:3:"), "{}", run.stdout);
-    assert_eq!(staged(&r).expect(1).locations(), vec!["app/settings.py:3"]);
+    assert_eq!(staged(&r).expect(1).path_lines(), vec!["app/settings.py:3"]);
 }
 
 #[test]
@@ -173,7 +119,7 @@ fn secret_only_in_the_working_tree_is_not_reported() {
     r.commit("one");
     r.write("a.txt", format!("clean\nkey={}\n", token(2)));
     r.write("untracked.txt", format!("key={}\n", token(3)));
-    assert!(staged(&r).expect(0).locations().is_empty());
+    assert!(staged(&r).expect(0).path_lines().is_empty());
 }
 
 #[test]
@@ -205,7 +151,7 @@ fn no_commits_yet_and_from_a_subdirectory() {
     r.git(&["add", "."]);
     // Paths stay relative to the repository root.
     let run = r.scan_in("svc/deep", &["scan", "--staged", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["svc/deep/conf.env:3"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["svc/deep/conf.env:3"]);
     let run = r.scan_in(
         "svc",
         &["scan", "--staged", "--format", "text", "--color", "never"],
@@ -239,7 +185,7 @@ fn odd_file_names_survive() {
         expect.push("caf\u{fffd}.txt:3".to_string());
         expect.sort();
     }
-    assert_eq!(staged(&r).expect(1).locations(), expect);
+    assert_eq!(staged(&r).expect(1).path_lines(), expect);
 }
 
 #[test]
@@ -253,7 +199,7 @@ fn deleted_renamed_and_binary_files() {
     staged(&r).expect(0);
     // A rename stages the content under its new path, which is scanned.
     r.git(&["mv", "old.txt", "new.txt"]);
-    assert_eq!(staged(&r).expect(1).locations(), vec!["new.txt:1"]);
+    assert_eq!(staged(&r).expect(1).path_lines(), vec!["new.txt:1"]);
     r.commit("rename");
     // A binary blob (a NUL in the first 8 KiB) is skipped unless --binary.
     let mut bin = b"\x00\x01\x02 ".to_vec();
@@ -262,7 +208,7 @@ fn deleted_renamed_and_binary_files() {
     r.git(&["add", "blob.bin"]);
     staged(&r).expect(0);
     let run = r.scan(&["scan", "--staged", "--binary", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["blob.bin:2"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["blob.bin:2"]);
 }
 
 impl Repo {
@@ -287,7 +233,7 @@ fn inline_allow_both_spellings() {
     staged(&r).expect(0);
     r.write("b.py", format!("C = \"{}\"  # scanner:alow\n", token(15)));
     r.git(&["add", "b.py"]);
-    assert_eq!(staged(&r).expect(1).locations(), vec!["b.py:1"]);
+    assert_eq!(staged(&r).expect(1).path_lines(), vec!["b.py:1"]);
 }
 
 #[test]
@@ -327,11 +273,11 @@ fn diff_reports_added_lines_only() {
     r.write("c.txt", format!("\nfresh={}\n", token(19)));
     r.git(&["add", "-N", "c.txt"]);
     let run = r.scan(&["scan", "--diff", "base", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["a.txt:6", "c.txt:2"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["a.txt:6", "c.txt:2"]);
     // A committed change is a change since base as well.
     r.commit_all();
     let run = r.scan(&["scan", "--diff", "base", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["a.txt:6", "c.txt:2"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["a.txt:6", "c.txt:2"]);
     // Nothing added since HEAD.
     r.write("b.txt", format!("old={}\nunrelated\n", token(17)));
     r.scan(&["scan", "--diff", "HEAD", "--format", "json"])
@@ -357,7 +303,7 @@ fn baseline_round_trip_moved_code_new_secret_and_unused() {
         "json",
         "src",
     ]);
-    assert_eq!(run.expect(1).locations(), vec!["src/a.rs:2", "src/b.rs:1"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["src/a.rs:2", "src/b.rs:1"]);
     let text = std::fs::read_to_string(r.path("baseline.json")).unwrap();
     let b: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(b["version"], 1);
@@ -390,12 +336,12 @@ fn baseline_round_trip_moved_code_new_secret_and_unused() {
 
     // A different secret on the same line is reported.
     r.write("src/b.rs", format!("const U: &str = \"{}\";\n", token(22)));
-    assert_eq!(with(&["src"]).expect(1).locations(), vec!["src/b.rs:1"]);
+    assert_eq!(with(&["src"]).expect(1).path_lines(), vec!["src/b.rs:1"]);
 
     // The same secret copied into another file is reported (matching is fingerprint + path).
     r.write("src/b.rs", format!("const U: &str = \"{}\";\n", token(21)));
     r.write("src/c.rs", format!("const V: &str = \"{}\";\n", token(21)));
-    assert_eq!(with(&["src"]).expect(1).locations(), vec!["src/c.rs:1"]);
+    assert_eq!(with(&["src"]).expect(1).path_lines(), vec!["src/c.rs:1"]);
     std::fs::remove_file(r.path("src/c.rs")).unwrap();
 
     // --report-unused lists what no longer matches.
@@ -460,7 +406,7 @@ fn config_allow_paths_and_allow_secrets() {
     r.write("src/z.txt", format!("z={}\n", token(27)));
     let run = r.scan(&["scan", "--format", "json"]);
     assert_eq!(
-        run.expect(1).locations(),
+        run.expect(1).path_lines(),
         vec!["fixtures/x.txt:1", "src/y.txt:1", "src/z.txt:1"]
     );
     r.write(
@@ -471,7 +417,7 @@ fn config_allow_paths_and_allow_secrets() {
         ),
     );
     let run = r.scan(&["scan", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["src/z.txt:1"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["src/z.txt:1"]);
     // Per-rule overrides.
     r.write(
         ".scanner.toml",
@@ -481,7 +427,7 @@ fn config_allow_paths_and_allow_secrets() {
         ),
     );
     let run = r.scan(&["scan", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["fixtures/x.txt:1"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["fixtures/x.txt:1"]);
     // --config names another file.
     r.write("other.toml", "allow_paths = [\"src/\", \"fixtures/\"]\n");
     r.scan(&["scan", "--config", "other.toml", "."]).expect(0);
@@ -496,13 +442,13 @@ fn config_allow_paths_apply_to_staged_blobs_and_diff_from_a_subdirectory() {
     r.git(&["add", "fixtures", "app"]);
     // From a subdirectory: blob paths are relative to the root, as the globs are.
     let run = r.scan_in("app", &["scan", "--staged", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["app/b.txt:2"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["app/b.txt:2"]);
     assert!(run.stderr.contains("1 allowlisted path"), "{}", run.stderr);
 
     r.commit("one");
     r.write("app/b.txt", format!("\ny={}\nz={}\n", token(32), token(33)));
     let run = r.scan_in("app", &["scan", "--diff", "HEAD", "--format", "json"]);
-    assert_eq!(run.expect(1).locations(), vec!["b.txt:3"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["b.txt:3"]);
 }
 
 #[test]

@@ -58,6 +58,7 @@ impl Tree {
 }
 
 /// A finished run of the binary.
+#[derive(Debug)]
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -65,7 +66,15 @@ pub struct Run {
 }
 
 impl Run {
+    pub fn from_output(out: Output) -> Run {
+        Run {
+            code: out.status.code().expect("killed by a signal"),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
     /// Asserts the exit status (printing stderr when it differs).
+    #[track_caller]
     pub fn expect(&self, code: i32) -> &Run {
         assert_eq!(
             self.code, code,
@@ -78,6 +87,19 @@ impl Run {
     pub fn findings(&self) -> Vec<Finding> {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("not a JSON report ({e}):\n{}", self.stdout))
+    }
+    /// `path:line` of every finding, sorted; every finding must be of [`RULE`].
+    pub fn path_lines(&self) -> Vec<String> {
+        let mut locs: Vec<String> = self
+            .findings()
+            .iter()
+            .map(|f| {
+                assert_eq!(f.rule_id, RULE, "{f:?}");
+                format!("{}:{}", f.path, f.line)
+            })
+            .collect();
+        locs.sort();
+        locs
     }
     /// `path:line:col:end_line:end_col` of every finding.
     pub fn locations(&self) -> Vec<String> {
@@ -98,22 +120,19 @@ impl Run {
 }
 
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let out: Output = Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        // Keep the user's global git excludes out of the tests.
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .env("XDG_CONFIG_HOME", dir)
-        .args(args)
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().expect("killed by a signal"),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::from_output(
+        Command::new(env!("CARGO_BIN_EXE_scanner"))
+            .current_dir(dir)
+            .env_remove("NO_COLOR")
+            // Keep the user's global git excludes out of the tests.
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .env("XDG_CONFIG_HOME", dir)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
 }
 
 /// The fields the CLI tests check (the output tests check every field).
