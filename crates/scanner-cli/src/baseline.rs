@@ -41,11 +41,13 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
+
+use crate::paths;
 
 /// The only version written and read.
 pub const VERSION: u32 = 1;
@@ -81,19 +83,15 @@ pub struct PathKey {
 
 impl PathKey {
     pub fn new(scan_base: &Path, baseline_file: &Path) -> anyhow::Result<PathKey> {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let file = normalize(&cwd.join(baseline_file));
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or(file);
-        let baseline_dir = dir.canonicalize().unwrap_or(dir);
-        let scan_base = normalize(&cwd.join(scan_base));
+        let cwd = paths::current_dir()?;
         Ok(PathKey {
-            scan_base,
-            baseline_dir,
+            scan_base: paths::absolute(&cwd, scan_base),
+            baseline_dir: paths::parent_dir(&cwd, baseline_file),
         })
     }
 
     pub fn key(&self, path: &Path) -> String {
-        let abs = normalize(&self.scan_base.join(path));
+        let abs = paths::absolute(&self.scan_base, path);
         let Ok(rel) = abs.strip_prefix(&self.baseline_dir) else {
             return abs.to_string_lossy().into_owned();
         };
@@ -103,20 +101,6 @@ impl PathKey {
             .collect();
         parts.join("/")
     }
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// Reads a baseline; errors name the file.

@@ -31,12 +31,14 @@
 //! names the file, the line and the key; the run then exits with status 2.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use scanner_engine::EngineBuilder;
 use serde::Deserialize;
+
+use crate::paths;
 
 /// The file name looked for in the scan root and its ancestors.
 pub const FILE_NAME: &str = ".scanner.toml";
@@ -108,10 +110,10 @@ pub fn discover(
     if let Some(path) = explicit {
         return Config::load(path).map(Some);
     }
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = paths::current_dir()?;
     let start = match roots.first() {
         Some(root) => {
-            let abs = absolute(&cwd, root);
+            let abs = paths::absolute(&cwd, root);
             if abs.is_dir() {
                 abs
             } else {
@@ -135,10 +137,7 @@ impl Config {
     pub fn load(path: &Path) -> anyhow::Result<Config> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config {}", path.display()))?;
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let abs = absolute(&cwd, path);
-        let dir = abs.parent().map(Path::to_path_buf).unwrap_or(abs);
-        let dir = dir.canonicalize().unwrap_or(dir);
+        let dir = paths::parent_dir(&paths::current_dir()?, path);
         Config::parse(&text, path, &dir)
     }
 
@@ -292,31 +291,12 @@ fn path_matches(globs: &Gitignore, dir: &Path, scan_base: &Path, path: &Path) ->
     if globs.is_empty() {
         return false;
     }
-    let abs = absolute(scan_base, path);
+    let abs = paths::absolute(scan_base, path);
     // A path outside the config's directory is not covered by its globs.
     let Ok(rel) = abs.strip_prefix(dir) else {
         return false;
     };
     globs.matched_path_or_any_parents(rel, false).is_ignore()
-}
-
-/// `base.join(path)` with `.` and `..` removed lexically (no syscalls: this runs per file).
-fn absolute(base: &Path, path: &Path) -> PathBuf {
-    normalize(&base.join(path))
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 fn check_regexes(regexes: &[String]) -> Result<(), (usize, String)> {

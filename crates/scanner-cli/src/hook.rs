@@ -23,7 +23,7 @@ use crate::args::HookInstallArgs;
 pub const MARKER: &str = "# scanner-pre-commit-hook (written by `scanner hook install`)";
 
 pub fn install(args: &HookInstallArgs) -> anyhow::Result<ExitCode> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::paths::current_dir()?;
     let exe = std::env::current_exe().ok();
     let (path, replaced) = install_in(&cwd, exe.as_deref(), args.force)?;
     match replaced {

@@ -25,6 +25,7 @@ mod filter;
 mod git;
 mod hook;
 mod output;
+mod paths;
 mod pipeline;
 mod rules_cmd;
 mod scan;

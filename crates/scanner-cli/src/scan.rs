@@ -99,7 +99,7 @@ impl ScanPlan {
             roots.push(PathBuf::from("."));
         }
 
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let cwd = crate::paths::current_dir()?;
         // --staged / --diff: git runs while the engine builds.
         let git_job = git::spawn_source(
             args.staged,
@@ -110,7 +110,11 @@ impl ScanPlan {
 
         let config =
             config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
-        let engine = build_engine(args.rules.as_deref(), &args.extra_rules, config.as_deref())?;
+        let engine = build_engine(
+            args.rule_set.rules.as_deref(),
+            &args.rule_set.extra_rules,
+            config.as_deref(),
+        )?;
 
         let git_source = match git_job {
             Some(job) => Some(job.join().expect("git thread panicked")?),
