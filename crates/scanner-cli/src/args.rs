@@ -86,13 +86,8 @@ pub struct ScanArgs {
     )]
     pub diff: Option<String>,
 
-    /// Replace the built-in rules with the rules in FILE.
-    #[arg(long, value_name = "FILE", help_heading = "Rules")]
-    pub rules: Option<PathBuf>,
-
-    /// Add the rules in FILE to the rule set (repeatable).
-    #[arg(long, value_name = "FILE", help_heading = "Rules")]
-    pub extra_rules: Vec<PathBuf>,
+    #[command(flatten)]
+    pub rule_set: RuleSetArgs,
 
     /// Use this config file instead of discovering .scanner.toml.
     #[arg(
@@ -185,14 +180,22 @@ pub enum RulesCommand {
     Check(RulesCheckArgs),
 }
 
+/// `--rules` and `--extra-rules`, shared by `scan` and `rules list`.
+#[derive(Args)]
+pub struct RuleSetArgs {
+    /// Replace the built-in rules with the rules in FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Rules")]
+    pub rules: Option<PathBuf>,
+
+    /// Add the rules in FILE to the rule set (repeatable).
+    #[arg(long, value_name = "FILE", help_heading = "Rules")]
+    pub extra_rules: Vec<PathBuf>,
+}
+
 #[derive(Args)]
 pub struct RulesListArgs {
-    /// Use the rules in FILE instead of the built-in rules.
-    #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
-    /// Add the rules in FILE (repeatable).
-    #[arg(long, value_name = "FILE")]
-    pub extra_rules: Vec<PathBuf>,
+    #[command(flatten)]
+    pub rule_set: RuleSetArgs,
 }
 
 #[derive(Args)]

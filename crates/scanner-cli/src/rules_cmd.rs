@@ -21,7 +21,11 @@ use crate::args::RulesCommand;
 pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         RulesCommand::List(a) => {
-            let engine = crate::scan::build_engine(a.rules.as_deref(), &a.extra_rules, None)?;
+            let engine = crate::scan::build_engine(
+                a.rule_set.rules.as_deref(),
+                &a.rule_set.extra_rules,
+                None,
+            )?;
             let mut out = std::io::stdout().lock();
             for r in engine.rules() {
                 writeln!(out, "{}\t{}\t{}", r.id, r.name, r.keywords.join(","))?;
