@@ -110,3 +110,48 @@ fn builtin_rules_count_at_least_150() {
         engine.rules().len()
     );
 }
+
+/// Code on the right of `password =` is never a literal password: the
+/// regex itself must refuse it (nothing found, nothing suppressed), or the
+/// summary fills with "suppressed" noise on every source tree.
+#[test]
+fn password_rule_refuses_code_expressions_outright() {
+    let engine = Engine::builtin().unwrap();
+    let mut scratch = engine.new_scratch();
+    for code in [
+        "x.password = y?.value\n",
+        "user.password = form?.values?.password;\n",
+        "this.password = this.initialPassword;\n",
+        "self.password = self.hasher\n",
+        "password = req.body.password\n",
+        "password = form.password.data\n",
+        "password = getpass()\n",
+        "password = input(\"Password: \")\n",
+        "password = newPassword\n",
+        "def login(username: str, password: Optional[str] = None):\n",
+        "    password: String,\n",
+        "  password!: string;\n",
+    ] {
+        let found = common::scan_with(&engine, &mut scratch, code.as_bytes(), "src/app.ts");
+        assert_eq!(found, vec![], "{code:?}");
+        let suppressed = scratch.take_suppressed();
+        assert_eq!(suppressed, Default::default(), "{code:?}");
+    }
+    for (config, secret) in [
+        ("DB_PASSWORD=q8R!v2xz\n", "q8R!v2xz"),
+        ("database:\n  password: hT7#kL9m\n", "hT7#kL9m"),
+        ("SMTP_PASSWORD=7vGq2LmX9pRt\n", "7vGq2LmX9pRt"),
+        ("db.password=Kp4%wQz9Lm\n", "Kp4%wQz9Lm"),
+    ] {
+        let found = common::scan_with(&engine, &mut scratch, config.as_bytes(), "conf/app.env");
+        let got: Vec<(&str, &str)> = found
+            .iter()
+            .map(|f| (&*f.rule_id, f.secret.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("generic-password-assignment", secret)],
+            "{config:?}"
+        );
+    }
+}
