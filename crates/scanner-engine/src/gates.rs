@@ -82,7 +82,9 @@ pub fn is_placeholder(secret: &[u8]) -> bool {
     } else {
         b"xxxxxxxx"
     };
-    if has(run) || has(&b"********"[..run.len()]) || has(b"....") {
+    // `…` (U+2026) is how our own reports redact a secret: scanning a
+    // report must not report its redacted secrets again.
+    if has(run) || has(&b"********"[..run.len()]) || has(b"....") || has("\u{2026}".as_bytes()) {
         return true;
     }
     // Templates and references: ${VAR}, {{ var }}, <your-key>, $VAR, %VAR%.
@@ -188,6 +190,8 @@ mod tests {
             "0123456789abcdef",
             "your_token_here",
             "************",
+            "gehe\u{2026}",
+            "q8Rk\u{2026}wY0a",
         ] {
             assert!(is_placeholder(p.as_bytes()), "{p} should be a placeholder");
         }
@@ -196,6 +200,8 @@ mod tests {
             "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9k3Lm2Tt",
             "8f3a9c0d2e7b4f61",
             "hunter2-Qz7",
+            // The first byte of `…` alone is not the redaction mark.
+            "q8Rk\u{2020}wY0aBcD3",
         ] {
             assert!(!is_placeholder(s.as_bytes()), "{s} is not a placeholder");
         }

@@ -155,3 +155,21 @@ fn password_rule_refuses_code_expressions_outright() {
         );
     }
 }
+
+/// Our own redacted reports (`"secret":"q8Rk…"`) must not be reported
+/// again when a report is scanned: `…` marks a placeholder.
+#[test]
+fn redacted_report_lines_are_placeholders() {
+    let engine = Engine::builtin().unwrap();
+    let mut scratch = engine.new_scratch();
+    let report = "password = \"q8R!v2xz\u{2026}\"\nDB_PASSWORD=Kp4%wQz9\u{2026}\n";
+    let found = common::scan_with(&engine, &mut scratch, report.as_bytes(), "report.txt");
+    assert_eq!(found, vec![]);
+    let suppressed = scratch.take_suppressed();
+    assert_eq!(suppressed.placeholder, 2, "{suppressed:?}");
+    // Unredacted, the same lines are findings.
+    let plain = "password = \"q8R!v2xzWq\"\nDB_PASSWORD=Kp4%wQz9Lm\n";
+    let found = common::scan_with(&engine, &mut scratch, plain.as_bytes(), "report.txt");
+    let secrets: Vec<&str> = found.iter().map(|f| f.secret.as_str()).collect();
+    assert_eq!(secrets, ["q8R!v2xzWq", "Kp4%wQz9Lm"]);
+}
