@@ -47,6 +47,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
+use crate::output::text::{escape, escape_path};
 use crate::paths;
 
 /// The only version written and read.
@@ -105,14 +106,14 @@ impl PathKey {
 
 /// Reads a baseline; errors name the file.
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
-    let text =
-        std::fs::read(path).with_context(|| format!("cannot read baseline {}", path.display()))?;
+    let text = std::fs::read(path)
+        .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
     let file: BaselineFile = serde_json::from_slice(&text)
-        .with_context(|| format!("invalid baseline {}", path.display()))?;
+        .with_context(|| format!("invalid baseline {}", escape_path(path)))?;
     if file.version != VERSION {
         bail!(
             "invalid baseline {}: version {} (this scanner reads version {VERSION})",
-            path.display(),
+            escape_path(path),
             file.version
         );
     }
@@ -155,7 +156,7 @@ pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write baseline {}", path.display()));
+        return Err(e).with_context(|| format!("cannot write baseline {}", escape_path(path)));
     }
     Ok(())
 }
@@ -215,8 +216,8 @@ impl Baseline {
             .map(|(e, _)| {
                 format!(
                     "scanner: unused baseline entry in {}: {}:{} {} (fingerprint {})",
-                    self.origin.display(),
-                    e.path,
+                    escape_path(&self.origin),
+                    escape(&e.path),
                     e.line,
                     e.rule_id,
                     e.fingerprint

@@ -38,6 +38,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use scanner_engine::EngineBuilder;
 use serde::Deserialize;
 
+use crate::output::text::escape_path;
 use crate::paths;
 
 /// The file name looked for in the scan root and its ancestors.
@@ -136,7 +137,7 @@ pub fn discover(
 impl Config {
     pub fn load(path: &Path) -> anyhow::Result<Config> {
         let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
+            .with_context(|| format!("cannot read config {}", escape_path(path)))?;
         let dir = paths::parent_dir(&paths::current_dir()?, path);
         Config::parse(&text, path, &dir)
     }
@@ -147,9 +148,9 @@ impl Config {
             let place = match e.span() {
                 Some(span) => {
                     let (line, col) = line_col(text, span.start);
-                    format!("{}:{line}:{col}", path.display())
+                    format!("{}:{line}:{col}", escape_path(path))
                 }
-                None => path.display().to_string(),
+                None => escape_path(path),
             };
             // serde says "field"; in a TOML file the user wrote a key.
             let message = e.message().replace("unknown field", "unknown key");
@@ -157,7 +158,7 @@ impl Config {
         })?;
 
         let err = |key: &str, what: String| {
-            anyhow::anyhow!("invalid config {}: `{key}`: {what}", path.display())
+            anyhow::anyhow!("invalid config {}: `{key}`: {what}", escape_path(path))
         };
         check_regexes(&syntax.allow_secrets)
             .map_err(|(i, e)| err(&format!("allow_secrets[{i}]"), e))?;
@@ -235,10 +236,14 @@ impl Config {
         match e.rule() {
             Some(id) => anyhow::anyhow!(
                 "invalid config {}: `rules.{id}`: {}",
-                self.path.display(),
+                escape_path(&self.path),
                 e.message()
             ),
-            None => anyhow::anyhow!("invalid config {}: {}", self.path.display(), e.message()),
+            None => anyhow::anyhow!(
+                "invalid config {}: {}",
+                escape_path(&self.path),
+                e.message()
+            ),
         }
     }
 

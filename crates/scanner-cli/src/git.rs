@@ -45,6 +45,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
+use crate::output::text::escape_path;
 use crate::pipeline::{Blob, Source};
 
 /// One staged file: its repository-relative path (raw bytes) and staged content.
@@ -84,7 +85,7 @@ pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
         out.pop();
     }
     if out.is_empty() {
-        bail!("not inside a git work tree: {}", cwd.display());
+        bail!("not inside a git work tree: {}", escape_path(cwd));
     }
     Ok(path_from_bytes(out))
 }

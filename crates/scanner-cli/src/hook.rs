@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 
 use crate::args::HookInstallArgs;
+use crate::output::text::escape_path;
 
 /// The line that marks a hook as ours.
 pub const MARKER: &str = "# scanner-pre-commit-hook (written by `scanner hook install`)";
@@ -27,12 +28,18 @@ pub fn install(args: &HookInstallArgs) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().ok();
     let (path, replaced) = install_in(&cwd, exe.as_deref(), args.force)?;
     match replaced {
-        Replaced::Nothing => eprintln!("scanner: installed the pre-commit hook {}", path.display()),
-        Replaced::Ours => eprintln!("scanner: updated the pre-commit hook {}", path.display()),
+        Replaced::Nothing => eprintln!(
+            "scanner: installed the pre-commit hook {}",
+            escape_path(&path)
+        ),
+        Replaced::Ours => eprintln!(
+            "scanner: updated the pre-commit hook {}",
+            escape_path(&path)
+        ),
         Replaced::Foreign(backup) => eprintln!(
             "scanner: replaced the pre-commit hook {} (the previous one is in {})",
-            path.display(),
-            backup.display()
+            escape_path(&path),
+            escape_path(&backup)
         ),
     }
     Ok(ExitCode::SUCCESS)
@@ -61,7 +68,7 @@ pub fn install_in(
     if !out.status.success() {
         bail!(
             "cannot find the git hooks directory from {}: {}",
-            cwd.display(),
+            escape_path(cwd),
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
@@ -82,22 +89,26 @@ pub fn install_in(
                 bail!(
                     "refusing to replace {}: it was not written by scanner \
                      (add `scanner scan --staged` to it, or use --force to replace it)",
-                    path.display()
+                    escape_path(&path)
                 );
             } else {
                 let backup = path.with_file_name("pre-commit.scanner-backup");
                 std::fs::write(&backup, &old).with_context(|| {
-                    format!("cannot back up {} to {}", path.display(), backup.display())
+                    format!(
+                        "cannot back up {} to {}",
+                        escape_path(&path),
+                        escape_path(&backup)
+                    )
                 })?;
                 replaced = Replaced::Foreign(backup);
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", escape_path(&path))),
     }
 
     let dir = path.parent().expect("hooks/pre-commit has a parent");
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", escape_path(dir)))?;
     let script = script(exe);
     let tmp = dir.join(format!(".pre-commit.tmp{}", std::process::id()));
     let result = (|| {
@@ -109,7 +120,7 @@ pub fn install_in(
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+        return Err(e).with_context(|| format!("cannot write {}", escape_path(&path)));
     }
     Ok((path, replaced))
 }

@@ -85,6 +85,7 @@ use scanner_scheduler::{
 };
 
 use crate::filter::FindingFilter;
+use crate::output::text::escape_path;
 use crate::output::{is_broken_pipe, PathFinding, Sink};
 use crate::summary::Progress;
 use crate::walk::{self, Skip, SkipCounts, WalkOptions, WalkWarning};
@@ -344,7 +345,7 @@ pub fn scan(
     // last argument must not leave half a report behind an exit 2.
     if let Source::Paths(roots) = &source {
         for root in roots {
-            std::fs::metadata(root).with_context(|| root.display().to_string())?;
+            std::fs::metadata(root).with_context(|| escape_path(root))?;
         }
     }
     let threads = opts.threads.max(1);
@@ -881,7 +882,7 @@ fn sink_loop(
     let mut engine_suppressed = Suppressed::default();
     let mut write_error: Option<io::Error> = None;
     let warn = |progress: &Option<Progress>, path: &Path, reason: &str| {
-        let line = format!("scanner: warning: {}: {reason}", path.display());
+        let line = format!("scanner: warning: {}: {reason}", escape_path(path));
         match progress {
             Some(p) => p.println(&line),
             None => eprintln!("{line}"),

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use scanner_engine::{Engine, EngineBuilder, RuleFile};
 
 use crate::args::RulesCommand;
+use crate::output::text::escape_path;
 
 pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -42,11 +43,11 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                         match &w.rule {
                             Some(rule) => eprintln!(
                                 "scanner: warning: {}: rule `{rule}`: {}",
-                                path.display(),
+                                escape_path(path),
                                 w.message
                             ),
                             None => {
-                                eprintln!("scanner: warning: {}: {}", path.display(), w.message)
+                                eprintln!("scanner: warning: {}: {}", escape_path(path), w.message)
                             }
                         }
                     }

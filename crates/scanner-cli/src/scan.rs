@@ -33,6 +33,7 @@ use scanner_engine::{Engine, EngineBuilder, RuleFile};
 use crate::args::{ColorChoice, ScanArgs};
 use crate::config::{self, Config};
 use crate::filter::FindingFilter;
+use crate::output::text::escape_path;
 use crate::output::{AtomicOutput, Sink, SinkOptions};
 use crate::pipeline::{self, ScanOptions, Source};
 use crate::summary::{self, Progress};
@@ -218,7 +219,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     };
     let atomic = match &args.output {
         Some(path) => {
-            Some(AtomicOutput::create(path).with_context(|| format!("-o {}", path.display()))?)
+            Some(AtomicOutput::create(path).with_context(|| format!("-o {}", escape_path(path)))?)
         }
         None => None,
     };
@@ -252,7 +253,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(a), Some(path)) = (atomic, &args.output) {
         a.commit()
-            .with_context(|| format!("-o {}", path.display()))?;
+            .with_context(|| format!("-o {}", escape_path(path)))?;
     }
     finish_filters(&args, config.as_deref(), baseline_out)?;
 

@@ -48,6 +48,7 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use crate::output::text::escape_path;
 use crate::pipeline::ScanReport;
 
 /// The progress line: drawn only while stderr is a terminal (the caller
@@ -212,13 +213,13 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
 /// Writes `--stats-json` through a temp file and a rename.
 pub fn write_stats_json(path: &Path, r: &ScanReport) -> anyhow::Result<()> {
     let out = crate::output::AtomicOutput::create(path)
-        .with_context(|| format!("--stats-json {}", path.display()))?;
+        .with_context(|| format!("--stats-json {}", escape_path(path)))?;
     let mut f = out.file()?;
     serde_json::to_writer_pretty(&mut f, &stats_json(r))?;
     f.write_all(b"\n")?;
     drop(f);
     out.commit()
-        .with_context(|| format!("--stats-json {}", path.display()))?;
+        .with_context(|| format!("--stats-json {}", escape_path(path)))?;
     Ok(())
 }
 

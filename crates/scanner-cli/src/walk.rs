@@ -51,6 +51,8 @@ use anyhow::Context;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, WalkBuilder};
 
+use crate::output::text::escape_path;
+
 /// Why a file or directory was not scanned. The summary prints
 /// [`Skip::label`]; `--stats-json` uses it as the key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -242,7 +244,7 @@ pub fn walk(
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let excludes = build_excludes(&cwd, opts)?;
     for root in roots {
-        let md = fs::metadata(root).with_context(|| format!("{}", root.display()))?;
+        let md = fs::metadata(root).with_context(|| escape_path(root))?;
         let shown = display_path(root, opts.strip_dot);
         if !md.is_dir() {
             if !md.is_file() {
@@ -432,7 +434,7 @@ fn classify_error(
                 path: display_path(child, strip_dot),
                 reason: format!(
                     "symbolic link loop (leads back to {}), not followed",
-                    display_path(ancestor, strip_dot).display()
+                    escape_path(display_path(ancestor, strip_dot))
                 ),
                 is_error: false,
             })
@@ -557,7 +559,7 @@ pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
     } else {
         fs::File::open(file)
             .and_then(|mut f| f.read_to_end(&mut data))
-            .with_context(|| format!("--files-from {}", file.display()))?;
+            .with_context(|| format!("--files-from {}", escape_path(file)))?;
     }
     Ok(parse_file_list(&data))
 }

@@ -289,6 +289,44 @@ fn symlinks_not_followed_by_default_and_a_loop_ends_with_follow() {
     );
 }
 
+/// Control bytes in file names reach stderr escaped, as in the text report:
+/// in a warning's path, in the path its reason names, and in an error.
+#[cfg(unix)]
+#[test]
+fn paths_in_warnings_and_errors_are_escaped() {
+    use std::os::unix::fs::symlink;
+    let t = Tree::new();
+    fs::create_dir(t.join("\x1b[31mred")).unwrap();
+    symlink("nowhere", t.join("\x1b[31mred/\x07broken")).unwrap();
+    symlink("../\x1b[31mred", t.join("\x1b[31mred/loop")).unwrap();
+    let r = t.run(&["scan", "--follow", "--format", "json"]);
+    r.expect(0);
+    assert!(!r.stderr.contains(['\x1b', '\x07']), "{:?}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("scanner: warning: \\x1b[31mred/\\x07broken: broken symbolic link: "),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(
+            "scanner: warning: \\x1b[31mred/loop: symbolic link loop \
+             (leads back to \\x1b[31mred), not followed\n"
+        ),
+        "{}",
+        r.stderr
+    );
+
+    let r = t.run(&["scan", "--stats-json", "no\x1b[2Jdir/s.json"]);
+    r.expect(2);
+    assert!(!r.stderr.contains('\x1b'), "{:?}", r.stderr);
+    assert!(
+        r.stderr.contains("--stats-json no\\x1b[2Jdir/s.json"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// A FIFO would block a reader forever: it is skipped and counted, in a
 /// walked directory and as an explicit argument.
 #[cfg(unix)]

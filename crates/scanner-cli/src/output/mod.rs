@@ -245,7 +245,7 @@ impl AtomicOutput {
         let name = dest.file_name().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{}: not a file name", dest.display()),
+                format!("{}: not a file name", text::escape_path(dest)),
             )
         })?;
         let dir = match dest.parent() {
@@ -277,7 +277,10 @@ impl AtomicOutput {
                 Err(e) => {
                     return Err(io::Error::new(
                         e.kind(),
-                        format!("{}: cannot create temporary file: {e}", temp.display()),
+                        format!(
+                            "{}: cannot create temporary file: {e}",
+                            text::escape_path(&temp)
+                        ),
                     ))
                 }
             }
@@ -301,7 +304,7 @@ impl AtomicOutput {
     /// ([`Sink::finish`] does it).
     pub fn commit(mut self) -> io::Result<()> {
         let named = |what: &str, p: &Path, e: io::Error| {
-            io::Error::new(e.kind(), format!("{}: {what}: {e}", p.display()))
+            io::Error::new(e.kind(), format!("{}: {what}: {e}", text::escape_path(p)))
         };
         self.file
             .sync_all()

@@ -119,7 +119,7 @@ fn head(s: &str, n: usize) -> String {
 }
 
 /// Escapes everything that could act on a terminal or break the one-line-per-finding rule.
-pub(super) fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -137,6 +137,12 @@ pub(super) fn escape(s: &str) -> String {
         }
     }
     out
+}
+
+/// A path as every message on stderr shows it: lossy UTF-8, then [`escape`]d, so that a file
+/// name holding ESC or other control characters cannot drive the terminal.
+pub(crate) fn escape_path(p: impl AsRef<std::path::Path>) -> String {
+    escape(&p.as_ref().to_string_lossy())
 }
 
 /// Unicode characters that reorder the display of the text around them ("Trojan Source").
