@@ -21,6 +21,8 @@
 //! 4. Gates, in order (each drop is counted once, under the first gate
 //!    that dropped it): entropy, inline `scanner:allow`, user config,
 //!    allowlists and stopwords, placeholders.
+//!    Then duplicates: a `generic` rule's candidate whose secret overlaps
+//!    a surviving provider candidate's secret is dropped.
 //! 5. Positions: candidates are sorted by offset and lines are counted
 //!    incrementally with memchr, so the cost is one pass over the bytes
 //!    before the last finding, paid only when there are findings.
@@ -28,14 +30,19 @@
 //! # Chunks
 //!
 //! A chunk is `data = file[b .. b + owned_len + overlap]` with
-//! `overlap >= Engine::max_match_len()`. To give every reported match real
-//! left context (a `\b` before it, an inline marker earlier on its line),
-//! a chunk with `base_offset > 0` owns the matches *starting* in
-//! `[LEAD, owned_len + LEAD)` and the first chunk owns `[0, owned_len + LEAD)`,
-//! where `LEAD` is the longest `max_len`. Consecutive chunks
-//! (`b' = b + owned_len`) therefore partition the matches exactly, and each
-//! owned match has `LEAD` bytes before it and everything its window, its
-//! anchored re-check and its line gates need after it inside `data`.
+//! `overlap >= Engine::max_match_len()` (`5 LEAD + K + 16`). A chunk with
+//! `base_offset > 0` owns the matches *starting* in
+//! `[2 LEAD, owned_len + 2 LEAD)` and the first chunk owns
+//! `[0, owned_len + 2 LEAD)`, where `LEAD` is the longest `max_len`.
+//! Consecutive chunks (`b' = b + owned_len`) therefore partition the matches
+//! exactly. Provider matches are also computed (never reported) `LEAD`
+//! beyond each side: a provider secret overlapping an owned generic secret
+//! starts its match less than `LEAD` from the generic match's start, so the
+//! duplicate check sees the same provider matches as a whole-buffer scan.
+//! Every computed match has at least `LEAD` bytes before it (a `\b`, an
+//! inline marker earlier on its line) and, ending by `owned_len + 4 LEAD`
+//! with its keyword by `+ K`, everything its window, its anchored re-check
+//! and its line gates need after it inside `data`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -300,6 +307,7 @@ impl EngineBuilder {
             .build(&keywords)
             .map_err(|e| Error::new(None, None, format!("cannot build keyword automaton: {e}")))?;
         let lead = rules.iter().map(|r| r.max_len).max().unwrap_or(0);
+        let has_generic = rules.iter().any(|r| r.generic);
         let max_kw = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
         let engine = Engine {
             id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
@@ -312,7 +320,8 @@ impl EngineBuilder {
             global,
             config_secrets,
             lead,
-            overlap: 3 * lead + max_kw + 16,
+            has_generic,
+            overlap: 5 * lead + max_kw + 16,
         };
         if self.eager {
             engine.compile_all()?;
@@ -514,6 +523,8 @@ pub(crate) struct Rule {
     /// Window extension before a keyword hit (`keyword_lead`, <= max_len).
     keyword_lead: usize,
     placeholder_check: bool,
+    /// `generic = true`: dropped when a provider finding's secret overlaps.
+    generic: bool,
     allowlists: Vec<Arc<Allowlist>>,
     config_secrets: Option<LazyRegex>,
     config_paths: Option<LazyRegex>,
@@ -614,6 +625,7 @@ fn compile_rule(
         max_len,
         keyword_lead,
         placeholder_check: r.placeholder_check.unwrap_or(true),
+        generic: r.generic.unwrap_or(false),
         allowlists,
         config_secrets: None,
         config_paths: None,
@@ -658,8 +670,12 @@ pub struct Engine {
     unkeyed: Vec<u32>,
     global: Vec<Arc<Allowlist>>,
     config_secrets: Option<LazyRegex>,
-    /// Longest `max_len`: the left context every owned match gets in a chunk.
+    /// Longest `max_len`: a chunk's ownership starts `2 * lead` in, so that
+    /// owned matches and the provider matches that may duplicate them get
+    /// at least `lead` bytes of left context.
     lead: usize,
+    /// Whether any rule is `generic` (otherwise no unowned matches are kept).
+    has_generic: bool,
     overlap: usize,
 }
 
@@ -680,6 +696,9 @@ pub(crate) struct Candidate {
     m: Span,
     secret: Span,
     entropy: f32,
+    /// False for a provider match outside this chunk's ownership, kept only
+    /// to de-duplicate the generic findings this chunk owns.
+    owned: bool,
 }
 
 impl Engine {
@@ -732,7 +751,7 @@ impl Engine {
         &self.keywords
     }
 
-    /// The overlap chunks need: `3 * L + K + 16` where `L` is the longest
+    /// The overlap chunks need: `5 * L + K + 16` where `L` is the longest
     /// `max_len` and `K` the longest keyword. With at least this overlap,
     /// scanning consecutive chunks reports exactly what scanning the whole
     /// buffer reports (see the module docs of `engine.rs` for the argument).
@@ -781,9 +800,17 @@ impl Engine {
         }
         let data = input.data;
         let len = data.len();
-        let lead = if input.base_offset == 0 { 0 } else { self.lead };
-        let own_lo = lead;
-        let own_hi = input.owned_len.saturating_add(self.lead);
+        // Ownership is shifted by 2 LEAD (module docs, "Chunks"); provider
+        // matches up to LEAD outside it are collected too, unowned, because
+        // a generic finding this chunk owns may duplicate one of them.
+        let own_lo = if input.base_offset == 0 {
+            0
+        } else {
+            2 * self.lead
+        };
+        let own_hi = input.owned_len.saturating_add(2 * self.lead);
+        let shadow_lo = own_lo.saturating_sub(self.lead);
+        let shadow_hi = own_hi.saturating_add(self.lead);
 
         let s = &mut *scratch;
         s.windows.clear();
@@ -804,6 +831,7 @@ impl Engine {
                         m: Span { start: 0, end: 0 },
                         secret: Span { start: 0, end: 0 },
                         entropy: 0.0,
+                        owned: true,
                     });
                 }
             }
@@ -857,11 +885,16 @@ impl Engine {
             let Some(regex) = rule.regex() else { continue };
             let cache = s.caches[r as usize].get_or_insert_with(|| regex.create_cache());
             let caps = s.captures[r as usize].get_or_insert_with(|| regex.create_captures());
+            let (lo, hi) = if rule.generic || !self.has_generic {
+                (own_lo, own_hi)
+            } else {
+                (shadow_lo, shadow_hi)
+            };
             let mut at = ws.max(resume);
-            while at < we && at < own_hi {
+            while at < we && at < hi {
                 let found = regex.search_with(cache, &Input::new(data).range(at..we));
                 let Some(m) = found else { break };
-                if m.start() >= own_hi {
+                if m.start() >= hi {
                     break;
                 }
                 let cend = (m.start() + rule.max_len).min(len);
@@ -875,7 +908,7 @@ impl Engine {
                 };
                 let cm = cm.span();
                 at = cm.end.max(cm.start + 1);
-                if cm.start < own_lo || cm.is_empty() {
+                if cm.start < lo || cm.is_empty() {
                     continue;
                 }
                 let secret = secret_span(caps, rule.secret_group, cm);
@@ -888,23 +921,44 @@ impl Engine {
                     m: cm,
                     secret,
                     entropy,
+                    owned: (own_lo..own_hi).contains(&cm.start),
                 });
             }
             resume = at;
         }
 
-        // Gates and positions.
+        // Gates: a dropped candidate is marked with an empty match, and
+        // counted if this chunk owns it.
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
+        s.provider_secrets.clear();
+        for c in cands.iter_mut() {
+            let rule = &self.rules[c.rule as usize];
+            if rule.pattern.is_some() {
+                if let Some(reason) = self.gate(c, data, input.path) {
+                    if c.owned {
+                        s.suppressed.count(reason);
+                    }
+                    c.m = Span { start: 0, end: 0 };
+                    continue;
+                }
+                if !rule.generic {
+                    s.provider_secrets.push(c.secret);
+                }
+            }
+        }
+
+        // De-duplication, then positions.
         let mut pos = input.start;
         let mut pos_at = 0;
         for c in &cands {
             let rule = &self.rules[c.rule as usize];
-            if rule.pattern.is_some() {
-                if let Some(reason) = self.gate(c, data, input.path) {
-                    s.suppressed.count(reason);
-                    continue;
-                }
+            if !c.owned || (c.m.is_empty() && rule.pattern.is_some()) {
+                continue;
+            }
+            if rule.generic && overlaps_any(&s.provider_secrets, c.secret, self.lead) {
+                s.suppressed.duplicate += 1;
+                continue;
             }
             let info = &self.infos[c.rule as usize];
             pos = pos.advance(&data[pos_at..c.secret.start]);
@@ -1051,6 +1105,11 @@ impl Engine {
                 self.scan(&input, &mut scratch, &mut out);
                 let mine: Vec<&Finding> = out.iter().filter(|f| *f.rule_id == *info.id).collect();
                 let reason = match (negative, mine.first()) {
+                    (false, None) if rule.generic && !out.is_empty() => Some(format!(
+                        "dropped as a duplicate of the finding of provider rule `{}` \
+                         (generic = true): pick an example no provider rule reports",
+                        out[0].rule_id
+                    )),
                     (false, None) => Some(self.diagnose(idx, ex.text().as_bytes(), path)),
                     (true, Some(f)) => Some(format!(
                         "matched secret `{}` at line {} column {}",
@@ -1104,6 +1163,7 @@ impl Engine {
                 m: span,
                 secret,
                 entropy: shannon_entropy(&text[secret.range()]),
+                owned: true,
             };
             let s = String::from_utf8_lossy(&text[secret.range()]);
             reasons.push(match self.gate(&c, text, path) {
@@ -1180,4 +1240,15 @@ impl Suppressed {
             Drop::Placeholder => self.placeholder += 1,
         }
     }
+}
+
+/// Whether `secret` overlaps one of `spans` (sorted by start, each at most
+/// `max` bytes long, so only the last few before `secret.end` can reach it).
+fn overlaps_any(spans: &[Span], secret: Span, max: usize) -> bool {
+    let before_end = spans.partition_point(|p| p.start < secret.end);
+    spans[..before_end]
+        .iter()
+        .rev()
+        .take_while(|p| p.start + max >= secret.start)
+        .any(|p| p.end > secret.start)
 }

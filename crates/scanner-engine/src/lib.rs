@@ -55,9 +55,17 @@
 //! `start = this.start.advance(&data[..owned_len])` ([`LinePos::advance`]).
 //! Consecutive chunks then report exactly what one scan of the whole file
 //! reports, each finding once. The engine moves the ownership boundary
-//! `LEAD` bytes (the largest `max_len`) into the overlap so that every match
-//! it reports has real bytes before it (for `\b`, for an inline marker); the
-//! partition stays exact. The argument is in `src/engine.rs`.
+//! `2 LEAD` bytes (the largest `max_len`) into the overlap so that every match
+//! it reports, and every provider match a generic finding may duplicate,
+//! has real bytes before it (for `\b`, for an inline marker); the partition
+//! stays exact. The argument is in `src/engine.rs`.
+//!
+//! # Duplicates
+//!
+//! A rule marked `generic = true` (the built-in `generic-*` rules) catches
+//! what no provider rule knows. When its secret overlaps the secret of a
+//! provider rule's finding in the same buffer, the generic finding is
+//! dropped and counted as [`Suppressed::duplicate`].
 //!
 //! # Performance
 //!
@@ -283,6 +291,8 @@ pub struct ScanScratch {
     windows: Vec<(u32, usize, usize)>,
     rule_on: Vec<bool>,
     candidates: Vec<engine::Candidate>,
+    /// Secrets of the surviving provider (non-`generic`) candidates.
+    provider_secrets: Vec<regex_automata::Span>,
     suppressed: Suppressed,
 }
 
@@ -367,6 +377,10 @@ pub struct Suppressed {
     pub placeholder: u64,
     /// User config `allow_secrets`.
     pub config_allow: u64,
+    /// A `generic = true` rule's finding whose secret overlaps the secret
+    /// of a provider rule's finding in the same buffer (one finding per
+    /// secret, under the provider's id).
+    pub duplicate: u64,
 }
 
 impl Suppressed {
@@ -377,5 +391,6 @@ impl Suppressed {
         self.stopword += other.stopword;
         self.placeholder += other.placeholder;
         self.config_allow += other.config_allow;
+        self.duplicate += other.duplicate;
     }
 }

@@ -82,6 +82,10 @@ pub(crate) struct RuleSyntax {
     pub negative_examples: Vec<ExampleSyntax>,
     #[serde(default)]
     pub placeholder_check: Option<bool>,
+    /// Ours: a catch-all rule (`password = ...`) whose finding is dropped
+    /// as a duplicate when a provider rule reports an overlapping secret.
+    #[serde(default)]
+    pub generic: Option<bool>,
     #[serde(default)]
     #[allow(dead_code)] // informational, kept so that it is not reported as unknown
     pub tags: Vec<String>,

@@ -35,6 +35,14 @@ id = "ctx"
 regex = '''secret:\s*([a-z]{10,60})'''
 keywords = ["mykw"]
 max_len = 90
+
+# Generic: its findings that overlap a provider's (`tok`, `assign`) are
+# dropped, which must not depend on where a chunk boundary falls.
+[[rules]]
+id = "gen"
+regex = '''(?i)key\s*=\s*["']?([A-Za-z0-9_]{12,44})'''
+keywords = ["key"]
+generic = true
 "#;
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
@@ -56,6 +64,8 @@ fn piece() -> impl Strategy<Value = Vec<u8>> {
             1..80
         ),
         "[A-Za-z0-9]{20}".prop_map(|s| format!("tok_{s}").into_bytes()),
+        "[A-Za-z0-9]{20}".prop_map(|s| format!("key = tok_{s}").into_bytes()),
+        "[A-Za-z0-9]{12,30}".prop_map(|s| format!("key = {s}").into_bytes()),
         "[A-Za-z0-9]{16,44}".prop_map(|s| format!("api_key = \"{s}\"").into_bytes()),
         "[A-Za-z0-9]{16,44}".prop_map(|s| format!("TOKEN: {s}").into_bytes()),
         "[0-9]{5,7}".prop_map(|s| format!("qq{s}").into_bytes()),
@@ -164,5 +174,32 @@ fn chunked_equals_whole_with_builtin_rules() {
     for chunk in [overlap, overlap + 4093, 3 * overlap] {
         let chunked = sorted(scan_chunked(&e, data.as_bytes(), chunk));
         assert_eq!(whole, chunked, "chunk {chunk}");
+    }
+}
+
+/// A generic finding and the provider finding it duplicates, with the
+/// chunk boundary at every position around them: always exactly the
+/// provider's finding, as in the whole-buffer scan.
+#[test]
+fn generic_duplicate_dropped_across_every_boundary() {
+    let e = engine_for_test();
+    let overlap = e.max_match_len();
+    let mut r = Rng(5);
+    let secret = format!("tok_{}", r.token(ALNUM, 20));
+    let line = format!("key = {secret}\n");
+    for prefix in overlap..2 * overlap {
+        let mut data = "ab\n".repeat(prefix / 3 + 1).into_bytes();
+        data.truncate(prefix);
+        data.extend_from_slice(line.as_bytes());
+        data.extend_from_slice(&b"cd\n".repeat(overlap));
+        let whole = brief(&scan(e, &data));
+        let line_no = prefix as u32 / 3 + 1;
+        let column = prefix as u32 % 3 + 7;
+        assert_eq!(
+            whole,
+            vec![("tok".to_string(), line_no, column, secret.clone())]
+        );
+        let chunked = brief(&scan_chunked(e, &data, overlap));
+        assert_eq!(whole, chunked, "prefix {prefix}");
     }
 }

@@ -753,3 +753,51 @@ max_len = 64
         "bad.toml: rule `kv`: line 2: keyword_lead = 65 exceeds max_len = 64"
     );
 }
+
+/// A `generic = true` rule's finding is dropped, and counted as
+/// `duplicate`, when its secret overlaps a provider finding's secret; not
+/// when the provider's finding was itself suppressed, and not when a rule
+/// without the flag overlaps.
+#[test]
+fn generic_findings_that_duplicate_a_provider_are_dropped() {
+    let e = engine(
+        r#"
+[[rules]]
+id = "tok"
+regex = '''\b(tok_[A-Za-z0-9]{20})\b'''
+keywords = ["tok_"]
+
+[[rules]]
+id = "gen"
+regex = '''(?i)key\s*=\s*"?([A-Za-z0-9_]{12,44})'''
+keywords = ["key"]
+generic = true
+
+[[rules]]
+id = "other"
+regex = '''(?i)cred\s*=\s*"?([A-Za-z0-9_]{12,44})'''
+keywords = ["cred"]
+"#,
+    );
+    let mut scratch = e.new_scratch();
+    let data = "key = tok_q8Rk2vXz1LmN4pT7wY0a\n\
+                key = \"tok_b5Jm8nQ2rT6vW9yZ3cF7 extra\"\n\
+                key = tok_z9Yx8wV7uT6sR5qP4oN3 # scanner:allow\n\
+                key = Q8rK2vXz1LmN4pT7\n\
+                cred = tok_h4Kp7sW2xB9dF3jL6nQ8\n";
+    let found = scan_with(&e, &mut scratch, data.as_bytes(), "a.env");
+    assert_eq!(
+        brief(&found),
+        vec![
+            ("tok".into(), 1, 7, "tok_q8Rk2vXz1LmN4pT7wY0a".into()),
+            ("tok".into(), 2, 8, "tok_b5Jm8nQ2rT6vW9yZ3cF7".into()),
+            ("gen".into(), 4, 7, "Q8rK2vXz1LmN4pT7".into()),
+            ("tok".into(), 5, 8, "tok_h4Kp7sW2xB9dF3jL6nQ8".into()),
+            ("other".into(), 5, 8, "tok_h4Kp7sW2xB9dF3jL6nQ8".into()),
+        ]
+    );
+    let suppressed = scratch.take_suppressed();
+    // Line 3: both are inline-allowed (the generic one never reaches the
+    // duplicate check); lines 1 and 2: duplicates.
+    assert_eq!((suppressed.duplicate, suppressed.inline_allow), (2, 2));
+}
