@@ -230,34 +230,43 @@ impl Baseline {
     }
 }
 
-/// Records every finding it sees (it drops none), for `--write-baseline`. The entries are
-/// shared so the caller can write them after the scan, where a failure can still change the
-/// exit status.
+/// Records every finding it sees (it drops none), for `--write-baseline`. It collects in a
+/// `Vec` of its own (the sink thread calls it for every finding: no lock there) and hands the
+/// lot over to the shared slot when dropped, i.e. when the sink thread is done; the caller
+/// writes them after the scan, where a failure can still change the exit status.
 pub struct Recorder {
     keys: PathKey,
-    entries: Arc<Mutex<Vec<Entry>>>,
+    seen: Vec<Entry>,
+    out: Arc<Mutex<Vec<Entry>>>,
 }
 
 impl Recorder {
     pub fn new(keys: PathKey) -> (Recorder, Arc<Mutex<Vec<Entry>>>) {
-        let entries = Arc::new(Mutex::new(Vec::new()));
+        let out = Arc::new(Mutex::new(Vec::new()));
         (
             Recorder {
                 keys,
-                entries: entries.clone(),
+                seen: Vec::new(),
+                out: out.clone(),
             },
-            entries,
+            out,
         )
     }
 
     pub fn record(&mut self, path: &Path, rule_id: &str, fingerprint: &str, line: u32) {
-        let entry = Entry {
+        self.seen.push(Entry {
             fingerprint: fingerprint.to_string(),
             rule_id: rule_id.to_string(),
             path: self.keys.key(path),
             line,
-        };
-        self.entries.lock().expect("baseline recorder").push(entry);
+        });
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        out.append(&mut self.seen);
     }
 }
 
