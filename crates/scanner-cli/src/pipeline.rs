@@ -165,7 +165,7 @@ pub struct ScanReport {
     pub skips: SkipCounts,
     /// Dropped findings by reason: the engine's (`inline allow`,
     /// `allowlist`, ...) and the filters' (`baseline`, ...).
-    pub suppressed: BTreeMap<String, u64>,
+    pub suppressed: BTreeMap<&'static str, u64>,
     /// Files or directories in scope that could not be read (exit 2 unless
     /// `--ignore-errors`).
     pub errors: u64,
@@ -580,7 +580,6 @@ fn scan_file(
             return Ok(None);
         }
         let path_str = path.to_string_lossy();
-        w.found.clear();
         let sniff = !sh.opts.binary;
         // Read up to the size seen at open (a file growing under us is
         // scanned as it was), except that procfs and friends report 0 for
@@ -940,9 +939,7 @@ fn sink_loop(
                         finding,
                     };
                     match filters.iter_mut().find_map(|f| f.check(&pf)) {
-                        Some(reason) => {
-                            *report.suppressed.entry(reason.to_string()).or_default() += 1
-                        }
+                        Some(reason) => *report.suppressed.entry(reason).or_default() += 1,
                         None => kept.push(pf),
                     }
                 }
@@ -980,7 +977,7 @@ fn sink_loop(
         ("config allow_secrets", engine_suppressed.config_allow),
     ] {
         if n > 0 {
-            *report.suppressed.entry(label.to_string()).or_default() += n;
+            *report.suppressed.entry(label).or_default() += n;
         }
     }
     for f in &mut filters {

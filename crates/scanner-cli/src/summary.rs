@@ -278,7 +278,7 @@ mod tests {
         };
         r.skips.add(Skip::Binary, 2);
         r.skips.add(Skip::Ignored, 12);
-        r.suppressed.insert("baseline".into(), 1);
+        r.suppressed.insert("baseline", 1);
         assert_eq!(
             summary_lines(&r),
             [
