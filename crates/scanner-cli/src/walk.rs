@@ -372,7 +372,7 @@ fn walk_dir(
                         children += fs::read_dir(ent.path()).map_or(0, |d| d.count() as u64);
                     }
                 } else if ft.is_file() {
-                    if !on_file(display_path(ent.path(), opts.strip_dot)) {
+                    if !on_file(into_display_path(ent.into_path(), opts.strip_dot)) {
                         return Ok(false);
                     }
                 } else if ft.is_symlink() {
@@ -536,6 +536,12 @@ fn clean_reason(s: &str) -> String {
 }
 
 fn display_path(p: &Path, strip_dot: bool) -> PathBuf {
+    into_display_path(p.to_path_buf(), strip_dot)
+}
+
+/// [`display_path`] of an owned path: moved through unchanged (no copy per walked file)
+/// unless there is a leading `./` to strip.
+fn into_display_path(p: PathBuf, strip_dot: bool) -> PathBuf {
     if strip_dot {
         if let Ok(rest) = p.strip_prefix(".") {
             if !rest.as_os_str().is_empty() {
@@ -543,7 +549,7 @@ fn display_path(p: &Path, strip_dot: bool) -> PathBuf {
             }
         }
     }
-    p.to_path_buf()
+    p
 }
 
 /// Reads `--files-from FILE` (`-` for stdin): NUL-separated when the input
