@@ -520,8 +520,11 @@ pub(crate) struct Rule {
     keywords: Vec<String>,
     path: Option<LazyRegex>,
     max_len: usize,
-    /// Window extension before a keyword hit (`keyword_lead`, <= max_len).
-    keyword_lead: usize,
+    /// `keyword_lead` as written (<= max_len); overrides the inference.
+    keyword_lead: Option<usize>,
+    /// Window extension before a keyword hit: `keyword_lead`, else inferred
+    /// from the regex on first use (`src/lead.rs`), else `max_len`.
+    lead: OnceLock<usize>,
     placeholder_check: bool,
     /// `generic = true`: dropped when a provider finding's secret overlaps.
     generic: bool,
@@ -577,8 +580,8 @@ fn compile_rule(
             "line {line}: max_len = {max_len}: must be between 1 and 1048576"
         )));
     }
-    let keyword_lead = r.keyword_lead.unwrap_or(max_len);
-    if keyword_lead > max_len {
+    let keyword_lead = r.keyword_lead;
+    if let Some(keyword_lead) = keyword_lead.filter(|&l| l > max_len) {
         return Err(err(format!(
             "line {line}: keyword_lead = {keyword_lead} exceeds max_len = {max_len}"
         )));
@@ -624,6 +627,7 @@ fn compile_rule(
         path,
         max_len,
         keyword_lead,
+        lead: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
         generic: r.generic.unwrap_or(false),
         allowlists,
@@ -636,6 +640,22 @@ fn compile_rule(
 }
 
 impl Rule {
+    /// How far before a keyword hit a match can start (see `lead`).
+    fn keyword_lead(&self) -> usize {
+        *self.lead.get_or_init(|| {
+            if let Some(l) = self.keyword_lead {
+                return l;
+            }
+            let Some(pattern) = &self.pattern else {
+                return self.max_len;
+            };
+            crate::re2::parse(pattern)
+                .ok()
+                .and_then(|p| crate::lead::infer(&p.hir, &self.keywords))
+                .map_or(self.max_len, |l| l.min(self.max_len))
+        })
+    }
+
     fn regex(&self) -> Option<&Regex> {
         let pattern = self.pattern.as_ref()?;
         self.regex
@@ -746,6 +766,15 @@ impl Engine {
         n
     }
 
+    /// How far before a keyword hit rule `index` (into
+    /// [`rules`](Self::rules)) looks for a match start: its `keyword_lead`,
+    /// else what its regex proves (every match begins with a keyword at
+    /// most this many bytes in; `docs/rules.md`), else its `max_len`.
+    /// Parses the rule's regex on first call.
+    pub fn keyword_lead(&self, index: usize) -> usize {
+        self.rules[index].keyword_lead()
+    }
+
     /// The keywords of the stage-1 automaton (lowercase, deduplicated).
     pub fn keywords(&self) -> &[String] {
         &self.keywords
@@ -845,7 +874,7 @@ impl Engine {
                     continue;
                 }
                 let l = self.rules[ri].max_len;
-                let ws = hit.start().saturating_sub(self.rules[ri].keyword_lead);
+                let ws = hit.start().saturating_sub(self.rules[ri].keyword_lead());
                 let we = (hit.end() + l).min(len);
                 let open = &mut s.open[ri];
                 if open.1 == 0 {
@@ -1187,7 +1216,8 @@ impl Engine {
                         format!(
                             "secret `{s}` matched but no keyword lies within max_len = {} bytes \
                              (or keyword_lead = {} before the match start)",
-                            rule.max_len, rule.keyword_lead
+                            rule.max_len,
+                            rule.keyword_lead()
                         )
                     }
                 }

@@ -110,6 +110,7 @@ use std::sync::Arc;
 
 mod engine;
 mod gates;
+mod lead;
 mod re2;
 mod syntax;
 

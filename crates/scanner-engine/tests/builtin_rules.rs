@@ -173,3 +173,30 @@ fn redacted_report_lines_are_placeholders() {
     let secrets: Vec<&str> = found.iter().map(|f| f.secret.as_str()).collect();
     assert_eq!(secrets, ["q8R!v2xzWq", "Kp4%wQz9Lm"]);
 }
+
+/// The inferred `keyword_lead` of a few built-in rules, and how many rules
+/// get a short one (the throughput depends on it; `src/lead.rs`).
+#[test]
+fn keyword_leads_are_inferred() {
+    let engine = Engine::builtin().unwrap();
+    let lead = |id: &str| {
+        let i = engine.rules().iter().position(|r| &*r.id == id).unwrap();
+        engine.keyword_lead(i)
+    };
+    assert_eq!(lead("github-classic-pat"), 0);
+    assert_eq!(lead("generic-password-assignment"), 1);
+    let mut short = Vec::new();
+    let mut long = Vec::new();
+    for (i, r) in engine.rules().iter().enumerate() {
+        if engine.keyword_lead(i) <= 16 {
+            short.push(r.id.to_string());
+        } else {
+            long.push(r.id.to_string());
+        }
+    }
+    eprintln!("{} rules keep a long lead: {long:?}", long.len());
+    // The rest put their keyword later in the match (`Authorization:
+    // Bearer`, `sk-...T3BlbkFJ`, `heroku... = <uuid>`): max_len it is.
+    assert_eq!((short.len(), long.len()), (224, 33));
+    assert!(long.contains(&"generic-bearer-token-header".to_string()));
+}
