@@ -84,9 +84,11 @@
 //!   264 MiB/s (criterion medians, ratio 0.54; interleaved best-of-5 in the
 //!   same run: 177 vs 304 MB/s, ratio 0.58). Running every rule's regex
 //!   over every byte: 20 MiB/s, 7x slower than the engine on the same
-//!   2 MiB slice. What remains is mostly the regex scanning the
-//!   `keyword_lead` bytes before each isolated hit: rules whose matches
-//!   start at their keyword can set it small (`docs/rules.md`).
+//!   2 MiB slice. Most of the engine's cost was the regex scanning
+//!   `max_len` bytes before each isolated hit; the lead is now inferred
+//!   from each regex (`src/lead.rs`: 224 of 257 rules start their match at
+//!   most 16 bytes before a keyword), which moved the interleaved ratio on
+//!   32 MB from 0.56 to 0.60-0.61.
 //!
 //! Memory: per worker, one lazy-DFA cache per rule that ever had a keyword
 //! hit (regex-automata's default capacity bounds each), created on first use
