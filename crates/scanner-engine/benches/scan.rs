@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use scanner_engine::{Engine, LinePos, ScanInput};
+use scanner_engine::Engine;
 
 fn bench(c: &mut Criterion) {
     let files = common::corpus(common::corpus_bytes());
@@ -33,7 +33,7 @@ fn bench(c: &mut Criterion) {
     let mut scratch = engine.new_scratch();
     let mut out = Vec::new();
     for (path, data) in &files {
-        scan(&engine, &mut scratch, path, data, &mut out);
+        common::scan_into(&engine, &mut scratch, data, path, &mut out);
     }
     let hits: usize = files
         .iter()
@@ -60,7 +60,7 @@ fn bench(c: &mut Criterion) {
         let t = std::time::Instant::now();
         out.clear();
         for (path, data) in &files {
-            scan(&engine, &mut scratch, path, data, &mut out);
+            common::scan_into(&engine, &mut scratch, data, path, &mut out);
         }
         best_engine = best_engine.min(t.elapsed().as_secs_f64());
         let t = std::time::Instant::now();
@@ -96,7 +96,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             out.clear();
             for (path, data) in &files {
-                scan(&engine, &mut scratch, path, data, &mut out);
+                common::scan_into(&engine, &mut scratch, data, path, &mut out);
             }
             black_box(out.len())
         })
@@ -120,31 +120,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function("engine_on_slice", |b| {
         b.iter(|| {
             out.clear();
-            scan(&engine, &mut scratch, "slice.txt", &slice, &mut out);
+            common::scan_into(&engine, &mut scratch, &slice, "slice.txt", &mut out);
             black_box(out.len())
         })
     });
     g.finish();
-}
-
-fn scan(
-    engine: &Engine,
-    scratch: &mut scanner_engine::ScanScratch,
-    path: &str,
-    data: &[u8],
-    out: &mut Vec<scanner_engine::Finding>,
-) {
-    engine.scan(
-        &ScanInput {
-            data,
-            path,
-            base_offset: 0,
-            owned_len: data.len(),
-            start: LinePos::START,
-        },
-        scratch,
-        out,
-    );
 }
 
 criterion_group!(benches, bench);

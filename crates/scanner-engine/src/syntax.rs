@@ -127,26 +127,21 @@ impl ExampleSyntax {
 
 /// `[[rules.allowlists]]`, `[allowlist]` and `[[allowlists]]`.
 #[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
 pub(crate) struct AllowlistSyntax {
-    #[serde(default)]
     #[allow(dead_code)]
     pub description: Option<String>,
-    #[serde(default)]
     pub condition: Option<String>,
-    #[serde(default, rename = "regexTarget")]
+    #[serde(rename = "regexTarget")]
     pub regex_target: Option<String>,
-    #[serde(default)]
     pub regexes: Vec<String>,
-    #[serde(default)]
     pub stopwords: Vec<String>,
-    #[serde(default)]
     pub paths: Vec<String>,
     /// Commits mean nothing to a file scanner; accepted and ignored.
-    #[serde(default)]
     #[allow(dead_code)]
     pub commits: Vec<String>,
     /// Global `[[allowlists]]` only: restricts the allowlist to these rules.
-    #[serde(default, rename = "targetRules")]
+    #[serde(rename = "targetRules")]
     pub target_rules: Vec<String>,
 }
 

@@ -2,32 +2,10 @@
 //! lock files, with a few planted secrets. Nothing is committed; the bytes
 //! are the same on every run (fixed seed).
 
-pub struct Rng(pub u64);
+#[path = "../../tests/common/mod.rs"]
+mod shared;
+pub use shared::{scan_into, Rng, ALNUM, HEX};
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-    pub fn token(&mut self, alphabet: &[u8], len: usize) -> String {
-        (0..len)
-            .map(|_| alphabet[self.below(alphabet.len())] as char)
-            .collect()
-    }
-}
-
-const ALNUM: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const HEX: &[u8] = b"0123456789abcdef";
 const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const WORDS: &[&str] = &[
     "config", "user", "request", "response", "cache", "value", "session", "client", "server",
@@ -127,7 +105,7 @@ fn minified_js(r: &mut Rng, size: usize) -> String {
         let (a, b) = (ident(r), ident(r));
         s.push_str(&format!(
             "var {a}=function(n){{return n.{b}&&n.key?n.token:void 0}},{b}=\"{}\";",
-            r.token(ALNUM, 8)
+            r.chars(ALNUM, 8)
         ));
     }
     s.push_str("}();\n");
@@ -146,8 +124,8 @@ fn yaml_file(r: &mut Rng, size: usize) -> String {
             3 => format!("    {a}: \"{b}\"\n"),
             4 => format!("    # {a} for the {b} service\n"),
             5 => format!("    password: ${{{}_PASSWORD}}\n", a.to_uppercase()),
-            6 => format!("    checksum/config: {}\n", r.token(HEX, 64)),
-            _ => format!("    {a}_id: {}-{}-{}\n", r.token(HEX, 8), r.token(HEX, 4), r.token(HEX, 12)),
+            6 => format!("    checksum/config: {}\n", r.chars(HEX, 64)),
+            _ => format!("    {a}_id: {}-{}-{}\n", r.chars(HEX, 8), r.chars(HEX, 4), r.chars(HEX, 12)),
         };
         s.push_str(&line);
     }
@@ -162,7 +140,7 @@ fn package_lock(r: &mut Rng, size: usize) -> String {
         let v = format!("{}.{}.{}", r.below(9), r.below(30), r.below(30));
         s.push_str(&format!(
             "    \"node_modules/{name}\": {{\n      \"version\": \"{v}\",\n      \"resolved\": \"https://registry.npmjs.org/{name}/-/{name}-{v}.tgz\",\n      \"integrity\": \"sha512-{}==\",\n      \"dependencies\": {{ \"{}\": \"^{v}\" }}\n    }},\n",
-            r.token(B64, 86),
+            r.chars(B64, 86),
             ident(r).replace('_', "-")
         ));
     }
@@ -179,7 +157,7 @@ fn cargo_lock(r: &mut Rng, size: usize) -> String {
             r.below(3),
             r.below(40),
             r.below(20),
-            r.token(HEX, 64),
+            r.chars(HEX, 64),
             ident(r).replace('_', "-")
         ));
     }
@@ -208,18 +186,18 @@ fn json_config(r: &mut Rng, size: usize) -> String {
 /// Planted secrets (formats of common providers, random bodies).
 fn secret(r: &mut Rng) -> String {
     match r.below(4) {
-        0 => format!("GITHUB_TOKEN=ghp_{}\n", r.token(ALNUM, 36)),
+        0 => format!("GITHUB_TOKEN=ghp_{}\n", r.chars(ALNUM, 36)),
         1 => format!(
             "aws_access_key_id = AKIA{}\n",
-            r.token(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+            r.chars(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
         ),
         2 => format!(
             "SLACK_BOT_TOKEN=xoxb-{}-{}-{}\n",
-            r.token(b"0123456789", 12),
-            r.token(b"0123456789", 13),
-            r.token(ALNUM, 24)
+            r.chars(b"0123456789", 12),
+            r.chars(b"0123456789", 13),
+            r.chars(ALNUM, 24)
         ),
-        _ => format!("stripe.api_key = \"sk_live_{}\"\n", r.token(ALNUM, 24)),
+        _ => format!("stripe.api_key = \"sk_live_{}\"\n", r.chars(ALNUM, 24)),
     }
 }
 

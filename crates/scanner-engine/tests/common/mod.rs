@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests and the benchmarks (which
+//! include this file with `#[path]`).
 #![allow(dead_code)]
 
 use scanner_engine::{Engine, EngineBuilder, Finding, LinePos, RuleFile, ScanInput, ScanScratch};
@@ -19,12 +20,19 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+    /// Random text over `alphabet`.
+    pub fn chars(&mut self, alphabet: &[u8], len: usize) -> String {
+        (0..len)
+            .map(|_| alphabet[self.below(alphabet.len())] as char)
+            .collect()
+    }
     /// Random text over `alphabet` that is not a placeholder.
     pub fn token(&mut self, alphabet: &[u8], len: usize) -> String {
         loop {
-            let s: String = (0..len)
-                .map(|_| alphabet[self.below(alphabet.len())] as char)
-                .collect();
+            let s = self.chars(alphabet, len);
             if !scanner_engine::is_placeholder(s.as_bytes()) {
                 return s;
             }
@@ -56,6 +64,18 @@ pub fn scan_with(
     path: &str,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
+    scan_into(engine, scratch, data, path, &mut out);
+    out
+}
+
+/// Scans `data` as a whole file, appending to `out`.
+pub fn scan_into(
+    engine: &Engine,
+    scratch: &mut ScanScratch,
+    data: &[u8],
+    path: &str,
+    out: &mut Vec<Finding>,
+) {
     engine.scan(
         &ScanInput {
             data,
@@ -65,9 +85,8 @@ pub fn scan_with(
             start: LinePos::START,
         },
         scratch,
-        &mut out,
+        out,
     );
-    out
 }
 
 pub fn scan(engine: &Engine, data: &[u8]) -> Vec<Finding> {
