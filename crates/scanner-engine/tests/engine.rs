@@ -761,12 +761,9 @@ max_len = 64
 #[test]
 fn generic_findings_that_duplicate_a_provider_are_dropped() {
     let e = engine(
-        r#"
-[[rules]]
-id = "tok"
-regex = '''\b(tok_[A-Za-z0-9]{20})\b'''
-keywords = ["tok_"]
-
+        &[
+            TOK,
+            r#"
 [[rules]]
 id = "gen"
 regex = '''(?i)key\s*=\s*"?([A-Za-z0-9_]{12,44})'''
@@ -778,6 +775,8 @@ id = "other"
 regex = '''(?i)cred\s*=\s*"?([A-Za-z0-9_]{12,44})'''
 keywords = ["cred"]
 "#,
+        ]
+        .concat(),
     );
     let mut scratch = e.new_scratch();
     let data = "key = tok_q8Rk2vXz1LmN4pT7wY0a\n\
