@@ -86,6 +86,7 @@ pub struct EngineBuilder {
     allow_secrets: Vec<String>,
     overrides: Vec<(String, RuleOverride)>,
     eager: bool,
+    no_lead_inference: bool,
 }
 
 impl EngineBuilder {
@@ -126,6 +127,15 @@ impl EngineBuilder {
     /// compilation surfaces regex size-limit errors at build time.
     pub fn eager(mut self, yes: bool) -> Self {
         self.eager = yes;
+        self
+    }
+
+    /// Turns off the `keyword_lead` inference (`src/lead.rs`): rules
+    /// without the field then use `max_len`. For the benchmark's same-run
+    /// comparison; not a user setting.
+    #[doc(hidden)]
+    pub fn no_lead_inference(mut self, yes: bool) -> Self {
+        self.no_lead_inference = yes;
         self
     }
 
@@ -212,7 +222,10 @@ impl EngineBuilder {
                     continue;
                 }
                 match compile_rule(r, &f.origin, f.trusted) {
-                    Ok((rule, info, mut w)) => {
+                    Ok((mut rule, info, mut w)) => {
+                        if self.no_lead_inference {
+                            rule.keyword_lead.get_or_insert(rule.max_len);
+                        }
                         warnings.append(&mut w);
                         rules.push(rule);
                         infos.push(info);
