@@ -711,7 +711,7 @@ fn scan_range(
     drop(permit);
     {
         let mut pieces = file.pieces.lock().unwrap_or_else(|e| e.into_inner());
-        add_suppressed(&mut pieces.suppressed, &w.scan.take_suppressed());
+        pieces.suppressed.merge(&w.scan.take_suppressed());
         match result {
             Ok(r) => {
                 let (bytes, lines) = r.expect("no sniff in ranges");
@@ -858,14 +858,6 @@ fn load(n: &AtomicU64) -> u64 {
     n.load(Ordering::Relaxed)
 }
 
-fn add_suppressed(total: &mut Suppressed, s: &Suppressed) {
-    total.inline_allow += s.inline_allow;
-    total.allowlist += s.allowlist;
-    total.stopword += s.stopword;
-    total.placeholder += s.placeholder;
-    total.config_allow += s.config_allow;
-}
-
 /// The sink thread: filters, writes, counts. Returns the report (without
 /// walker counts and metrics) and the sink.
 fn sink_loop(
@@ -916,7 +908,7 @@ fn sink_loop(
                 outcome,
                 suppressed,
             } => {
-                add_suppressed(&mut engine_suppressed, &suppressed);
+                engine_suppressed.merge(&suppressed);
                 let mut findings = match outcome {
                     Outcome::Skipped(reason) => {
                         report.skips.add(reason, 1);
@@ -969,13 +961,7 @@ fn sink_loop(
     if let Some(p) = &progress {
         p.finish();
     }
-    for (label, n) in [
-        ("inline allow", engine_suppressed.inline_allow),
-        ("allowlist", engine_suppressed.allowlist),
-        ("stopword", engine_suppressed.stopword),
-        ("placeholder", engine_suppressed.placeholder),
-        ("config allow_secrets", engine_suppressed.config_allow),
-    ] {
+    for (label, n) in engine_suppressed.by_reason() {
         if n > 0 {
             *report.suppressed.entry(label).or_default() += n;
         }

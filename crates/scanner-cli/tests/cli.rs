@@ -803,3 +803,27 @@ negative_examples = ["key = acme_UPPERCASEONLY00", "key = acme_r4t6y8u0i2o4p6a8"
         r.stderr
     );
 }
+
+// ---------------------------------------------------------------- suppression counts
+
+#[test]
+fn a_generic_finding_under_a_provider_finding_is_counted_as_a_duplicate() {
+    let t = Tree::new();
+    // The SQL Server rule reports the password; the generic password rule
+    // matches the same bytes and is dropped, but counted.
+    t.write(
+        "app.cs",
+        "conn = \"Server=tcp:db.internal.net,1433;Database=app;User ID=svc;Password=Vq8R7vT2xzkL9mWp;\"\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["app.cs:1:75:1:91"]);
+    assert_eq!(
+        r.findings()[0].rule_id,
+        "sqlserver-connection-string-password"
+    );
+    assert_eq!(
+        r.summary_line("suppressed:"),
+        Some("suppressed: 1 duplicate of a provider finding")
+    );
+}

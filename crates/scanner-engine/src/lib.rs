@@ -397,4 +397,17 @@ impl Suppressed {
         self.config_allow += other.config_allow;
         self.duplicate += other.duplicate;
     }
+
+    /// Every count with the label the summary prints for it, in a fixed
+    /// order: callers list reasons from here, so a new one cannot be missed.
+    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
+        [
+            ("inline allow", self.inline_allow),
+            ("allowlist", self.allowlist),
+            ("stopword", self.stopword),
+            ("placeholder", self.placeholder),
+            ("config allow_secrets", self.config_allow),
+            ("duplicate of a provider finding", self.duplicate),
+        ]
+    }
 }
