@@ -46,7 +46,6 @@ pub struct ScanPlan {
     pub source: Source,
     pub options: ScanOptions,
     pub filters: Vec<Box<dyn FindingFilter>>,
-    pub config: Option<Arc<Config>>,
     /// `--write-baseline`: written after the scan.
     pub baseline_out: Option<baseline::Pending>,
 }
@@ -181,7 +180,6 @@ impl ScanPlan {
             source,
             options,
             filters,
-            config,
             baseline_out,
         })
     }
@@ -189,11 +187,7 @@ impl ScanPlan {
 
 /// After the scan, before the exit status: work the filters left to do
 /// (write the `--write-baseline` file).
-fn finish_filters(
-    _args: &ScanArgs,
-    _plan_config: Option<&Config>,
-    baseline_out: Option<baseline::Pending>,
-) -> anyhow::Result<()> {
+fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()> {
     if let Some(pending) = baseline_out {
         pending.write()?;
     }
@@ -238,7 +232,6 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         source,
         options,
         filters,
-        config,
         baseline_out,
     } = plan;
     let (report, sink) = pipeline::scan(source, Arc::clone(&engine), sink, filters, &options)?;
@@ -255,7 +248,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         a.commit()
             .with_context(|| format!("-o {}", escape_path(path)))?;
     }
-    finish_filters(&args, config.as_deref(), baseline_out)?;
+    finish_filters(baseline_out)?;
 
     if !args.quiet {
         summary::print_summary(&report);
