@@ -164,8 +164,8 @@ pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
 /// Suppresses the findings recorded in a baseline (reason `baseline`) and remembers which
 /// entries matched, for `--report-unused`.
 pub struct Baseline {
-    /// (fingerprint, path) → index into `entries`.
-    index: HashMap<(String, String), usize>,
+    /// path → fingerprint → index into `entries`; nested so a lookup borrows the fingerprint.
+    index: HashMap<String, HashMap<String, usize>>,
     entries: Vec<Entry>,
     used: Vec<bool>,
     keys: PathKey,
@@ -175,11 +175,13 @@ pub struct Baseline {
 
 impl Baseline {
     pub fn new(entries: Vec<Entry>, keys: PathKey, report_unused: bool, origin: &Path) -> Baseline {
-        let index = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| ((e.fingerprint.clone(), e.path.clone()), i))
-            .collect();
+        let mut index: HashMap<String, HashMap<String, usize>> = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            index
+                .entry(e.path.clone())
+                .or_default()
+                .insert(e.fingerprint.clone(), i);
+        }
         let used = vec![false; entries.len()];
         Baseline {
             index,
@@ -193,8 +195,11 @@ impl Baseline {
 
     /// Whether the finding `fingerprint` at `path` is baselined (and marks its entry used).
     pub fn suppresses(&mut self, path: &Path, fingerprint: &str) -> bool {
-        let key = (fingerprint.to_string(), self.keys.key(path));
-        match self.index.get(&key) {
+        let hit = self
+            .index
+            .get(&self.keys.key(path))
+            .and_then(|by_fp| by_fp.get(fingerprint));
+        match hit {
             Some(&i) => {
                 self.used[i] = true;
                 true
