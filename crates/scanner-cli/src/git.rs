@@ -507,7 +507,7 @@ impl crate::filter::FindingFilter for DiffFilter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -605,7 +605,8 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert!(!f.keeps(Path::new("b"), 3, 3));
     }
 
-    fn run_git(dir: &Path, args: &[&str]) {
+    /// Runs git in `dir` isolated from the user's config; shared with `hook`'s tests.
+    pub(crate) fn run_git(dir: &Path, args: &[&str]) {
         let st = Command::new("git")
             .current_dir(dir)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
