@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::output::text::{escape, escape_path};
+use crate::messages::{escape, escape_path};
 use crate::paths;
 
 /// The only version written and read.

@@ -38,7 +38,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use scanner_engine::EngineBuilder;
 use serde::Deserialize;
 
-use crate::output::text::escape_path;
+use crate::messages::escape_path;
 use crate::paths;
 
 /// The file name looked for in the scan root and its ancestors.

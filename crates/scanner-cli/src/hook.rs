@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 
 use crate::args::HookInstallArgs;
-use crate::output::text::escape_path;
+use crate::messages::escape_path;
 
 /// The line that marks a hook as ours.
 pub const MARKER: &str = "# scanner-pre-commit-hook (written by `scanner hook install`)";
@@ -77,7 +77,7 @@ pub fn install_in(
         raw.pop();
     }
     // Relative to `cwd` unless core.hooksPath is absolute.
-    let path = cwd.join(crate::git::path_from_bytes(raw));
+    let path = cwd.join(crate::input::git::path_from_bytes(raw));
 
     let mut replaced = Replaced::Nothing;
     match std::fs::read(&path) {
@@ -147,7 +147,7 @@ fn script(exe: Option<&Path>) -> Vec<u8> {
     );
     s.extend_from_slice(b"scanner='");
     if let Some(exe) = exe {
-        for &b in crate::git::path_bytes(exe).iter() {
+        for &b in crate::input::git::path_bytes(exe).iter() {
             if b == b'\'' {
                 s.extend_from_slice(b"'\\''");
             } else {
@@ -169,7 +169,7 @@ exec \"$scanner\" scan --staged\n",
 mod tests {
     use super::*;
 
-    use crate::git::tests::run_git as git;
+    use crate::input::git::tests::run_git as git;
 
     #[test]
     fn script_quotes_the_binary_path() {

@@ -1,43 +1,24 @@
-//! `scanner`: the binary. Parses flags, builds the library objects, owns the
-//! exit status; the work lives in `scanner-engine` (matching),
-//! `scanner-scheduler` (threads) and the modules below.
-//!
-//! | module | what |
-//! | --- | --- |
-//! | `args` | clap flags: plain parsed data |
-//! | `scan` | `scanner scan`: turns flags into walker, engine, sink, filters |
-//! | `walk` | the walker thread: roots, ignore files, skip counts |
-//! | `pipeline` | file tasks, workers, large-file splitting, the sink thread |
-//! | `filter` | post-scan suppression hooks (baseline, diff) |
-//! | `git`, `baseline`, `config`, `hook` | `--staged`/`--diff`, baselines, `.scanner.toml`, `scanner hook install` (docs/precommit.md) |
-//! | `summary` | the stderr summary and `--stats-json` |
-//! | `rules_cmd` | `scanner rules list` / `check` |
-//! | `output` | report formats (text, json, jsonl, sarif) |
-//!
-//! Exit status: 0 clean, 1 findings, 2 error. See `docs/architecture.md`.
+//! `scanner`: parses flags, calls the library (`scanner_cli::run`), owns the
+//! exit status. Everything else lives in the library; see its module table.
 
 use std::process::ExitCode;
 
-mod args;
-mod baseline;
-mod config;
-mod filter;
-mod git;
-mod hook;
-mod output;
-mod paths;
-mod pipeline;
-mod rules_cmd;
-mod scan;
-mod summary;
-mod walk;
-
-/// Exit status for "something went wrong" (bad flag, rule, config, unreadable
-/// file): distinct from 1 so CI can tell "secrets found" from "scan broken".
-pub const EXIT_ERROR: u8 = 2;
+use scanner_cli::{args, messages, output, EXIT_ERROR};
 
 fn main() -> ExitCode {
-    match run() {
+    let cli = match args::Cli::parse_from_env() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // --help and --version are "errors" that go to stdout with status 0.
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(EXIT_ERROR)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match scanner_cli::run(cli) {
         Ok(code) => code,
         Err(err) => {
             if let Some(io) = err.downcast_ref::<std::io::Error>() {
@@ -45,28 +26,8 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("scanner: error: {err:#}");
+            messages::error(&format!("{err:#}"));
             ExitCode::from(EXIT_ERROR)
         }
-    }
-}
-
-fn run() -> anyhow::Result<ExitCode> {
-    let cli = match args::Cli::parse_from_env() {
-        Ok(cli) => cli,
-        Err(err) => {
-            // --help and --version are "errors" that go to stdout with status 0.
-            let _ = err.print();
-            return Ok(if err.use_stderr() {
-                ExitCode::from(EXIT_ERROR)
-            } else {
-                ExitCode::SUCCESS
-            });
-        }
-    };
-    match cli.command {
-        args::Command::Scan(a) => scan::run(*a),
-        args::Command::Rules(c) => rules_cmd::run(c),
-        args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
     }
 }

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use scanner_engine::{Engine, EngineBuilder, RuleFile};
 
 use crate::args::RulesCommand;
-use crate::output::text::escape_path;
+use crate::messages::escape_path;
 
 pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
     match cmd {

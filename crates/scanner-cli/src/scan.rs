@@ -12,10 +12,12 @@
 //! | 1 | at least one finding reported (after suppressions) |
 //! | 2 | an error: bad flag, rule or config, unreadable root; or a file or directory in scope could not be read (unless `--ignore-errors`), whether or not there were findings: a partial scan must not pass for a complete one |
 //!
-//! # Where issue 5 (pre-commit) plugs in
+//! # Where things plug in
 //!
-//! - what is scanned: [`ScanPlan::source`] (`--staged` → `Source::Blobs`,
+//! - what is scanned: [`ScanPlan::source`] (`--staged` → `Source::Items`,
 //!   `--diff BASE` → the changed files as `Source::Paths`);
+//! - what is out of scope, for every source: `ScanOptions::scope`
+//!   ([`Scope`]);
 //! - what is suppressed after the scan: [`ScanPlan::filters`] (baseline,
 //!   diff context, config rule overrides) — each a
 //!   [`FindingFilter`](crate::filter::FindingFilter) run in the sink thread
@@ -33,12 +35,15 @@ use scanner_engine::{Engine, EngineBuilder, RuleFile};
 use crate::args::{ColorChoice, ScanArgs};
 use crate::config::{self, Config};
 use crate::filter::FindingFilter;
-use crate::output::text::escape_path;
+use crate::input::scope::{OwnOutput, PathAllow};
+use crate::input::walk::{self, WalkOptions};
+use crate::input::{git, Scope, Source};
+use crate::messages::{self, escape_path};
 use crate::output::{AtomicOutput, Sink, SinkOptions};
-use crate::pipeline::{self, ScanOptions, Source};
+use crate::pipeline::{self, ScanOptions, StopHandle};
+use crate::report::ScanReport;
 use crate::summary::{self, Progress};
-use crate::walk::{self, WalkOptions};
-use crate::{baseline, git};
+use crate::{baseline, signals};
 
 /// Everything a scan needs, built from the flags.
 pub struct ScanPlan {
@@ -80,10 +85,10 @@ pub fn build_engine(
         None => b.build()?,
     };
     for w in warnings {
-        match &w.rule {
-            Some(rule) => eprintln!("scanner: warning: rule `{rule}`: {}", w.message),
-            None => eprintln!("scanner: warning: {}", w.message),
-        }
+        eprintln!(
+            "{}",
+            messages::rule_warning(None, w.rule.as_deref(), &w.message)
+        );
     }
     Ok(engine)
 }
@@ -124,10 +129,19 @@ impl ScanPlan {
         let scan_base = git_source
             .as_ref()
             .map_or_else(|| cwd.clone(), |g| g.scan_base.clone());
-        let allow: Option<walk::PathAllow> = config.clone().map(|c| {
+        let allow: Option<PathAllow> = config.clone().map(|c| {
             let base = scan_base.clone();
-            Arc::new(move |p: &Path, _is_dir: bool| c.is_path_allowed(&base, p)) as walk::PathAllow
+            Arc::new(move |p: &Path, _is_dir: bool| c.is_path_allowed(&base, p)) as PathAllow
         });
+        // `--exclude` globs are relative to the current directory, as
+        // ripgrep's `--glob` is; listed git paths are relative to
+        // `scan_base`, so the globs are matched from there for them.
+        let glob_base = if git_source.is_some() {
+            &scan_base
+        } else {
+            &cwd
+        };
+        let scope = Scope::new(glob_base, &args.exclude, allow, args.max_filesize)?;
 
         let threads = match args.threads {
             Some(n) => n as usize,
@@ -139,18 +153,16 @@ impl ScanPlan {
             walk: WalkOptions {
                 no_ignore: args.no_ignore,
                 follow: args.follow,
-                exclude: args.exclude.clone(),
-                allow,
                 strip_dot: implicit_root,
-                own_output: walk::OwnOutput::default(),
             },
+            scope,
             binary: args.binary,
-            max_filesize: args.max_filesize,
             chunk_size: args.chunk_size.map_or(defaults.chunk_size, |n| n as usize),
             split_threshold: args.split_threshold.unwrap_or(defaults.split_threshold),
             split_grain: args.split_grain.unwrap_or(defaults.split_grain),
             progress: !args.quiet && Progress::wanted(),
-            blob_budget: defaults.blob_budget,
+            stdout_id: stdout_id(),
+            ..defaults
         };
 
         let (source, diff_filter) = match git_source {
@@ -225,7 +237,9 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
 
     let mut plan = plan;
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {
-        plan.options.walk.own_output = walk::OwnOutput::new(&[a.temp_path(), dest]);
+        plan.options
+            .scope
+            .set_own_output(OwnOutput::new(&[a.temp_path(), dest]));
     }
     let ScanPlan {
         engine,
@@ -234,7 +248,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         filters,
         baseline_out,
     } = plan;
-    let (report, sink) = pipeline::scan(source, Arc::clone(&engine), sink, filters, &options)?;
+    let stop = StopHandle::default();
+    let caught = signals::install(stop.clone()).context("installing the signal handler")?;
+    let (report, sink) =
+        pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
+    if report.interrupted {
+        // `atomic` drops here without a commit: its temp file is removed.
+        drop(atomic);
+        messages::warn(
+            None,
+            "interrupted: the scan is incomplete, no report written",
+        );
+        return Ok(ExitCode::from(caught.exit_status().unwrap_or(130)));
+    }
     if report.broken_pipe {
         return Ok(exit_for(&report, args.ignore_errors));
     }
@@ -262,7 +288,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     Ok(exit_for(&report, args.ignore_errors))
 }
 
-fn exit_for(report: &pipeline::ScanReport, ignore_errors: bool) -> ExitCode {
+fn exit_for(report: &ScanReport, ignore_errors: bool) -> ExitCode {
     if report.errors > 0 && !ignore_errors {
         ExitCode::from(crate::EXIT_ERROR)
     } else if report.findings > 0 {
@@ -270,4 +296,21 @@ fn exit_for(report: &pipeline::ScanReport, ignore_errors: bool) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The (device, inode) of stdout when it is a regular file (`> report.txt`):
+/// that file is never scanned, so a report redirected into the tree does not
+/// report itself.
+#[cfg(unix)]
+fn stdout_id() -> Option<(u64, u64)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let md = std::fs::File::from(fd).metadata().ok()?;
+    md.is_file().then(|| (md.dev(), md.ino()))
+}
+
+#[cfg(not(unix))]
+fn stdout_id() -> Option<(u64, u64)> {
+    None
 }

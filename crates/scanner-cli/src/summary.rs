@@ -48,13 +48,19 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::output::text::escape_path;
-use crate::pipeline::ScanReport;
+use crate::messages::escape_path;
+use crate::report::ScanReport;
 
 /// The progress line: drawn only while stderr is a terminal (the caller
 /// checks), rate-limited by indicatif, erased at the end.
 pub struct Progress {
     bar: ProgressBar,
+}
+
+impl Default for Progress {
+    fn default() -> Progress {
+        Progress::new()
+    }
 }
 
 impl Progress {
@@ -255,7 +261,7 @@ fn megabytes(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::walk::Skip;
+    use crate::report::Skip;
 
     #[test]
     fn numbers() {

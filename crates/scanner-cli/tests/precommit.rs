@@ -111,6 +111,32 @@ fn staged_secret_is_reported_with_path_and_line_of_the_staged_content() {
     assert_eq!(staged(&r).expect(1).path_lines(), vec!["app/settings.py:3"]);
 }
 
+/// One scope filter for every source: `--exclude` applies to staged blobs as
+/// to walked files, and the skip is counted.
+#[test]
+fn staged_blobs_honour_exclude_like_a_walk() {
+    let r = Repo::new();
+    r.write("vendor/a.env", format!("KEY={}\n", token(4)));
+    r.write("app/b.env", format!("KEY={}\n", token(5)));
+    r.git(&["add", "."]);
+    let run = r.scan(&[
+        "scan",
+        "--staged",
+        "--format",
+        "json",
+        "--exclude",
+        "vendor/",
+    ]);
+    assert_eq!(run.expect(1).path_lines(), vec!["app/b.env:1"]);
+    assert_eq!(
+        run.summary_line("not scanned"),
+        Some("not scanned: 1 excluded")
+    );
+    // The same tree walked: the same answer.
+    let walked = r.scan(&["scan", "--format", "json", "--exclude", "vendor/"]);
+    assert_eq!(walked.expect(1).path_lines(), vec!["app/b.env:1"]);
+}
+
 #[test]
 fn secret_only_in_the_working_tree_is_not_reported() {
     let r = Repo::new();

@@ -243,6 +243,24 @@ impl LinePos {
     /// `bytes[0]`. Lines end at `\n` (so `\r\n` counts once); use it to
     /// carry the position from one chunk to the next over its owned bytes:
     /// `next.start = this.start.advance(&data[..owned_len])`.
+    /// `rel`, a position counted from [`LinePos::START`] at `self`, counted
+    /// from where `self` is counted instead. A text cut into pieces scanned
+    /// separately, each from `START`, gets its real positions this way:
+    /// `START.advance(a + b) == START.advance(a).then(START.advance(b))`.
+    pub fn then(self, rel: LinePos) -> LinePos {
+        if rel.line == 1 {
+            LinePos {
+                line: self.line,
+                column: self.column.saturating_add(rel.column - 1),
+            }
+        } else {
+            LinePos {
+                line: self.line.saturating_add(rel.line - 1),
+                column: rel.column,
+            }
+        }
+    }
+
     pub fn advance(self, bytes: &[u8]) -> LinePos {
         match memchr::memrchr(b'\n', bytes) {
             None => LinePos {

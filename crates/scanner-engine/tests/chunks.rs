@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use scanner_engine::{Engine, Finding};
+use scanner_engine::{Engine, Finding, LinePos};
 
 const RULES: &str = r#"
 [[rules]]
@@ -202,4 +202,20 @@ fn generic_duplicate_dropped_across_every_boundary() {
         let chunked = brief(&scan_chunked(e, &data, overlap));
         assert_eq!(whole, chunked, "prefix {prefix}");
     }
+}
+
+/// Positions of consecutive pieces compose: what a split input relies on to
+/// rebase each range's findings without reading the input again.
+#[test]
+fn line_positions_compose_at_every_cut() {
+    let text = b"ab\ncd\r\nef\n\ngh";
+    for cut in 0..=text.len() {
+        let (a, b) = text.split_at(cut);
+        assert_eq!(
+            LinePos::START.advance(a).then(LinePos::START.advance(b)),
+            LinePos::START.advance(text),
+            "cut {cut}"
+        );
+    }
+    assert_eq!(LinePos::START.advance(text), LinePos { line: 5, column: 3 });
 }

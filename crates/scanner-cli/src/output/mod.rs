@@ -53,6 +53,8 @@ pub struct PathFinding {
     /// The path as reached from the PATH argument (or repo-relative for `--staged`), raw bytes
     /// on Unix (OsStr bytes) so non-UTF-8 names survive; `display()` gives the lossy UTF-8 form.
     pub path: PathBuf,
+    /// The commit that introduced the content (history scans), else `None`.
+    pub commit: Option<std::sync::Arc<crate::input::CommitInfo>>,
     pub finding: Finding,
 }
 
@@ -245,7 +247,7 @@ impl AtomicOutput {
         let name = dest.file_name().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{}: not a file name", text::escape_path(dest)),
+                format!("{}: not a file name", crate::messages::escape_path(dest)),
             )
         })?;
         let dir = match dest.parent() {
@@ -279,7 +281,7 @@ impl AtomicOutput {
                         e.kind(),
                         format!(
                             "{}: cannot create temporary file: {e}",
-                            text::escape_path(&temp)
+                            crate::messages::escape_path(&temp)
                         ),
                     ))
                 }
@@ -304,7 +306,10 @@ impl AtomicOutput {
     /// ([`Sink::finish`] does it).
     pub fn commit(mut self) -> io::Result<()> {
         let named = |what: &str, p: &Path, e: io::Error| {
-            io::Error::new(e.kind(), format!("{}: {what}: {e}", text::escape_path(p)))
+            io::Error::new(
+                e.kind(),
+                format!("{}: {what}: {e}", crate::messages::escape_path(p)),
+            )
         };
         self.file
             .sync_all()
@@ -352,6 +357,7 @@ pub(crate) mod tests {
         let m = format!("token = \"{secret}\"");
         let offset = u64::from(line) * 100 + u64::from(column) - 1;
         PathFinding {
+            commit: None,
             path: PathBuf::from(path),
             finding: Finding {
                 rule_id: "github-pat".into(),

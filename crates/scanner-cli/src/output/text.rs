@@ -37,9 +37,8 @@
 //! and with `--show-secrets`, the same lines with the whole secrets. The snippet is what the
 //! rule matched: for a token rule that is often the token alone.
 
-use std::fmt::Write as _;
-
 use super::{redact, PathFinding};
+use crate::messages::escape;
 
 /// Characters of context kept on each side of the secret.
 const CONTEXT: usize = 60;
@@ -116,38 +115,6 @@ fn head(s: &str, n: usize) -> String {
     let mut out: String = s.chars().take(n - 1).collect();
     out.push('…');
     out
-}
-
-/// Escapes everything that could act on a terminal or break the one-line-per-finding rule.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x80 && c.is_control() => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() || is_bidi_control(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// A path as every message on stderr shows it: lossy UTF-8, then [`escape`]d, so that a file
-/// name holding ESC or other control characters cannot drive the terminal.
-pub(crate) fn escape_path(p: impl AsRef<std::path::Path>) -> String {
-    escape(&p.as_ref().to_string_lossy())
-}
-
-/// Unicode characters that reorder the display of the text around them ("Trojan Source").
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
 
 #[cfg(test)]

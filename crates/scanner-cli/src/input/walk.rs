@@ -48,165 +48,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, WalkBuilder};
 
-use crate::output::text::escape_path;
+use crate::messages::escape_path;
+use crate::report::{Skip, SkipCounts};
 
-/// Why a file or directory was not scanned. The summary prints
-/// [`Skip::label`]; `--stats-json` uses it as the key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Skip {
-    /// Excluded by an ignore file (see the module docs for what is counted).
-    Ignored,
-    /// Matched an `--exclude` glob.
-    Excluded,
-    /// Matched the config's `allow_paths`.
-    AllowlistedPath,
-    /// A NUL byte in the first 8 KiB (scanned anyway with `--binary`).
-    Binary,
-    /// Larger than `--max-filesize`.
-    TooLarge,
-    /// Could not be opened or read (a warning names the path and reason).
-    Unreadable,
-    /// A symbolic link, not followed (no `--follow`).
-    SymlinkNotFollowed,
-    /// A symbolic link whose target does not exist.
-    SymlinkBroken,
-    /// A symbolic link leading back to an ancestor (`--follow`).
-    SymlinkLoop,
-    /// A FIFO, socket or device: reading it could block or never end.
-    Special,
-    /// The report this run is writing (`-o FILE` inside the scanned tree):
-    /// with `--show-secrets` it would hold every finding again.
-    OwnOutput,
-}
+use super::Scope;
 
-impl Skip {
-    pub const ALL: [Skip; 11] = [
-        Skip::Ignored,
-        Skip::Excluded,
-        Skip::AllowlistedPath,
-        Skip::Binary,
-        Skip::TooLarge,
-        Skip::Unreadable,
-        Skip::SymlinkNotFollowed,
-        Skip::SymlinkBroken,
-        Skip::SymlinkLoop,
-        Skip::Special,
-        Skip::OwnOutput,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Skip::Ignored => "ignored",
-            Skip::Excluded => "excluded",
-            Skip::AllowlistedPath => "allowlisted path",
-            Skip::Binary => "binary",
-            Skip::TooLarge => "too large",
-            Skip::Unreadable => "unreadable",
-            Skip::SymlinkNotFollowed => "symlink (not followed)",
-            Skip::SymlinkBroken => "symlink (broken)",
-            Skip::SymlinkLoop => "symlink (loop)",
-            Skip::Special => "special file",
-            Skip::OwnOutput => "own report",
-        }
-    }
-
-    fn index(self) -> usize {
-        Skip::ALL.iter().position(|&s| s == self).unwrap()
-    }
-}
-
-/// Counts by [`Skip`] reason.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SkipCounts([u64; Skip::ALL.len()]);
-
-impl SkipCounts {
-    pub fn add(&mut self, reason: Skip, n: u64) {
-        self.0[reason.index()] += n;
-    }
-    pub fn get(&self, reason: Skip) -> u64 {
-        self.0[reason.index()]
-    }
-    pub fn merge(&mut self, other: &SkipCounts) {
-        for (a, b) in self.0.iter_mut().zip(other.0) {
-            *a += b;
-        }
-    }
-    pub fn total(&self) -> u64 {
-        self.0.iter().sum()
-    }
-    /// Non-zero counts, in [`Skip::ALL`] order.
-    pub fn nonzero(&self) -> impl Iterator<Item = (Skip, u64)> + '_ {
-        Skip::ALL
-            .iter()
-            .map(|&s| (s, self.get(s)))
-            .filter(|&(_, n)| n > 0)
-    }
-}
-
-/// Decides whether a path is allowlisted by the user config
-/// (`allow_paths`): `(path, is_dir) -> true` to skip it.
-pub type PathAllow = Arc<dyn Fn(&Path, bool) -> bool + Send + Sync>;
-
-/// Walker settings (built from flags in `scan.rs`).
+/// Walker settings (built from flags in `scan.rs`). What is out of scope
+/// is the [`Scope`]'s to say, not the walker's.
 #[derive(Clone, Default)]
 pub struct WalkOptions {
     pub no_ignore: bool,
     pub follow: bool,
-    /// `--exclude` globs, gitignore syntax, relative to the current
-    /// directory as ripgrep's `--glob` is (a glob without a slash matches a
-    /// name at any depth).
-    pub exclude: Vec<String>,
-    /// Config `allow_paths`.
-    pub allow: Option<PathAllow>,
     /// Strip a leading `./` from paths (the root was the implicit `.`),
     /// as ripgrep does.
     pub strip_dot: bool,
-    /// Files this run writes (the `-o` report and its temp file): never
-    /// scanned, counted as [`Skip::OwnOutput`].
-    pub own_output: OwnOutput,
-}
-
-/// Files the run writes, matched by name first (no syscall for any other
-/// entry) and then by canonical path.
-#[derive(Clone, Debug, Default)]
-pub struct OwnOutput {
-    files: Vec<PathBuf>,
-}
-
-impl OwnOutput {
-    /// `paths` may not exist yet (the final report before its rename):
-    /// their directory is canonicalized instead.
-    pub fn new(paths: &[&Path]) -> OwnOutput {
-        let files = paths
-            .iter()
-            .filter_map(|p| {
-                let name = p.file_name()?;
-                let dir = match p.parent() {
-                    Some(d) if !d.as_os_str().is_empty() => d,
-                    _ => Path::new("."),
-                };
-                Some(fs::canonicalize(dir).ok()?.join(name))
-            })
-            .collect();
-        OwnOutput { files }
-    }
-
-    fn contains(&self, path: &Path) -> bool {
-        let Some(name) = path.file_name() else {
-            return false;
-        };
-        if !self.files.iter().any(|f| f.file_name() == Some(name)) {
-            return false;
-        }
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        fs::canonicalize(dir).is_ok_and(|d| self.files.contains(&d.join(name)))
-    }
 }
 
 /// Something the user should hear about (printed as
@@ -237,12 +94,11 @@ struct FilterCounts {
 pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
+    scope: &Scope,
     mut on_file: impl FnMut(PathBuf) -> bool,
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let excludes = build_excludes(&cwd, opts)?;
     for root in roots {
         let md = fs::metadata(root).with_context(|| escape_path(root))?;
         let shown = display_path(root, opts.strip_dot);
@@ -256,25 +112,14 @@ pub fn walk(
                 });
                 continue;
             }
-            if opts.own_output.contains(root) {
-                skips.add(Skip::OwnOutput, 1);
-            } else if excluded_file(&excludes, &cwd, root) {
-                skips.add(Skip::Excluded, 1);
-            } else if opts.allow.as_ref().is_some_and(|a| a(root, false)) {
-                skips.add(Skip::AllowlistedPath, 1);
+            if let Some(skip) = scope.check_listed(root) {
+                skips.add(skip, 1);
             } else if !on_file(shown) {
                 break;
             }
             continue;
         }
-        let go_on = walk_dir(
-            root,
-            opts,
-            &excludes,
-            &mut skips,
-            &mut on_file,
-            &mut on_warning,
-        )?;
+        let go_on = walk_dir(root, opts, scope, &mut skips, &mut on_file, &mut on_warning)?;
         if !go_on {
             break;
         }
@@ -282,43 +127,14 @@ pub fn walk(
     Ok(skips)
 }
 
-fn build_excludes(root: &Path, opts: &WalkOptions) -> anyhow::Result<Gitignore> {
-    let mut b = GitignoreBuilder::new(root);
-    for glob in &opts.exclude {
-        b.add_line(None, glob)
-            .with_context(|| format!("--exclude {glob:?}"))?;
-    }
-    b.build().context("--exclude")
-}
-
-/// Whether an explicit file argument is excluded: by a glob on the file or
-/// on any of its directories (`--exclude vendor/` covers `vendor/a/b.js`
-/// named on the command line, as pre-commit does).
-fn excluded_file(excludes: &Gitignore, cwd: &Path, path: &Path) -> bool {
-    let path = path.strip_prefix(cwd).unwrap_or(path);
-    // `matched_path_or_any_parents` without its assertion that the path is
-    // under the matcher's root: outside it, unanchored globs still apply.
-    for (i, p) in path.ancestors().enumerate() {
-        if p.as_os_str().is_empty() || p.parent().is_none() {
-            break;
-        }
-        match excludes.matched(p, i > 0) {
-            ignore::Match::None => {}
-            m => return m.is_ignore(),
-        }
-    }
-    false
-}
-
 fn walk_dir(
     root: &Path,
     opts: &WalkOptions,
-    excludes: &Gitignore,
+    scope: &Scope,
     skips: &mut SkipCounts,
     on_file: &mut impl FnMut(PathBuf) -> bool,
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<bool> {
-    let excludes = excludes.clone();
     let counts = Arc::new(FilterCounts::default());
     let mut b = WalkBuilder::new(root);
     b.standard_filters(!opts.no_ignore)
@@ -331,25 +147,27 @@ fn walk_dir(
     }
     {
         let counts = Arc::clone(&counts);
-        let allow = opts.allow.clone();
-        let own_output = opts.own_output.clone();
+        let scope = scope.clone();
         b.filter_entry(move |e: &DirEntry| {
             if e.file_name() == ".git" {
                 counts.vcs.fetch_add(1, Ordering::Relaxed);
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            if !is_dir && own_output.contains(e.path()) {
-                counts.own_output.fetch_add(1, Ordering::Relaxed);
-                return false;
-            }
-            if excludes.matched(e.path(), is_dir).is_ignore() {
-                counts.excluded.fetch_add(1, Ordering::Relaxed);
-                return false;
-            }
-            if allow.as_ref().is_some_and(|a| a(e.path(), is_dir)) {
-                counts.allowlisted.fetch_add(1, Ordering::Relaxed);
-                return false;
+            match scope.check_walked(e.path(), is_dir) {
+                None => {}
+                Some(Skip::OwnOutput) => {
+                    counts.own_output.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
+                Some(Skip::Excluded) => {
+                    counts.excluded.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
+                Some(_) => {
+                    counts.allowlisted.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
             }
             true
         });
@@ -602,11 +420,25 @@ mod tests {
     use super::*;
 
     fn run(root: &Path, opts: &WalkOptions) -> (Vec<String>, SkipCounts, Vec<String>) {
+        run_in(root, opts, &Scope::default())
+    }
+
+    fn excluding(globs: &[&str]) -> Scope {
+        let globs: Vec<String> = globs.iter().map(|g| g.to_string()).collect();
+        Scope::new(&std::env::current_dir().unwrap(), &globs, None, None).unwrap()
+    }
+
+    fn run_in(
+        root: &Path,
+        opts: &WalkOptions,
+        scope: &Scope,
+    ) -> (Vec<String>, SkipCounts, Vec<String>) {
         let mut files = Vec::new();
         let mut warnings = Vec::new();
         let skips = walk(
             &[root.to_path_buf()],
             opts,
+            scope,
             |p| {
                 files.push(p.strip_prefix(root).unwrap().display().to_string());
                 true
@@ -665,11 +497,8 @@ mod tests {
         write(r, "b.min.js", "x");
         write(r, "vendor/x/y.txt", "x");
         write(r, "vendor/z.txt", "x");
-        let opts = WalkOptions {
-            exclude: vec!["*.min.js".into(), "vendor/".into()],
-            ..Default::default()
-        };
-        let (files, skips, _) = run(r, &opts);
+        let scope = excluding(&["*.min.js", "vendor/"]);
+        let (files, skips, _) = run_in(r, &WalkOptions::default(), &scope);
         assert_eq!(files, ["a.txt"]);
         assert_eq!(skips.get(Skip::Excluded), 2);
         assert_eq!(skips.get(Skip::Ignored), 0);
@@ -681,14 +510,11 @@ mod tests {
         let r = t.path();
         write(r, "vendor/lib/a.js", "x");
         write(r, "src/b.js", "x");
-        let opts = WalkOptions {
-            exclude: vec!["vendor/".into()],
-            ..Default::default()
-        };
         let mut files = Vec::new();
         let skips = walk(
             &[r.join("vendor/lib/a.js"), r.join("src/b.js")],
-            &opts,
+            &WalkOptions::default(),
+            &excluding(&["vendor/"]),
             |p| {
                 files.push(p);
                 true

@@ -45,8 +45,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
 
-use crate::output::text::escape_path;
-use crate::pipeline::{Blob, Source};
+use super::{Content, Item, Provenance, Source};
+use crate::messages::escape_path;
 
 /// One staged file: its repository-relative path (raw bytes) and staged content.
 pub struct StagedBlob {
@@ -419,13 +419,13 @@ pub fn source(
         let blobs = blobs
             .context("--staged")?
             .into_iter()
-            .map(|b| Blob {
-                path: b.path,
-                data: b.data,
+            .map(|b| Item {
+                provenance: Provenance::path(b.path),
+                content: Content::Bytes(b.data),
             })
             .collect();
         return Ok(Some(GitSource {
-            source: Source::Blobs(blobs),
+            source: Source::Items(blobs),
             diff_filter: None,
             scan_base,
         }));

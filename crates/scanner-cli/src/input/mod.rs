@@ -1,0 +1,101 @@
+//! Inputs: everything the scanner reads, in one model.
+//!
+//! Every source — walked files, explicit files and file lists, staged blobs,
+//! the files `--diff` changed, standard input and named streams — yields
+//! [`Item`]s: a [`Provenance`] (what the report calls it and where it came
+//! from) and a [`Content`] (how a worker reads it). The pipeline knows
+//! nothing else about sources: a new input is a new [`Source`] variant that
+//! emits items, and a new way to read bytes is a new [`Content`] variant
+//! that the worker (`pipeline::worker`) reads through the same chunk reader.
+//!
+//! # Scope: one filter for every source
+//!
+//! [`Scope`] holds what the user said must not be scanned: `--exclude`
+//! globs, the config's `allow_paths`, the run's own report and
+//! `--max-filesize`. Every source asks it about every path, so that
+//! `--staged --exclude vendor/` skips `vendor/a.env` exactly as a walk does.
+//! Ignore files (`.gitignore`, `.scannerignore`) belong to the walk only:
+//! staged blobs are what git will commit, whatever an ignore file says.
+
+pub mod git;
+pub mod scope;
+pub mod walk;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use scope::Scope;
+
+/// Where an item came from, as the report names it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The path as the report shows it: as reached from the PATH argument,
+    /// repository-relative for git sources, `<stdin>` (or `--stdin-name`)
+    /// for standard input. Raw bytes on Unix.
+    pub path: PathBuf,
+    /// The commit that introduced the content (history scans); `None` for
+    /// the working tree, the index and streams.
+    pub commit: Option<Arc<CommitInfo>>,
+}
+
+impl Provenance {
+    pub fn path(path: impl Into<PathBuf>) -> Provenance {
+        Provenance {
+            path: path.into(),
+            commit: None,
+        }
+    }
+}
+
+/// The commit a history finding is attributed to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// Full 40-hex id.
+    pub id: String,
+    pub author_name: String,
+    pub author_email: String,
+    /// RFC 3339.
+    pub author_date: String,
+    /// The first line of the message.
+    pub summary: String,
+}
+
+/// How a worker reads an item.
+pub enum Content {
+    /// A file on disk: opened, sniffed and read in chunks by the worker,
+    /// split into ranges when large.
+    File(PathBuf),
+    /// Bytes already in memory (a staged blob). Charged to the budget's
+    /// byte limit while in flight.
+    Bytes(Vec<u8>),
+    /// A stream read once, front to back, in chunks (standard input, a
+    /// FIFO): never held whole in memory.
+    Stream(Box<dyn Read + Send>),
+}
+
+/// One thing to scan.
+pub struct Item {
+    pub provenance: Provenance,
+    pub content: Content,
+}
+
+impl Item {
+    /// Bytes this item holds in memory while queued (the budget's byte
+    /// charge): what a file or stream holds is its worker's buffer instead.
+    pub fn held_bytes(&self) -> u64 {
+        match &self.content {
+            Content::Bytes(b) => b.len() as u64,
+            Content::File(_) | Content::Stream(_) => 0,
+        }
+    }
+}
+
+/// What to scan: each variant emits [`Item`]s (see `pipeline::scan`).
+pub enum Source {
+    /// Walk these roots (files named explicitly are scanned even if an
+    /// ignore file excludes them).
+    Paths(Vec<PathBuf>),
+    /// Items already listed (staged blobs): paths are repository-relative.
+    Items(Vec<Item>),
+}

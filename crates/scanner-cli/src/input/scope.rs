@@ -1,0 +1,171 @@
+//! [`Scope`]: what the user said must not be scanned, asked by every source.
+//!
+//! | rule | skip reason | source of the rule |
+//! | --- | --- | --- |
+//! | the run's own report (`-o FILE`, its temp file, stdout redirected into the tree) | `own report` | the run |
+//! | `--exclude GLOB` (gitignore syntax, relative to the current directory) | `excluded` | flags |
+//! | `allow_paths` | `allowlisted path` | `.scanner.toml` |
+//! | `--max-filesize` | `too large` | flags (checked by the worker, which knows the size) |
+//!
+//! The walker asks [`Scope::check_walked`] from its entry filter, so an
+//! excluded directory is never entered. Sources that list paths themselves
+//! (explicit files, staged blobs) ask [`Scope::check_listed`], which also
+//! matches the globs against every parent directory: `--exclude vendor/`
+//! covers `vendor/a/b.js` whether it was walked or listed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::report::Skip;
+
+/// Decides whether a path is allowlisted by the user config
+/// (`allow_paths`): `(path, is_dir) -> true` to skip it.
+pub type PathAllow = Arc<dyn Fn(&Path, bool) -> bool + Send + Sync>;
+
+/// The one scope filter (see the module docs). Cheap to clone.
+#[derive(Clone)]
+pub struct Scope {
+    cwd: PathBuf,
+    excludes: Gitignore,
+    allow: Option<PathAllow>,
+    own_output: OwnOutput,
+    /// `--max-filesize`.
+    pub max_filesize: Option<u64>,
+}
+
+impl Default for Scope {
+    fn default() -> Scope {
+        Scope {
+            cwd: PathBuf::from("."),
+            excludes: Gitignore::empty(),
+            allow: None,
+            own_output: OwnOutput::default(),
+            max_filesize: None,
+        }
+    }
+}
+
+impl Scope {
+    /// `exclude` globs are relative to `cwd`. Errors name the bad glob.
+    pub fn new(
+        cwd: &Path,
+        exclude: &[String],
+        allow: Option<PathAllow>,
+        max_filesize: Option<u64>,
+    ) -> anyhow::Result<Scope> {
+        let mut b = GitignoreBuilder::new(cwd);
+        for glob in exclude {
+            b.add_line(None, glob)
+                .with_context(|| format!("--exclude {glob:?}"))?;
+        }
+        Ok(Scope {
+            cwd: cwd.to_path_buf(),
+            excludes: b.build().context("--exclude")?,
+            allow,
+            own_output: OwnOutput::default(),
+            max_filesize,
+        })
+    }
+
+    /// The files this run writes, never scanned.
+    pub fn set_own_output(&mut self, own: OwnOutput) {
+        self.own_output = own;
+    }
+
+    /// For the walker's entry filter: `path` as walked.
+    pub fn check_walked(&self, path: &Path, is_dir: bool) -> Option<Skip> {
+        if !is_dir && self.own_output.contains(path) {
+            return Some(Skip::OwnOutput);
+        }
+        if self.excludes.matched(path, is_dir).is_ignore() {
+            return Some(Skip::Excluded);
+        }
+        self.allowlisted(path, is_dir)
+    }
+
+    /// For a file a source lists itself (an explicit argument, a staged
+    /// blob): the globs apply to the file and to each of its directories.
+    pub fn check_listed(&self, path: &Path) -> Option<Skip> {
+        if self.own_output.contains(path) {
+            return Some(Skip::OwnOutput);
+        }
+        if self.excluded_listed(path) {
+            return Some(Skip::Excluded);
+        }
+        self.allowlisted(path, false)
+    }
+
+    /// `--max-filesize`, once the size is known.
+    pub fn check_size(&self, size: u64) -> Option<Skip> {
+        self.max_filesize
+            .is_some_and(|max| size > max)
+            .then_some(Skip::TooLarge)
+    }
+
+    fn allowlisted(&self, path: &Path, is_dir: bool) -> Option<Skip> {
+        self.allow
+            .as_ref()
+            .is_some_and(|a| a(path, is_dir))
+            .then_some(Skip::AllowlistedPath)
+    }
+
+    fn excluded_listed(&self, path: &Path) -> bool {
+        let path = path.strip_prefix(&self.cwd).unwrap_or(path);
+        // `matched_path_or_any_parents` without its assertion that the path is
+        // under the matcher's root: outside it, unanchored globs still apply.
+        for (i, p) in path.ancestors().enumerate() {
+            if p.as_os_str().is_empty() || p.parent().is_none() {
+                break;
+            }
+            match self.excludes.matched(p, i > 0) {
+                ignore::Match::None => {}
+                m => return m.is_ignore(),
+            }
+        }
+        false
+    }
+}
+
+/// Files the run writes, matched by name first (no syscall for any other
+/// entry) and then by canonical path.
+#[derive(Clone, Debug, Default)]
+pub struct OwnOutput {
+    files: Vec<PathBuf>,
+}
+
+impl OwnOutput {
+    /// `paths` may not exist yet (the final report before its rename):
+    /// their directory is canonicalized instead.
+    pub fn new(paths: &[&Path]) -> OwnOutput {
+        let files = paths
+            .iter()
+            .filter_map(|p| {
+                let name = p.file_name()?;
+                let dir = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                Some(fs::canonicalize(dir).ok()?.join(name))
+            })
+            .collect();
+        OwnOutput { files }
+    }
+
+    pub fn contains(&self, path: &Path) -> bool {
+        let Some(name) = path.file_name() else {
+            return false;
+        };
+        if !self.files.iter().any(|f| f.file_name() == Some(name)) {
+            return false;
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        fs::canonicalize(dir).is_ok_and(|d| self.files.contains(&d.join(name)))
+    }
+}

@@ -1,0 +1,55 @@
+//! `scanner`: the library behind the binary. `main.rs` parses flags and calls
+//! [`run`]; the work lives in `scanner-engine` (matching),
+//! `scanner-scheduler` (threads) and the modules below.
+//!
+//! | module | what |
+//! | --- | --- |
+//! | [`args`] | clap flags: plain parsed data |
+//! | [`scan`] | `scanner scan`: turns flags into sources, scope, engine, sink, filters (the high layer of arguments) |
+//! | [`input`] | the input model: [`input::Item`], [`input::Source`], the one scope filter, the walker, git sources |
+//! | [`pipeline`] | budget, workers, chunked reads, large-input splitting, the sink thread |
+//! | [`filter`] | post-scan suppression hooks (baseline, diff, config per-rule scopes) |
+//! | [`baseline`], [`config`], [`hook`] | baselines, `.scanner.toml`, `scanner hook install` (docs/precommit.md) |
+//! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
+//! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
+//! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
+//! | [`rules_cmd`] | `scanner rules list` / `check` |
+//! | [`output`] | report formats (text, json, jsonl, sarif) |
+//!
+//! Where does a new input go? A [`input::Source`] variant that emits items
+//! (and, if it is read in a new way, an [`input::Content`] variant that
+//! `pipeline::worker` reads). Where is a finding filtered? See "Where a
+//! finding is filtered" in [`pipeline`].
+//!
+//! Exit status: 0 clean, 1 findings, 2 error. See `docs/architecture.md`.
+
+use std::process::ExitCode;
+
+pub mod args;
+pub mod baseline;
+pub mod config;
+pub mod filter;
+pub mod hook;
+pub mod input;
+pub mod messages;
+pub mod output;
+pub mod paths;
+pub mod pipeline;
+pub mod report;
+pub mod rules_cmd;
+pub mod scan;
+pub mod signals;
+pub mod summary;
+
+/// Exit status for "something went wrong" (bad flag, rule, config, unreadable
+/// file): distinct from 1 so CI can tell "secrets found" from "scan broken".
+pub const EXIT_ERROR: u8 = 2;
+
+/// Runs one command line; the status is the process's exit status.
+pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        args::Command::Scan(a) => scan::run(*a),
+        args::Command::Rules(c) => rules_cmd::run(c),
+        args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
+    }
+}

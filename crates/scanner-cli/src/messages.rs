@@ -1,0 +1,75 @@
+//! Everything the scanner says on stderr goes through here: one place owns the
+//! `scanner: warning:` / `scanner: error:` prefixes and the escaping of paths,
+//! so that a prefix is never doubled and a file name holding control
+//! characters cannot drive the terminal.
+//!
+//! Callers pass the parts (a path, a rule, the reason) and never format the
+//! prefix themselves. While a progress line is drawn, [`Messages`] prints
+//! between its redraws.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A warning about `path` (when there is one): `scanner: warning: PATH: REASON`.
+pub fn warning_line(path: Option<&Path>, reason: &str) -> String {
+    match path {
+        Some(p) => format!("scanner: warning: {}: {reason}", escape_path(p)),
+        None => format!("scanner: warning: {reason}"),
+    }
+}
+
+/// Prints [`warning_line`] on stderr.
+pub fn warn(path: Option<&Path>, reason: &str) {
+    eprintln!("{}", warning_line(path, reason));
+}
+
+/// Prints `scanner: error: MESSAGE` on stderr.
+pub fn error(message: &str) {
+    eprintln!("scanner: error: {message}");
+}
+
+/// A rule-set warning: `scanner: warning: FILE: rule `ID`: MESSAGE`, each
+/// part only where the warning names it.
+pub fn rule_warning(file: Option<&Path>, rule: Option<&str>, message: &str) -> String {
+    let mut line = String::from("scanner: warning: ");
+    if let Some(f) = file {
+        let _ = write!(line, "{}: ", escape_path(f));
+    }
+    if let Some(r) = rule {
+        let _ = write!(line, "rule `{}`: ", escape(r));
+    }
+    line.push_str(message);
+    line
+}
+
+/// Escapes everything that could act on a terminal or break the one-line-per-finding rule.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x80 && c.is_control() => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() || is_bidi_control(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A path as every message on stderr shows it: lossy UTF-8, then [`escape`]d, so that a file
+/// name holding ESC or other control characters cannot drive the terminal.
+pub fn escape_path(p: impl AsRef<std::path::Path>) -> String {
+    escape(&p.as_ref().to_string_lossy())
+}
+
+/// Unicode characters that reorder the display of the text around them ("Trojan Source").
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}

@@ -1,0 +1,409 @@
+//! The scan pipeline: sources → budget → work-stealing workers → one sink.
+//!
+//! ```text
+//!  caller thread (sources)          executor workers (N)               sink thread
+//!  ───────────────────────          ────────────────────               ───────────
+//!  Source::Paths (walk) ─ Item ─┐    find_task: local deque,
+//!  Source::Items ───────────────┤    injector, steal from siblings
+//!          Scope (one filter)   ▼            │
+//!      Budget::acquire (permit)              ▼
+//!      batch of Task ──spawn_batch──► worker::run ── Msg (one per input) ──► sink: filters ─► Sink
+//!                                         │  ▲                                 report counts
+//!                         large: Range    │  │ spawn_local(upper half)         progress line
+//!                                         └──┘
+//! ```
+//!
+//! | piece | module |
+//! | --- | --- |
+//! | what is read, and what is out of scope | [`crate::input`] ([`Item`], [`Source`], [`Scope`](crate::input::Scope)) |
+//! | orchestration, the task type, stopping | here |
+//! | reading a task (file, bytes, stream) | [`worker`] |
+//! | chunked reads and the overlap rule | [`reader`] |
+//! | large inputs as stolen ranges, line rebasing | [`split`] |
+//! | filters, report writer, counts | [`sink`] |
+//!
+//! # Tasks and the budget
+//!
+//! A [`Task`] is an [`Item`] or a byte range of a split input. Each holds a
+//! budget [`Permit`]: the source blocks when too many tasks (or bytes held
+//! in memory) are in flight, so memory stays flat however large the input.
+//! File and stream tasks charge no bytes: what they hold is their worker's
+//! read buffer, whose number is fixed (one per worker). In-memory items
+//! charge their length: that memory is really held.
+//!
+//! # Where a finding is filtered
+//!
+//! In order: the engine (allowlists, stopwords, placeholders, inline allow,
+//! generic duplicates; counted in its `Suppressed`), then in the sink
+//! thread the [`FindingFilter`]s (config per-rule scopes, `--diff` context,
+//! baseline), once line numbers are final. Paths out of scope never reach a
+//! worker: the [`Scope`](crate::input::Scope) drops them at the source.
+//!
+//! # Stopping
+//!
+//! [`StopHandle::stop`] (Ctrl-C, or the sink when stdout closes) sets a
+//! flag that sources check between items, closes the [`Budget`] so a
+//! source blocked on a permit returns, and shuts the executor down
+//! (`Executor::shutdown`: queued tasks are dropped, each worker finishes the
+//! task it is running). [`scan`] then returns a report marked `interrupted`.
+
+pub mod reader;
+pub mod sink;
+pub mod split;
+pub mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::Context;
+use scanner_engine::Engine;
+use scanner_scheduler::{Budget, ExecutorHandle, Permit};
+
+use crate::filter::FindingFilter;
+use crate::input::{walk, Item, Scope, Source};
+use crate::messages::escape_path;
+use crate::output::Sink;
+use crate::report::{ScanReport, SkipCounts};
+use crate::summary::Progress;
+use sink::{Counts, Msg};
+use split::SplitInput;
+
+/// How inputs are read and scanned. Defaults are the production values;
+/// tests shrink them with hidden flags (`--chunk-size`, `--split-threshold`,
+/// `--split-grain`).
+#[derive(Clone)]
+pub struct ScanOptions {
+    /// Worker threads.
+    pub threads: usize,
+    pub walk: walk::WalkOptions,
+    /// What is out of scope, for every source.
+    pub scope: Scope,
+    /// Scan inputs with a NUL in the first 8 KiB too.
+    pub binary: bool,
+    /// Bytes owned by one read chunk. Default 256 KiB.
+    pub chunk_size: usize,
+    /// Inputs larger than this are split into ranges. Default 8 MiB.
+    pub split_threshold: u64,
+    /// Ranges are not split below this. Default 2 MiB.
+    pub split_grain: u64,
+    /// A regular file is read up to the size it had when opened; one that
+    /// reports size 0 (procfs and the like) up to this many bytes.
+    pub zero_size_limit: u64,
+    /// Draw a progress line on stderr.
+    pub progress: bool,
+    /// Bytes of in-memory items in flight. Default 256 MiB.
+    pub memory_budget: u64,
+    /// The identity (device, inode) of our stdout when it is a regular
+    /// file: `scanner scan . > report.txt` must not scan its own report.
+    pub stdout_id: Option<(u64, u64)>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            threads: 1,
+            walk: walk::WalkOptions::default(),
+            scope: Scope::default(),
+            binary: false,
+            chunk_size: 256 << 10,
+            split_threshold: 8 << 20,
+            split_grain: 2 << 20,
+            zero_size_limit: 64 << 20,
+            progress: false,
+            memory_budget: 256 << 20,
+            stdout_id: None,
+        }
+    }
+}
+
+/// Tasks handed to the injector at once: fewer wakeups and CASes than one by
+/// one, small enough that workers start at once.
+const BATCH: usize = 16;
+/// Task permits: enough to keep every worker's deque fed, few enough that
+/// sources cannot run far ahead (items held in memory stay bounded).
+const TASKS_PER_WORKER: usize = 64;
+
+/// One piece of work for a worker.
+pub enum Task {
+    /// An input to read; the worker splits it if it is large.
+    Item { item: Item, permit: Permit },
+    /// Bytes `start..end` of a split input.
+    Range {
+        input: Arc<SplitInput>,
+        start: u64,
+        end: u64,
+        permit: Permit,
+    },
+}
+
+/// Stops a running scan from outside (see the module docs). Cheap to clone.
+#[derive(Clone, Default)]
+pub struct StopHandle {
+    inner: Arc<StopInner>,
+}
+
+#[derive(Default)]
+struct StopInner {
+    stopped: AtomicBool,
+    parts: Mutex<Option<(Budget, ExecutorHandle<Task>)>>,
+}
+
+impl StopHandle {
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::SeqCst);
+        if let Some((budget, exec)) = &*self.inner.parts.lock().unwrap_or_else(|e| e.into_inner()) {
+            budget.close();
+            exec.shutdown();
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::Relaxed)
+    }
+
+    /// Connects the running scan's budget and executor; a stop that came
+    /// before them is applied at once.
+    fn attach(&self, budget: &Budget, exec: ExecutorHandle<Task>) {
+        *self.inner.parts.lock().unwrap_or_else(|e| e.into_inner()) = Some((budget.clone(), exec));
+        if self.is_stopped() {
+            self.stop();
+        }
+    }
+}
+
+/// Turns items into batches of tasks under the budget.
+struct Feeder<'a> {
+    budget: &'a Budget,
+    exec: &'a ExecutorHandle<Task>,
+    stop: &'a StopHandle,
+    batch: Vec<Task>,
+}
+
+impl Feeder<'_> {
+    /// Queues `item`; false once the scan is stopping.
+    fn push(&mut self, item: Item) -> bool {
+        if self.stop.is_stopped() {
+            return false;
+        }
+        let bytes = item.held_bytes();
+        // The unsent batch holds permits: when the budget is full, spawn it
+        // before blocking, or the source could wait for permits only its own
+        // batch holds (a few large blobs against the byte limit). It also
+        // gets the batch to idle workers at once.
+        let permit = match self.budget.try_acquire(bytes) {
+            Some(p) => p,
+            None => {
+                self.flush();
+                match self.budget.acquire_open(bytes) {
+                    Some(p) => p,
+                    None => return false,
+                }
+            }
+        };
+        self.batch.push(Task::Item { item, permit });
+        if self.batch.len() >= BATCH {
+            self.flush();
+        }
+        !self.stop.is_stopped()
+    }
+
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        if self
+            .exec
+            .spawn_batch(std::mem::take(&mut self.batch))
+            .is_err()
+        {
+            self.stop.stop();
+        }
+    }
+}
+
+/// Runs a whole scan. Returns the report and the sink, which the caller
+/// finishes (`Sink::finish`) once it knows the rules.
+///
+/// Errors: an unreadable root, a task panic, a report write error other than
+/// a closed pipe. Unreadable inputs are not errors here: they are warned
+/// about and counted in `ScanReport::errors`.
+pub fn scan(
+    source: Source,
+    engine: Arc<Engine>,
+    sink: Sink,
+    filters: Vec<Box<dyn FindingFilter>>,
+    opts: &ScanOptions,
+    stop: &StopHandle,
+) -> anyhow::Result<(ScanReport, Sink)> {
+    let started = Instant::now();
+    // Every root must exist before anything is reported: a typo in the
+    // last argument must not leave half a report behind an exit 2.
+    if let Source::Paths(roots) = &source {
+        for root in roots {
+            std::fs::metadata(root).with_context(|| escape_path(root))?;
+        }
+    }
+    let threads = opts.threads.max(1);
+    let (tx, rx) = crossbeam_channel::bounded::<Msg>(1024);
+    let progress = opts.progress.then(Progress::new);
+    let counts = Arc::new(Counts::default());
+
+    let sink_thread = {
+        let counts = Arc::clone(&counts);
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("scanner-sink".into())
+            .spawn(move || sink::sink_loop(rx, sink, filters, progress, &stop, &counts))?
+    };
+
+    let shared = Arc::new(worker::Shared {
+        overlap: engine.max_match_len(),
+        engine: Arc::clone(&engine),
+        opts: opts.clone(),
+        tx: tx.clone(),
+        stop: stop.clone(),
+        counts: Arc::clone(&counts),
+    });
+    let executor = worker::executor(threads, &shared);
+    drop(shared);
+    let handle = executor.handle();
+    let budget = Budget::new(threads * TASKS_PER_WORKER, opts.memory_budget.max(1));
+    stop.attach(&budget, handle.clone());
+
+    let mut feeder = Feeder {
+        budget: &budget,
+        exec: &handle,
+        stop,
+        batch: Vec::with_capacity(BATCH),
+    };
+    let produced: anyhow::Result<SkipCounts> = match source {
+        Source::Paths(roots) => walk::walk(
+            &roots,
+            &opts.walk,
+            &opts.scope,
+            |path| {
+                feeder.push(Item {
+                    provenance: crate::input::Provenance::path(path.clone()),
+                    content: crate::input::Content::File(path),
+                })
+            },
+            |w| {
+                let _ = tx.send(Msg::Warning {
+                    path: w.path,
+                    reason: w.reason,
+                    is_error: w.is_error,
+                });
+            },
+        ),
+        Source::Items(items) => {
+            let mut skips = SkipCounts::default();
+            for item in items {
+                if let Some(skip) = opts.scope.check_listed(&item.provenance.path) {
+                    skips.add(skip, 1);
+                    continue;
+                }
+                if !feeder.push(item) {
+                    break;
+                }
+            }
+            Ok(skips)
+        }
+    };
+    feeder.flush();
+    if produced.is_err() {
+        stop.stop();
+    }
+    let joined = executor.join();
+    drop(tx);
+    let (report_sink, mut report) = sink_thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("the report writer panicked"))??;
+    let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
+    report.skips.merge(&produced?);
+    (report.files, report.bytes) = counts.get();
+    report.metrics = metrics;
+    report.elapsed = started.elapsed();
+    report.interrupted = stop.is_stopped() && !report.broken_pipe;
+    Ok((report, report_sink))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::input::{Content, Provenance};
+
+    fn json_sink() -> Sink {
+        let opts = crate::output::SinkOptions {
+            format: crate::output::Format::Json,
+            show_secrets: false,
+            color: false,
+        };
+        Sink::new(opts, Box::new(Vec::new()))
+    }
+
+    /// In-memory items larger in total than the byte budget, in one batch:
+    /// the source must spawn its batch before blocking for more permits, or
+    /// it waits forever for permits its own unsent batch holds.
+    #[test]
+    fn items_beyond_the_byte_budget_do_not_deadlock() {
+        let engine = Arc::new(Engine::builtin().unwrap());
+        let items: Vec<Item> = (0..40)
+            .map(|i| Item {
+                provenance: Provenance::path(format!("b{i}.txt")),
+                content: Content::Bytes(vec![b'x'; 1000]),
+            })
+            .collect();
+        let opts = ScanOptions {
+            threads: 2,
+            memory_budget: 3000,
+            ..ScanOptions::default()
+        };
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            let stop = StopHandle::default();
+            let r = scan(
+                Source::Items(items),
+                engine,
+                json_sink(),
+                Vec::new(),
+                &opts,
+                &stop,
+            );
+            let _ = tx.send(r.map(|(report, _)| (report.files, report.bytes)));
+        });
+        let done = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the scan deadlocked");
+        assert_eq!(done.unwrap(), (40, 40_000));
+    }
+
+    /// A stop before the scan starts: nothing is scanned, the report says
+    /// interrupted, and the source does not block on the budget.
+    #[test]
+    fn a_stopped_scan_scans_nothing_and_says_so() {
+        let engine = Arc::new(Engine::builtin().unwrap());
+        let items: Vec<Item> = (0..10)
+            .map(|i| Item {
+                provenance: Provenance::path(format!("b{i}.txt")),
+                content: Content::Bytes(vec![b'x'; 10]),
+            })
+            .collect();
+        let stop = StopHandle::default();
+        stop.stop();
+        let opts = ScanOptions::default();
+        let (report, _) = scan(
+            Source::Items(items),
+            engine,
+            json_sink(),
+            Vec::new(),
+            &opts,
+            &stop,
+        )
+        .unwrap();
+        assert!(report.interrupted);
+        assert_eq!(report.files, 0);
+    }
+}

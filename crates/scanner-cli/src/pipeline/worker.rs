@@ -1,0 +1,334 @@
+//! What a worker does with a [`Task`]: read the input its [`Content`] names,
+//! scan it through the [`ChunkReader`], split it when it is large, and send
+//! the sink one message per input.
+//!
+//! Each worker owns its scratch ([`ScanScratch`]) and one read buffer of
+//! `chunk + overlap` bytes, reused from input to input (the "pool" is one
+//! buffer per worker: a worker runs one task at a time, and a split-off
+//! piece is a new task, never nested). Files are read with plain `read`, no
+//! mmap: a file truncated under us then just ends early instead of raising
+//! SIGBUS.
+//!
+//! A regular file is read up to the size it had when it was opened: a log
+//! that grows while we read it is scanned as it was, and the scan ends. A
+//! file that reports size 0 (procfs and the like) is read up to
+//! `zero_size_limit`. Binary sniff: a NUL byte in the first 8 KiB skips the
+//! input (counted) unless `--binary`.
+
+use std::io::{self, Read as _};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crossbeam_channel::Sender;
+use scanner_engine::{Engine, Finding, LinePos, ScanInput, ScanScratch, Suppressed};
+use scanner_scheduler::{Executor, ExecutorConfig, Permit, Spawner, WorkerCtx};
+
+use super::reader::{self, ChunkReader, Read, ReadScratch};
+use super::sink::{Counts, Msg, Outcome};
+use super::split::{self, Backing, Piece, SplitInput};
+use super::{ScanOptions, StopHandle, Task};
+use crate::input::{walk::io_reason, Content, Item, Provenance};
+use crate::report::Skip;
+
+/// What every worker shares (read-only).
+pub struct Shared {
+    pub engine: Arc<Engine>,
+    pub opts: ScanOptions,
+    pub overlap: usize,
+    pub tx: Sender<Msg>,
+    pub stop: StopHandle,
+    pub counts: Arc<Counts>,
+}
+
+/// A worker's reusable state.
+pub struct WorkerScratch {
+    scan: ScanScratch,
+    read: ReadScratch,
+    found: Vec<Finding>,
+}
+
+/// The pool: one [`WorkerScratch`] per worker, [`run`] for every task.
+pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
+    let init = Arc::clone(shared);
+    let sh = Arc::clone(shared);
+    Executor::new(
+        ExecutorConfig {
+            workers: threads,
+            ..ExecutorConfig::default()
+        },
+        move |_worker| WorkerScratch {
+            scan: init.engine.new_scratch(),
+            read: ReadScratch::default(),
+            found: Vec::new(),
+        },
+        move |task: Task, ctx: &mut WorkerCtx<Task, WorkerScratch>| {
+            let (w, spawner) = ctx.split();
+            run(task, w, spawner, &sh);
+        },
+    )
+}
+
+fn run(task: Task, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) {
+    if sh.stop.is_stopped() {
+        return;
+    }
+    match task {
+        Task::Item { item, permit } => scan_item(item, permit, w, spawner, sh),
+        Task::Range {
+            input,
+            start,
+            end,
+            permit,
+        } => scan_range(input, start, end, permit, w, spawner, sh),
+    }
+}
+
+impl Shared {
+    fn reader(&self, sniff: bool, count_last: bool) -> ChunkReader<'_> {
+        ChunkReader {
+            engine: &self.engine,
+            chunk: self.opts.chunk_size,
+            overlap: self.overlap,
+            sniff: sniff && !self.opts.binary,
+            count_last,
+        }
+    }
+
+    fn send(&self, provenance: Provenance, outcome: Outcome, suppressed: Suppressed) {
+        if let Outcome::Scanned { bytes, findings } = &outcome {
+            self.counts.files.fetch_add(1, Ordering::Relaxed);
+            self.counts.bytes.fetch_add(*bytes, Ordering::Relaxed);
+            if findings.is_empty() && suppressed == Suppressed::default() {
+                return;
+            }
+        }
+        // A send fails only when the sink thread is gone (it failed): nothing
+        // to tell anyone then.
+        let _ = self.tx.send(Msg::Input {
+            provenance,
+            outcome,
+            suppressed,
+        });
+    }
+
+    fn warn(&self, provenance: &Provenance, reason: String) {
+        let _ = self.tx.send(Msg::Warning {
+            path: provenance.path.clone(),
+            reason,
+            is_error: false,
+        });
+    }
+
+    /// Fails a read once the scan is stopping, so a long input ends soon.
+    fn check_stop(&self) -> io::Result<()> {
+        if self.stop.is_stopped() {
+            return Err(io::Error::other("scan interrupted"));
+        }
+        Ok(())
+    }
+}
+
+/// What reading an item came to: `None` when it was split (its last piece
+/// reports).
+type Read1 = io::Result<Option<Outcome>>;
+
+fn scan_item(
+    item: Item,
+    permit: Permit,
+    w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
+    sh: &Shared,
+) {
+    w.found.clear();
+    let Item {
+        provenance,
+        content,
+    } = item;
+    let outcome: Read1 = match content {
+        Content::File(path) => (|| -> Read1 {
+            let mut file = reader::open_nonblocking(&path)?;
+            let md = file.metadata()?;
+            if !md.is_file() {
+                // Replaced by a FIFO or a device since the walker saw it.
+                return Ok(Some(Outcome::Skipped(Skip::Special)));
+            }
+            if is_stdout(&md, sh) {
+                return Ok(Some(Outcome::Skipped(Skip::OwnOutput)));
+            }
+            let size = md.len();
+            if let Some(skip) = sh.opts.scope.check_size(size) {
+                return Ok(Some(Outcome::Skipped(skip)));
+            }
+            if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
+                if !sh.opts.binary && reader::sniff_at(&file, &mut w.read.buf)? {
+                    return Ok(Some(Outcome::Skipped(Skip::Binary)));
+                }
+                let input = SplitInput::new(provenance.clone(), Backing::File(file), size);
+                scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
+                return Ok(None);
+            }
+            let limit = if size == 0 {
+                sh.opts.zero_size_limit
+            } else {
+                size
+            };
+            let path_str = path.to_string_lossy();
+            let read = sh.reader(true, false).scan(
+                &path_str,
+                |buf, _| {
+                    sh.check_stop()?;
+                    file.read(buf)
+                },
+                (0, limit, limit),
+                &mut w.read,
+                &mut w.scan,
+                &mut w.found,
+            )?;
+            if let Read::Scanned { bytes, .. } = read {
+                if size > 0 && bytes < size {
+                    sh.warn(
+                        &provenance,
+                        format!("shrank while being read: {bytes} of {size} bytes scanned"),
+                    );
+                }
+            }
+            Ok(Some(outcome_of(read, w)))
+        })(),
+        Content::Bytes(data) => (|| -> Read1 {
+            let size = data.len() as u64;
+            if let Some(skip) = sh.opts.scope.check_size(size) {
+                return Ok(Some(Outcome::Skipped(skip)));
+            }
+            let head = &data[..data.len().min(reader::SNIFF_LEN)];
+            if !sh.opts.binary && reader::is_binary(head) {
+                return Ok(Some(Outcome::Skipped(Skip::Binary)));
+            }
+            if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
+                let input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
+                scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
+                return Ok(None);
+            }
+            let path = provenance.path.to_string_lossy();
+            let input = ScanInput {
+                data: &data,
+                path: &path,
+                base_offset: 0,
+                owned_len: data.len(),
+                start: LinePos::START,
+            };
+            sh.engine.scan(&input, &mut w.scan, &mut w.found);
+            Ok(Some(Outcome::Scanned {
+                bytes: size,
+                findings: std::mem::take(&mut w.found),
+            }))
+        })(),
+        Content::Stream(mut stream) => (|| -> Read1 {
+            let path = provenance.path.to_string_lossy();
+            let read = sh.reader(true, false).scan(
+                &path,
+                |buf, _| {
+                    sh.check_stop()?;
+                    stream.read(buf)
+                },
+                (0, u64::MAX, u64::MAX),
+                &mut w.read,
+                &mut w.scan,
+                &mut w.found,
+            )?;
+            Ok(Some(outcome_of(read, w)))
+        })(),
+    };
+    drop(permit);
+    let outcome = match outcome {
+        Ok(None) => return,
+        Ok(Some(o)) => o,
+        Err(e) => Outcome::Failed {
+            reason: io_reason(&e),
+            findings: std::mem::take(&mut w.found),
+        },
+    };
+    sh.send(provenance, outcome, w.scan.take_suppressed());
+}
+
+fn outcome_of(read: Read, w: &mut WorkerScratch) -> Outcome {
+    match read {
+        Read::Binary => Outcome::Skipped(Skip::Binary),
+        Read::Scanned { bytes, .. } => Outcome::Scanned {
+            bytes,
+            findings: std::mem::take(&mut w.found),
+        },
+    }
+}
+
+#[cfg(unix)]
+fn is_stdout(md: &std::fs::Metadata, sh: &Shared) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    sh.opts.stdout_id == Some((md.dev(), md.ino()))
+}
+
+#[cfg(not(unix))]
+fn is_stdout(_md: &std::fs::Metadata, _sh: &Shared) -> bool {
+    false
+}
+
+/// Scans `start..end` of a split input after pushing its upper halves to
+/// the local deque (see [`split`]), then, if it was the last piece, resolves
+/// the input's lines and sends its findings.
+fn scan_range(
+    input: Arc<SplitInput>,
+    start: u64,
+    mut end: u64,
+    permit: Permit,
+    w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
+    sh: &Shared,
+) {
+    let grain = sh.opts.split_grain.max(1);
+    while end - start >= 2 * grain {
+        let mid = start + (end - start) / 2;
+        spawner.spawn_local(Task::Range {
+            input: Arc::clone(&input),
+            start: mid,
+            end,
+            permit: permit.clone(),
+        });
+        end = mid;
+    }
+    let path_str = input.provenance.path.to_string_lossy();
+    let read_limit = end.saturating_add(sh.overlap as u64).min(input.size);
+    w.found.clear();
+    let result = sh.reader(false, true).scan(
+        &path_str,
+        |buf, off| {
+            sh.check_stop()?;
+            input.backing.read_at(buf, off)
+        },
+        (start, end, read_limit),
+        &mut w.read,
+        &mut w.scan,
+        &mut w.found,
+    );
+    drop(permit);
+    {
+        let mut pieces = input.pieces.lock().unwrap_or_else(|e| e.into_inner());
+        pieces.suppressed.merge(&w.scan.take_suppressed());
+        match result {
+            Ok(Read::Scanned { bytes, end: pos }) => pieces.done.push(Piece {
+                start,
+                findings: std::mem::take(&mut w.found),
+                end: pos,
+                bytes,
+            }),
+            Ok(Read::Binary) => unreachable!("ranges are not sniffed"),
+            Err(e) => {
+                if pieces.error.as_ref().is_none_or(|(s, _)| start < *s) {
+                    pieces.error = Some((start, e));
+                }
+            }
+        }
+    }
+    if input.remaining.fetch_sub(end - start, Ordering::AcqRel) == end - start {
+        let (outcome, suppressed) = split::finish(&input);
+        sh.send(input.provenance.clone(), outcome, suppressed);
+    }
+}
