@@ -42,9 +42,15 @@ pub enum Command {
 #[derive(Args)]
 pub struct ScanArgs {
     /// Files or directories to scan. A file named here is scanned even when
-    /// an ignore file excludes it.
+    /// an ignore file excludes it. `-` is standard input; a FIFO named here
+    /// (`/dev/stdin`, `<(cmd)`) is read as a stream.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// The path standard input (`-`) is reported as, so that path rules,
+    /// allowlists and excludes apply to it. Default `<stdin>`.
+    #[arg(long, value_name = "PATH", help_heading = "Input")]
+    pub stdin_name: Option<PathBuf>,
 
     /// Also scan the paths listed in FILE (`-` for stdin), one per line or
     /// NUL-separated.

@@ -40,7 +40,6 @@
 //! findings until the baseline is rewritten. See `docs/precommit.md`.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -120,8 +119,8 @@ pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
     Ok(file.entries)
 }
 
-/// Writes `entries` (sorted, one per fingerprint and path) through a temporary file in the
-/// same directory and a rename: a reader never sees a half-written baseline.
+/// Writes `entries` (sorted, one per fingerprint and path) atomically (see
+/// [`crate::outfile`]): a reader never sees a half-written baseline.
 pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
     entries.sort_by(|a, b| {
         (&a.path, a.line, &a.rule_id, &a.fingerprint).cmp(&(
@@ -139,26 +138,7 @@ pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
     })?;
     json.push(b'\n');
 
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&json)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write baseline {}", escape_path(path)));
-    }
-    Ok(())
+    crate::outfile::OutputFile::write_whole(path, &json).context("cannot write the baseline")
 }
 
 /// Suppresses the findings recorded in a baseline (reason `baseline`) and remembers which

@@ -11,6 +11,7 @@
 //! | [`filter`] | post-scan suppression hooks (baseline, diff, config per-rule scopes) |
 //! | [`baseline`], [`config`], [`hook`] | baselines, `.scanner.toml`, `scanner hook install` (docs/precommit.md) |
 //! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
+//! | [`outfile`] | every file written: `-o`, `--stats-json`, `--write-baseline` (atomic, special files written in place) |
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
 //! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
 //! | [`rules_cmd`] | `scanner rules list` / `check` |
@@ -32,6 +33,7 @@ pub mod filter;
 pub mod hook;
 pub mod input;
 pub mod messages;
+pub mod outfile;
 pub mod output;
 pub mod paths;
 pub mod pipeline;

@@ -39,7 +39,8 @@ use crate::input::scope::{OwnOutput, PathAllow};
 use crate::input::walk::{self, WalkOptions};
 use crate::input::{git, Scope, Source};
 use crate::messages::{self, escape_path};
-use crate::output::{AtomicOutput, Sink, SinkOptions};
+use crate::outfile::OutputFile;
+use crate::output::{Sink, SinkOptions};
 use crate::pipeline::{self, ScanOptions, StopHandle};
 use crate::report::ScanReport;
 use crate::summary::{self, Progress};
@@ -154,6 +155,10 @@ impl ScanPlan {
                 no_ignore: args.no_ignore,
                 follow: args.follow,
                 strip_dot: implicit_root,
+                stdin_name: args
+                    .stdin_name
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("<stdin>")),
             },
             scope,
             binary: args.binary,
@@ -225,7 +230,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     };
     let atomic = match &args.output {
         Some(path) => {
-            Some(AtomicOutput::create(path).with_context(|| format!("-o {}", escape_path(path)))?)
+            Some(OutputFile::create(path).with_context(|| format!("-o {}", escape_path(path)))?)
         }
         None => None,
     };
@@ -237,9 +242,9 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
 
     let mut plan = plan;
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {
-        plan.options
-            .scope
-            .set_own_output(OwnOutput::new(&[a.temp_path(), dest]));
+        let mut own: Vec<&Path> = vec![dest];
+        own.extend(a.temp_path());
+        plan.options.scope.set_own_output(OwnOutput::new(&own));
     }
     let ScanPlan {
         engine,

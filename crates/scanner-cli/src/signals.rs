@@ -7,12 +7,47 @@
 //! closes, the executor shuts down, sources stop); the scan returns, the
 //! temp file is removed by its owner's `Drop`, and the process exits with
 //! 128 + the signal number (130 for SIGINT, 143 for SIGTERM), as shells do.
-//! A second signal while stopping ends the process at once.
+//! A read that cannot be interrupted (a stream whose writer keeps it open
+//! and silent) must not keep the process alive: if the scan has not
+//! returned [`GRACE`] after the signal, or a second signal comes, the
+//! watcher removes the temp files registered with [`remove_on_exit`] and
+//! ends the process itself, with the same status.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crate::pipeline::StopHandle;
+
+/// How long a stopped scan may take to return before the process ends.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// Temp files to remove if the process has to end from the watcher.
+static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Registers a temp file that must not outlive an interrupted run.
+pub fn remove_on_exit(path: &Path) {
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(path.to_path_buf());
+}
+
+/// The temp file is gone (committed or removed): forget it.
+pub fn forget(path: &Path) {
+    TEMP_FILES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|p| p != path);
+}
+
+fn exit_now(sig: i32) -> ! {
+    for p in TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        let _ = std::fs::remove_file(p);
+    }
+    std::process::exit(128 + sig)
+}
 
 /// The signal that stopped the run, if any.
 #[derive(Clone, Default)]
@@ -41,9 +76,13 @@ pub fn install(stop: StopHandle) -> std::io::Result<Caught> {
             for sig in signals.forever() {
                 if seen.0.swap(sig, Ordering::SeqCst) != 0 {
                     // Second signal: the user insists.
-                    std::process::exit(128 + sig);
+                    exit_now(sig);
                 }
                 stop.stop();
+                std::thread::spawn(move || {
+                    std::thread::sleep(GRACE);
+                    exit_now(sig);
+                });
             }
         })?;
     Ok(caught)

@@ -48,7 +48,6 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::messages::escape_path;
 use crate::report::ScanReport;
 
 /// The progress line: drawn only while stderr is a terminal (the caller
@@ -216,16 +215,11 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
     })
 }
 
-/// Writes `--stats-json` through a temp file and a rename.
+/// Writes `--stats-json` (see [`crate::outfile`]).
 pub fn write_stats_json(path: &Path, r: &ScanReport) -> anyhow::Result<()> {
-    let out = crate::output::AtomicOutput::create(path)
-        .with_context(|| format!("--stats-json {}", escape_path(path)))?;
-    let mut f = out.file()?;
-    serde_json::to_writer_pretty(&mut f, &stats_json(r))?;
-    f.write_all(b"\n")?;
-    drop(f);
-    out.commit()
-        .with_context(|| format!("--stats-json {}", escape_path(path)))?;
+    let mut json = serde_json::to_vec_pretty(&stats_json(r))?;
+    json.push(b'\n');
+    crate::outfile::OutputFile::write_whole(path, &json).context("--stats-json")?;
     Ok(())
 }
 

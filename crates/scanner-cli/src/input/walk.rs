@@ -53,17 +53,39 @@ use ignore::{DirEntry, WalkBuilder};
 use crate::messages::escape_path;
 use crate::report::{Skip, SkipCounts};
 
-use super::Scope;
+use super::{Content, Item, Provenance, Scope};
 
 /// Walker settings (built from flags in `scan.rs`). What is out of scope
 /// is the [`Scope`]'s to say, not the walker's.
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct WalkOptions {
     pub no_ignore: bool,
     pub follow: bool,
     /// Strip a leading `./` from paths (the root was the implicit `.`),
     /// as ripgrep does.
     pub strip_dot: bool,
+    /// What the report calls standard input (`-`): `<stdin>`, or
+    /// `--stdin-name`, so that path rules and allowlists apply to it.
+    pub stdin_name: PathBuf,
+}
+
+/// A file on disk, reported under the path it was reached by.
+fn file_item(path: PathBuf) -> Item {
+    Item {
+        provenance: Provenance::path(path.clone()),
+        content: Content::File(path),
+    }
+}
+
+#[cfg(unix)]
+fn is_fifo(md: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    md.file_type().is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_md: &fs::Metadata) -> bool {
+    false
 }
 
 /// Something the user should hear about (printed as
@@ -87,39 +109,75 @@ struct FilterCounts {
     own_output: AtomicU64,
 }
 
-/// Walks `roots` and calls `on_file` for every file to scan (it returns
+/// Walks `roots` and calls `on_item` for every input to scan (it returns
 /// false to stop the walk: the run was cancelled), `on_warning` for every
 /// problem. Returns the skip counts. Errors (exit 2) only for a
 /// root that cannot be read at all or a bad `--exclude` glob.
+///
+/// A root `-` is standard input, and a FIFO named as a root (`/dev/stdin`
+/// on a pipe, a process substitution) is read as a stream: both are what
+/// the user asked to scan. A FIFO met inside a directory stays skipped
+/// (reading it could block forever). A device or socket named as a root
+/// cannot be scanned: an error, so the run does not pass as complete.
 pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
     scope: &Scope,
-    mut on_file: impl FnMut(PathBuf) -> bool,
+    mut on_item: impl FnMut(Item) -> bool,
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
     for root in roots {
+        if root.as_os_str() == "-" {
+            let name = opts.stdin_name.clone();
+            if let Some(skip) = scope.check_listed(&name) {
+                skips.add(skip, 1);
+                continue;
+            }
+            let stdin = Item {
+                provenance: Provenance::path(name),
+                content: Content::Stream(Box::new(io::stdin())),
+            };
+            if !on_item(stdin) {
+                break;
+            }
+            continue;
+        }
         let md = fs::metadata(root).with_context(|| escape_path(root))?;
         let shown = display_path(root, opts.strip_dot);
         if !md.is_dir() {
             if !md.is_file() {
+                if is_fifo(&md) {
+                    if let Some(skip) = scope.check_listed(root) {
+                        skips.add(skip, 1);
+                        continue;
+                    }
+                    let file = fs::File::open(root).with_context(|| escape_path(root))?;
+                    let item = Item {
+                        provenance: Provenance::path(shown),
+                        content: Content::Stream(Box::new(file)),
+                    };
+                    if !on_item(item) {
+                        break;
+                    }
+                    continue;
+                }
                 skips.add(Skip::Special, 1);
                 on_warning(WalkWarning {
                     path: shown,
-                    reason: "not a regular file, skipped".into(),
-                    is_error: false,
+                    reason: "a device or socket, not scanned (pipe it to `scanner scan -`)".into(),
+                    is_error: true,
                 });
                 continue;
             }
             if let Some(skip) = scope.check_listed(root) {
                 skips.add(skip, 1);
-            } else if !on_file(shown) {
+            } else if !on_item(file_item(shown)) {
                 break;
             }
             continue;
         }
-        let go_on = walk_dir(root, opts, scope, &mut skips, &mut on_file, &mut on_warning)?;
+        let go_on = walk_dir(root, opts, scope, &mut skips, &mut on_item, &mut on_warning)?;
         if !go_on {
             break;
         }
@@ -132,7 +190,7 @@ fn walk_dir(
     opts: &WalkOptions,
     scope: &Scope,
     skips: &mut SkipCounts,
-    on_file: &mut impl FnMut(PathBuf) -> bool,
+    on_item: &mut impl FnMut(Item) -> bool,
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<bool> {
     let counts = Arc::new(FilterCounts::default());
@@ -190,7 +248,10 @@ fn walk_dir(
                         children += fs::read_dir(ent.path()).map_or(0, |d| d.count() as u64);
                     }
                 } else if ft.is_file() {
-                    if !on_file(into_display_path(ent.into_path(), opts.strip_dot)) {
+                    if !on_item(file_item(into_display_path(
+                        ent.into_path(),
+                        opts.strip_dot,
+                    ))) {
                         return Ok(false);
                     }
                 } else if ft.is_symlink() {
@@ -440,7 +501,14 @@ mod tests {
             opts,
             scope,
             |p| {
-                files.push(p.strip_prefix(root).unwrap().display().to_string());
+                files.push(
+                    p.provenance
+                        .path
+                        .strip_prefix(root)
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                );
                 true
             },
             |w| warnings.push(format!("{}: {}", w.path.display(), w.reason)),
@@ -516,7 +584,7 @@ mod tests {
             &WalkOptions::default(),
             &excluding(&["vendor/"]),
             |p| {
-                files.push(p);
+                files.push(p.provenance.path);
                 true
             },
             |w| panic!("{w:?}"),

@@ -1,7 +1,7 @@
 //! Report writers: how findings leave the process.
 //!
 //! Start with [`Sink`]: the pipeline creates one with [`SinkOptions`] and an output stream
-//! (stdout, or the temporary file of an [`AtomicOutput`] for `-o FILE`), hands it every file's
+//! (stdout, or an [`OutputFile`](crate::outfile::OutputFile) for `-o FILE`), hands it every file's
 //! findings with [`Sink::write_file_findings`], and calls [`Sink::finish`] at the end.
 //!
 //! | `--format` | written by | when bytes reach the output |
@@ -36,10 +36,8 @@
 //! Every write error is returned as is. A closed pipe (`scanner scan | head`) shows up as an
 //! [`io::ErrorKind::BrokenPipe`] error: the caller checks [`is_broken_pipe`] and ends quietly.
 
-use std::ffi::OsString;
-use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use scanner_engine::{Finding, RuleInfo};
 
@@ -215,133 +213,6 @@ pub fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
-/// `-o FILE`: writes to a temp file in the same directory and renames on `commit()`;
-/// dropped without commit, removes the temp file.
-///
-/// The temporary file is `.NAME.scanner-PID-N.tmp` beside the destination, so the rename
-/// stays within one file system and is atomic: a reader of `FILE` sees either the previous
-/// report or the complete new one, never a prefix. [`AtomicOutput::commit`] fsyncs the file
-/// before the rename and the directory after it, so a crash right after the run does not
-/// leave an empty report either. If `FILE` is a symlink, the link itself is replaced. A
-/// replaced `FILE` keeps its permission bits; a new one gets the usual mode (0666 less the
-/// umask).
-///
-/// ```ignore
-/// let out = AtomicOutput::create(path)?;
-/// let mut sink = Sink::new(opts, Box::new(out.file()?));
-/// /* ... */
-/// sink.finish(engine.rules())?;   // flushes
-/// out.commit()?;                  // fsync + rename
-/// ```
-#[derive(Debug)]
-pub struct AtomicOutput {
-    file: File,
-    temp: PathBuf,
-    dest: PathBuf,
-    committed: bool,
-}
-
-impl AtomicOutput {
-    /// Creates the temporary file beside `dest`. Errors name the path.
-    pub fn create(dest: &Path) -> io::Result<AtomicOutput> {
-        let name = dest.file_name().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{}: not a file name", crate::messages::escape_path(dest)),
-            )
-        })?;
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let mut n = 0u32;
-        loop {
-            let mut temp_name = OsString::from(".");
-            temp_name.push(name);
-            temp_name.push(format!(".scanner-{}-{}.tmp", std::process::id(), n));
-            let temp = dir.join(temp_name);
-            // create_new: never truncate a file someone else owns, and no symlink games.
-            match File::options().write(true).create_new(true).open(&temp) {
-                Ok(file) => {
-                    // Replacing a report keeps its mode: a report someone made private
-                    // (it may hold --show-secrets output) must not become world-readable.
-                    if let Ok(meta) = fs::metadata(dest) {
-                        let _ = file.set_permissions(meta.permissions());
-                    }
-                    return Ok(AtomicOutput {
-                        file,
-                        temp,
-                        dest: dest.to_path_buf(),
-                        committed: false,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "{}: cannot create temporary file: {e}",
-                            crate::messages::escape_path(&temp)
-                        ),
-                    ))
-                }
-            }
-        }
-    }
-
-    /// A handle on the temporary file to give to the [`Sink`] (a duplicate of the
-    /// descriptor: writes through it land in the same file).
-    pub fn file(&self) -> io::Result<File> {
-        self.file.try_clone()
-    }
-
-    /// The temporary file, for the walker to skip: when `-o` points inside the scanned tree,
-    /// the report being written must not be scanned (with `--show-secrets` every finding
-    /// would be found again in it).
-    pub fn temp_path(&self) -> &Path {
-        &self.temp
-    }
-
-    /// Makes the report visible under its final name. Call after the writer is flushed
-    /// ([`Sink::finish`] does it).
-    pub fn commit(mut self) -> io::Result<()> {
-        let named = |what: &str, p: &Path, e: io::Error| {
-            io::Error::new(
-                e.kind(),
-                format!("{}: {what}: {e}", crate::messages::escape_path(p)),
-            )
-        };
-        self.file
-            .sync_all()
-            .map_err(|e| named("cannot sync", &self.temp, e))?;
-        fs::rename(&self.temp, &self.dest)
-            .map_err(|e| named("cannot rename into place", &self.dest, e))?;
-        self.committed = true;
-        #[cfg(unix)]
-        if let Some(dir) = self.dest.parent() {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            };
-            // Best effort: the rename is done; a file system that cannot sync a directory
-            // (some network mounts) must not turn a finished report into an error.
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for AtomicOutput {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = fs::remove_file(self.temp_path());
-        }
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -479,78 +350,5 @@ pub(crate) mod tests {
             .unwrap_err();
         assert!(is_broken_pipe(&e));
         assert!(!is_broken_pipe(&io::Error::other("x")));
-    }
-
-    #[test]
-    fn atomic_output_commits_whole_or_leaves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let dest = dir.path().join("report.json");
-        fs::write(&dest, "old").unwrap();
-        {
-            let out = AtomicOutput::create(&dest).unwrap();
-            let mut f = out.file().unwrap();
-            f.write_all(b"half").unwrap();
-            assert_eq!(out.temp_path().parent(), Some(dir.path()), "same directory");
-            assert_eq!(fs::read(out.temp_path()).unwrap(), b"half");
-            // dropped without commit
-        }
-        assert_eq!(fs::read_to_string(&dest).unwrap(), "old");
-        assert_eq!(
-            fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "temp file left behind"
-        );
-
-        let out = AtomicOutput::create(&dest).unwrap();
-        let mut sink = Sink::new(
-            SinkOptions {
-                format: Format::Json,
-                show_secrets: false,
-                color: false,
-            },
-            Box::new(out.file().unwrap()),
-        );
-        sink.write_file_findings(vec![finding("a", 1, 1)]).unwrap();
-        sink.finish(&[]).unwrap();
-        assert_eq!(
-            fs::read_to_string(&dest).unwrap(),
-            "old",
-            "visible before commit"
-        );
-        out.commit().unwrap();
-        let v: serde_json::Value =
-            serde_json::from_str(&fs::read_to_string(&dest).unwrap()).unwrap();
-        assert_eq!(v.as_array().unwrap().len(), 1);
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![OsString::from("report.json")]);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn atomic_output_keeps_the_mode_of_the_report_it_replaces() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let dest = dir.path().join("private.json");
-        fs::write(&dest, "old").unwrap();
-        fs::set_permissions(&dest, fs::Permissions::from_mode(0o600)).unwrap();
-        let out = AtomicOutput::create(&dest).unwrap();
-        out.file().unwrap().write_all(b"new").unwrap();
-        out.commit().unwrap();
-        assert_eq!(fs::read_to_string(&dest).unwrap(), "new");
-        assert_eq!(
-            fs::metadata(&dest).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-    }
-
-    #[test]
-    fn atomic_output_names_the_path_it_cannot_create() {
-        let dir = tempfile::tempdir().unwrap();
-        let dest = dir.path().join("missing-dir").join("r.json");
-        let e = AtomicOutput::create(&dest).unwrap_err();
-        assert!(e.to_string().contains("missing-dir"), "{e}");
     }
 }

@@ -240,7 +240,7 @@ pub fn scan(
     // Every root must exist before anything is reported: a typo in the
     // last argument must not leave half a report behind an exit 2.
     if let Source::Paths(roots) = &source {
-        for root in roots {
+        for root in roots.iter().filter(|r| r.as_os_str() != "-") {
             std::fs::metadata(root).with_context(|| escape_path(root))?;
         }
     }
@@ -282,12 +282,7 @@ pub fn scan(
             &roots,
             &opts.walk,
             &opts.scope,
-            |path| {
-                feeder.push(Item {
-                    provenance: crate::input::Provenance::path(path.clone()),
-                    content: crate::input::Content::File(path),
-                })
-            },
+            |item| feeder.push(item),
             |w| {
                 let _ = tx.send(Msg::Warning {
                     path: w.path,

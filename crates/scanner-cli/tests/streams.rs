@@ -1,0 +1,260 @@
+//! Standard input, named streams, signals and what the scanner writes: the
+//! real binary, real pipes, FIFOs and signals.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{token, Run, Tree};
+
+fn scanner(dir: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scanner"));
+    c.current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir);
+    c
+}
+
+/// Runs the scanner with `input` on its standard input.
+fn with_stdin(t: &Tree, args: &[&str], input: &[u8]) -> Run {
+    let mut child = scanner(t.path())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    Run::from_output(out)
+}
+
+#[test]
+fn stdin_is_scanned_as_one_file() {
+    let t = Tree::new();
+    let input = format!("line one\nTOKEN={}\n", token(1));
+    let r = with_stdin(&t, &["scan", "-", "--format", "json"], input.as_bytes());
+    assert_eq!(r.expect(1).locations(), ["<stdin>:2:7:2:47"]);
+    // /dev/stdin on a pipe is a FIFO named on the command line: a stream too.
+    let r = with_stdin(
+        &t,
+        &["scan", "/dev/stdin", "--format", "json"],
+        input.as_bytes(),
+    );
+    assert_eq!(r.expect(1).locations(), ["/dev/stdin:2:7:2:47"]);
+}
+
+#[test]
+fn stdin_name_makes_path_rules_apply() {
+    let t = Tree::new();
+    let input = format!("TOKEN={}\n", token(2));
+    let r = with_stdin(
+        &t,
+        &[
+            "scan",
+            "-",
+            "--stdin-name",
+            "config/prod.env",
+            "--format",
+            "json",
+        ],
+        input.as_bytes(),
+    );
+    assert_eq!(r.expect(1).locations(), ["config/prod.env:1:7:1:47"]);
+    let r = with_stdin(
+        &t,
+        &[
+            "scan",
+            "-",
+            "--stdin-name",
+            "vendor/x.env",
+            "--exclude",
+            "vendor/",
+            "--format",
+            "json",
+        ],
+        input.as_bytes(),
+    );
+    r.expect(0);
+    assert_eq!(
+        r.summary_line("not scanned"),
+        Some("not scanned: 1 excluded")
+    );
+}
+
+/// A stream larger than any buffer, with a secret at its end and one across
+/// a chunk boundary: read in chunks, each found once.
+#[test]
+fn a_long_stream_is_read_in_chunks() {
+    let t = Tree::new();
+    let mut input = "filler line of text\n".repeat(40_000).into_bytes();
+    input.extend(format!("A={}\n", token(3)).as_bytes());
+    input.extend("more\n".repeat(10).as_bytes());
+    input.extend(format!("B={}\n", token(4)).as_bytes());
+    let r = with_stdin(
+        &t,
+        &["scan", "-", "--format", "json", "--chunk-size", "4096"],
+        &input,
+    );
+    assert_eq!(
+        r.expect(1).locations(),
+        ["<stdin>:40001:3:40001:43", "<stdin>:40012:3:40012:43"]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_named_fifo_is_read_as_a_stream() {
+    let t = Tree::new();
+    let fifo = t.join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::write(fifo, format!("x\nK={}\n", token(5))).unwrap())
+    };
+    let r = Run::from_output(
+        scanner(t.path())
+            .args(["scan", "pipe", "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    writer.join().unwrap();
+    assert_eq!(r.expect(1).locations(), ["pipe:2:3:2:43"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_named_on_the_command_line_is_an_error_and_walked_fifos_are_skipped() {
+    let t = Tree::new();
+    t.write("a.txt", "clean\n");
+    let r = t.run(&["scan", "/dev/null"]);
+    r.expect(2);
+    assert!(
+        r.stderr.contains("/dev/null: a device or socket"),
+        "{}",
+        r.stderr
+    );
+    fs::create_dir_all(t.join("sub")).unwrap();
+    let made = Command::new("mkfifo").arg(t.join("sub/fifo")).status();
+    assert!(made.unwrap().success());
+    let r = t.run(&["scan", "."]);
+    r.expect(0);
+    assert_eq!(
+        r.summary_line("not scanned"),
+        Some("not scanned: 1 special file")
+    );
+}
+
+/// `scanner scan . > report.txt` inside the tree: the report is not scanned
+/// (with --show-secrets it would otherwise report every finding twice).
+#[cfg(unix)]
+#[test]
+fn stdout_redirected_into_the_tree_is_not_scanned() {
+    let t = Tree::new();
+    t.write("leak.env", format!("K={}\n", token(6)));
+    let report = fs::File::create(t.join("report.txt")).unwrap();
+    let out = scanner(t.path())
+        .args([
+            "scan",
+            "--show-secrets",
+            "--format",
+            "text",
+            "--color",
+            "never",
+            "--threads",
+            "1",
+        ])
+        .stdout(report)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = fs::read_to_string(t.join("report.txt")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.starts_with("leak.env:1:3"), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not scanned: 1 own report"), "{stderr}");
+}
+
+/// SIGINT and SIGTERM mid-scan: exit 130 / 143, and neither the report nor
+/// its temp file is left behind.
+#[cfg(unix)]
+#[test]
+fn a_signal_stops_the_scan_cleanly() {
+    for (sig, code) in [("-INT", 130), ("-TERM", 143)] {
+        let t = Tree::new();
+        let mut child = scanner(t.path())
+            .args(["scan", "-", "-o", "report.json", "--format", "json"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Keep the stream open so the scan is still running when the signal comes.
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(format!("K={}\n", token(7)).as_bytes())
+            .unwrap();
+        let started = Instant::now();
+        // Wait until the temp report exists: the scan is under way.
+        while !fs::read_dir(t.path())
+            .unwrap()
+            .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+        {
+            assert!(started.elapsed() < Duration::from_secs(20), "no temp file");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let killed = Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let left: Vec<_> = fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+}
+
+/// `-o` onto special files: /dev/null stays a device, the report of `-o
+/// /dev/stdout` reaches stdout, and a directory is refused before the scan.
+#[cfg(unix)]
+#[test]
+fn output_to_special_files_writes_through_them() {
+    use std::os::unix::fs::FileTypeExt;
+    let t = Tree::new();
+    t.write("leak.env", format!("K={}\n", token(8)));
+    t.run(&["scan", "-o", "/dev/null"]).expect(1);
+    assert!(fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    let r = t.run(&["scan", "-o", "/dev/stdout", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["leak.env:1:3:1:43"]);
+    fs::create_dir(t.join("out")).unwrap();
+    let r = t.run(&["scan", "-o", "out"]);
+    r.expect(2);
+    assert!(r.stderr.contains("out: is a directory"), "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+}
