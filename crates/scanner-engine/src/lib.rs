@@ -124,6 +124,7 @@ pub use syntax::RuleFile;
 /// The built-in rule files, embedded at compile time: (file name, text).
 pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ("ai.toml", include_str!("../rules/ai.toml")),
+    ("ai-2.toml", include_str!("../rules/ai-2.toml")),
     (
         "ci-registries.toml",
         include_str!("../rules/ci-registries.toml"),

@@ -131,6 +131,7 @@ pub fn brief(findings: &[Finding]) -> Vec<(String, u32, u32, String)> {
 
 pub const BUILTIN_NAMES: &[&str] = &[
     "ai.toml",
+    "ai-2.toml",
     "ci-registries.toml",
     "cloud.toml",
     "databases.toml",
