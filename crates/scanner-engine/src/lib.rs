@@ -138,6 +138,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "observability.toml",
         include_str!("../rules/observability.toml"),
     ),
+    (
+        "observability-2.toml",
+        include_str!("../rules/observability-2.toml"),
+    ),
     ("payments.toml", include_str!("../rules/payments.toml")),
     (
         "private-keys.toml",

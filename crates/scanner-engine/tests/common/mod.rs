@@ -139,6 +139,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "jwt.toml",
     "messaging.toml",
     "observability.toml",
+    "observability-2.toml",
     "payments.toml",
     "private-keys.toml",
     "saas.toml",
