@@ -147,6 +147,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "private-keys.toml",
         include_str!("../rules/private-keys.toml"),
     ),
+    (
+        "registries-2.toml",
+        include_str!("../rules/registries-2.toml"),
+    ),
     ("saas.toml", include_str!("../rules/saas.toml")),
     (
         "secret-stores.toml",

@@ -142,6 +142,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "observability-2.toml",
     "payments.toml",
     "private-keys.toml",
+    "registries-2.toml",
     "saas.toml",
     "secret-stores.toml",
     "source-hosting.toml",
