@@ -131,6 +131,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ),
     ("cloud.toml", include_str!("../rules/cloud.toml")),
     ("databases.toml", include_str!("../rules/databases.toml")),
+    ("devtools.toml", include_str!("../rules/devtools.toml")),
     ("generic.toml", include_str!("../rules/generic.toml")),
     ("jwt.toml", include_str!("../rules/jwt.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),

@@ -135,6 +135,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "ci-registries.toml",
     "cloud.toml",
     "databases.toml",
+    "devtools.toml",
     "generic.toml",
     "jwt.toml",
     "messaging.toml",
