@@ -153,6 +153,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../rules/registries-2.toml"),
     ),
     ("saas.toml", include_str!("../rules/saas.toml")),
+    ("saas-2.toml", include_str!("../rules/saas-2.toml")),
     (
         "secret-stores.toml",
         include_str!("../rules/secret-stores.toml"),

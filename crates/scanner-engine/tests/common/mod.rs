@@ -145,6 +145,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "private-keys.toml",
     "registries-2.toml",
     "saas.toml",
+    "saas-2.toml",
     "secret-stores.toml",
     "source-hosting.toml",
 ];
