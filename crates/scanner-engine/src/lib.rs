@@ -124,12 +124,14 @@ pub use syntax::RuleFile;
 /// The built-in rule files, embedded at compile time: (file name, text).
 pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ("ai.toml", include_str!("../rules/ai.toml")),
+    ("ai-2.toml", include_str!("../rules/ai-2.toml")),
     (
         "ci-registries.toml",
         include_str!("../rules/ci-registries.toml"),
     ),
     ("cloud.toml", include_str!("../rules/cloud.toml")),
     ("databases.toml", include_str!("../rules/databases.toml")),
+    ("devtools.toml", include_str!("../rules/devtools.toml")),
     ("generic.toml", include_str!("../rules/generic.toml")),
     ("jwt.toml", include_str!("../rules/jwt.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),
@@ -137,12 +139,21 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "observability.toml",
         include_str!("../rules/observability.toml"),
     ),
+    (
+        "observability-2.toml",
+        include_str!("../rules/observability-2.toml"),
+    ),
     ("payments.toml", include_str!("../rules/payments.toml")),
     (
         "private-keys.toml",
         include_str!("../rules/private-keys.toml"),
     ),
+    (
+        "registries-2.toml",
+        include_str!("../rules/registries-2.toml"),
+    ),
     ("saas.toml", include_str!("../rules/saas.toml")),
+    ("saas-2.toml", include_str!("../rules/saas-2.toml")),
     (
         "secret-stores.toml",
         include_str!("../rules/secret-stores.toml"),

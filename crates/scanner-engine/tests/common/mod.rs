@@ -131,16 +131,21 @@ pub fn brief(findings: &[Finding]) -> Vec<(String, u32, u32, String)> {
 
 pub const BUILTIN_NAMES: &[&str] = &[
     "ai.toml",
+    "ai-2.toml",
     "ci-registries.toml",
     "cloud.toml",
     "databases.toml",
+    "devtools.toml",
     "generic.toml",
     "jwt.toml",
     "messaging.toml",
     "observability.toml",
+    "observability-2.toml",
     "payments.toml",
     "private-keys.toml",
+    "registries-2.toml",
     "saas.toml",
+    "saas-2.toml",
     "secret-stores.toml",
     "source-hosting.toml",
 ];
