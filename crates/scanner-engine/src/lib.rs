@@ -151,6 +151,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "source-hosting.toml",
         include_str!("../rules/source-hosting.toml"),
     ),
+    ("identity.toml", include_str!("../rules/identity.toml")),
 ];
 
 /// An error loading, parsing or compiling rules. It names the file and,

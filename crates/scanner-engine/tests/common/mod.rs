@@ -143,6 +143,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "saas.toml",
     "secret-stores.toml",
     "source-hosting.toml",
+    "identity.toml",
 ];
 
 /// The built-in rules as they are on disk now, leaving out whatever is
