@@ -152,6 +152,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../rules/source-hosting.toml"),
     ),
     ("identity.toml", include_str!("../rules/identity.toml")),
+    ("infrastructure.toml", include_str!("../rules/infrastructure.toml")),
 ];
 
 /// An error loading, parsing or compiling rules. It names the file and,

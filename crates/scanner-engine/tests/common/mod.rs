@@ -144,6 +144,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "secret-stores.toml",
     "source-hosting.toml",
     "identity.toml",
+    "infrastructure.toml",
 ];
 
 /// The built-in rules as they are on disk now, leaving out whatever is
