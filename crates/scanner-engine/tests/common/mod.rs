@@ -145,6 +145,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "source-hosting.toml",
     "identity.toml",
     "infrastructure.toml",
+    "payments-2.toml",
 ];
 
 /// The built-in rules as they are on disk now, leaving out whatever is
