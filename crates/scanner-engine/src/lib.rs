@@ -153,6 +153,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ),
     ("identity.toml", include_str!("../rules/identity.toml")),
     ("infrastructure.toml", include_str!("../rules/infrastructure.toml")),
+    ("messaging-2.toml", include_str!("../rules/messaging-2.toml")),
     ("payments-2.toml", include_str!("../rules/payments-2.toml")),
 ];
 

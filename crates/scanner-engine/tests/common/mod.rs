@@ -145,6 +145,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "source-hosting.toml",
     "identity.toml",
     "infrastructure.toml",
+    "messaging-2.toml",
     "payments-2.toml",
 ];
 
