@@ -151,6 +151,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "source-hosting.toml",
         include_str!("../rules/source-hosting.toml"),
     ),
+    ("databases-2.toml", include_str!("../rules/databases-2.toml")),
     ("identity.toml", include_str!("../rules/identity.toml")),
     ("infrastructure.toml", include_str!("../rules/infrastructure.toml")),
     ("messaging-2.toml", include_str!("../rules/messaging-2.toml")),

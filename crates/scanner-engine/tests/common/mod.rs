@@ -143,6 +143,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "saas.toml",
     "secret-stores.toml",
     "source-hosting.toml",
+    "databases-2.toml",
     "identity.toml",
     "infrastructure.toml",
     "messaging-2.toml",
