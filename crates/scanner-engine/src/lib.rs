@@ -152,6 +152,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../rules/source-hosting.toml"),
     ),
     ("databases-2.toml", include_str!("../rules/databases-2.toml")),
+    ("hashes.toml", include_str!("../rules/hashes.toml")),
     ("identity.toml", include_str!("../rules/identity.toml")),
     ("infrastructure.toml", include_str!("../rules/infrastructure.toml")),
     ("messaging-2.toml", include_str!("../rules/messaging-2.toml")),

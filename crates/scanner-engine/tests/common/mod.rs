@@ -144,6 +144,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "secret-stores.toml",
     "source-hosting.toml",
     "databases-2.toml",
+    "hashes.toml",
     "identity.toml",
     "infrastructure.toml",
     "messaging-2.toml",
