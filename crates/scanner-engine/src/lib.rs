@@ -130,14 +130,29 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ),
     ("cloud.toml", include_str!("../rules/cloud.toml")),
     ("databases.toml", include_str!("../rules/databases.toml")),
+    (
+        "databases-2.toml",
+        include_str!("../rules/databases-2.toml"),
+    ),
     ("generic.toml", include_str!("../rules/generic.toml")),
+    ("hashes.toml", include_str!("../rules/hashes.toml")),
+    ("identity.toml", include_str!("../rules/identity.toml")),
+    (
+        "infrastructure.toml",
+        include_str!("../rules/infrastructure.toml"),
+    ),
     ("jwt.toml", include_str!("../rules/jwt.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),
+    (
+        "messaging-2.toml",
+        include_str!("../rules/messaging-2.toml"),
+    ),
     (
         "observability.toml",
         include_str!("../rules/observability.toml"),
     ),
     ("payments.toml", include_str!("../rules/payments.toml")),
+    ("payments-2.toml", include_str!("../rules/payments-2.toml")),
     (
         "private-keys.toml",
         include_str!("../rules/private-keys.toml"),
@@ -151,12 +166,6 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "source-hosting.toml",
         include_str!("../rules/source-hosting.toml"),
     ),
-    ("databases-2.toml", include_str!("../rules/databases-2.toml")),
-    ("hashes.toml", include_str!("../rules/hashes.toml")),
-    ("identity.toml", include_str!("../rules/identity.toml")),
-    ("infrastructure.toml", include_str!("../rules/infrastructure.toml")),
-    ("messaging-2.toml", include_str!("../rules/messaging-2.toml")),
-    ("payments-2.toml", include_str!("../rules/payments-2.toml")),
 ];
 
 /// An error loading, parsing or compiling rules. It names the file and,
