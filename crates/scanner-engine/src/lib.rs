@@ -131,10 +131,24 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ),
     ("cloud.toml", include_str!("../rules/cloud.toml")),
     ("databases.toml", include_str!("../rules/databases.toml")),
+    (
+        "databases-2.toml",
+        include_str!("../rules/databases-2.toml"),
+    ),
     ("devtools.toml", include_str!("../rules/devtools.toml")),
     ("generic.toml", include_str!("../rules/generic.toml")),
+    ("hashes.toml", include_str!("../rules/hashes.toml")),
+    ("identity.toml", include_str!("../rules/identity.toml")),
+    (
+        "infrastructure.toml",
+        include_str!("../rules/infrastructure.toml"),
+    ),
     ("jwt.toml", include_str!("../rules/jwt.toml")),
     ("messaging.toml", include_str!("../rules/messaging.toml")),
+    (
+        "messaging-2.toml",
+        include_str!("../rules/messaging-2.toml"),
+    ),
     (
         "observability.toml",
         include_str!("../rules/observability.toml"),
@@ -144,6 +158,7 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../rules/observability-2.toml"),
     ),
     ("payments.toml", include_str!("../rules/payments.toml")),
+    ("payments-2.toml", include_str!("../rules/payments-2.toml")),
     (
         "private-keys.toml",
         include_str!("../rules/private-keys.toml"),
