@@ -44,7 +44,7 @@
 //! off the network: a missing object is an error ([`HistoryError::MissingObject`]), never a
 //! fetch.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -804,13 +804,21 @@ impl RawEntry {
 }
 
 /// A long-lived `git cat-file --batch` for one repository: one per worker thread, so blob
-/// decompression runs in parallel. Requests are answered in order, one at a time.
+/// decompression runs in parallel.
+///
+/// [`BlobReader::read`] is one round trip per blob. For many small blobs the round trip (two
+/// pipe hops and two wake-ups) costs as much as inflating the blob, so
+/// [`BlobReader::request`] queues up to [`BlobReader::MAX_IN_FLIGHT`] ids ahead and
+/// [`BlobReader::read_next`] takes the answers in order: cat-file then works while the caller
+/// scans. The cap keeps the queued requests far below a pipe's capacity, so writing a request
+/// never blocks on a cat-file that is itself blocked writing an answer nobody reads yet.
 pub struct BlobReader {
     repo: PathBuf,
     child: Child,
     stdin: BufWriter<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     line: Vec<u8>,
+    pending: VecDeque<Oid>,
 }
 
 impl BlobReader {
@@ -823,7 +831,7 @@ impl BlobReader {
             // which end the process and so surface as a closed pipe.
             .stderr(Stdio::null());
         let mut child = c.spawn()?;
-        let stdin = BufWriter::with_capacity(64, child.stdin.take().expect("piped"));
+        let stdin = BufWriter::with_capacity(4096, child.stdin.take().expect("piped"));
         let stdout = BufReader::with_capacity(256 * 1024, child.stdout.take().expect("piped"));
         Ok(BlobReader {
             repo: repo.to_path_buf(),
@@ -831,22 +839,66 @@ impl BlobReader {
             stdin,
             stdout,
             line: Vec::with_capacity(96),
+            pending: VecDeque::new(),
         })
     }
+
+    /// Requests queued by [`BlobReader::request`] and not yet taken: 41 bytes each in the
+    /// pipe, far below its 64 KiB.
+    pub const MAX_IN_FLIGHT: usize = 256;
 
     /// Streams blob `oid` to `out` in pieces (never the whole blob in memory), returns its
     /// size. A missing object is `NotFound`; an object that is not a blob is `InvalidData`.
     /// If `out` fails, the rest of the blob is still drained (so the next read starts at the
-    /// next answer) and `out`'s error is returned.
-    pub fn read(
-        &mut self,
-        oid: &Oid,
-        mut out: impl FnMut(&[u8]) -> io::Result<()>,
-    ) -> io::Result<u64> {
-        let mut req = Vec::with_capacity(41);
-        oid.write_hex(&mut req);
-        req.push(b'\n');
+    /// next answer) and `out`'s error is returned. Requires no request in flight.
+    pub fn read(&mut self, oid: &Oid, out: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<u64> {
+        if !self.pending.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "BlobReader::read with requests in flight: use read_next",
+            ));
+        }
+        self.request(oid)?;
+        self.read_next(out).map(|(_, size)| size)
+    }
+
+    /// Queues `oid`; its answer comes from a later [`BlobReader::read_next`], in order.
+    /// `InvalidInput` beyond [`BlobReader::MAX_IN_FLIGHT`].
+    pub fn request(&mut self, oid: &Oid) -> io::Result<()> {
+        if self.pending.len() >= Self::MAX_IN_FLIGHT {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "too many blob requests in flight",
+            ));
+        }
+        let mut req = [0u8; 41];
+        let mut hex = Vec::with_capacity(40);
+        oid.write_hex(&mut hex);
+        req[..40].copy_from_slice(&hex);
+        req[40] = b'\n';
         self.stdin.write_all(&req)?;
+        self.pending.push_back(*oid);
+        Ok(())
+    }
+
+    /// Requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Streams the oldest requested blob to `out` as [`BlobReader::read`] does; returns its
+    /// id and size.
+    pub fn read_next(
+        &mut self,
+        mut out: impl FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<(Oid, u64)> {
+        let Some(oid) = self.pending.pop_front() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "BlobReader::read_next with no request in flight",
+            ));
+        };
+        let oid = &oid;
         self.stdin.flush()?;
 
         self.line.clear();
@@ -910,7 +962,7 @@ impl BlobReader {
         }
         match failed {
             Some(e) => Err(e),
-            None => Ok(size),
+            None => Ok((*oid, size)),
         }
     }
 
@@ -1462,6 +1514,32 @@ mod tests {
 
         assert_eq!(r.read_to_vec(&id("two"), &mut buf).unwrap(), 17);
         assert_eq!(buf, b"no newline at end");
+
+        // Pipelined: answers come back in request order, a missing one included.
+        for oid in [id("two"), missing, id("empty"), id("big"), id("one")] {
+            r.request(&oid).unwrap();
+        }
+        assert_eq!(r.in_flight(), 5);
+        let err = r.read(&id("one"), |_| Ok(())).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let mut next = |r: &mut BlobReader| {
+            let mut got = Vec::new();
+            r.read_next(|p| {
+                got.extend_from_slice(p);
+                Ok(())
+            })
+            .map(|(oid, n)| (oid, n, got.len()))
+        };
+        assert_eq!(next(&mut r).unwrap(), (id("two"), 17, 17));
+        assert_eq!(next(&mut r).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(next(&mut r).unwrap(), (id("empty"), 0, 0));
+        assert_eq!(next(&mut r).unwrap(), (id("big"), 10_000_000, 10_000_000));
+        assert_eq!(next(&mut r).unwrap(), (id("one"), 6, 6));
+        assert_eq!(r.in_flight(), 0);
+        assert_eq!(
+            next(&mut r).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
     }
 
     #[test]
@@ -1515,7 +1593,7 @@ mod tests {
             stats.blob_bytes,
             stats.duplicate_blobs
         );
-        for readers in [1, 2] {
+        for (readers, depth) in [(1, 1), (2, 1), (1, 64), (2, 64)] {
             let t = std::time::Instant::now();
             let total: u64 = thread::scope(|s| {
                 let handles: Vec<_> = blobs
@@ -1524,17 +1602,26 @@ mod tests {
                         let repo = &repo;
                         s.spawn(move || {
                             let mut r = BlobReader::new(repo).unwrap();
-                            chunk
-                                .iter()
-                                .map(|oid| r.read(oid, |_| Ok(())).unwrap())
-                                .sum::<u64>()
+                            let mut ahead = chunk.iter();
+                            let mut total = 0;
+                            for _ in chunk {
+                                while r.in_flight() < depth {
+                                    let Some(oid) = ahead.next() else { break };
+                                    r.request(oid).unwrap();
+                                }
+                                total += r.read_next(|_| Ok(())).unwrap().1;
+                            }
+                            total
                         })
                     })
                     .collect();
                 handles.into_iter().map(|h| h.join().unwrap()).sum()
             });
             assert_eq!(total, stats.blob_bytes);
-            println!("read all blobs, {readers} reader(s): {:?}", t.elapsed());
+            println!(
+                "read all blobs, {readers} reader(s), {depth} in flight: {:?}",
+                t.elapsed()
+            );
         }
     }
 }
