@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # History-scan benchmark: `scanner scan --history` against the floors set by git itself.
 #
-# Two repositories, made in a temporary directory that is removed on exit:
+# Two repositories, made in a temporary directory that is removed on exit (see KEEP):
 #   ripgrep    the real ripgrep history, every ref (/work/shared/bench/ripgrep.bundle,
 #              see /work/shared/bench/README.md; override with RIPGREP_BUNDLE)
 #   synthetic  COMMITS (default 20000) commits made by `git fast-import`, 200 files of ~2 KB
@@ -31,8 +31,14 @@ RUNS=${RUNS:-5}
 
 command -v hyperfine >/dev/null || { echo "hyperfine not found: apt-get install -y hyperfine" >&2; exit 2; }
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# KEEP=DIR builds the repositories in DIR (which must not exist) and leaves them there.
+if [ -n "${KEEP:-}" ]; then
+    mkdir "$KEEP"
+    work=$(cd "$KEEP" && pwd)
+else
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+fi
 
 # No user or system configuration: the numbers must not depend on the machine's gitconfig.
 export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1

@@ -509,6 +509,7 @@ pub fn enumerate(
     let mut check = git(repo);
     check.args([
         "cat-file",
+        "--buffer",
         "--batch-check=%(objectname) %(objecttype) %(objectsize)",
     ]);
     let mut check = match Running::spawn(repo, check, CHECK, true) {
@@ -1522,7 +1523,7 @@ mod tests {
         assert_eq!(r.in_flight(), 5);
         let err = r.read(&id("one"), |_| Ok(())).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        let mut next = |r: &mut BlobReader| {
+        let next = |r: &mut BlobReader| {
             let mut got = Vec::new();
             r.read_next(|p| {
                 got.extend_from_slice(p);
