@@ -532,12 +532,15 @@ pub fn enumerate(
 
     let mut line = Vec::with_capacity(96);
     let mut stopped = false;
+    // Set when we killed the children over an error of our own (a missing blob): theirs is
+    // then only the echo of the kill.
+    let mut ours: Option<HistoryError> = None;
     let mut outcome: Result<HistoryStats, HistoryError> = Ok(HistoryStats::default());
     let mut yielded = HistoryStats::default();
     for msg in rx.iter() {
         match msg {
             Msg::Blob(p) => {
-                if stopped || outcome.is_err() {
+                if stopped || ours.is_some() {
                     continue;
                 }
                 match read_size(repo, &mut check_out, &mut line, &p) {
@@ -560,22 +563,25 @@ pub fn enumerate(
                         }
                     }
                     Err(e) => {
-                        outcome = Err(e);
+                        ours = Some(e);
                         let _ = log.child.kill();
                         let _ = check.child.kill();
                     }
                 }
             }
             Msg::Done(result) => {
-                if outcome.is_ok() {
-                    outcome = result;
-                }
+                outcome = result;
                 break;
             }
         }
     }
     let _ = parser.join();
     drop(check_out);
+    if let Some(e) = ours {
+        log.kill();
+        check.kill();
+        return Err(e);
+    }
     if stopped {
         log.kill();
         check.kill();
@@ -1407,6 +1413,43 @@ mod tests {
             triples(&[("const", "c\n", "v3"), ("key", "v3\n", "v3")])
         );
         assert_eq!(stats.commits, 1);
+    }
+
+    #[test]
+    fn a_partial_clone_reports_the_missing_blob_without_fetching() {
+        let origin = three_versions();
+        g(origin.path(), &["config", "uploadpack.allowFilter", "true"]);
+        let v1 = g(origin.path(), &["rev-parse", "HEAD~2:key"]);
+        let tmp = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", origin.path().display());
+        g(
+            tmp.path(),
+            &["clone", "-q", "--filter=blob:none", &url, "partial"],
+        );
+        let partial = tmp.path().join("partial");
+        let mut yielded = Vec::new();
+        let err = enumerate(&opts(&partial), |b| {
+            yielded.push(b.path);
+            true
+        })
+        .unwrap_err();
+        // The checkout fetched HEAD's blobs only: `const` (unchanged since v1) is there,
+        // v1's `key` is not.
+        assert_eq!(yielded, vec![b"const".to_vec()]);
+        match &err {
+            HistoryError::MissingObject { repo, oid, detail } => {
+                assert_eq!(repo, &partial);
+                assert_eq!(oid, &v1);
+                assert!(detail.contains("`key`"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Nothing was fetched behind our back.
+        let mut r = BlobReader::new(&partial).unwrap();
+        let err = r
+            .read_to_vec(&Oid::from_hex(v1.as_bytes()).unwrap(), &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
     }
 
     #[test]
