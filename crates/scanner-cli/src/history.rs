@@ -23,8 +23,10 @@
 //!    content and are skipped; submodule entries (mode `160000`, a commit id of another
 //!    repository) are counted and skipped; symlinks (mode `120000`) are yielded: their blob is
 //!    the target path, and a target can be a token.
-//! 3. A parser thread writes each new blob id to `git cat-file --batch-check` while the calling
-//!    thread reads the sizes back in the same order and calls `on_blob`. Nothing is held per
+//! 3. A parser thread writes each new blob id to `git cat-file --buffer --batch-check` while
+//!    the calling thread reads the sizes back in the same order and calls `on_blob`
+//!    (`--buffer`: answers leave in pipe-sized writes, not one per blob; no deadlock, since
+//!    the parser closes cat-file's stdin at the end, which flushes the rest). Nothing is held per
 //!    commit: memory is the `seen` set plus what sits in the pipes. The pipes are the
 //!    back-pressure: a slow `on_blob` fills `cat-file`'s stdout, which blocks the parser,
 //!    which blocks `git log`.
@@ -575,8 +577,15 @@ pub fn enumerate(
             }
         }
     }
-    let _ = parser.join();
+    let parser_panicked = parser.join().is_err();
     drop(check_out);
+    if parser_panicked && ours.is_none() {
+        ours = Some(HistoryError::Protocol {
+            repo: repo.to_path_buf(),
+            command: LOG,
+            detail: "the parser thread panicked".into(),
+        });
+    }
     if let Some(e) = ours {
         log.kill();
         check.kill();
@@ -1250,6 +1259,58 @@ mod tests {
             ])
         );
         assert_eq!(stats.commits, 2);
+    }
+
+    #[test]
+    fn since_and_reflogs_select_commits() {
+        let tmp = init();
+        let d = tmp.path();
+        let at = |date| ("Ann", "ann@example.com", date);
+        write(d, "old", "january\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-01-01T00:00:00Z"),
+            &["commit", "-q", "-m", "jan"],
+        );
+        write(d, "new", "june\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-06-01T00:00:00Z"),
+            &["commit", "-q", "-m", "jun"],
+        );
+        // Amended away: only the HEAD reflog still knows this commit.
+        write(d, "oops", "amended away\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-07-01T00:00:00Z"),
+            &["commit", "-q", "-m", "oops"],
+        );
+        write(d, "oops", "clean\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-07-01T00:00:00Z"),
+            &["commit", "-q", "--amend", "-m", "fixed"],
+        );
+
+        let mut o = opts(d);
+        o.since = Some("2024-03-01".into());
+        let (got, stats) = scan(&o);
+        assert_eq!(
+            got,
+            triples(&[("new", "june\n", "jun"), ("oops", "clean\n", "fixed")])
+        );
+        assert_eq!(stats.commits, 2);
+
+        o.since = None;
+        assert_eq!(scan(&o).1.blobs, 3);
+        o.reflogs = true;
+        let (got, _) = scan(&o);
+        assert_eq!(got.len(), 4);
+        assert!(got.contains(&("oops".into(), "amended away\n".into(), "oops".into())));
     }
 
     #[test]
