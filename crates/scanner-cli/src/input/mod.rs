@@ -18,6 +18,7 @@
 //! staged blobs are what git will commit, whatever an ignore file says.
 
 pub mod git;
+pub mod history;
 pub mod scope;
 pub mod walk;
 

@@ -1,0 +1,1732 @@
+//! Git history input (`scanner scan --history`): every blob ever committed, each once.
+//!
+//! # Protocol
+//!
+//! [`enumerate`] runs three short pipelines over the repository named by
+//! [`HistoryOptions::repo`] (`git -C PATH`, so a subdirectory, a bare repository or a
+//! worktree whose `.git` is a file all work: git finds the repository):
+//!
+//! 1. Unless [`HistoryOptions::revs`] is given, `git log -g --ignore-missing refs/stash` lists
+//!    the stash and its reflog entries: `--all` covers `refs/stash` (every ref under `refs/`,
+//!    plus `HEAD`) but not `stash@{1}` and older, which live only in the stash's reflog. This
+//!    step is also where "not a git repository" surfaces.
+//! 2. `git log --reverse --topo-order --raw -z --root --no-renames --diff-merges=first-parent`
+//!    streams, per commit, its author line and the tree entries it changed against its first
+//!    parent (the whole tree for a root commit or a shallow boundary commit, which has no
+//!    parent). Parents come before children, so the first commit that shows a blob is the
+//!    earliest that introduced it. Every blob of every listed commit's tree is either in its
+//!    first parent's tree or in this diff, so by induction from the roots no blob is missed;
+//!    a merge contributes only what it did not take from its first parent (what its other
+//!    parents brought is already seen, what the merge itself resolved is new). A `seen` set of
+//!    object ids (20 bytes + 1 control byte per distinct blob, in a table at most 7/8 full:
+//!    about 24-48 bytes per distinct blob) makes each blob yielded once. Deletions carry no
+//!    content and are skipped; submodule entries (mode `160000`, a commit id of another
+//!    repository) are counted and skipped; symlinks (mode `120000`) are yielded: their blob is
+//!    the target path, and a target can be a token.
+//! 3. A parser thread writes each new blob id to `git cat-file --buffer --batch-check` while
+//!    the calling thread reads the sizes back in the same order and calls `on_blob`
+//!    (`--buffer`: answers leave in pipe-sized writes, not one per blob; no deadlock, since
+//!    the parser closes cat-file's stdin at the end, which flushes the rest). Nothing is held per
+//!    commit: memory is the `seen` set plus what sits in the pipes. The pipes are the
+//!    back-pressure: a slow `on_blob` fills `cat-file`'s stdout, which blocks the parser,
+//!    which blocks `git log`.
+//!
+//! Reading blob contents is the expensive part (inflating zlib, applying deltas) and is done
+//! in parallel by the caller: one [`BlobReader`] (a long-lived `git cat-file --batch`) per
+//! worker thread.
+//!
+//! # Isolation
+//!
+//! The repository's own configuration is honoured (alternates, `safe.directory`, replace
+//! refs), but every output knob that user configuration could flip is pinned on the command
+//! line (`--no-abbrev`, `--no-renames`, `--no-relative`, `--ignore-submodules=none`,
+//! `--no-color`, `--no-show-signature`, `--no-notes`, `--no-mailmap`, `--encoding=UTF-8`).
+//! Inherited `GIT_DIR`-style variables (set when we run inside a hook) are removed so that
+//! the path argument decides the repository, and `GIT_NO_LAZY_FETCH=1` keeps a partial clone
+//! off the network: a missing object is an error ([`HistoryError::MissingObject`]), never a
+//! fetch.
+
+use std::collections::{HashSet, VecDeque};
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{mpsc, Arc};
+use std::thread;
+
+/// A SHA-1 object id. (SHA-256 repositories are refused with a clear error.)
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Oid(pub [u8; 20]);
+
+impl Oid {
+    /// Parses 40 hex digits (either case).
+    pub fn from_hex(hex: &[u8]) -> Option<Oid> {
+        if hex.len() != 40 {
+            return None;
+        }
+        let mut out = [0u8; 20];
+        for (i, pair) in hex.chunks_exact(2).enumerate() {
+            out[i] = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+        }
+        Some(Oid(out))
+    }
+
+    fn write_hex(&self, out: &mut Vec<u8>) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        for b in self.0 {
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 15)]);
+        }
+    }
+}
+
+fn nibble(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+impl fmt::Display for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Oid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// The commit a blob is attributed to. Shared by every blob that commit introduced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    /// 40 hex digits.
+    pub id: String,
+    pub author_name: String,
+    pub author_email: String,
+    /// Strict ISO 8601 (`%aI`), which is RFC 3339: `2005-04-07T22:13:13+02:00`.
+    pub author_date: String,
+    /// The subject paragraph, on one line.
+    pub summary: String,
+}
+
+/// One distinct blob, as first introduced.
+#[derive(Debug, Clone)]
+pub struct HistoryBlob {
+    pub oid: Oid,
+    pub size: u64,
+    /// The path in [`HistoryBlob::commit`], raw bytes as git stores them (not UTF-8 checked).
+    pub path: Vec<u8>,
+    /// True for a symlink: the content is its target.
+    pub symlink: bool,
+    pub commit: Arc<CommitInfo>,
+}
+
+/// What to enumerate.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryOptions {
+    /// Any path inside a work tree, a bare repository or a `.git` directory.
+    pub repo: PathBuf,
+    /// `git rev-list` arguments (`main`, `origin/main..HEAD`, `^v1.0`). Empty: every ref
+    /// (`--all`) and every stash entry.
+    pub revs: Vec<String>,
+    /// Only commits more recent than this (`git log --since`, e.g. `2024-01-01`, `2.weeks`).
+    /// Their blobs are still found against their (excluded) parents: only what changed.
+    pub since: Option<String>,
+    /// Also every commit mentioned by any reflog (`git log --reflog`): amended, reset or
+    /// rebased-away commits that are still in the local object store. Default off: a clone's
+    /// reflogs say nothing the refs do not.
+    pub reflogs: bool,
+}
+
+/// Counts from one [`enumerate`] run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HistoryStats {
+    /// Commits walked.
+    pub commits: u64,
+    /// Distinct blobs yielded (including symlink targets).
+    pub blobs: u64,
+    /// Total size of the yielded blobs.
+    pub blob_bytes: u64,
+    /// Added or modified entries whose blob had already been yielded.
+    pub duplicate_blobs: u64,
+    /// Distinct submodule commits (mode `160000` entries), skipped: not in this repository.
+    pub submodules: u64,
+    /// Distinct symlink blobs yielded.
+    pub symlinks: u64,
+    /// Deleted entries, skipped.
+    pub deletions: u64,
+    /// True when `on_blob` asked to stop before the end.
+    pub stopped: bool,
+}
+
+/// What went wrong, naming the repository and the revision or object at fault.
+#[derive(Debug)]
+pub enum HistoryError {
+    /// The path is not inside a git repository, or does not exist.
+    NotARepository { repo: PathBuf, detail: String },
+    /// A revision git cannot resolve.
+    UnknownRevision { repo: PathBuf, rev: String },
+    /// An object is absent (partial clone: never fetched) or unreadable (corrupt).
+    MissingObject {
+        repo: PathBuf,
+        oid: String,
+        detail: String,
+    },
+    /// The repository uses SHA-256 object ids.
+    UnsupportedObjectFormat { repo: PathBuf },
+    /// `git` could not be started, or its pipes failed.
+    Io {
+        repo: PathBuf,
+        command: &'static str,
+        source: io::Error,
+    },
+    /// Any other failure of a git command, with its stderr.
+    Git {
+        repo: PathBuf,
+        command: &'static str,
+        stderr: String,
+    },
+    /// Output that does not follow the documented format.
+    Protocol {
+        repo: PathBuf,
+        command: &'static str,
+        detail: String,
+    },
+}
+
+impl fmt::Display for HistoryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HistoryError::NotARepository { repo, detail } => {
+                write!(f, "{}: not a git repository ({detail})", repo.display())
+            }
+            HistoryError::UnknownRevision { repo, rev } => {
+                write!(f, "{}: unknown revision `{rev}`", repo.display())
+            }
+            HistoryError::MissingObject { repo, oid, detail } => write!(
+                f,
+                "{}: object {oid} is missing or corrupt ({detail}); \
+                 in a partial clone, fetch it first: scanning never goes to the network",
+                repo.display()
+            ),
+            HistoryError::UnsupportedObjectFormat { repo } => write!(
+                f,
+                "{}: SHA-256 repositories are not supported",
+                repo.display()
+            ),
+            HistoryError::Io {
+                repo,
+                command,
+                source,
+            } => write!(f, "{}: `{command}`: {source}", repo.display()),
+            HistoryError::Git {
+                repo,
+                command,
+                stderr,
+            } => write!(f, "{}: `{command}` failed: {stderr}", repo.display()),
+            HistoryError::Protocol {
+                repo,
+                command,
+                detail,
+            } => write!(
+                f,
+                "{}: unexpected output from `{command}`: {detail}",
+                repo.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HistoryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HistoryError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// `git -C repo`, isolated from an inherited repository environment.
+fn git(repo: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C").arg(repo);
+    // Inside a hook these point at the hook's repository; the path argument must win.
+    for var in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("GIT_NO_LAZY_FETCH", "1")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .args(["-c", "core.quotePath=false"]);
+    c
+}
+
+/// Turns git's stderr into the most specific error.
+fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> HistoryError {
+    let text = String::from_utf8_lossy(stderr).trim().to_string();
+    let repo = repo.to_path_buf();
+    let quoted = |prefix: &str| {
+        let start = text.find(prefix)? + prefix.len();
+        let end = text[start..].find('\'')?;
+        Some(text[start..start + end].to_string())
+    };
+    if text.contains("not a git repository") || text.contains("cannot change to") {
+        return HistoryError::NotARepository { repo, detail: text };
+    }
+    if let Some(rev) = quoted("bad revision '")
+        .or_else(|| quoted("ambiguous argument '"))
+        .or_else(|| quoted("Invalid revision range "))
+    {
+        return HistoryError::UnknownRevision { repo, rev };
+    }
+    if text.contains("unknown revision") || text.contains("bad object") {
+        return HistoryError::UnknownRevision {
+            repo,
+            rev: text.lines().next().unwrap_or_default().to_string(),
+        };
+    }
+    if text.contains("unable to read")
+        || text.contains("missing")
+        || text.contains("corrupt")
+        || text.contains("inflate")
+    {
+        let oid = text
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .find(|w| w.len() == 40)
+            .unwrap_or("?")
+            .to_string();
+        return HistoryError::MissingObject {
+            repo,
+            oid,
+            detail: text,
+        };
+    }
+    if text.contains("sha256") {
+        return HistoryError::UnsupportedObjectFormat { repo };
+    }
+    HistoryError::Git {
+        repo,
+        command,
+        stderr: text,
+    }
+}
+
+/// Object ids are uniformly random: their first 8 bytes are already a good hash.
+#[derive(Default)]
+struct OidHasher(u64);
+
+impl Hasher for OidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // `[u8; 20]` hashes as its length (a usize, via `write_usize`) then its bytes.
+        let mut first = [0u8; 8];
+        let n = bytes.len().min(8);
+        first[..n].copy_from_slice(&bytes[..n]);
+        self.0 ^= u64::from_le_bytes(first);
+    }
+    fn write_usize(&mut self, _: usize) {}
+}
+
+type OidSet = HashSet<Oid, BuildHasherDefault<OidHasher>>;
+
+/// A child whose stderr is collected on a thread, so it can never fill and block the child.
+struct Running {
+    child: Child,
+    stderr: Option<thread::JoinHandle<Vec<u8>>>,
+    command: &'static str,
+}
+
+impl Running {
+    fn spawn(
+        repo: &Path,
+        mut cmd: Command,
+        command: &'static str,
+        stdin: bool,
+    ) -> Result<Running, HistoryError> {
+        cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|source| HistoryError::Io {
+            repo: repo.to_path_buf(),
+            command,
+            source,
+        })?;
+        let mut err = child.stderr.take().expect("piped");
+        let stderr = thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = err.read_to_end(&mut buf);
+            buf
+        });
+        Ok(Running {
+            child,
+            stderr: Some(stderr),
+            command,
+        })
+    }
+
+    /// Waits; a failure becomes the classified error.
+    fn finish(mut self, repo: &Path) -> Result<(), HistoryError> {
+        let status = self.child.wait().map_err(|source| HistoryError::Io {
+            repo: repo.to_path_buf(),
+            command: self.command,
+            source,
+        })?;
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        if status.success() {
+            Ok(())
+        } else {
+            Err(classify(repo, self.command, &stderr))
+        }
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(h) = self.stderr.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The stash and its reflog entries (`stash@{0}`, `stash@{1}`, ...), as commit ids.
+fn stash_entries(repo: &Path) -> Result<Vec<String>, HistoryError> {
+    let mut c = git(repo);
+    c.args([
+        "log",
+        "-g",
+        "--ignore-missing",
+        "--format=%H",
+        "refs/stash",
+        "--",
+    ]);
+    let command = "git log -g refs/stash";
+    let mut run = Running::spawn(repo, c, command, false)?;
+    let mut out = Vec::new();
+    let read = run
+        .child
+        .stdout
+        .take()
+        .expect("piped")
+        .read_to_end(&mut out);
+    run.finish(repo)?;
+    read.map_err(|source| HistoryError::Io {
+        repo: repo.to_path_buf(),
+        command,
+        source,
+    })?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+const LOG: &str = "git log --raw";
+const CHECK: &str = "git cat-file --batch-check";
+
+/// A blob found by the parser, waiting for its size.
+struct Pending {
+    oid: Oid,
+    path: Vec<u8>,
+    symlink: bool,
+    commit: Arc<CommitInfo>,
+}
+
+enum Msg {
+    Blob(Pending),
+    Done(Result<HistoryStats, HistoryError>),
+}
+
+/// Streams every distinct blob reachable from the selected history once, attributed to the
+/// earliest commit (in topological order) that introduced it, with the path it had there.
+/// `on_blob` returns false to stop early ([`HistoryStats::stopped`]). See the module doc for
+/// the protocol.
+pub fn enumerate(
+    opts: &HistoryOptions,
+    mut on_blob: impl FnMut(HistoryBlob) -> bool,
+) -> Result<HistoryStats, HistoryError> {
+    let repo = opts.repo.as_path();
+    let stash = if opts.revs.is_empty() {
+        stash_entries(repo)?
+    } else {
+        Vec::new()
+    };
+
+    let mut log = git(repo);
+    log.args([
+        "log",
+        "--reverse",
+        "--topo-order",
+        "--raw",
+        "-z",
+        "--root",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-relative",
+        "--diff-merges=first-parent",
+        "--ignore-submodules=none",
+        "--no-color",
+        "--no-show-signature",
+        "--no-notes",
+        "--no-mailmap",
+        "--encoding=UTF-8",
+        "--format=%x01%H%x00%an%x00%ae%x00%aI%x00%s%x00",
+    ]);
+    if let Some(since) = &opts.since {
+        log.arg(format!("--since={since}"));
+    }
+    if opts.reflogs {
+        log.arg("--reflog");
+    }
+    if opts.revs.is_empty() {
+        log.arg("--all");
+    }
+    log.arg("--end-of-options");
+    log.args(&opts.revs).args(&stash).arg("--");
+    let mut log = Running::spawn(repo, log, LOG, false)?;
+
+    let mut check = git(repo);
+    check.args([
+        "cat-file",
+        "--buffer",
+        "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+    ]);
+    let mut check = match Running::spawn(repo, check, CHECK, true) {
+        Ok(c) => c,
+        Err(e) => {
+            log.kill();
+            return Err(e);
+        }
+    };
+
+    let log_out = log.child.stdout.take().expect("piped");
+    let check_in = check.child.stdin.take().expect("piped");
+    let mut check_out = BufReader::with_capacity(64 * 1024, check.child.stdout.take().unwrap());
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let parser_repo = repo.to_path_buf();
+    let parser = thread::spawn(move || {
+        let result = parse_log(&parser_repo, log_out, check_in, &tx);
+        let _ = tx.send(Msg::Done(result));
+    });
+
+    let mut line = Vec::with_capacity(96);
+    let mut stopped = false;
+    // Set when we killed the children over an error of our own (a missing blob): theirs is
+    // then only the echo of the kill.
+    let mut ours: Option<HistoryError> = None;
+    let mut outcome: Result<HistoryStats, HistoryError> = Ok(HistoryStats::default());
+    let mut yielded = HistoryStats::default();
+    for msg in rx.iter() {
+        match msg {
+            Msg::Blob(p) => {
+                if stopped || ours.is_some() {
+                    continue;
+                }
+                match read_size(repo, &mut check_out, &mut line, &p) {
+                    Ok(size) => {
+                        yielded.blobs += 1;
+                        yielded.blob_bytes += size;
+                        yielded.symlinks += u64::from(p.symlink);
+                        let blob = HistoryBlob {
+                            oid: p.oid,
+                            size,
+                            path: p.path,
+                            symlink: p.symlink,
+                            commit: p.commit,
+                        };
+                        if !on_blob(blob) {
+                            stopped = true;
+                            // Unblocks the parser: its reads and writes fail, it sends Done.
+                            let _ = log.child.kill();
+                            let _ = check.child.kill();
+                        }
+                    }
+                    Err(e) => {
+                        ours = Some(e);
+                        let _ = log.child.kill();
+                        let _ = check.child.kill();
+                    }
+                }
+            }
+            Msg::Done(result) => {
+                outcome = result;
+                break;
+            }
+        }
+    }
+    let parser_panicked = parser.join().is_err();
+    drop(check_out);
+    if parser_panicked && ours.is_none() {
+        ours = Some(HistoryError::Protocol {
+            repo: repo.to_path_buf(),
+            command: LOG,
+            detail: "the parser thread panicked".into(),
+        });
+    }
+    if let Some(e) = ours {
+        log.kill();
+        check.kill();
+        return Err(e);
+    }
+    if stopped {
+        log.kill();
+        check.kill();
+        let mut stats = outcome.unwrap_or_default();
+        stats.stopped = true;
+        merge_yielded(&mut stats, &yielded);
+        return Ok(stats);
+    }
+    let log_result = log.finish(repo);
+    let check_result = check.finish(repo);
+    // git's own diagnosis (e.g. "bad revision") beats the parser's broken pipe.
+    log_result?;
+    let mut stats = outcome?;
+    check_result?;
+    merge_yielded(&mut stats, &yielded);
+    Ok(stats)
+}
+
+fn merge_yielded(stats: &mut HistoryStats, yielded: &HistoryStats) {
+    stats.blobs = yielded.blobs;
+    stats.blob_bytes = yielded.blob_bytes;
+    stats.symlinks = yielded.symlinks;
+}
+
+/// Reads one `--batch-check` line for `p`.
+fn read_size(
+    repo: &Path,
+    out: &mut BufReader<ChildStdout>,
+    line: &mut Vec<u8>,
+    p: &Pending,
+) -> Result<u64, HistoryError> {
+    line.clear();
+    let n = out
+        .read_until(b'\n', line)
+        .map_err(|source| HistoryError::Io {
+            repo: repo.to_path_buf(),
+            command: CHECK,
+            source,
+        })?;
+    let protocol = |detail: String| HistoryError::Protocol {
+        repo: repo.to_path_buf(),
+        command: CHECK,
+        detail,
+    };
+    if n == 0 {
+        return Err(protocol(format!("no answer for {}", p.oid)));
+    }
+    let text = String::from_utf8_lossy(line.trim_ascii_end());
+    let mut fields = text.split(' ');
+    let (Some(oid), Some(kind)) = (fields.next(), fields.next()) else {
+        return Err(protocol(text.to_string()));
+    };
+    if oid != p.oid.to_string() {
+        return Err(protocol(format!("asked {}, got `{text}`", p.oid)));
+    }
+    match (kind, fields.next()) {
+        ("blob", Some(size)) => size
+            .parse()
+            .map_err(|_| protocol(format!("bad size in `{text}`"))),
+        ("missing", _) => Err(HistoryError::MissingObject {
+            repo: repo.to_path_buf(),
+            oid: oid.to_string(),
+            detail: format!(
+                "blob at `{}` in commit {}",
+                String::from_utf8_lossy(&p.path),
+                p.commit.id
+            ),
+        }),
+        _ => Err(protocol(format!("expected a blob: `{text}`"))),
+    }
+}
+
+/// The parser thread: `git log` output in, new blob ids out to `cat-file`, metadata to the
+/// caller. Returns the counts it owns (commits, duplicates, submodules, deletions).
+fn parse_log(
+    repo: &Path,
+    log_out: ChildStdout,
+    check_in: ChildStdin,
+    tx: &mpsc::Sender<Msg>,
+) -> Result<HistoryStats, HistoryError> {
+    let io_err = |command, source| HistoryError::Io {
+        repo: repo.to_path_buf(),
+        command,
+        source,
+    };
+    let protocol = |detail: String| HistoryError::Protocol {
+        repo: repo.to_path_buf(),
+        command: LOG,
+        detail,
+    };
+    let mut input = BufReader::with_capacity(256 * 1024, log_out);
+    let mut ask = BufWriter::with_capacity(16 * 1024, check_in);
+    let mut stats = HistoryStats::default();
+    let mut seen = OidSet::default();
+    let mut commit: Option<Arc<CommitInfo>> = None;
+    let mut tok = Vec::with_capacity(256);
+    let mut hex = Vec::with_capacity(41);
+    loop {
+        // About to block on git log: let cat-file work on what we have meanwhile.
+        if input.buffer().is_empty() {
+            ask.flush().map_err(|e| io_err(CHECK, e))?;
+        }
+        if !next_token(&mut input, &mut tok).map_err(|e| io_err(LOG, e))? {
+            break;
+        }
+        let t = trim_newlines(&tok);
+        if t.is_empty() {
+            continue;
+        }
+        if t[0] == 0x01 {
+            let id = String::from_utf8_lossy(&t[1..]).into_owned();
+            let mut field = || -> Result<String, HistoryError> {
+                if !next_token(&mut input, &mut tok).map_err(|e| io_err(LOG, e))? {
+                    return Err(protocol(format!("commit {id} header cut short")));
+                }
+                Ok(String::from_utf8_lossy(&tok).into_owned())
+            };
+            let author_name = field()?;
+            let author_email = field()?;
+            let author_date = field()?;
+            let summary = field()?;
+            if id.len() != 40 {
+                return Err(if id.len() == 64 {
+                    HistoryError::UnsupportedObjectFormat {
+                        repo: repo.to_path_buf(),
+                    }
+                } else {
+                    protocol(format!("commit id `{id}`"))
+                });
+            }
+            stats.commits += 1;
+            commit = Some(Arc::new(CommitInfo {
+                id,
+                author_name,
+                author_email,
+                author_date,
+                summary,
+            }));
+        } else if t[0] == b':' {
+            let entry = RawEntry::parse(t)
+                .ok_or_else(|| protocol(format!("raw entry `{}`", String::from_utf8_lossy(t))))?;
+            if !next_token(&mut input, &mut tok).map_err(|e| io_err(LOG, e))? {
+                return Err(protocol("raw entry without a path".into()));
+            }
+            let Some(commit) = &commit else {
+                return Err(protocol("raw entry before any commit".into()));
+            };
+            if entry.status == b'D' {
+                stats.deletions += 1;
+                continue;
+            }
+            let kind = entry.dst_mode >> 12;
+            let symlink = kind == 0o12;
+            if kind == 0o16 {
+                // A gitlink: a commit of another repository, nothing to read here.
+                stats.submodules += u64::from(seen.insert(entry.dst_id));
+                continue;
+            }
+            if kind != 0o10 && !symlink {
+                continue;
+            }
+            if !seen.insert(entry.dst_id) {
+                stats.duplicate_blobs += 1;
+                continue;
+            }
+            hex.clear();
+            entry.dst_id.write_hex(&mut hex);
+            hex.push(b'\n');
+            ask.write_all(&hex).map_err(|e| io_err(CHECK, e))?;
+            let pending = Pending {
+                oid: entry.dst_id,
+                path: tok.strip_suffix(b"\0").unwrap_or(&tok).to_vec(),
+                symlink,
+                commit: Arc::clone(commit),
+            };
+            if tx.send(Msg::Blob(pending)).is_err() {
+                break;
+            }
+        } else {
+            return Err(protocol(format!(
+                "unexpected `{}`",
+                String::from_utf8_lossy(t)
+            )));
+        }
+    }
+    ask.flush().map_err(|e| io_err(CHECK, e))?;
+    Ok(stats)
+}
+
+/// Reads up to the next NUL into `tok` (without it); false at the end of input.
+fn next_token(input: &mut impl BufRead, tok: &mut Vec<u8>) -> io::Result<bool> {
+    tok.clear();
+    let n = input.read_until(0, tok)?;
+    if tok.last() == Some(&0) {
+        tok.pop();
+    }
+    Ok(n > 0)
+}
+
+/// Between a commit's header and its raw entries git puts a newline.
+fn trim_newlines(t: &[u8]) -> &[u8] {
+    let start = t.iter().position(|&b| b != b'\n').unwrap_or(t.len());
+    &t[start..]
+}
+
+/// One `--raw` line: `:100644 100644 <src id> <dst id> M`.
+struct RawEntry {
+    dst_mode: u32,
+    dst_id: Oid,
+    status: u8,
+}
+
+impl RawEntry {
+    fn parse(line: &[u8]) -> Option<RawEntry> {
+        let mut f = line.strip_prefix(b":")?.split(|&b| b == b' ');
+        let _src_mode = f.next()?;
+        let dst_mode = u32::from_str_radix(std::str::from_utf8(f.next()?).ok()?, 8).ok()?;
+        let _src_id = f.next()?;
+        let dst_id = Oid::from_hex(f.next()?)?;
+        let status = *f.next()?.first()?;
+        Some(RawEntry {
+            dst_mode,
+            dst_id,
+            status,
+        })
+    }
+}
+
+/// A long-lived `git cat-file --batch` for one repository: one per worker thread, so blob
+/// decompression runs in parallel.
+///
+/// [`BlobReader::read`] is one round trip per blob. For many small blobs the round trip (two
+/// pipe hops and two wake-ups) costs as much as inflating the blob, so
+/// [`BlobReader::request`] queues up to [`BlobReader::MAX_IN_FLIGHT`] ids ahead and
+/// [`BlobReader::read_next`] takes the answers in order: cat-file then works while the caller
+/// scans. The cap keeps the queued requests far below a pipe's capacity, so writing a request
+/// never blocks on a cat-file that is itself blocked writing an answer nobody reads yet.
+pub struct BlobReader {
+    repo: PathBuf,
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    pending: VecDeque<Oid>,
+}
+
+impl BlobReader {
+    pub fn new(repo: &Path) -> io::Result<BlobReader> {
+        let mut c = git(repo);
+        c.args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // A missing object is answered on stdout; stderr carries only fatal errors,
+            // which end the process and so surface as a closed pipe.
+            .stderr(Stdio::null());
+        let mut child = c.spawn()?;
+        let stdin = BufWriter::with_capacity(4096, child.stdin.take().expect("piped"));
+        let stdout = BufReader::with_capacity(256 * 1024, child.stdout.take().expect("piped"));
+        Ok(BlobReader {
+            repo: repo.to_path_buf(),
+            child,
+            stdin,
+            stdout,
+            line: Vec::with_capacity(96),
+            pending: VecDeque::new(),
+        })
+    }
+
+    /// Requests queued by [`BlobReader::request`] and not yet taken: 41 bytes each in the
+    /// pipe, far below its 64 KiB.
+    pub const MAX_IN_FLIGHT: usize = 256;
+
+    /// Streams blob `oid` to `out` in pieces (never the whole blob in memory), returns its
+    /// size. A missing object is `NotFound`; an object that is not a blob is `InvalidData`.
+    /// If `out` fails, the rest of the blob is still drained (so the next read starts at the
+    /// next answer) and `out`'s error is returned. Requires no request in flight.
+    pub fn read(&mut self, oid: &Oid, out: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<u64> {
+        if !self.pending.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "BlobReader::read with requests in flight: use read_next",
+            ));
+        }
+        self.request(oid)?;
+        self.read_next(out).map(|(_, size)| size)
+    }
+
+    /// Queues `oid`; its answer comes from a later [`BlobReader::read_next`], in order.
+    /// `InvalidInput` beyond [`BlobReader::MAX_IN_FLIGHT`].
+    pub fn request(&mut self, oid: &Oid) -> io::Result<()> {
+        if self.pending.len() >= Self::MAX_IN_FLIGHT {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "too many blob requests in flight",
+            ));
+        }
+        let mut req = [0u8; 41];
+        let mut hex = Vec::with_capacity(40);
+        oid.write_hex(&mut hex);
+        req[..40].copy_from_slice(&hex);
+        req[40] = b'\n';
+        self.stdin.write_all(&req)?;
+        self.pending.push_back(*oid);
+        Ok(())
+    }
+
+    /// Requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Streams the oldest requested blob to `out` as [`BlobReader::read`] does; returns its
+    /// id and size.
+    pub fn read_next(
+        &mut self,
+        mut out: impl FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<(Oid, u64)> {
+        let Some(oid) = self.pending.pop_front() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "BlobReader::read_next with no request in flight",
+            ));
+        };
+        let oid = &oid;
+        self.stdin.flush()?;
+
+        self.line.clear();
+        if self.stdout.read_until(b'\n', &mut self.line)? == 0 {
+            return Err(self.died());
+        }
+        let header = String::from_utf8_lossy(self.line.trim_ascii_end()).into_owned();
+        let mut f = header.split(' ');
+        let (got, kind, size) = (f.next(), f.next(), f.next());
+        if kind == Some("missing") {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: object {oid} is missing (not fetched in a partial clone, or corrupt)",
+                    self.repo.display()
+                ),
+            ));
+        }
+        let size: u64 = match (got, size.and_then(|s| s.parse().ok())) {
+            (Some(g), Some(size)) if g == oid.to_string() => size,
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}: cat-file answered `{header}`", self.repo.display()),
+                ))
+            }
+        };
+        let mut left = size;
+        let mut failed = None;
+        while left > 0 {
+            let buf = self.stdout.fill_buf()?;
+            if buf.is_empty() {
+                return Err(self.died());
+            }
+            let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            if failed.is_none() && kind == Some("blob") {
+                if let Err(e) = out(&buf[..n]) {
+                    failed = Some(e);
+                }
+            }
+            self.stdout.consume(n);
+            left -= n as u64;
+        }
+        let mut lf = [0u8; 1];
+        self.stdout.read_exact(&mut lf)?;
+        if lf[0] != b'\n' {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: cat-file framing lost after {oid}", self.repo.display()),
+            ));
+        }
+        if kind != Some("blob") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: object {oid} is a {}, not a blob",
+                    self.repo.display(),
+                    kind.unwrap_or("?")
+                ),
+            ));
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((*oid, size)),
+        }
+    }
+
+    /// Convenience for small blobs: the whole content in `buf` (cleared first).
+    pub fn read_to_vec(&mut self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
+        buf.clear();
+        self.read(oid, |piece| {
+            buf.extend_from_slice(piece);
+            Ok(())
+        })
+    }
+
+    fn died(&mut self) -> io::Error {
+        let status = self.child.try_wait().ok().flatten();
+        io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "{}: git cat-file --batch ended ({})",
+                self.repo.display(),
+                status.map_or("still running".to_string(), |s| s.to_string())
+            ),
+        )
+    }
+}
+
+impl Drop for BlobReader {
+    fn drop(&mut self) {
+        // Closing stdin ends cat-file; kill covers a reader dropped mid-blob.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    const DATE: &str = "2024-01-02T03:04:05+00:00";
+
+    /// Runs git in `dir` isolated from user and system config, with a fixed author,
+    /// committer and date so ids are stable; returns trimmed stdout.
+    fn g(dir: &Path, args: &[&str]) -> String {
+        g_as(dir, ("Ann", "ann@example.com", DATE), args)
+    }
+
+    fn g_as(dir: &Path, who: (&str, &str, &str), args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", who.0)
+            .env("GIT_AUTHOR_EMAIL", who.1)
+            .env("GIT_AUTHOR_DATE", who.2)
+            .env("GIT_COMMITTER_NAME", who.0)
+            .env("GIT_COMMITTER_EMAIL", who.1)
+            .env("GIT_COMMITTER_DATE", who.2)
+            .args([
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "protocol.file.allow=always",
+            ])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn write(dir: &Path, path: &str, content: &str) {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    /// `git add -A && git commit`, returns the new commit id.
+    fn commit(dir: &Path, msg: &str) -> String {
+        g(dir, &["add", "-A"]);
+        g(dir, &["commit", "-q", "--allow-empty", "-m", msg]);
+        g(dir, &["rev-parse", "HEAD"])
+    }
+
+    fn init() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        g(tmp.path(), &["init", "-q"]);
+        tmp
+    }
+
+    fn opts(repo: &Path) -> HistoryOptions {
+        HistoryOptions {
+            repo: repo.to_path_buf(),
+            ..HistoryOptions::default()
+        }
+    }
+
+    /// Every yielded blob as (path, content, commit summary), in yield order, read back
+    /// through one BlobReader.
+    fn scan(o: &HistoryOptions) -> (Vec<(String, String, String)>, HistoryStats) {
+        let mut blobs = Vec::new();
+        let stats = enumerate(o, |b| {
+            blobs.push(b);
+            true
+        })
+        .unwrap();
+        let mut reader = BlobReader::new(&o.repo).unwrap();
+        let mut buf = Vec::new();
+        let got = blobs
+            .iter()
+            .map(|b| {
+                let n = reader.read_to_vec(&b.oid, &mut buf).unwrap();
+                assert_eq!(n, b.size);
+                (
+                    String::from_utf8_lossy(&b.path).into_owned(),
+                    String::from_utf8_lossy(&buf).into_owned(),
+                    b.commit.summary.clone(),
+                )
+            })
+            .collect();
+        (got, stats)
+    }
+
+    fn triples(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+        v.iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn deleted_secret_is_attributed_to_the_commit_that_added_it() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "README", "hello\n");
+        commit(d, "init");
+        write(d, "conf/secret.env", "TOKEN=ghp_abc\n");
+        g_as(
+            d,
+            ("Bob B", "bob@example.com", "2024-02-03T04:05:06+01:00"),
+            &["add", "-A"],
+        );
+        g_as(
+            d,
+            ("Bob B", "bob@example.com", "2024-02-03T04:05:06+01:00"),
+            &["commit", "-q", "-m", "add config\n\nlong body"],
+        );
+        let adding = g(d, &["rev-parse", "HEAD"]);
+        std::fs::remove_file(d.join("conf/secret.env")).unwrap();
+        commit(d, "remove config");
+
+        let mut blobs = Vec::new();
+        let stats = enumerate(&opts(d), |b| {
+            blobs.push(b);
+            true
+        })
+        .unwrap();
+        assert_eq!(blobs.len(), 2);
+        let secret = &blobs[1];
+        assert_eq!(secret.path, b"conf/secret.env");
+        assert_eq!(secret.size, 14);
+        assert!(!secret.symlink);
+        assert_eq!(
+            *secret.commit,
+            CommitInfo {
+                id: adding,
+                author_name: "Bob B".into(),
+                author_email: "bob@example.com".into(),
+                author_date: "2024-02-03T04:05:06+01:00".into(),
+                summary: "add config".into(),
+            }
+        );
+        assert_eq!(
+            stats,
+            HistoryStats {
+                commits: 3,
+                blobs: 2,
+                blob_bytes: 6 + 14,
+                deletions: 1,
+                ..HistoryStats::default()
+            }
+        );
+    }
+
+    #[test]
+    fn a_blob_in_two_paths_and_fifty_commits_is_yielded_once() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "a.txt", "same\n");
+        write(d, "b.txt", "same\n");
+        write(d, "n", "0\n");
+        commit(d, "c1");
+        for i in 2..=50 {
+            write(d, "n", &format!("{}\n", i - 1));
+            if i == 25 {
+                write(d, "dir/c.txt", "same\n");
+            }
+            commit(d, &format!("c{i}"));
+        }
+        let (got, stats) = scan(&opts(d));
+        assert_eq!(got.len(), 51);
+        assert_eq!(got[0], ("a.txt".into(), "same\n".into(), "c1".into()));
+        assert_eq!(got[1], ("n".into(), "0\n".into(), "c1".into()));
+        assert_eq!(got[50], ("n".into(), "49\n".into(), "c50".into()));
+        assert_eq!(
+            (stats.commits, stats.blobs, stats.duplicate_blobs),
+            (50, 51, 2)
+        );
+    }
+
+    #[test]
+    fn branches_tags_and_every_stash_entry_are_covered() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "f", "base\n");
+        commit(d, "base");
+        g(d, &["checkout", "-q", "-b", "side"]);
+        write(d, "side.txt", "only on side\n");
+        commit(d, "side work");
+        g(d, &["checkout", "-q", "--detach", "main"]);
+        write(d, "tag.txt", "only in tag\n");
+        commit(d, "tagged");
+        g(d, &["tag", "v1"]);
+        g(d, &["checkout", "-q", "main"]);
+        write(d, "f", "stashed first\n");
+        g(d, &["stash", "-q"]);
+        write(d, "f", "stashed second\n");
+        g(d, &["stash", "-q"]);
+
+        let (got, stats) = scan(&opts(d));
+        let mut contents: Vec<&str> = got.iter().map(|(_, c, _)| c.as_str()).collect();
+        contents.sort_unstable();
+        assert_eq!(
+            contents,
+            [
+                "base\n",
+                "only in tag\n",
+                "only on side\n",
+                "stashed first\n",
+                "stashed second\n"
+            ]
+        );
+        // base, side, tagged, a worktree commit per stash, and their index commit: the
+        // index was the same both times, and with a fixed date so is the commit.
+        assert_eq!(stats.commits, 6);
+
+        let mut only_main = opts(d);
+        only_main.revs = vec!["main".into()];
+        let (got, stats) = scan(&only_main);
+        assert_eq!(got, triples(&[("f", "base\n", "base")]));
+        assert_eq!(stats.commits, 1);
+    }
+
+    #[test]
+    fn a_range_limits_to_its_commits() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "a", "1\n");
+        let a = commit(d, "A");
+        write(d, "b", "2\n");
+        commit(d, "B1");
+        write(d, "c", "3\n");
+        write(d, "a", "1 again\n");
+        let b = commit(d, "B");
+        write(d, "d", "4\n");
+        commit(d, "after");
+        let mut o = opts(d);
+        o.revs = vec![format!("{a}..{b}")];
+        let (got, stats) = scan(&o);
+        assert_eq!(
+            got,
+            triples(&[
+                ("b", "2\n", "B1"),
+                ("a", "1 again\n", "B"),
+                ("c", "3\n", "B")
+            ])
+        );
+        assert_eq!(stats.commits, 2);
+    }
+
+    #[test]
+    fn since_and_reflogs_select_commits() {
+        let tmp = init();
+        let d = tmp.path();
+        let at = |date| ("Ann", "ann@example.com", date);
+        write(d, "old", "january\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-01-01T00:00:00Z"),
+            &["commit", "-q", "-m", "jan"],
+        );
+        write(d, "new", "june\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-06-01T00:00:00Z"),
+            &["commit", "-q", "-m", "jun"],
+        );
+        // Amended away: only the HEAD reflog still knows this commit.
+        write(d, "oops", "amended away\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-07-01T00:00:00Z"),
+            &["commit", "-q", "-m", "oops"],
+        );
+        write(d, "oops", "clean\n");
+        g(d, &["add", "-A"]);
+        g_as(
+            d,
+            at("2024-07-01T00:00:00Z"),
+            &["commit", "-q", "--amend", "-m", "fixed"],
+        );
+
+        let mut o = opts(d);
+        o.since = Some("2024-03-01".into());
+        let (got, stats) = scan(&o);
+        assert_eq!(
+            got,
+            triples(&[("new", "june\n", "jun"), ("oops", "clean\n", "fixed")])
+        );
+        assert_eq!(stats.commits, 2);
+
+        o.since = None;
+        assert_eq!(scan(&o).1.blobs, 3);
+        o.reflogs = true;
+        let (got, _) = scan(&o);
+        assert_eq!(got.len(), 4);
+        assert!(got.contains(&("oops".into(), "amended away\n".into(), "oops".into())));
+    }
+
+    #[test]
+    fn a_rename_yields_nothing_new_an_edit_after_it_does() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "old.txt", "x\n");
+        commit(d, "add");
+        g(d, &["mv", "old.txt", "new.txt"]);
+        commit(d, "rename");
+        write(d, "new.txt", "y\n");
+        commit(d, "edit");
+        let (got, stats) = scan(&opts(d));
+        assert_eq!(
+            got,
+            triples(&[("old.txt", "x\n", "add"), ("new.txt", "y\n", "edit")])
+        );
+        assert_eq!((stats.duplicate_blobs, stats.deletions), (1, 1));
+    }
+
+    #[test]
+    fn a_merge_yields_only_what_it_resolved() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "f", "base\n");
+        commit(d, "base");
+        g(d, &["checkout", "-q", "-b", "side"]);
+        write(d, "s.txt", "side\n");
+        write(d, "f", "side version\n");
+        commit(d, "side");
+        g(d, &["checkout", "-q", "main"]);
+        write(d, "f", "main version\n");
+        commit(d, "main");
+        // Conflicts on f; the resolution is a blob neither parent has.
+        let merge = Command::new("git")
+            .current_dir(d)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args(["merge", "-q", "side"])
+            .output()
+            .unwrap();
+        assert!(!merge.status.success());
+        write(d, "f", "resolved\n");
+        commit(d, "merge side");
+        let (got, stats) = scan(&opts(d));
+        let by_content: BTreeMap<&str, (&str, &str)> = got
+            .iter()
+            .map(|(p, c, s)| (c.as_str(), (p.as_str(), s.as_str())))
+            .collect();
+        assert_eq!(
+            by_content,
+            BTreeMap::from([
+                ("base\n", ("f", "base")),
+                ("main version\n", ("f", "main")),
+                ("side version\n", ("f", "side")),
+                ("side\n", ("s.txt", "side")),
+                ("resolved\n", ("f", "merge side")),
+            ])
+        );
+        // Parents before children: the merge comes last, after both sides.
+        assert_eq!(got[4].2, "merge side");
+        assert_eq!((stats.commits, stats.blobs), (4, 5));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_non_utf8_path_is_kept_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let tmp = init();
+        let d = tmp.path();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9 \"q\"\n.txt");
+        std::fs::write(d.join(name), "k\n").unwrap();
+        commit(d, "latin-1 name");
+        let mut paths = Vec::new();
+        enumerate(&opts(d), |b| {
+            paths.push(b.path);
+            true
+        })
+        .unwrap();
+        assert_eq!(paths, vec![b"caf\xe9 \"q\"\n.txt".to_vec()]);
+    }
+
+    #[test]
+    fn submodules_are_counted_symlinks_yielded() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "f", "x\n");
+        let other = commit(d, "first");
+        let target = {
+            let mut c = Command::new("git");
+            c.current_dir(d)
+                .args(["hash-object", "-w", "--stdin"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped());
+            let mut child = c.spawn().unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b"../secrets/key.pem")
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        // Index entries made directly: a gitlink needs no cloned submodule.
+        g(
+            d,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{other},vendor/lib"),
+            ],
+        );
+        g(
+            d,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("120000,{target},link"),
+            ],
+        );
+        g(d, &["commit", "-q", "-m", "links"]);
+        let mut blobs = Vec::new();
+        let stats = enumerate(&opts(d), |b| {
+            blobs.push((b.path, b.symlink, b.size));
+            true
+        })
+        .unwrap();
+        assert_eq!(
+            blobs,
+            vec![(b"f".to_vec(), false, 2), (b"link".to_vec(), true, 18)]
+        );
+        assert_eq!((stats.submodules, stats.symlinks, stats.blobs), (1, 1, 2));
+    }
+
+    /// Three commits: `key` holds "v1", "v2", "v3".
+    fn three_versions() -> tempfile::TempDir {
+        let tmp = init();
+        let d = tmp.path();
+        for v in 1..=3 {
+            write(d, "key", &format!("v{v}\n"));
+            write(d, "const", "c\n");
+            commit(d, &format!("v{v}"));
+        }
+        tmp
+    }
+
+    #[test]
+    fn a_shallow_clone_scans_what_it_has() {
+        let origin = three_versions();
+        let tmp = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", origin.path().display());
+        g(
+            tmp.path(),
+            &["clone", "-q", "--depth", "1", &url, "shallow"],
+        );
+        let (got, stats) = scan(&opts(&tmp.path().join("shallow")));
+        assert_eq!(
+            got,
+            triples(&[("const", "c\n", "v3"), ("key", "v3\n", "v3")])
+        );
+        assert_eq!(stats.commits, 1);
+    }
+
+    #[test]
+    fn a_partial_clone_reports_the_missing_blob_without_fetching() {
+        let origin = three_versions();
+        g(origin.path(), &["config", "uploadpack.allowFilter", "true"]);
+        let v1 = g(origin.path(), &["rev-parse", "HEAD~2:key"]);
+        let tmp = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", origin.path().display());
+        g(
+            tmp.path(),
+            &["clone", "-q", "--filter=blob:none", &url, "partial"],
+        );
+        let partial = tmp.path().join("partial");
+        let mut yielded = Vec::new();
+        let err = enumerate(&opts(&partial), |b| {
+            yielded.push(b.path);
+            true
+        })
+        .unwrap_err();
+        // The checkout fetched HEAD's blobs only: `const` (unchanged since v1) is there,
+        // v1's `key` is not.
+        assert_eq!(yielded, vec![b"const".to_vec()]);
+        match &err {
+            HistoryError::MissingObject { repo, oid, detail } => {
+                assert_eq!(repo, &partial);
+                assert_eq!(oid, &v1);
+                assert!(detail.contains("`key`"), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // Nothing was fetched behind our back.
+        let mut r = BlobReader::new(&partial).unwrap();
+        let err = r
+            .read_to_vec(&Oid::from_hex(v1.as_bytes()).unwrap(), &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn bare_repositories_worktrees_and_subdirectories_work() {
+        let origin = three_versions();
+        let want = triples(&[
+            ("const", "c\n", "v1"),
+            ("key", "v1\n", "v1"),
+            ("key", "v2\n", "v2"),
+            ("key", "v3\n", "v3"),
+        ]);
+        let tmp = tempfile::tempdir().unwrap();
+        let bare = tmp.path().join("bare.git");
+        g(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                origin.path().to_str().unwrap(),
+                "bare.git",
+            ],
+        );
+        assert_eq!(scan(&opts(&bare)).0, want);
+
+        // A linked worktree: its `.git` is a file pointing into the main repository.
+        let wt = tmp.path().join("wt");
+        g(
+            origin.path(),
+            &["worktree", "add", "-q", wt.to_str().unwrap()],
+        );
+        assert!(wt.join(".git").is_file());
+        assert_eq!(scan(&opts(&wt)).0, want);
+
+        std::fs::create_dir(origin.path().join("sub")).unwrap();
+        assert_eq!(scan(&opts(&origin.path().join("sub"))).0, want);
+    }
+
+    #[test]
+    fn on_blob_false_stops_early() {
+        let origin = three_versions();
+        let mut n = 0;
+        let stats = enumerate(&opts(origin.path()), |_| {
+            n += 1;
+            n < 2
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        assert!(stats.stopped);
+        assert_eq!(stats.blobs, 2);
+    }
+
+    #[test]
+    fn blob_reader_streams_blobs_in_sequence() {
+        let tmp = init();
+        let d = tmp.path();
+        // 10 MB that no delta or compression makes trivial to get right by accident.
+        let big: Vec<u8> = (0..10_000_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        std::fs::write(d.join("big"), &big).unwrap();
+        write(d, "empty", "");
+        write(d, "one", "first\n");
+        write(d, "two", "no newline at end");
+        commit(d, "blobs");
+        let id =
+            |p: &str| Oid::from_hex(g(d, &["rev-parse", &format!("HEAD:{p}")]).as_bytes()).unwrap();
+
+        let mut r = BlobReader::new(d).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(r.read_to_vec(&id("one"), &mut buf).unwrap(), 6);
+        assert_eq!(buf, b"first\n");
+
+        let mut pieces = 0;
+        let mut got = Vec::new();
+        let n = r
+            .read(&id("big"), |p| {
+                pieces += 1;
+                assert!(p.len() <= 256 * 1024);
+                got.extend_from_slice(p);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 10_000_000);
+        assert!(pieces >= 10_000_000 / (256 * 1024), "{pieces} pieces");
+        assert!(got == big);
+
+        assert_eq!(r.read_to_vec(&id("empty"), &mut buf).unwrap(), 0);
+        assert_eq!(buf, b"");
+
+        // A failing consumer: its error comes back, the stream stays in step.
+        let err = r
+            .read(&id("big"), |_| Err(io::Error::other("sink full")))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "sink full");
+
+        let missing = Oid([0xab; 20]);
+        let err = r.read_to_vec(&missing, &mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains(&"ab".repeat(20)), "{err}");
+
+        let tree = Oid::from_hex(g(d, &["rev-parse", "HEAD^{tree}"]).as_bytes()).unwrap();
+        let err = r.read_to_vec(&tree, &mut buf).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("is a tree, not a blob"), "{err}");
+
+        assert_eq!(r.read_to_vec(&id("two"), &mut buf).unwrap(), 17);
+        assert_eq!(buf, b"no newline at end");
+
+        // Pipelined: answers come back in request order, a missing one included.
+        for oid in [id("two"), missing, id("empty"), id("big"), id("one")] {
+            r.request(&oid).unwrap();
+        }
+        assert_eq!(r.in_flight(), 5);
+        let err = r.read(&id("one"), |_| Ok(())).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let next = |r: &mut BlobReader| {
+            let mut got = Vec::new();
+            r.read_next(|p| {
+                got.extend_from_slice(p);
+                Ok(())
+            })
+            .map(|(oid, n)| (oid, n, got.len()))
+        };
+        assert_eq!(next(&mut r).unwrap(), (id("two"), 17, 17));
+        assert_eq!(next(&mut r).unwrap_err().kind(), io::ErrorKind::NotFound);
+        assert_eq!(next(&mut r).unwrap(), (id("empty"), 0, 0));
+        assert_eq!(next(&mut r).unwrap(), (id("big"), 10_000_000, 10_000_000));
+        assert_eq!(next(&mut r).unwrap(), (id("one"), 6, 6));
+        assert_eq!(r.in_flight(), 0);
+        assert_eq!(
+            next(&mut r).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+
+    #[test]
+    fn errors_name_the_repository_and_the_revision() {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = enumerate(&opts(tmp.path()), |_| true).unwrap_err();
+        assert!(
+            matches!(&err, HistoryError::NotARepository { repo, .. } if repo == tmp.path()),
+            "{err:?}"
+        );
+        let err = enumerate(&opts(&tmp.path().join("absent")), |_| true).unwrap_err();
+        assert!(
+            matches!(err, HistoryError::NotARepository { .. }),
+            "{err:?}"
+        );
+
+        let repo = three_versions();
+        for rev in ["nope", "main..nope"] {
+            let mut o = opts(repo.path());
+            o.revs = vec![rev.into()];
+            let err = enumerate(&o, |_| true).unwrap_err();
+            assert!(
+                matches!(&err, HistoryError::UnknownRevision { rev: r, .. } if r == rev),
+                "{rev}: {err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!("{}: unknown revision `{rev}`", repo.path().display())
+            );
+        }
+    }
+
+    /// Timing on a real repository: `HISTORY_BENCH_REPO=/path cargo test --release -p
+    /// scanner-cli history::tests::bench -- --ignored --nocapture` (scripts/bench-history.sh).
+    #[test]
+    #[ignore = "benchmark: needs HISTORY_BENCH_REPO pointing at a large repository"]
+    fn bench() {
+        let repo = PathBuf::from(std::env::var_os("HISTORY_BENCH_REPO").unwrap());
+        let t = std::time::Instant::now();
+        let mut blobs = Vec::new();
+        let stats = enumerate(&opts(&repo), |b| {
+            blobs.push(b.oid);
+            true
+        })
+        .unwrap();
+        println!(
+            "enumerate: {:?}, {} commits, {} blobs ({} bytes), {} duplicates",
+            t.elapsed(),
+            stats.commits,
+            stats.blobs,
+            stats.blob_bytes,
+            stats.duplicate_blobs
+        );
+        for (readers, depth) in [(1, 1), (2, 1), (1, 64), (2, 64)] {
+            let t = std::time::Instant::now();
+            let total: u64 = thread::scope(|s| {
+                let handles: Vec<_> = blobs
+                    .chunks(blobs.len().div_ceil(readers))
+                    .map(|chunk| {
+                        let repo = &repo;
+                        s.spawn(move || {
+                            let mut r = BlobReader::new(repo).unwrap();
+                            let mut ahead = chunk.iter();
+                            let mut total = 0;
+                            for _ in chunk {
+                                while r.in_flight() < depth {
+                                    let Some(oid) = ahead.next() else { break };
+                                    r.request(oid).unwrap();
+                                }
+                                total += r.read_next(|_| Ok(())).unwrap().1;
+                            }
+                            total
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(total, stats.blob_bytes);
+            println!(
+                "read all blobs, {readers} reader(s), {depth} in flight: {:?}",
+                t.elapsed()
+            );
+        }
+    }
+}
