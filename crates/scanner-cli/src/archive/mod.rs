@@ -15,7 +15,24 @@
 //!
 //! A [`Budget`] is made per top-level archive and shared by every nested
 //! level; [`Budget::into_stats`] returns what happened, including every
-//! [`ArchiveSkip`] for the summary.
+//! [`ArchiveSkip`] for the summary. A worker with an open file whose first
+//! [`SNIFF_LEN`] bytes it has read:
+//!
+//! ```text
+//! if let Some(kind) = archive::detect(name.as_bytes(), &head) {
+//!     file.rewind()?;
+//!     let budget = Budget::new(Limits::default());
+//!     let scope = Scope::top(&budget, &display_path);
+//!     walk(kind, Source::Seekable(&mut file), &scope, &mut |path, reader| {
+//!         scan(path, reader)?; // `path` is `a.zip!lib/b.jar!c.properties`
+//!         Ok(Flow::Continue)
+//!     })?;
+//!     summary.add(budget.into_stats());
+//! }
+//! ```
+//!
+//! The budget is not `Sync`: one archive is walked by one thread, and
+//! different archives by different threads in parallel.
 //!
 //! # We never extract
 //!
@@ -651,9 +668,9 @@ impl<'m> Meter<'m> {
 
     fn trip(&self, reason: ArchiveSkip) -> io::Error {
         let err = io::Error::other(reason.to_string());
-        if self.fault.take().is_none() {
-            self.fault.set(Some(reason));
-        }
+        // The first fault is the cause; later ones are its echoes.
+        let first = self.fault.take().unwrap_or(reason);
+        self.fault.set(Some(first));
         err
     }
 
@@ -849,24 +866,24 @@ fn zip_members(
         if scope.budget.halted() || !scope.budget.take_member(scope.path()) {
             return Ok(Flow::Stop);
         }
-        let (name, size) = match zip.by_index_raw(index) {
-            Ok(raw) => {
-                let name = raw.name_raw().to_vec();
-                if raw.is_dir() {
-                    continue;
-                }
-                if raw.is_symlink() {
-                    scope.record(&name, ArchiveSkip::SymlinkMember);
-                    continue;
-                }
-                if raw.encrypted() {
-                    scope.record(&name, ArchiveSkip::Encrypted);
-                    continue;
-                }
-                (name, raw.size())
+        let meta = zip.by_index_raw(index).map(|raw| {
+            let links = raw.is_symlink();
+            let name = raw.name_raw().to_vec();
+            (name, raw.size(), raw.is_dir(), links, raw.encrypted())
+        });
+        let (name, size) = match meta {
+            Ok((_, _, true, _, _)) => continue,
+            Ok((name, _, _, true, _)) => {
+                scope.record(&name, ArchiveSkip::SymlinkMember);
+                continue;
             }
+            Ok((name, _, _, _, true)) => {
+                scope.record(&name, ArchiveSkip::Encrypted);
+                continue;
+            }
+            Ok((name, size, ..)) => (name, size),
             Err(e) => {
-                let name = format!("#{index}");
+                let name = zip.name_for_index(index).unwrap_or_default();
                 scope.record(name.as_bytes(), zip_error(e));
                 continue;
             }
