@@ -700,10 +700,13 @@ fn mutated_archives_end_in_skips_not_panics() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.txt", "alpha\n");
     write(dir.path(), "b.properties", KEY);
+    // Fixed times and owners: the same bytes, so the same mutations, on
+    // every run.
     sh(
         dir.path(),
-        "zip -q a.zip a.txt b.properties && tar -czf a.tar.gz a.txt b.properties \
-         && tar -cf - a.txt b.properties | xz > a.tar.xz",
+        "touch -t 202001020304 a.txt b.properties && zip -q -X a.zip a.txt b.properties \
+         && tar --owner=0 --group=0 --numeric-owner -cf a.tar a.txt b.properties \
+         && gzip -n -k a.tar && xz -k a.tar",
     );
     let mut cases = 0;
     for name in ["a.zip", "a.tar.gz", "a.tar.xz"] {
@@ -746,4 +749,60 @@ fn mutated_archives_end_in_skips_not_panics() {
         }
     }
     assert!(cases > 1000, "{cases}");
+}
+
+/// The non-recursive bomb: many central-directory entries sharing one
+/// compressed kernel. Each entry trips the ratio after ~1 MiB; the total
+/// ends the archive long before entries x kernel size.
+#[test]
+fn overlapping_entries_bomb_is_bounded_by_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    py(
+        dir.path(),
+        "import zipfile, struct\n\
+         with zipfile.ZipFile('k.zip', 'w', zipfile.ZIP_DEFLATED) as z:\n\
+         \x20   z.writestr('k0', bytes(64 << 20))\n\
+         data = open('k.zip', 'rb').read()\n\
+         eocd = data.rindex(b'PK\\x05\\x06')\n\
+         cd_size, cd_off = struct.unpack('<II', data[eocd+12:eocd+20])\n\
+         entry = data[cd_off:cd_off+cd_size]\n\
+         n = 200\n\
+         cd = b''.join(entry[:28] + struct.pack('<H', 4) + entry[30:46] + ('k%03d' % i).encode() + entry[48:] for i in range(n))\n\
+         eocd_rec = data[eocd:eocd+8] + struct.pack('<HHII', n, n, len(cd), cd_off) + data[eocd+20:]\n\
+         open('k.zip', 'wb').write(data[:cd_off] + cd + eocd_rec)\n",
+    );
+    let limits = Limits {
+        max_total_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    let (got, stats, flow) = walk_file(dir.path(), "k.zip", limits);
+    assert_eq!(got, vec![]);
+    assert_eq!(flow, Flow::Stop);
+    let bombs = stats.skip_counts["bomb"];
+    assert_eq!(stats.skip_counts["too_large"], 1);
+    assert!((4..=16).contains(&bombs), "{:?}", stats.skip_counts);
+    // The read that crossed the limit counts: at most one read past it.
+    assert!(stats.expanded_bytes < 17 << 20, "{}", stats.expanded_bytes);
+    assert_eq!(stats.skipped[0].path, "k.zip!k000");
+    assert_eq!(stats.skipped.last().unwrap().reason, ArchiveSkip::TooLarge);
+}
+
+#[test]
+fn members_after_an_end_of_archive_block_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.txt", "alpha\n");
+    write(dir.path(), "hidden.env", KEY);
+    sh(
+        dir.path(),
+        "tar -cf a.tar a.txt && tar -cf h.tar hidden.env && cat a.tar h.tar | gzip > ah.tar.gz",
+    );
+    let (got, stats, _) = walk_file(dir.path(), "ah.tar.gz", Limits::default());
+    assert_eq!(
+        got,
+        leaves(&[
+            ("ah.tar.gz!a.txt", "alpha\n"),
+            ("ah.tar.gz!hidden.env", KEY)
+        ])
+    );
+    assert_eq!(stats.skipped, vec![]);
 }
