@@ -8,7 +8,7 @@
 //!   archives travel under any name (`.whl`, `.nupkg`, `.crate`, no suffix).
 //! - [`walk`] is the whole job for one top-level archive: it opens nested
 //!   archives up to [`Limits::max_depth`] and hands every leaf member to the
-//!   caller as `(display path, reader)`.
+//!   caller as a [`Leaf`] (display path, declared size) and a reader.
 //! - [`for_each_member`] is the one-level primitive under `walk`, for a
 //!   caller that wants to decide per member (its callback may recurse with
 //!   [`Scope::nested`]).
@@ -23,8 +23,8 @@
 //!     file.rewind()?;
 //!     let budget = Budget::new(Limits::default());
 //!     let scope = Scope::top(&budget, &display_path);
-//!     walk(kind, Source::Seekable(&mut file), &scope, &mut |path, reader| {
-//!         scan(path, reader)?; // `path` is `a.zip!lib/b.jar!c.properties`
+//!     walk(kind, Source::Seekable(&mut file), &scope, &mut |leaf, reader| {
+//!         scan(leaf.path, reader)?; // `a.zip!lib/b.jar!c.properties`
 //!         Ok(Flow::Continue)
 //!     })?;
 //!     summary.add(budget.into_stats());
@@ -32,7 +32,8 @@
 //! ```
 //!
 //! The budget is not `Sync`: one archive is walked by one thread, and
-//! different archives by different threads in parallel.
+//! different archives by different threads in parallel. The stats of many
+//! archives add up with [`ArchiveStats::merge`].
 //!
 //! # We never extract
 //!
@@ -314,6 +315,21 @@ pub struct ArchiveStats {
     pub skipped: Vec<Skipped>,
 }
 
+impl ArchiveStats {
+    /// Adds the stats of another archive (for a scan's summary); the list
+    /// of skips stays capped at [`MAX_LISTED_SKIPS`].
+    pub fn merge(&mut self, other: ArchiveStats) {
+        self.archives += other.archives;
+        self.members += other.members;
+        self.expanded_bytes += other.expanded_bytes;
+        for (label, n) in other.skip_counts {
+            *self.skip_counts.entry(label).or_default() += n;
+        }
+        let room = MAX_LISTED_SKIPS.saturating_sub(self.skipped.len());
+        self.skipped.extend(other.skipped.into_iter().take(room));
+    }
+}
+
 /// Shared state of one top-level archive: the limits, what was spent, what
 /// was skipped. Interior mutability because every nested level and every
 /// metering reader charges it while a callback up the stack is running;
@@ -519,8 +535,19 @@ pub enum Source<'a> {
 /// member's reader end the iteration and are returned.
 pub type OnMember<'f> = dyn FnMut(&Scope<'_>, &Member<'_>, &mut dyn Read) -> io::Result<Flow> + 'f;
 
-/// The callback of [`walk`]: a leaf member's display path and its content.
-pub type OnLeaf<'f> = dyn FnMut(&str, &mut dyn Read) -> io::Result<Flow> + 'f;
+/// The callback of [`walk`]: a leaf member and its content.
+pub type OnLeaf<'f> = dyn FnMut(&Leaf<'_>, &mut dyn Read) -> io::Result<Flow> + 'f;
+
+/// A member that is not itself an archive, as [`walk`] hands it over.
+#[derive(Debug)]
+pub struct Leaf<'a> {
+    /// `a.zip!lib/b.jar!c.properties`: see [`member_path`].
+    pub path: &'a str,
+    /// The size the archive declares, if any (not a limit: see [`Member`]).
+    pub size: Option<u64>,
+    /// Archives open around it: 1 for a member of the top-level archive.
+    pub depth: u32,
+}
 
 /// Calls `on_member` for every file member of one archive, in archive
 /// order, one at a time. Directories are passed over; links, encrypted
@@ -565,7 +592,12 @@ pub fn walk(
         reader.take(SNIFF_LEN as u64).read_to_end(&mut head)?;
         let mut rest = Cursor::new(&head[..]).chain(reader);
         let Some(kind) = detect(member.name, &head) else {
-            return on_leaf(&scope.member_path(member.name), &mut rest);
+            let leaf = Leaf {
+                path: &scope.member_path(member.name),
+                size: member.size,
+                depth: scope.depth(),
+            };
+            return on_leaf(&leaf, &mut rest);
         };
         let Ok(child) = scope.nested(member.name) else {
             return Ok(Flow::Continue);

@@ -53,10 +53,14 @@ fn walk_file(dir: &Path, name: &str, limits: Limits) -> (Leaves, ArchiveStats, F
         kind,
         Source::Seekable(&mut file),
         &Scope::top(&budget, name),
-        &mut |path, reader| {
+        &mut |leaf, reader| {
             let mut content = Vec::new();
             reader.read_to_end(&mut content)?;
-            leaves.push((path.to_string(), content));
+            assert_eq!(leaf.depth, leaf.path.matches('!').count() as u32);
+            if let Some(size) = leaf.size {
+                assert_eq!(size, content.len() as u64, "{}", leaf.path);
+            }
+            leaves.push((leaf.path.to_string(), content));
             Ok(Flow::Continue)
         },
     )
@@ -730,10 +734,10 @@ fn mutated_archives_end_in_skips_not_panics() {
                 kind,
                 Source::Seekable(&mut Cursor::new(&data)),
                 &Scope::top(&budget, name),
-                &mut |path, reader| {
+                &mut |leaf, reader| {
                     let mut content = Vec::new();
                     reader.read_to_end(&mut content)?;
-                    leaves.push((path.to_string(), content));
+                    leaves.push((leaf.path.to_string(), content));
                     Ok(Flow::Continue)
                 },
             );
@@ -805,4 +809,27 @@ fn members_after_an_end_of_archive_block_are_found() {
         ])
     );
     assert_eq!(stats.skipped, vec![]);
+}
+
+#[test]
+fn stats_merge_adds_counts_and_caps_the_list() {
+    let one = |path: &str| ArchiveStats {
+        archives: 1,
+        members: 2,
+        expanded_bytes: 10,
+        skip_counts: counts(&[("encrypted", 1)]),
+        skipped: skips(&[(path, ArchiveSkip::Encrypted)]),
+    };
+    let mut total = ArchiveStats::default();
+    for i in 0..MAX_LISTED_SKIPS + 5 {
+        total.merge(one(&format!("a{i}.zip!x")));
+    }
+    let n = MAX_LISTED_SKIPS as u64 + 5;
+    assert_eq!(
+        (total.archives, total.members, total.expanded_bytes),
+        (n, 2 * n, 10 * n)
+    );
+    assert_eq!(total.skip_counts, counts(&[("encrypted", n)]));
+    assert_eq!(total.skipped.len(), MAX_LISTED_SKIPS);
+    assert_eq!(total.skipped[0].path, "a0.zip!x");
 }
