@@ -185,7 +185,9 @@ pub fn kind_from_name(name: &[u8]) -> Option<ArchiveKind> {
 
 /// The archive kind of a file: by its first bytes ([`sniff`]), else by its
 /// name ([`kind_from_name`]). Compressed formats are only trusted by magic:
-/// a `.gz` without one is not gzip.
+/// a `.gz` without one is not gzip. A guess by name can be wrong: a walk
+/// that then delivers nothing and records [`ArchiveSkip::Corrupt`] at the
+/// file's own path should be followed by a plain scan of the file.
 pub fn detect(name: &[u8], head: &[u8]) -> Option<ArchiveKind> {
     sniff(head).or_else(|| kind_from_name(name))
 }
@@ -578,9 +580,10 @@ pub fn for_each_member(
 
 /// Walks one archive and everything nested in it, calling `on_leaf` with
 /// the display path and content of every member that is not itself an
-/// archive. A nested archive is recognised by [`detect`] on its name and
-/// first bytes; a nested zip is [`spool`]ed (it needs random access),
-/// nested streams are read through.
+/// archive. A nested archive is recognised by its first bytes only
+/// ([`sniff`]): a member misnamed `.jar` or `.tar` is scanned as the text
+/// it is. A nested zip is [`spool`]ed (it needs random access), nested
+/// streams are read through.
 pub fn walk(
     kind: ArchiveKind,
     source: Source<'_>,
@@ -591,7 +594,7 @@ pub fn walk(
         let mut head = Vec::with_capacity(SNIFF_LEN);
         reader.take(SNIFF_LEN as u64).read_to_end(&mut head)?;
         let mut rest = Cursor::new(&head[..]).chain(reader);
-        let Some(kind) = detect(member.name, &head) else {
+        let Some(kind) = sniff(&head) else {
             let leaf = Leaf {
                 path: &scope.member_path(member.name),
                 size: member.size,

@@ -833,3 +833,35 @@ fn stats_merge_adds_counts_and_caps_the_list() {
     assert_eq!(total.skipped.len(), MAX_LISTED_SKIPS);
     assert_eq!(total.skipped[0].path, "a0.zip!x");
 }
+
+#[test]
+fn nested_members_are_archives_by_content_not_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "fake.jar", KEY);
+    write(dir.path(), "fake.tar", "not a tar\n");
+    sh(dir.path(), "zip -q outer.zip fake.jar fake.tar");
+    let (got, stats, _) = walk_file(dir.path(), "outer.zip", Limits::default());
+    assert_eq!(
+        got,
+        leaves(&[
+            ("outer.zip!fake.jar", KEY),
+            ("outer.zip!fake.tar", "not a tar\n")
+        ])
+    );
+    assert_eq!((stats.skipped.len(), stats.archives), (0, 1));
+}
+
+#[test]
+fn self_extracting_zip_is_found_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "stub.sh", "#!/bin/sh\necho installer\nexit 0\n");
+    write(dir.path(), "app.properties", KEY);
+    sh(
+        dir.path(),
+        "zip -q payload.zip app.properties && cat stub.sh payload.zip > installer.jar \
+         && zip -q -A installer.jar",
+    );
+    let (got, stats, _) = walk_file(dir.path(), "installer.jar", Limits::default());
+    assert_eq!(got, leaves(&[("installer.jar!app.properties", KEY)]));
+    assert_eq!(stats.skipped, vec![]);
+}
