@@ -78,13 +78,14 @@
 //!
 //! # Resource usage
 //!
-//! Measured with the `archive_throughput` test on the `.crate` files of a
-//! cargo registry cache and the Python wheels of a pyenv install (234
-//! archives, 62 MB on disk, 18,586 members, 388 MB expanded; debug build,
-//! decoders at opt-level 2), every member read through, nothing scanned:
-//! 185-205 MB/s of expanded content in wall time on a 2-core machine at
-//! load 6.6; 0.8 s user + 0.4-0.7 s system for the whole process, i.e.
-//! ~250-330 MB/s per CPU second. Peak RSS 8.8 MB.
+//! Measured with the `archive_throughput` test (debug build, decoders at
+//! opt-level 2; every member read through, nothing scanned) on a 2-core
+//! machine at load 6-9, so wall times are pessimistic:
+//!
+//! | corpus | archives | members | expanded | wall | CPU (user+sys) | peak RSS |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | 202 `.crate` (tar.gz), 35 MB | 212 | 11,866 | 299 MB | 1.5 s, 199 MB/s | 0.39 s, ~770 MB/s | 8.0 MB |
+//! | 32 files of a pyenv tree (wheels, test tarballs), 27 MB | 32 | 6,720 | 89 MB | 0.85 s, 105 MB/s | (with the tree walk) | 8.7 MB |
 //!
 //! Memory per archive, beyond a few 32-64 KiB decoder buffers: the nested
 //! zip spool ([`Limits::spool_memory`]); the decoder window of xz (the
