@@ -17,6 +17,7 @@
 //! Ignore files (`.gitignore`, `.scannerignore`) belong to the walk only:
 //! staged blobs are what git will commit, whatever an ignore file says.
 
+pub mod archive;
 pub mod git;
 pub mod history;
 pub mod scope;

@@ -1,0 +1,1238 @@
+//! Archive members as a stream of readers, so that a key inside a `.jar`, a
+//! `.whl` or a `.tar.gz` is scanned like a key in a plain file.
+//!
+//! # Where to start
+//!
+//! - [`detect`] (or [`sniff`] for magic bytes only) tells whether a file is
+//!   an archive and of which [`ArchiveKind`]: by content first, because
+//!   archives travel under any name (`.whl`, `.nupkg`, `.crate`, no suffix).
+//! - [`walk`] is the whole job for one top-level archive: it opens nested
+//!   archives up to [`Limits::max_depth`] and hands every leaf member to the
+//!   caller as a [`Leaf`] (display path, declared size) and a reader.
+//! - [`for_each_member`] is the one-level primitive under `walk`, for a
+//!   caller that wants to decide per member (its callback may recurse with
+//!   [`Scope::nested`]).
+//!
+//! A [`Budget`] is made per top-level archive and shared by every nested
+//! level; [`Budget::into_stats`] returns what happened, including every
+//! [`ArchiveSkip`] for the summary. A worker with an open file whose first
+//! [`SNIFF_LEN`] bytes it has read:
+//!
+//! ```text
+//! if let Some(kind) = archive::detect(name.as_bytes(), &head) {
+//!     file.rewind()?;
+//!     let budget = Budget::new(Limits::default());
+//!     let scope = Scope::top(&budget, &display_path);
+//!     walk(kind, Source::Seekable(&mut file), &scope, &mut |leaf, reader| {
+//!         scan(leaf.path, reader)?; // `a.zip!lib/b.jar!c.properties`
+//!         Ok(Flow::Continue)
+//!     })?;
+//!     summary.add(budget.into_stats());
+//! }
+//! ```
+//!
+//! The budget is not `Sync`: one archive is walked by one thread, and
+//! different archives by different threads in parallel. The stats of many
+//! archives add up with [`ArchiveStats::merge`].
+//!
+//! # We never extract
+//!
+//! Nothing here touches the filesystem except anonymous temp files
+//! ([`spool`]) holding a nested zip: member names are data, never paths. A
+//! `../` or absolute name is scanned like any other and only reported
+//! ([`ArchiveSkip::UnsafeName`]) because it is a sign of a hostile archive.
+//! Symlink members are never followed.
+//!
+//! # Hostile archives
+//!
+//! Every byte a member yields goes through a metering reader that enforces
+//! the [`Limits`] while reading, not from the sizes the archive declares
+//! (which a bomb lies about):
+//!
+//! - total expanded bytes per top-level archive, nested levels included
+//!   (then the rest of the archive is skipped: [`ArchiveSkip::TooLarge`]);
+//! - expansion ratio of a member against its compressed size, or of a whole
+//!   gzip/bzip2 stream against the bytes consumed
+//!   ([`ArchiveSkip::Bomb`]);
+//! - member count per top-level archive ([`ArchiveSkip::TooManyMembers`]);
+//! - nesting depth ([`ArchiveSkip::TooDeep`]);
+//! - for tar, the bytes read between two entries (GNU long names and pax
+//!   headers are buffered whole by the `tar` crate, so a header claiming
+//!   gigabytes would otherwise be held in memory).
+//!
+//! Once a limit trips, the metering reader keeps failing, so a callback that
+//! ignores the error cannot loop. Corrupt or truncated data ends the member
+//! (zip, which has random access) or the rest of the stream (tar, gzip),
+//! with [`ArchiveSkip::Corrupt`] or [`ArchiveSkip::Truncated`]. Memory stays
+//! bounded: members are read through, never buffered, except the first
+//! [`Limits::spool_memory`] bytes of a nested zip (the rest goes to an
+//! anonymous temp file, whose size the total limit bounds).
+//!
+//! # Formats
+//!
+//! zip (stored and deflate; other methods are [`ArchiveSkip::Unsupported`]),
+//! tar (ustar, GNU, pax), gzip, bzip2, xz and zstd (a compressed tar is
+//! iterated as a tar; anything else is one member named after the file
+//! without its suffix, as `gunzip` names it). Of a zstd file with several
+//! frames only the first is read.
+//!
+//! # Resource usage
+//!
+//! Measured with the `archive_throughput` test (debug build, decoders at
+//! opt-level 2; every member read through, nothing scanned) on a 2-core
+//! machine at load 6-9, so wall times are pessimistic:
+//!
+//! | corpus | archives | members | expanded | wall | CPU (user+sys) | peak RSS |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | 202 `.crate` (tar.gz), 35 MB | 212 | 11,866 | 299 MB | 1.5 s, 199 MB/s | 0.39 s, ~770 MB/s | 8.0 MB |
+//! | 32 files of a pyenv tree (wheels, test tarballs), 27 MB | 32 | 6,720 | 89 MB | 0.85 s, 105 MB/s | (with the tree walk) | 8.7 MB |
+//!
+//! Memory per archive, beyond a few 32-64 KiB decoder buffers: the nested
+//! zip spool ([`Limits::spool_memory`]); the decoder window of xz (the
+//! dictionary its header declares, 8 MiB for `xz -6`, allocated zeroed, so
+//! resident only as far as the output reaches) and zstd (grows with the
+//! output up to the declared window); and a zip's central directory, which
+//! the `zip` crate parses whole (~100 bytes per entry, bounded by the size
+//! of the directory on disk, before [`Limits::max_members`] applies).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
+
+#[cfg(test)]
+mod tests;
+
+/// Bytes [`sniff`] needs to see every magic it knows (tar's is at 257).
+pub const SNIFF_LEN: usize = 262;
+
+/// How many [`Skipped`] entries [`ArchiveStats::skipped`] keeps; the counts
+/// in [`ArchiveStats::skip_counts`] go on past it. A hostile archive can
+/// have a million `../` names; the summary needs the count, not the list.
+pub const MAX_LISTED_SKIPS: usize = 64;
+
+/// Bytes the `tar` crate may read between two entries (headers, GNU long
+/// names, pax records). Real ones are a few hundred bytes.
+const MAX_TAR_HEADER_BYTES: u64 = 1 << 20;
+
+/// Archive formats this module can open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveKind {
+    /// zip and its family: jar, war, whl, apk, nupkg, docx...
+    Zip,
+    /// uncompressed tar (ustar, GNU or pax).
+    Tar,
+    /// gzip: a `.tar.gz`/`.tgz`/`.crate`, or one compressed file.
+    Gzip,
+    /// bzip2: a `.tar.bz2`, or one compressed file.
+    Bzip2,
+    /// xz: a `.tar.xz`/`.txz`, or one compressed file.
+    Xz,
+    /// zstd: a `.tar.zst`, or one compressed file.
+    Zstd,
+}
+
+/// The archive kind announced by the first bytes of a file, if any. Give it
+/// at least [`SNIFF_LEN`] bytes when the file has them, or tar is missed.
+pub fn sniff(head: &[u8]) -> Option<ArchiveKind> {
+    // An empty zip is only an end-of-central-directory record; `PK\x07\x08`
+    // starts a spanned zip whose first local header follows.
+    if head.starts_with(b"PK\x03\x04")
+        || head.starts_with(b"PK\x05\x06")
+        || head.starts_with(b"PK\x07\x08")
+    {
+        return Some(ArchiveKind::Zip);
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Some(ArchiveKind::Gzip);
+    }
+    if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+        return Some(ArchiveKind::Bzip2);
+    }
+    if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+        return Some(ArchiveKind::Xz);
+    }
+    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return Some(ArchiveKind::Zstd);
+    }
+    // POSIX writes "ustar\0", GNU "ustar  \0": the first five bytes agree.
+    if head.get(257..262) == Some(b"ustar") {
+        return Some(ArchiveKind::Tar);
+    }
+    None
+}
+
+/// Suffixes of the zip family: formats that are zip files under another
+/// name. Matched case-insensitively.
+const ZIP_SUFFIXES: &[&str] = &[
+    ".zip", ".jar", ".war", ".ear", ".apk", ".aar", ".whl", ".egg", ".nupkg", ".vsix", ".xpi",
+    ".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".ipa",
+];
+
+/// The archive kind a name suggests. Only used when the content has no
+/// magic ([`detect`]): a self-extracting zip starts with a program, and v7
+/// tars (before ustar) have no magic at all.
+pub fn kind_from_name(name: &[u8]) -> Option<ArchiveKind> {
+    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+    if ZIP_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
+        Some(ArchiveKind::Zip)
+    } else if lower.ends_with(".tar") {
+        Some(ArchiveKind::Tar)
+    } else {
+        None
+    }
+}
+
+/// The archive kind of a file: by its first bytes ([`sniff`]), else by its
+/// name ([`kind_from_name`]). Compressed formats are only trusted by magic:
+/// a `.gz` without one is not gzip. A guess by name can be wrong: a walk
+/// that then delivers nothing and records [`ArchiveSkip::Corrupt`] at the
+/// file's own path should be followed by a plain scan of the file.
+pub fn detect(name: &[u8], head: &[u8]) -> Option<ArchiveKind> {
+    sniff(head).or_else(|| kind_from_name(name))
+}
+
+/// Resource limits for one top-level archive and everything nested in it.
+/// `Limits::default()` documents the defaults on each field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of member content delivered in total (nested levels count
+    /// again: their bytes were expanded twice). Default 1 GiB. Past it the
+    /// rest of the top-level archive is skipped ([`ArchiveSkip::TooLarge`]).
+    pub max_total_bytes: u64,
+    /// Expanded bytes per compressed byte, for a zip member or a whole
+    /// gzip/bzip2 stream. Default 200: text deflates 3-10x, logs and
+    /// minified JSON up to ~50x; 1 GB of zeros deflates ~1000x.
+    pub max_ratio: u64,
+    /// The ratio is only checked past this many expanded bytes. Default
+    /// 1 MiB: a small file of spaces legitimately compresses 500x.
+    pub ratio_min_bytes: u64,
+    /// Members (entries of every kind, nested ones included). Default
+    /// 100,000: the largest real jars have ~50k entries.
+    pub max_members: u64,
+    /// Archives open at once: 1 is the top-level archive only, 3 (the
+    /// default) reaches `a.zip!lib/b.jar!c.zip!key.txt`.
+    pub max_depth: u32,
+    /// A nested zip up to this size is held in memory, beyond it in an
+    /// anonymous temp file ([`spool`]). Default 8 MiB.
+    pub spool_memory: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_total_bytes: 1 << 30,
+            max_ratio: 200,
+            ratio_min_bytes: 1 << 20,
+            max_members: 100_000,
+            max_depth: 3,
+            spool_memory: 8 << 20,
+        }
+    }
+}
+
+/// Why a member, or the rest of an archive, was not scanned (or, for
+/// [`UnsafeName`](ArchiveSkip::UnsafeName), why a scanned member is
+/// suspicious).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArchiveSkip {
+    /// The member expanded past [`Limits::max_ratio`] (the ratio reached).
+    /// In a zip only that member is skipped; in a gzip/bzip2 stream the rest.
+    Bomb(u64),
+    /// [`Limits::max_total_bytes`] spent: the rest of the top-level archive.
+    TooLarge,
+    /// [`Limits::max_members`] reached: the rest of the top-level archive.
+    TooManyMembers,
+    /// A nested archive past [`Limits::max_depth`]: not opened.
+    TooDeep,
+    /// An encrypted zip member: we have no password.
+    Encrypted,
+    /// An absolute or `../` member name. The member is still scanned; this
+    /// is only reported.
+    UnsafeName,
+    /// A symlink or hard-link member: not followed, no content scanned.
+    SymlinkMember,
+    /// The data ended early (the member, or the rest of a stream).
+    Truncated,
+    /// Unreadable data or structure, with the decoder's message.
+    Corrupt(String),
+    /// A compression method we do not decode (zip's bzip2, lzma, AES...).
+    Unsupported(String),
+}
+
+impl ArchiveSkip {
+    /// A stable one-word name, for counts in summaries and JSON.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ArchiveSkip::Bomb(_) => "bomb",
+            ArchiveSkip::TooLarge => "too_large",
+            ArchiveSkip::TooManyMembers => "too_many_members",
+            ArchiveSkip::TooDeep => "too_deep",
+            ArchiveSkip::Encrypted => "encrypted",
+            ArchiveSkip::UnsafeName => "unsafe_name",
+            ArchiveSkip::SymlinkMember => "symlink",
+            ArchiveSkip::Truncated => "truncated",
+            ArchiveSkip::Corrupt(_) => "corrupt",
+            ArchiveSkip::Unsupported(_) => "unsupported",
+        }
+    }
+}
+
+impl fmt::Display for ArchiveSkip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArchiveSkip::Bomb(ratio) => write!(f, "expands {ratio}x: compression bomb"),
+            ArchiveSkip::TooLarge => f.write_str("archive expands past the total size limit"),
+            ArchiveSkip::TooManyMembers => f.write_str("too many archive members"),
+            ArchiveSkip::TooDeep => f.write_str("archive nested too deep"),
+            ArchiveSkip::Encrypted => f.write_str("encrypted member"),
+            ArchiveSkip::UnsafeName => f.write_str("absolute or ../ member name"),
+            ArchiveSkip::SymlinkMember => f.write_str("link member, not followed"),
+            ArchiveSkip::Truncated => f.write_str("truncated"),
+            ArchiveSkip::Corrupt(why) => write!(f, "corrupt: {why}"),
+            ArchiveSkip::Unsupported(what) => write!(f, "unsupported: {what}"),
+        }
+    }
+}
+
+/// One skip, at the display path of the member or archive concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: ArchiveSkip,
+}
+
+/// What happened inside one top-level archive.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ArchiveStats {
+    /// Archives opened, the top-level one and nested ones.
+    pub archives: u64,
+    /// Members handed to a callback.
+    pub members: u64,
+    /// Bytes of member content read through the metering readers.
+    pub expanded_bytes: u64,
+    /// Skips by [`ArchiveSkip::label`].
+    pub skip_counts: BTreeMap<&'static str, u64>,
+    /// The first [`MAX_LISTED_SKIPS`] skips, in order.
+    pub skipped: Vec<Skipped>,
+}
+
+impl ArchiveStats {
+    /// Adds the stats of another archive (for a scan's summary); the list
+    /// of skips stays capped at [`MAX_LISTED_SKIPS`].
+    pub fn merge(&mut self, other: ArchiveStats) {
+        self.archives += other.archives;
+        self.members += other.members;
+        self.expanded_bytes += other.expanded_bytes;
+        for (label, n) in other.skip_counts {
+            *self.skip_counts.entry(label).or_default() += n;
+        }
+        let room = MAX_LISTED_SKIPS.saturating_sub(self.skipped.len());
+        self.skipped.extend(other.skipped.into_iter().take(room));
+    }
+}
+
+/// Shared state of one top-level archive: the limits, what was spent, what
+/// was skipped. Interior mutability because every nested level and every
+/// metering reader charges it while a callback up the stack is running;
+/// one archive is walked by one thread, so `Cell` suffices.
+pub struct Budget {
+    limits: Limits,
+    expanded: Cell<u64>,
+    members: Cell<u64>,
+    halted: Cell<bool>,
+    stats: RefCell<ArchiveStats>,
+}
+
+impl Budget {
+    pub fn new(limits: Limits) -> Budget {
+        Budget {
+            limits,
+            expanded: Cell::new(0),
+            members: Cell::new(0),
+            halted: Cell::new(false),
+            stats: RefCell::new(ArchiveStats::default()),
+        }
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// True once a limit that ends the whole top-level archive tripped.
+    pub fn halted(&self) -> bool {
+        self.halted.get()
+    }
+
+    pub fn into_stats(self) -> ArchiveStats {
+        let mut stats = self.stats.into_inner();
+        stats.expanded_bytes = self.expanded.get();
+        stats
+    }
+
+    fn record(&self, path: String, reason: ArchiveSkip) {
+        let mut stats = self.stats.borrow_mut();
+        *stats.skip_counts.entry(reason.label()).or_default() += 1;
+        if stats.skipped.len() < MAX_LISTED_SKIPS {
+            stats.skipped.push(Skipped { path, reason });
+        }
+    }
+
+    /// Takes a member slot, or records [`ArchiveSkip::TooManyMembers`] at
+    /// `path` and halts.
+    fn take_member(&self, path: &str) -> bool {
+        let n = self.members.get() + 1;
+        if n > self.limits.max_members {
+            self.halt(path.to_string(), ArchiveSkip::TooManyMembers);
+            return false;
+        }
+        self.members.set(n);
+        true
+    }
+
+    fn halt(&self, path: String, reason: ArchiveSkip) {
+        if !self.halted.replace(true) {
+            self.record(path, reason);
+        }
+    }
+}
+
+/// Where we are: one open archive, its display path and its depth.
+pub struct Scope<'b> {
+    budget: &'b Budget,
+    path: String,
+    depth: u32,
+}
+
+impl<'b> Scope<'b> {
+    /// The scope of a top-level archive, shown as `display` (its path).
+    pub fn top(budget: &'b Budget, display: &str) -> Scope<'b> {
+        Scope {
+            budget,
+            path: display.to_string(),
+            depth: 1,
+        }
+    }
+
+    /// The display path of this archive: `a.zip`, `a.zip!lib/b.jar`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Archives open at this level: 1 for the top-level archive.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    pub fn budget(&self) -> &'b Budget {
+        self.budget
+    }
+
+    /// The display path of a member of this archive.
+    pub fn member_path(&self, name: &[u8]) -> String {
+        member_path(&self.path, name)
+    }
+
+    /// The scope of the archive held in member `name`, or
+    /// [`ArchiveSkip::TooDeep`] (already recorded) past the depth limit.
+    pub fn nested(&self, name: &[u8]) -> Result<Scope<'b>, ArchiveSkip> {
+        let path = self.member_path(name);
+        if self.depth >= self.budget.limits.max_depth {
+            self.budget.record(path, ArchiveSkip::TooDeep);
+            return Err(ArchiveSkip::TooDeep);
+        }
+        Ok(Scope {
+            budget: self.budget,
+            path,
+            depth: self.depth + 1,
+        })
+    }
+
+    /// Records a skip for member `name` of this archive.
+    pub fn record(&self, name: &[u8], reason: ArchiveSkip) {
+        self.budget.record(self.member_path(name), reason);
+    }
+
+    fn record_here(&self, reason: ArchiveSkip) {
+        self.budget.record(self.path.clone(), reason);
+    }
+}
+
+/// `ARCHIVE!MEMBER`, the member name escaped by [`escape_name`]. Nested
+/// paths chain: `a.zip!lib/b.jar!c.properties`.
+pub fn member_path(archive: &str, name: &[u8]) -> String {
+    let mut path = String::with_capacity(archive.len() + 1 + name.len());
+    path.push_str(archive);
+    path.push('!');
+    escape_name(name, &mut path);
+    path
+}
+
+/// Appends a raw member name for display: UTF-8 as is, control characters
+/// and bytes that are not UTF-8 as `\xNN`, so that a hostile name cannot
+/// move the terminal cursor or forge a line of output.
+pub fn escape_name(name: &[u8], out: &mut String) {
+    for chunk in name.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\x{b:02x}"));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+}
+
+/// A member name that would escape an extraction directory: absolute
+/// (`/x`, `\x`, `C:x`) or with a `..` component.
+pub fn is_unsafe_name(name: &[u8]) -> bool {
+    if name.starts_with(b"/") || name.starts_with(b"\\") {
+        return true;
+    }
+    if name.len() >= 2 && name[0].is_ascii_alphabetic() && name[1] == b':' {
+        return true;
+    }
+    name.split(|&b| b == b'/' || b == b'\\').any(|c| c == b"..")
+}
+
+/// What a callback tells the iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// End the iteration here (and every level above, in [`walk`]).
+    Stop,
+}
+
+/// One member, handed to the callback with a reader of its content.
+#[derive(Debug)]
+pub struct Member<'a> {
+    /// The name as stored, raw bytes (zip names may be CP437 or UTF-8, tar
+    /// names anything). Display it with [`Scope::member_path`].
+    pub name: &'a [u8],
+    /// The size the archive declares, if it declares one. Informational:
+    /// the limits are enforced on the bytes read.
+    pub size: Option<u64>,
+}
+
+/// `Read + Seek`, as a trait object.
+pub trait ReadSeek: Read + Seek {}
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
+/// An archive's bytes. Zip reads its central directory at the end, so give
+/// it `Seekable` ([`spool`] turns a stream into one); a zip given as
+/// `Stream` is read by its local headers, as a truncated zip is.
+pub enum Source<'a> {
+    Seekable(&'a mut dyn ReadSeek),
+    Stream(&'a mut dyn Read),
+}
+
+/// The callback of [`for_each_member`]: the archive's scope, the member, a
+/// reader of its content. Errors it returns that do not come from the
+/// member's reader end the iteration and are returned.
+pub type OnMember<'f> = dyn FnMut(&Scope<'_>, &Member<'_>, &mut dyn Read) -> io::Result<Flow> + 'f;
+
+/// The callback of [`walk`]: a leaf member and its content.
+pub type OnLeaf<'f> = dyn FnMut(&Leaf<'_>, &mut dyn Read) -> io::Result<Flow> + 'f;
+
+/// A member that is not itself an archive, as [`walk`] hands it over.
+#[derive(Debug)]
+pub struct Leaf<'a> {
+    /// `a.zip!lib/b.jar!c.properties`: see [`member_path`].
+    pub path: &'a str,
+    /// The size the archive declares, if any (not a limit: see [`Member`]).
+    pub size: Option<u64>,
+    /// Archives open around it: 1 for a member of the top-level archive.
+    pub depth: u32,
+}
+
+/// Calls `on_member` for every file member of one archive, in archive
+/// order, one at a time. Directories are passed over; links, encrypted
+/// members and limit violations are recorded in the scope's [`Budget`].
+///
+/// Damaged or hostile archives are not errors: they end in skips. The
+/// `Err` cases are the callback's own errors and failures to spool.
+/// Returns [`Flow::Stop`] if the callback stopped or the budget halted.
+pub fn for_each_member(
+    kind: ArchiveKind,
+    source: Source<'_>,
+    scope: &Scope<'_>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    if scope.budget.halted() {
+        return Ok(Flow::Stop);
+    }
+    scope.budget.stats.borrow_mut().archives += 1;
+    match (kind, source) {
+        (ArchiveKind::Zip, Source::Seekable(src)) => zip_members(src, scope, on_member),
+        (ArchiveKind::Zip, Source::Stream(src)) => zip_stream_members(src, scope, on_member),
+        (ArchiveKind::Tar, Source::Seekable(src)) => tar_members(src, None, scope, on_member),
+        (ArchiveKind::Tar, Source::Stream(src)) => tar_members(src, None, scope, on_member),
+        (kind, Source::Seekable(src)) => compressed_members(kind, src, scope, on_member),
+        (kind, Source::Stream(src)) => compressed_members(kind, src, scope, on_member),
+    }
+}
+
+/// Walks one archive and everything nested in it, calling `on_leaf` with
+/// the display path and content of every member that is not itself an
+/// archive. A nested archive is recognised by its first bytes only
+/// ([`sniff`]): a member misnamed `.jar` or `.tar` is scanned as the text
+/// it is. A nested zip is [`spool`]ed (it needs random access), nested
+/// streams are read through.
+pub fn walk(
+    kind: ArchiveKind,
+    source: Source<'_>,
+    scope: &Scope<'_>,
+    on_leaf: &mut OnLeaf<'_>,
+) -> io::Result<Flow> {
+    for_each_member(kind, source, scope, &mut |scope, member, reader| {
+        let mut head = Vec::with_capacity(SNIFF_LEN);
+        reader.take(SNIFF_LEN as u64).read_to_end(&mut head)?;
+        let mut rest = Cursor::new(&head[..]).chain(reader);
+        let Some(kind) = sniff(&head) else {
+            let leaf = Leaf {
+                path: &scope.member_path(member.name),
+                size: member.size,
+                depth: scope.depth(),
+            };
+            return on_leaf(&leaf, &mut rest);
+        };
+        let Ok(child) = scope.nested(member.name) else {
+            return Ok(Flow::Continue);
+        };
+        match kind {
+            ArchiveKind::Zip => {
+                let mut spooled = spool(&mut rest, scope.budget.limits.spool_memory)?;
+                walk(kind, Source::Seekable(&mut spooled), &child, on_leaf)
+            }
+            _ => walk(kind, Source::Stream(&mut rest), &child, on_leaf),
+        }
+    })
+}
+
+/// Bytes held in memory up to a size, in an anonymous temp file beyond: a
+/// nested zip made seekable. The temp file has no name (deleted on
+/// creation), so nothing is left behind even on a crash.
+pub enum Spooled {
+    Memory(Cursor<Vec<u8>>),
+    File(File),
+}
+
+impl Read for Spooled {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Spooled::Memory(c) => c.read(buf),
+            Spooled::File(f) => f.read(buf),
+        }
+    }
+}
+
+impl Seek for Spooled {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self {
+            Spooled::Memory(c) => c.seek(pos),
+            Spooled::File(f) => f.seek(pos),
+        }
+    }
+}
+
+/// Reads `reader` to its end into memory if it fits in `memory_limit`
+/// bytes, else into `tempfile::tempfile()`; positioned at the start.
+pub fn spool(reader: &mut dyn Read, memory_limit: usize) -> io::Result<Spooled> {
+    let mut buf = Vec::new();
+    reader.take(memory_limit as u64 + 1).read_to_end(&mut buf)?;
+    if buf.len() <= memory_limit {
+        return Ok(Spooled::Memory(Cursor::new(buf)));
+    }
+    let mut file = tempfile::tempfile()?;
+    file.write_all(&buf)?;
+    drop(buf);
+    io::copy(reader, &mut file)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(Spooled::File(file))
+}
+
+// ---------------------------------------------------------------------------
+// Metering: every member byte passes here.
+
+/// The compressed size that a ratio is measured against.
+#[derive(Clone, Copy)]
+enum Packed<'m> {
+    /// No ratio check (tar members: the stream above checks it).
+    Unchecked,
+    /// Bytes consumed so far by a stream decoder.
+    Counted(&'m Cell<u64>),
+}
+
+/// The state of one metering reader, apart from the reader so that it can
+/// be inspected after the reader was moved into a decoder or a tar archive.
+struct Meter<'m> {
+    budget: &'m Budget,
+    /// Charge the bytes to [`Limits::max_total_bytes`]: false for a stream
+    /// whose members are charged one by one.
+    charge: bool,
+    packed: Packed<'m>,
+    read: Cell<u64>,
+    /// The first failure: a tripped limit or the inner reader's error.
+    /// Sticky, so that a callback ignoring errors cannot read on.
+    fault: Cell<Option<ArchiveSkip>>,
+    /// Tar only: `Some(start)` while the tar crate reads headers, which
+    /// must end within [`MAX_TAR_HEADER_BYTES`] of `start`.
+    header_start: Cell<Option<u64>>,
+}
+
+impl<'m> Meter<'m> {
+    fn new(budget: &'m Budget, charge: bool, packed: Packed<'m>) -> Meter<'m> {
+        Meter {
+            budget,
+            charge,
+            packed,
+            read: Cell::new(0),
+            fault: Cell::new(None),
+            header_start: Cell::new(None),
+        }
+    }
+
+    fn fault(&self) -> Option<ArchiveSkip> {
+        let fault = self.fault.take();
+        self.fault.set(fault.clone());
+        fault
+    }
+
+    fn trip(&self, reason: ArchiveSkip) -> io::Error {
+        let err = io::Error::other(reason.to_string());
+        // The first fault is the cause; later ones are its echoes.
+        let first = self.fault.take().unwrap_or(reason);
+        self.fault.set(Some(first));
+        err
+    }
+
+    fn check(&self, n: u64) -> io::Result<()> {
+        let read = self.read.get() + n;
+        self.read.set(read);
+        let limits = &self.budget.limits;
+        if self.charge {
+            let total = self.budget.expanded.get() + n;
+            self.budget.expanded.set(total);
+            if total > limits.max_total_bytes {
+                return Err(self.trip(ArchiveSkip::TooLarge));
+            }
+        }
+        let packed = match self.packed {
+            Packed::Unchecked => None,
+            Packed::Counted(n) => Some(n.get()),
+        };
+        if let Some(packed) = packed {
+            if read > limits.ratio_min_bytes && read / packed.max(1) > limits.max_ratio {
+                return Err(self.trip(ArchiveSkip::Bomb(read / packed.max(1))));
+            }
+        }
+        if let Some(start) = self.header_start.get() {
+            if read - start > MAX_TAR_HEADER_BYTES {
+                return Err(self.trip(ArchiveSkip::Corrupt(format!(
+                    "tar headers longer than {MAX_TAR_HEADER_BYTES} bytes"
+                ))));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A reader whose bytes are checked by a [`Meter`].
+struct Metered<'m, R> {
+    inner: R,
+    meter: &'m Meter<'m>,
+}
+
+impl<R: Read> Read for Metered<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(fault) = self.meter.fault() {
+            return Err(io::Error::other(fault.to_string()));
+        }
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.meter.check(n as u64)?;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
+            Err(e) => {
+                let reason = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    ArchiveSkip::Truncated
+                } else {
+                    ArchiveSkip::Corrupt(e.to_string())
+                };
+                self.meter.trip(reason);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Notes that its reader reached the end.
+struct EndWatch<'c, R> {
+    inner: R,
+    at_end: &'c Cell<bool>,
+}
+
+impl<R: Read> Read for EndWatch<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            self.at_end.set(true);
+        }
+        Ok(n)
+    }
+}
+
+/// Counts the compressed bytes a decoder consumes.
+struct Counting<'c, R> {
+    inner: R,
+    count: &'c Cell<u64>,
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+}
+
+impl<R: Seek> Seek for Counting<'_, R> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// How handing one member to the callback ended.
+enum Delivered {
+    Flow(Flow),
+    /// The member's reader failed: a tripped limit or bad data.
+    Failed(ArchiveSkip),
+}
+
+/// Hands one member to the callback through a charging [`Meter`].
+/// `outer` is the meter of the stream the member is read from, whose fault
+/// (a stream-level bomb, a truncated gzip) explains a failure better than
+/// the member's own.
+fn deliver(
+    scope: &Scope<'_>,
+    member: &Member<'_>,
+    reader: &mut dyn Read,
+    packed: Packed<'_>,
+    outer: Option<&Meter<'_>>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Delivered> {
+    let meter = Meter::new(scope.budget, true, packed);
+    let mut metered = Metered {
+        inner: reader,
+        meter: &meter,
+    };
+    scope.budget.stats.borrow_mut().members += 1;
+    let result = on_member(scope, member, &mut metered);
+    let fault = outer.and_then(Meter::fault).or_else(|| meter.fault());
+    match (result, fault) {
+        (_, Some(fault)) => Ok(Delivered::Failed(fault)),
+        (Ok(flow), None) => Ok(Delivered::Flow(flow)),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// How an archive whose data broke ends: the walk goes on with the next
+/// member of the archive above, unless an archive-wide limit halted it.
+fn ended(scope: &Scope<'_>) -> Flow {
+    if scope.budget.halted() {
+        Flow::Stop
+    } else {
+        Flow::Continue
+    }
+}
+
+/// Records a member failure; true if the rest must be skipped because the
+/// limit that tripped was archive-wide.
+fn record_failure(scope: &Scope<'_>, name: &[u8], reason: ArchiveSkip) -> bool {
+    if reason == ArchiveSkip::TooLarge {
+        scope.budget.halt(scope.member_path(name), reason);
+        return true;
+    }
+    scope.record(name, reason);
+    scope.budget.halted()
+}
+
+// ---------------------------------------------------------------------------
+// zip
+
+fn zip_error(e: zip::result::ZipError) -> ArchiveSkip {
+    match e {
+        zip::result::ZipError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            ArchiveSkip::Truncated
+        }
+        zip::result::ZipError::UnsupportedArchive(what) => ArchiveSkip::Unsupported(what.into()),
+        e => ArchiveSkip::Corrupt(e.to_string()),
+    }
+}
+
+fn zip_members(
+    src: &mut dyn ReadSeek,
+    scope: &Scope<'_>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    // The ratio is measured against the compressed bytes read so far, not
+    // the declared compressed size: a bomb then stops after
+    // `ratio_min_bytes`, not after `max_ratio` times its whole size.
+    let consumed = Cell::new(0);
+    let counted = Counting {
+        inner: &mut *src,
+        count: &consumed,
+    };
+    let mut zip = match zip::ZipArchive::new(counted) {
+        Ok(zip) => zip,
+        Err(e) => {
+            // No central directory, typically a truncated download: the
+            // local headers still lead to the members before the cut.
+            scope.record_here(ArchiveSkip::Corrupt(format!("no central directory: {e}")));
+            src.seek(SeekFrom::Start(0))?;
+            return zip_stream_members(src, scope, on_member);
+        }
+    };
+    for index in 0..zip.len() {
+        if scope.budget.halted() || !scope.budget.take_member(scope.path()) {
+            return Ok(Flow::Stop);
+        }
+        let meta = zip.by_index_raw(index).map(|raw| {
+            let links = raw.is_symlink();
+            let name = raw.name_raw().to_vec();
+            (name, raw.size(), raw.is_dir(), links, raw.encrypted())
+        });
+        let (name, size) = match meta {
+            Ok((_, _, true, _, _)) => continue,
+            Ok((name, _, _, true, _)) => {
+                scope.record(&name, ArchiveSkip::SymlinkMember);
+                continue;
+            }
+            Ok((name, _, _, _, true)) => {
+                scope.record(&name, ArchiveSkip::Encrypted);
+                continue;
+            }
+            Ok((name, size, ..)) => (name, size),
+            Err(e) => {
+                let name = zip.name_for_index(index).unwrap_or_default();
+                scope.record(name.as_bytes(), zip_error(e));
+                continue;
+            }
+        };
+        if is_unsafe_name(&name) {
+            scope.record(&name, ArchiveSkip::UnsafeName);
+        }
+        consumed.set(0);
+        let mut file = match zip.by_index(index) {
+            Ok(file) => file,
+            Err(e) => {
+                scope.record(&name, zip_error(e));
+                continue;
+            }
+        };
+        let member = Member {
+            name: &name,
+            size: Some(size),
+        };
+        match deliver(
+            scope,
+            &member,
+            &mut file,
+            Packed::Counted(&consumed),
+            None,
+            on_member,
+        )? {
+            Delivered::Flow(Flow::Continue) => {}
+            Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
+            Delivered::Failed(reason) => {
+                if record_failure(scope, &name, reason) {
+                    return Ok(Flow::Stop);
+                }
+            }
+        }
+    }
+    Ok(Flow::Continue)
+}
+
+/// A zip read front to back by its local headers: no seeking, but members
+/// written with a data descriptor (sizes after the data) end the walk.
+fn zip_stream_members(
+    src: &mut dyn Read,
+    scope: &Scope<'_>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    // A member cut short fails its CRC check before anything says "end of
+    // file": seeing the end of the input tells truncation from corruption.
+    let at_end = Cell::new(false);
+    let consumed = Cell::new(0);
+    let mut src = Counting {
+        inner: EndWatch {
+            inner: src,
+            at_end: &at_end,
+        },
+        count: &consumed,
+    };
+    let truncated = |reason: ArchiveSkip| {
+        if at_end.get() {
+            ArchiveSkip::Truncated
+        } else {
+            reason
+        }
+    };
+    loop {
+        if scope.budget.halted() || !scope.budget.take_member(scope.path()) {
+            return Ok(Flow::Stop);
+        }
+        let mut file = match zip::read::read_zipfile_from_stream(&mut src) {
+            Ok(Some(file)) => file,
+            Ok(None) => return Ok(Flow::Continue),
+            Err(e) => {
+                scope.record_here(truncated(zip_error(e)));
+                return Ok(Flow::Continue);
+            }
+        };
+        let name = file.name_raw().to_vec();
+        if file.is_dir() {
+            continue;
+        }
+        if file.is_symlink() {
+            scope.record(&name, ArchiveSkip::SymlinkMember);
+            continue;
+        }
+        if is_unsafe_name(&name) {
+            scope.record(&name, ArchiveSkip::UnsafeName);
+        }
+        let member = Member {
+            name: &name,
+            size: Some(file.size()),
+        };
+        consumed.set(0);
+        let packed = Packed::Counted(&consumed);
+        match deliver(scope, &member, &mut file, packed, None, on_member)? {
+            Delivered::Flow(Flow::Continue) => {}
+            Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
+            Delivered::Failed(reason) => {
+                record_failure(scope, &name, truncated(reason));
+                // The stream is not positioned at a header any more.
+                return Ok(ended(scope));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// tar, gzip, bzip2
+
+/// Iterates a tar stream. `stream` is the meter of the compressed stream
+/// it is read from, if any; else a meter is made here for the headers.
+fn tar_members(
+    src: &mut dyn Read,
+    stream: Option<&Meter<'_>>,
+    scope: &Scope<'_>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    let own;
+    let meter = match stream {
+        Some(meter) => meter,
+        None => {
+            own = Meter::new(scope.budget, false, Packed::Unchecked);
+            &own
+        }
+    };
+    meter.header_start.set(Some(meter.read.get()));
+    let mut archive = tar::Archive::new(Metered { inner: src, meter });
+    // Read on past end-of-archive blocks, as `tar -i` does: members after
+    // a zero block (concatenated tars, or one put there to hide them from
+    // scanners) are found, and damage after them is reported.
+    archive.set_ignore_zeros(true);
+    let entries = match archive.entries() {
+        Ok(entries) => entries,
+        Err(e) => {
+            scope.record_here(ArchiveSkip::Corrupt(e.to_string()));
+            return Ok(Flow::Continue);
+        }
+    };
+    for entry in entries {
+        if scope.budget.halted() {
+            return Ok(Flow::Stop);
+        }
+        let mut entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let reason = meter.fault().unwrap_or(ArchiveSkip::Corrupt(e.to_string()));
+                if reason == ArchiveSkip::TooLarge {
+                    scope.budget.halt(scope.path.clone(), reason);
+                } else {
+                    scope.record_here(reason);
+                }
+                return Ok(ended(scope));
+            }
+        };
+        meter.header_start.set(None);
+        if !scope.budget.take_member(scope.path()) {
+            return Ok(Flow::Stop);
+        }
+        let name = entry.path_bytes().into_owned();
+        let kind = entry.header().entry_type();
+        if kind.is_symlink() || kind.is_hard_link() {
+            scope.record(&name, ArchiveSkip::SymlinkMember);
+        } else if kind.is_file() || kind.is_contiguous() || kind.is_gnu_sparse() {
+            if is_unsafe_name(&name) {
+                scope.record(&name, ArchiveSkip::UnsafeName);
+            }
+            let member = Member {
+                name: &name,
+                size: Some(entry.size()),
+            };
+            let delivered = deliver(
+                scope,
+                &member,
+                &mut entry,
+                Packed::Unchecked,
+                Some(meter),
+                on_member,
+            )?;
+            match delivered {
+                Delivered::Flow(Flow::Continue) => {}
+                Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
+                Delivered::Failed(reason) => {
+                    record_failure(scope, &name, reason);
+                    // Whatever broke (the stream, a limit) breaks the rest.
+                    return Ok(ended(scope));
+                }
+            }
+        }
+        // The tar crate would skip the rest of the entry itself; draining
+        // it here means the bytes it reads until the next entry are headers
+        // only, which the meter bounds. A sparse entry's holes are made up
+        // by the tar crate, not read: charged, lest a terabyte of holes
+        // spin here.
+        let drain_meter = Meter::new(scope.budget, kind.is_gnu_sparse(), Packed::Unchecked);
+        let mut drain = Metered {
+            inner: &mut entry,
+            meter: &drain_meter,
+        };
+        if let Err(e) = io::copy(&mut drain, &mut io::sink()) {
+            let reason = meter
+                .fault()
+                .or_else(|| drain_meter.fault())
+                .unwrap_or(ArchiveSkip::Corrupt(e.to_string()));
+            record_failure(scope, &name, reason);
+            return Ok(ended(scope));
+        }
+        meter.header_start.set(Some(meter.read.get()));
+    }
+    Ok(Flow::Continue)
+}
+
+/// A gzip, bzip2, xz or zstd stream: a compressed tar, or one compressed
+/// file.
+fn compressed_members(
+    kind: ArchiveKind,
+    src: &mut dyn Read,
+    scope: &Scope<'_>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    let packed = Cell::new(0);
+    let counted = Counting {
+        inner: src,
+        count: &packed,
+    };
+    // Multi-stream decoders: `cat a.gz b.gz`, pbzip2 and `xz -T` output
+    // are valid. zstd: the first frame only (the zstd tool writes one).
+    let mut decoder: Box<dyn Read> = match kind {
+        ArchiveKind::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(counted)),
+        ArchiveKind::Xz => Box::new(lzma_rust2::XzReader::new(counted, true)),
+        ArchiveKind::Zstd => match ruzstd::decoding::StreamingDecoder::new(counted) {
+            Ok(decoder) => Box::new(decoder),
+            Err(e) => {
+                scope.record_here(ArchiveSkip::Corrupt(e.to_string()));
+                return Ok(Flow::Continue);
+            }
+        },
+        _ => Box::new(flate2::read::MultiGzDecoder::new(counted)),
+    };
+    let meter = Meter::new(scope.budget, false, Packed::Counted(&packed));
+    let mut head = Vec::with_capacity(SNIFF_LEN);
+    let peeked = Metered {
+        inner: &mut decoder,
+        meter: &meter,
+    }
+    .take(SNIFF_LEN as u64)
+    .read_to_end(&mut head);
+    if peeked.is_err() {
+        scope.record_here(meter.fault().unwrap_or(ArchiveSkip::Truncated));
+        return Ok(Flow::Continue);
+    }
+    // The stream meter sees the head again through the chain: only bytes
+    // from the decoder count towards the ratio.
+    meter.read.set(0);
+    if sniff(&head) == Some(ArchiveKind::Tar) {
+        let mut rest = Cursor::new(&head[..]).chain(&mut decoder);
+        return tar_members(&mut rest, Some(&meter), scope, on_member);
+    }
+    let name = single_member_name(scope.path());
+    if !scope.budget.take_member(scope.path()) {
+        return Ok(Flow::Stop);
+    }
+    let member = Member {
+        name: name.as_bytes(),
+        size: None,
+    };
+    let mut rest = Cursor::new(&head[..]).chain(Metered {
+        inner: &mut decoder,
+        meter: &meter,
+    });
+    match deliver(
+        scope,
+        &member,
+        &mut rest,
+        Packed::Counted(&packed),
+        Some(&meter),
+        on_member,
+    )? {
+        Delivered::Flow(flow) => Ok(flow),
+        Delivered::Failed(reason) => {
+            record_failure(scope, name.as_bytes(), reason);
+            Ok(ended(scope))
+        }
+    }
+}
+
+/// The member name of a compressed single file: the archive's own name
+/// (after the last `!` and `/`) without its compression suffix, as
+/// `gunzip` would name it.
+fn single_member_name(archive_path: &str) -> String {
+    let base = archive_path
+        .rsplit(['!', '/'])
+        .next()
+        .unwrap_or(archive_path);
+    let lower = base.to_ascii_lowercase();
+    for (suffix, replacement) in [
+        (".tgz", ".tar"),
+        (".tbz2", ".tar"),
+        (".tbz", ".tar"),
+        (".txz", ".tar"),
+        (".tzst", ".tar"),
+        (".gz", ""),
+        (".gzip", ""),
+        (".bz2", ""),
+        (".xz", ""),
+        (".zst", ""),
+        (".zstd", ""),
+        (".z", ""),
+    ] {
+        if lower.ends_with(suffix) && lower.len() > suffix.len() {
+            return format!("{}{replacement}", &base[..base.len() - suffix.len()]);
+        }
+    }
+    base.to_string()
+}
