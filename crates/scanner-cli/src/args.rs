@@ -83,6 +83,33 @@ pub struct ScanArgs {
     #[arg(long, help_heading = "Git", conflicts_with_all = ["diff", "files_from"])]
     pub staged: bool,
 
+    /// Scan the whole history of the git repository at PATH (default `.`,
+    /// a bare repository too): every blob of every commit reachable from
+    /// any ref (branches, tags, remote-tracking refs, stashes), each
+    /// distinct blob once, attributed to the commit that introduced it.
+    #[arg(
+        long,
+        help_heading = "Git",
+        conflicts_with_all = ["staged", "diff", "files_from"]
+    )]
+    pub history: bool,
+
+    /// With --history: only the commits of this revision range, in `git
+    /// rev-list` syntax (`origin/main..HEAD`, `v1.0..`, `main`). Repeat to
+    /// combine (`--range main --range ^v1.0`).
+    #[arg(long, value_name = "REVS", help_heading = "Git", requires = "history")]
+    pub range: Vec<String>,
+
+    /// With --history: only commits more recent than DATE (`git log
+    /// --since` syntax: `2024-01-01`, `2.weeks.ago`).
+    #[arg(long, value_name = "DATE", help_heading = "Git", requires = "history")]
+    pub since: Option<String>,
+
+    /// With --history: also every commit a reflog remembers (amended,
+    /// reset or rebased-away commits still in the object store).
+    #[arg(long, help_heading = "Git", requires = "history")]
+    pub reflogs: bool,
+
     /// Scan only the lines added since the git revision BASE.
     #[arg(
         long,

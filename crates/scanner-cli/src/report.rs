@@ -27,6 +27,8 @@ pub struct ScanReport {
     pub broken_pipe: bool,
     /// The scan was stopped before the end (Ctrl-C, SIGTERM).
     pub interrupted: bool,
+    /// `--history`: commits walked, distinct blobs, duplicates.
+    pub history: Option<crate::input::history::HistoryStats>,
     pub metrics: MetricsSnapshot,
     pub elapsed: Duration,
 }
@@ -55,13 +57,16 @@ pub enum Skip {
     SymlinkLoop,
     /// A FIFO, socket or device: reading it could block or never end.
     Special,
-    /// The report this run is writing (`-o FILE` inside the scanned tree):
-    /// with `--show-secrets` it would hold every finding again.
+    /// The report this run is writing (`-o FILE` inside the scanned tree,
+    /// or stdout redirected there): with `--show-secrets` it would hold
+    /// every finding again.
     OwnOutput,
+    /// A submodule entry in history (a commit id of another repository).
+    Submodule,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 11] = [
+    pub const ALL: [Skip; 12] = [
         Skip::Ignored,
         Skip::Excluded,
         Skip::AllowlistedPath,
@@ -73,6 +78,7 @@ impl Skip {
         Skip::SymlinkLoop,
         Skip::Special,
         Skip::OwnOutput,
+        Skip::Submodule,
     ];
 
     pub fn label(self) -> &'static str {
@@ -88,6 +94,7 @@ impl Skip {
             Skip::SymlinkLoop => "symlink (loop)",
             Skip::Special => "special file",
             Skip::OwnOutput => "own report",
+            Skip::Submodule => "submodule",
         }
     }
 

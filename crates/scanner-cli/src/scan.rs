@@ -122,10 +122,26 @@ impl ScanPlan {
             config.as_deref(),
         )?;
 
-        let git_source = match git_job {
+        let mut git_source = match git_job {
             Some(job) => Some(job.join().expect("git thread panicked")?),
             None => None,
         };
+        if args.history {
+            if args.paths.len() > 1 {
+                anyhow::bail!("--history takes one repository PATH");
+            }
+            let repo = roots[0].clone();
+            git_source = Some(git::GitSource {
+                scan_base: repo.clone(),
+                source: Source::History(crate::input::HistoryOptions {
+                    repo,
+                    revs: args.range.clone(),
+                    since: args.since.clone(),
+                    reflogs: args.reflogs,
+                }),
+                diff_filter: None,
+            });
+        }
         // What relative finding paths are relative to: the repository root for --staged.
         let scan_base = git_source
             .as_ref()

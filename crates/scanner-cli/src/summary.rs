@@ -26,6 +26,7 @@
 //!   "elapsed_secs": 0.21, "mb_per_sec": 229.5,
 //!   "skipped_total": 14, "skipped": { "ignored": 12, "binary": 2 },
 //!   "suppressed": { "placeholder": 4, "baseline": 1 },
+//!   "history": null,
 //!   "scheduler": {
 //!     "wall_secs": 0.2, "utilization": 0.93,
 //!     "tasks": { "local": 10, "injector": 1190, "stolen": 4 },
@@ -38,7 +39,12 @@
 //! ```
 //!
 //! `skipped` and `suppressed` hold only the non-zero reasons; keys are the
-//! labels printed in the summary. MB are 10^6 bytes.
+//! labels printed in the summary. MB are 10^6 bytes. With `--history`,
+//! `files` counts distinct blobs scanned and `history` is
+//! `{"commits", "blobs", "blob_bytes", "duplicate_blobs", "submodules",
+//! "symlinks", "deletions"}`: commits walked, distinct blobs listed (each
+//! scanned once), and added or modified entries whose blob was already
+//! listed.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -115,10 +121,23 @@ pub fn mb_per_sec(bytes: u64, elapsed: Duration) -> f64 {
 
 /// The summary lines (see the module docs).
 pub fn summary_lines(r: &ScanReport) -> Vec<String> {
+    let what = match &r.history {
+        // Each distinct blob once, whatever the number of commits holding it.
+        Some(h) => format!(
+            "{} {} of {} {}",
+            thousands(r.files),
+            plural(r.files, "blob", "blobs"),
+            thousands(h.commits),
+            plural(h.commits, "commit", "commits")
+        ),
+        None => format!(
+            "{} {}",
+            thousands(r.files),
+            plural(r.files, "file", "files")
+        ),
+    };
     let mut lines = vec![format!(
-        "scanned {} {} ({}) in {:.2} s, {:.1} MB/s: {} {}",
-        thousands(r.files),
-        plural(r.files, "file", "files"),
+        "scanned {what} ({}) in {:.2} s, {:.1} MB/s: {} {}",
         megabytes(r.bytes),
         r.elapsed.as_secs_f64(),
         mb_per_sec(r.bytes, r.elapsed),
@@ -199,6 +218,15 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
         "skipped_total": r.skips.total(),
         "skipped": skipped,
         "suppressed": r.suppressed,
+        "history": r.history.as_ref().map(|h| json!({
+            "commits": h.commits,
+            "blobs": h.blobs,
+            "blob_bytes": h.blob_bytes,
+            "duplicate_blobs": h.duplicate_blobs,
+            "submodules": h.submodules,
+            "symlinks": h.symlinks,
+            "deletions": h.deletions,
+        })),
         "scheduler": {
             "wall_secs": wall,
             "utilization": if m.workers.is_empty() { 0.0 } else { m.utilization() },

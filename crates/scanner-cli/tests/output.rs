@@ -41,6 +41,18 @@ mod output {
         secret: String,
         entropy: f32,
         fingerprint: String,
+        commit: Option<Commit>,
+    }
+
+    /// Mirror of the `commit` object (`--history`).
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Commit {
+        id: String,
+        author_name: String,
+        author_email: String,
+        author_date: String,
+        summary: String,
     }
 
     fn entropy(s: &str) -> f32 {
@@ -90,6 +102,7 @@ mod output {
             secret: "ghp_…".into(),
             entropy: entropy(secret),
             fingerprint: scanner_engine::fingerprint(RULE, secret.as_bytes()),
+            commit: None,
         }
     }
 

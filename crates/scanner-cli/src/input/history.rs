@@ -106,7 +106,7 @@ impl fmt::Debug for Oid {
 }
 
 /// The commit a blob is attributed to. Shared by every blob that commit introduced.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CommitInfo {
     /// 40 hex digits.
     pub id: String,

@@ -1,7 +1,8 @@
 //! Inputs: everything the scanner reads, in one model.
 //!
 //! Every source — walked files, explicit files and file lists, staged blobs,
-//! the files `--diff` changed, standard input and named streams — yields
+//! the files `--diff` changed, standard input and named streams, the blobs
+//! of a repository's history — yields
 //! [`Item`]s: a [`Provenance`] (what the report calls it and where it came
 //! from) and a [`Content`] (how a worker reads it). The pipeline knows
 //! nothing else about sources: a new input is a new [`Source`] variant that
@@ -27,6 +28,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use history::{CommitInfo, HistoryOptions, Oid};
 pub use scope::Scope;
 
 /// Where an item came from, as the report names it.
@@ -50,19 +52,6 @@ impl Provenance {
     }
 }
 
-/// The commit a history finding is attributed to.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CommitInfo {
-    /// Full 40-hex id.
-    pub id: String,
-    pub author_name: String,
-    pub author_email: String,
-    /// RFC 3339.
-    pub author_date: String,
-    /// The first line of the message.
-    pub summary: String,
-}
-
 /// How a worker reads an item.
 pub enum Content {
     /// A file on disk: opened, sniffed and read in chunks by the worker,
@@ -74,6 +63,15 @@ pub enum Content {
     /// A stream read once, front to back, in chunks (standard input, a
     /// FIFO): never held whole in memory.
     Stream(Box<dyn Read + Send>),
+    /// A blob in a git repository, read by the worker through its own
+    /// `git cat-file` process (so objects inflate on every worker in
+    /// parallel). Charged to the byte budget by its size: the worker holds
+    /// it in memory while scanning it.
+    GitBlob {
+        repo: Arc<std::path::Path>,
+        oid: Oid,
+        size: u64,
+    },
 }
 
 /// One thing to scan.
@@ -88,6 +86,7 @@ impl Item {
     pub fn held_bytes(&self) -> u64 {
         match &self.content {
             Content::Bytes(b) => b.len() as u64,
+            Content::GitBlob { size, .. } => *size,
             Content::File(_) | Content::Stream(_) => 0,
         }
     }
@@ -100,4 +99,7 @@ pub enum Source {
     Paths(Vec<PathBuf>),
     /// Items already listed (staged blobs): paths are repository-relative.
     Items(Vec<Item>),
+    /// Every blob of a repository's history, each once, attributed to the
+    /// commit that introduced it (`--history`, see [`history`]).
+    History(HistoryOptions),
 }

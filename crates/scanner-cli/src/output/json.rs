@@ -33,6 +33,7 @@
 //! | `secret` | string | The secret (the rule's secret group within the match), redacted unless `--show-secrets`. Empty for a rule that matches on the path alone. |
 //! | `entropy` | number | Shannon entropy of the secret in bits per byte. |
 //! | `fingerprint` | string | Stable identity of the finding: depends on the rule id and the secret only, not on the path or line, so it survives code moving around. Always present, never redacted. |
+//! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`. `path` is then the path in that commit, and positions are in that blob. |
 //!
 //! Positions (`line`, `column`, `offset` and their ends) are those of the secret, the bytes to
 //! rotate, not of the whole match. `match` and `secret` are the file's bytes decoded as UTF-8
@@ -90,6 +91,7 @@ struct FindingObject<'a> {
     secret: String,
     entropy: f32,
     fingerprint: &'a str,
+    commit: Option<&'a crate::input::CommitInfo>,
 }
 
 impl<'a> FindingObject<'a> {
@@ -117,6 +119,7 @@ impl<'a> FindingObject<'a> {
             secret: shown_secret(f, show_secrets),
             entropy: f.entropy,
             fingerprint: &f.fingerprint,
+            commit: pf.commit.as_deref(),
         }
     }
 }

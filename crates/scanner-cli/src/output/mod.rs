@@ -168,6 +168,11 @@ fn report_order(a: &PathFinding, b: &PathFinding) -> std::cmp::Ordering {
         .then(fa.rule_id.cmp(&fb.rule_id))
         .then(fa.end_offset.cmp(&fb.end_offset))
         .then(fa.fingerprint.cmp(&fb.fingerprint))
+        .then_with(|| commit_id(a).cmp(commit_id(b)))
+}
+
+fn commit_id(f: &PathFinding) -> &str {
+    f.commit.as_ref().map_or("", |c| c.id.as_str())
 }
 
 /// The redacted form of a secret: its first characters, then `…`.

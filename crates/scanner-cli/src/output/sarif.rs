@@ -31,6 +31,7 @@
 //! | `locations[0].physicalLocation.artifactLocation.uri` | the path, with `/` separators, `./` dropped and every byte other than `A-Z a-z 0-9 - . _ ~` percent-encoded (so a non-UTF-8 name is exact). A relative path stays relative: run the scan from the repository root (`scanner scan .`) so GitHub can place it. An absolute path becomes a `file:///` URI. |
 //! | `...region.startLine`, `startColumn` | 1-based line and column of the first byte |
 //! | `...region.endLine`, `endColumn` | line of the last byte, column just past it (SARIF's end column is exclusive, as ours is) |
+//! | `properties.commit` | `--history` only: `{"id", "author_name", "author_email", "author_date", "summary"}` of the commit that introduced the finding, as in the JSON report |
 //! | `partialFingerprints["secretFingerprint/v1"]` | our `fingerprint` (rule id + secret), so GitHub keeps one alert per leaked secret as code moves |
 //!
 //! Columns are counted in bytes, as everywhere in scanner; SARIF's default unit is UTF-16 code
@@ -182,6 +183,15 @@ struct SarifResult<'a> {
     message: Text<String>,
     locations: [Location; 1],
     partial_fingerprints: BTreeMap<&'static str, &'a str>,
+    /// `--history`: the commit that introduced the finding (the JSON
+    /// report's `commit` object).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<ResultProperties<'a>>,
+}
+
+#[derive(Serialize)]
+struct ResultProperties<'a> {
+    commit: &'a crate::input::CommitInfo,
 }
 
 #[derive(Serialize)]
@@ -285,6 +295,10 @@ pub(super) fn write_log(
                     },
                 }],
                 partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, &*f.fingerprint)]),
+                properties: pf
+                    .commit
+                    .as_deref()
+                    .map(|commit| ResultProperties { commit }),
             }
         })
         .collect();

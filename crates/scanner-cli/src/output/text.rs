@@ -4,7 +4,9 @@
 //! PATH:LINE:COLUMN  RULE_ID  SNIPPET
 //! ```
 //!
-//! * `PATH` is the path as reached from the PATH argument, lossy UTF-8;
+//! * `PATH` is the path as reached from the PATH argument, lossy UTF-8; with `--history` it is
+//!   `COMMIT:PATH`, the first 12 hex digits of the commit that introduced the blob and its path
+//!   there (git's own `REV:PATH` notation: `git show COMMIT:PATH` prints the blob);
 //! * `LINE` and `COLUMN` locate the first byte of the secret: 1-based, the column counted in
 //!   bytes (as in `json`);
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
@@ -62,6 +64,11 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
             s.push_str(text);
         }
     };
+    // History: git's `REV:PATH` notation, so `git show 0123abcd:path` shows the blob.
+    if let Some(c) = &pf.commit {
+        paint(&mut s, POS_COLOR, &c.id[..c.id.len().min(12)]);
+        s.push(':');
+    }
     paint(&mut s, PATH_COLOR, &escape(&pf.path.to_string_lossy()));
     s.push(':');
     paint(&mut s, POS_COLOR, &format!("{}:{}", f.line, f.column));

@@ -277,6 +277,7 @@ pub fn scan(
         stop,
         batch: Vec::with_capacity(BATCH),
     };
+    let mut history = None;
     let produced: anyhow::Result<SkipCounts> = match source {
         Source::Paths(roots) => walk::walk(
             &roots,
@@ -304,6 +305,36 @@ pub fn scan(
             }
             Ok(skips)
         }
+        Source::History(hopts) => {
+            let mut skips = SkipCounts::default();
+            let repo: Arc<std::path::Path> = Arc::from(hopts.repo.as_path());
+            let stats = crate::input::history::enumerate(&hopts, |blob| {
+                let path = crate::input::git::path_from_bytes(blob.path);
+                if let Some(skip) = opts.scope.check_listed(&path) {
+                    skips.add(skip, 1);
+                    return !stop.is_stopped();
+                }
+                feeder.push(Item {
+                    provenance: crate::input::Provenance {
+                        path,
+                        commit: Some(blob.commit),
+                    },
+                    content: crate::input::Content::GitBlob {
+                        repo: Arc::clone(&repo),
+                        oid: blob.oid,
+                        size: blob.size,
+                    },
+                })
+            });
+            match stats {
+                Ok(stats) => {
+                    skips.add(crate::report::Skip::Submodule, stats.submodules);
+                    history = Some(stats);
+                    Ok(skips)
+                }
+                Err(e) => Err(anyhow::Error::new(e)),
+            }
+        }
     };
     feeder.flush();
     if produced.is_err() {
@@ -316,6 +347,7 @@ pub fn scan(
         .map_err(|_| anyhow::anyhow!("the report writer panicked"))??;
     let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
     report.skips.merge(&produced?);
+    report.history = history;
     (report.files, report.bytes) = counts.get();
     report.metrics = metrics;
     report.elapsed = started.elapsed();

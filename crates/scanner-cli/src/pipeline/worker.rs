@@ -16,6 +16,7 @@
 //! input (counted) unless `--binary`.
 
 use std::io::{self, Read as _};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -27,6 +28,7 @@ use super::reader::{self, ChunkReader, Read, ReadScratch};
 use super::sink::{Counts, Msg, Outcome};
 use super::split::{self, Backing, Piece, SplitInput};
 use super::{ScanOptions, StopHandle, Task};
+use crate::input::history::BlobReader;
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
 
@@ -45,6 +47,19 @@ pub struct WorkerScratch {
     scan: ScanScratch,
     read: ReadScratch,
     found: Vec<Finding>,
+    /// This worker's `git cat-file` process, for the repository it serves.
+    git: Option<(Arc<Path>, BlobReader)>,
+    /// Blob bytes, reused from blob to blob.
+    blob: Vec<u8>,
+}
+
+impl WorkerScratch {
+    fn blob_reader(&mut self, repo: &Arc<Path>) -> io::Result<&mut BlobReader> {
+        if self.git.as_ref().is_none_or(|(r, _)| r != repo) {
+            self.git = Some((Arc::clone(repo), BlobReader::new(repo)?));
+        }
+        Ok(&mut self.git.as_mut().expect("just set").1)
+    }
 }
 
 /// The pool: one [`WorkerScratch`] per worker, [`run`] for every task.
@@ -60,6 +75,8 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
             scan: init.engine.new_scratch(),
             read: ReadScratch::default(),
             found: Vec::new(),
+            git: None,
+            blob: Vec::new(),
         },
         move |task: Task, ctx: &mut WorkerCtx<Task, WorkerScratch>| {
             let (w, spawner) = ctx.split();
@@ -194,33 +211,25 @@ fn scan_item(
             }
             Ok(Some(outcome_of(read, w)))
         })(),
-        Content::Bytes(data) => (|| -> Read1 {
-            let size = data.len() as u64;
+        Content::Bytes(data) => scan_bytes(&provenance, data, &permit, w, spawner, sh).0,
+        Content::GitBlob { repo, oid, size } => (|| -> Read1 {
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
-            let head = &data[..data.len().min(reader::SNIFF_LEN)];
-            if !sh.opts.binary && reader::is_binary(head) {
-                return Ok(Some(Outcome::Skipped(Skip::Binary)));
+            let mut data = std::mem::take(&mut w.blob);
+            data.clear();
+            let read = w.blob_reader(&repo)?.read_to_vec(&oid, &mut data);
+            if let Err(e) = read {
+                // The process may be out of step with its pipe: start afresh.
+                w.git = None;
+                w.blob = data;
+                return Err(e);
             }
-            if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
-                let input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
-                scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
-                return Ok(None);
+            let (outcome, back) = scan_bytes(&provenance, data, &permit, w, spawner, sh);
+            if let Some(back) = back {
+                w.blob = back;
             }
-            let path = provenance.path.to_string_lossy();
-            let input = ScanInput {
-                data: &data,
-                path: &path,
-                base_offset: 0,
-                owned_len: data.len(),
-                start: LinePos::START,
-            };
-            sh.engine.scan(&input, &mut w.scan, &mut w.found);
-            Ok(Some(Outcome::Scanned {
-                bytes: size,
-                findings: std::mem::take(&mut w.found),
-            }))
+            outcome
         })(),
         Content::Stream(mut stream) => (|| -> Read1 {
             let path = provenance.path.to_string_lossy();
@@ -248,6 +257,45 @@ fn scan_item(
         },
     };
     sh.send(provenance, outcome, w.scan.take_suppressed());
+}
+
+/// Scans bytes in memory (a staged blob, a history blob); splits them when
+/// large. Gives the buffer back unless a split took it.
+fn scan_bytes(
+    provenance: &Provenance,
+    data: Vec<u8>,
+    permit: &Permit,
+    w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
+    sh: &Shared,
+) -> (Read1, Option<Vec<u8>>) {
+    let size = data.len() as u64;
+    if let Some(skip) = sh.opts.scope.check_size(size) {
+        return (Ok(Some(Outcome::Skipped(skip))), Some(data));
+    }
+    let head = &data[..data.len().min(reader::SNIFF_LEN)];
+    if !sh.opts.binary && reader::is_binary(head) {
+        return (Ok(Some(Outcome::Skipped(Skip::Binary))), Some(data));
+    }
+    if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
+        let input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
+        scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
+        return (Ok(None), None);
+    }
+    let path = provenance.path.to_string_lossy();
+    let input = ScanInput {
+        data: &data,
+        path: &path,
+        base_offset: 0,
+        owned_len: data.len(),
+        start: LinePos::START,
+    };
+    sh.engine.scan(&input, &mut w.scan, &mut w.found);
+    let outcome = Outcome::Scanned {
+        bytes: size,
+        findings: std::mem::take(&mut w.found),
+    };
+    (Ok(Some(outcome)), Some(data))
 }
 
 fn outcome_of(read: Read, w: &mut WorkerScratch) -> Outcome {

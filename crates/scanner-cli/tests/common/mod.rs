@@ -3,9 +3,10 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde::Deserialize;
 
@@ -148,4 +149,92 @@ pub struct Finding {
     pub offset: u64,
     pub end_offset: u64,
     pub fingerprint: String,
+    pub commit: Option<Commit>,
+}
+
+/// The `commit` object of a `--history` finding.
+#[derive(Debug, Deserialize, PartialEq, Clone)]
+pub struct Commit {
+    pub id: String,
+    pub author_name: String,
+    pub author_email: String,
+    pub author_date: String,
+    pub summary: String,
+}
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_scanner");
+/// A git repository in a temp dir, with git isolated from the user's configuration.
+pub struct Repo {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+}
+
+pub fn isolate(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        // The suite may itself run from a git hook.
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_OBJECT_DIRECTORY")
+        .stdin(Stdio::null())
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let repo = Repo { _tmp: tmp, root };
+        repo.git(&["-c", "init.defaultBranch=main", "init", "-q"]);
+        repo
+    }
+
+    pub fn path(&self, rel: impl AsRef<Path>) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: impl AsRef<Path>, text: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn git_out<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
+        isolate(Command::new("git").current_dir(&self.root).args(args))
+            .output()
+            .unwrap()
+    }
+
+    pub fn git<S: AsRef<OsStr>>(&self, args: &[S]) {
+        let out = self.git_out(args);
+        assert!(
+            out.status.success(),
+            "git {:?}: {}",
+            args.iter()
+                .map(|a| a.as_ref().to_owned())
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    pub fn commit(&self, msg: &str) {
+        self.git(&["commit", "-q", "--no-verify", "-m", msg]);
+    }
+
+    /// Runs the scanner in `rel_cwd` (relative to the root).
+    pub fn scan_in(&self, rel_cwd: &str, args: &[&str]) -> Run {
+        Run::from_output(
+            isolate(Command::new(BIN).current_dir(self.path(rel_cwd)).args(args))
+                .output()
+                .unwrap(),
+        )
+    }
+
+    pub fn scan(&self, args: &[&str]) -> Run {
+        self.scan_in(".", args)
+    }
 }

@@ -1,0 +1,268 @@
+//! `scanner scan --history`: real git repositories made in temp dirs, with
+//! fixed authors and dates so commit ids are stable within a run.
+
+mod common;
+
+use common::{isolate, token, Commit, Repo, Run, BIN};
+use std::process::Command;
+
+fn history(r: &Repo, extra: &[&str]) -> Run {
+    let mut args = vec!["scan", "--history", "--format", "json"];
+    args.extend(extra);
+    r.scan(&args)
+}
+
+/// Commits with a fixed author and date.
+fn commit_at(r: &Repo, msg: &str, date: &str) {
+    let out = isolate(Command::new("git").current_dir(&r.root).args([
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        msg,
+    ]))
+    .env("GIT_AUTHOR_NAME", "Ada Lovelace")
+    .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+    .env("GIT_AUTHOR_DATE", date)
+    .env("GIT_COMMITTER_DATE", date)
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn head(r: &Repo) -> String {
+    let out = r.git_out(&["rev-parse", "HEAD"]);
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_secret_deleted_in_the_next_commit_is_found_with_its_commit() {
+    let r = Repo::new();
+    r.write("README", "hello\n");
+    r.git(&["add", "."]);
+    commit_at(&r, "initial", "2024-01-02T03:04:05+00:00");
+    r.write("config/app.env", format!("DEBUG=1\nTOKEN={}\n", token(1)));
+    r.git(&["add", "."]);
+    commit_at(&r, "add config\n\nwith a body", "2024-02-03T04:05:06+01:00");
+    let added = head(&r);
+    r.git(&["rm", "-q", "config/app.env"]);
+    commit_at(&r, "remove config", "2024-02-04T00:00:00+00:00");
+
+    // The working tree is clean: only history has the token.
+    r.scan(&["scan", "--format", "json"]).expect(0);
+    let run = history(&r, &[]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["config/app.env:2:7:2:47"]);
+    assert_eq!(
+        found[0].commit,
+        Some(Commit {
+            id: added,
+            author_name: "Ada Lovelace".into(),
+            author_email: "ada@example.com".into(),
+            author_date: "2024-02-03T04:05:06+01:00".into(),
+            summary: "add config".into(),
+        })
+    );
+    assert!(
+        run.summary_line("scanned 2 blobs of 3 commits").is_some(),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The same blob under two paths and in fifty commits: scanned once,
+/// attributed to the first commit and path.
+#[test]
+fn a_blob_is_scanned_once_whatever_its_commits_and_paths() {
+    let r = Repo::new();
+    let secret = format!("KEY={}\n", token(2));
+    r.write("a/first.env", &secret);
+    r.git(&["add", "."]);
+    commit_at(&r, "first", "2024-01-01T00:00:00+00:00");
+    let first = head(&r);
+    r.write("b/second.env", &secret);
+    r.git(&["add", "."]);
+    commit_at(&r, "copy", "2024-01-02T00:00:00+00:00");
+    for i in 0..50 {
+        r.write("counter.txt", format!("{i}\n"));
+        r.git(&["add", "."]);
+        commit_at(&r, &format!("edit {i}"), "2024-01-03T00:00:00+00:00");
+    }
+    let stats = r.path("stats.json");
+    let run = history(&r, &["--stats-json", stats.to_str().unwrap()]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["a/first.env:1:5:1:45"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, first);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    // Blobs: the secret once, counter.txt's 50 contents.
+    assert_eq!(v["files"], 51);
+    assert_eq!(v["history"]["commits"], 52);
+    assert_eq!(v["history"]["blobs"], 51);
+    assert_eq!(v["history"]["duplicate_blobs"], 1);
+}
+
+#[test]
+fn branches_tags_and_stashes_are_all_scanned_and_a_range_limits_exactly() {
+    let r = Repo::new();
+    r.write("base.txt", "base\n");
+    r.git(&["add", "."]);
+    commit_at(&r, "base", "2024-01-01T00:00:00+00:00");
+    let base = head(&r);
+    // Only on an unmerged branch.
+    r.git(&["checkout", "-q", "-b", "topic"]);
+    r.write("topic.env", format!("T={}\n", token(3)));
+    r.git(&["add", "."]);
+    commit_at(&r, "topic", "2024-01-02T00:00:00+00:00");
+    r.git(&["checkout", "-q", "main"]);
+    // Only in a tag (a detached commit).
+    r.git(&["checkout", "-q", "--detach"]);
+    r.write("tagged.env", format!("T={}\n", token(4)));
+    r.git(&["add", "."]);
+    commit_at(&r, "tagged", "2024-01-03T00:00:00+00:00");
+    r.git(&["tag", "v1"]);
+    r.git(&["checkout", "-q", "main"]);
+    // Only in a stash.
+    r.write("base.txt", format!("base\nS={}\n", token(5)));
+    r.git(&["stash", "-q"]);
+    // On main, after base.
+    r.write("main.env", format!("T={}\n", token(6)));
+    r.git(&["add", "."]);
+    commit_at(&r, "main", "2024-01-04T00:00:00+00:00");
+
+    let all = history(&r, &[]);
+    assert_eq!(
+        all.expect(1).path_lines(),
+        ["base.txt:2", "main.env:1", "tagged.env:1", "topic.env:1"]
+    );
+    let range = format!("{base}..main");
+    let only = history(&r, &["--range", &range]);
+    assert_eq!(only.expect(1).path_lines(), ["main.env:1"]);
+}
+
+#[test]
+fn excludes_binaries_and_identical_reports_across_threads() {
+    let r = Repo::new();
+    r.write("vendor/lib.env", format!("T={}\n", token(7)));
+    r.write("src/app.env", format!("T={}\n", token(8)));
+    let mut bin = vec![0u8; 64];
+    bin.extend(format!("T={}\n", token(9)).as_bytes());
+    r.write("img.bin", bin);
+    r.git(&["add", "."]);
+    commit_at(&r, "one", "2024-01-01T00:00:00+00:00");
+    let run = history(&r, &["--exclude", "vendor/"]);
+    assert_eq!(run.expect(1).path_lines(), ["src/app.env:1"]);
+    assert_eq!(
+        run.summary_line("not scanned"),
+        Some("not scanned: 1 excluded, 1 binary")
+    );
+    let one = history(&r, &["--threads", "1"]).stdout;
+    let eight = history(&r, &["--threads", "8"]).stdout;
+    assert_eq!(one, eight);
+}
+
+/// A blob above the split threshold is split across workers and its
+/// finding is reported once, with the line of the whole blob.
+#[test]
+fn a_large_blob_is_split_and_found_once() {
+    let r = Repo::new();
+    let mut text = "filler line\n".repeat(50_000);
+    text.push_str(&format!("T={}\n", token(10)));
+    text.push_str(&"tail\n".repeat(1000));
+    r.write("big.txt", text);
+    r.git(&["add", "."]);
+    commit_at(&r, "big", "2024-01-01T00:00:00+00:00");
+    let args = [
+        "--threads",
+        "4",
+        "--split-threshold",
+        "100000",
+        "--split-grain",
+        "20000",
+        "--stats-json",
+        "s.json",
+    ];
+    let run = history(&r, &args);
+    assert_eq!(run.expect(1).locations(), ["big.txt:50001:3:50001:43"]);
+}
+
+#[test]
+fn not_a_repository_and_an_unknown_revision_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = isolate(
+        Command::new(BIN)
+            .current_dir(tmp.path())
+            .args(["scan", "--history"]),
+    )
+    .env("GIT_CEILING_DIRECTORIES", tmp.path().parent().unwrap())
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a git repository"), "{stderr}");
+
+    let r = Repo::new();
+    r.write("a.txt", "a\n");
+    r.git(&["add", "."]);
+    commit_at(&r, "a", "2024-01-01T00:00:00+00:00");
+    let run = history(&r, &["--range", "no-such-branch"]);
+    run.expect(2);
+    assert!(run.stderr.contains("no-such-branch"), "{}", run.stderr);
+}
+
+#[test]
+fn a_shallow_clone_scans_what_it_has() {
+    let r = Repo::new();
+    r.write("old.env", format!("T={}\n", token(11)));
+    r.git(&["add", "."]);
+    commit_at(&r, "old", "2024-01-01T00:00:00+00:00");
+    r.write("new.env", format!("T={}\n", token(12)));
+    r.git(&["add", "."]);
+    commit_at(&r, "new", "2024-01-02T00:00:00+00:00");
+    let dest = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", r.root.display());
+    let clone = dest.path().join("c");
+    let out = isolate(
+        Command::new("git")
+            .args(["clone", "-q", "--depth", "1", &url])
+            .arg(&clone),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Run::from_output(
+        isolate(Command::new(BIN).current_dir(&clone).args([
+            "scan",
+            "--history",
+            "--format",
+            "json",
+        ]))
+        .output()
+        .unwrap(),
+    );
+    // The shallow commit holds both files: both found, attributed to it.
+    assert_eq!(run.expect(1).path_lines(), ["new.env:1", "old.env:1"]);
+}
+
+#[test]
+fn a_baseline_written_from_history_suppresses_the_same_findings() {
+    let r = Repo::new();
+    r.write("a.env", format!("T={}\n", token(13)));
+    r.git(&["add", "."]);
+    commit_at(&r, "a", "2024-01-01T00:00:00+00:00");
+    history(&r, &["--write-baseline", "base.json"]).expect(1);
+    let run = history(&r, &["--baseline", "base.json"]);
+    run.expect(0);
+    assert_eq!(
+        run.summary_line("suppressed"),
+        Some("suppressed: 1 baseline")
+    );
+}
