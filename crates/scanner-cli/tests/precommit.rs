@@ -5,7 +5,6 @@
 //! alphanumerics from a seeded generator), so this file holds no literal token.
 
 use std::ffi::OsStr;
-use std::path::Path;
 use std::process::Command;
 
 mod common;
