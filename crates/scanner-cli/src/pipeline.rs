@@ -1126,6 +1126,7 @@ mod tests {
             secret: String::new(),
             entropy: 0.0,
             fingerprint: String::new(),
+            decoded: Vec::new(),
         }
     }
 

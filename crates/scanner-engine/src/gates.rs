@@ -253,8 +253,8 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
     }
     // Substrings, when they are evidence.
     static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
-    let words = WORDS
-        .get_or_init(|| AhoCorasick::new(PLACEHOLDER_WORDS).expect("placeholder words build"));
+    let words =
+        WORDS.get_or_init(|| AhoCorasick::new(PLACEHOLDER_WORDS).expect("placeholder words build"));
     for m in words.find_overlapping_iter(lower) {
         let w = PLACEHOLDER_WORDS[m.pattern().as_usize()].as_bytes();
         if Alphabet::around(secret, m.start(), m.end()).chance(w, len) <= MAX_CHANCE {
@@ -288,8 +288,7 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
 fn is_template(secret: &[u8]) -> bool {
     let s = secret;
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    if s.len() > 1 && s[0] == b'$' && (s[1].is_ascii_alphabetic() || s[1] == b'_' || s[1] == b'(')
-    {
+    if s.len() > 1 && s[0] == b'$' && (s[1].is_ascii_alphabetic() || s[1] == b'_' || s[1] == b'(') {
         if s[1] == b'(' {
             return s[s.len() - 1] == b')';
         }
@@ -297,7 +296,11 @@ fn is_template(secret: &[u8]) -> bool {
             return true;
         }
     }
-    if s.len() > 2 && s[0] == b'%' && s[s.len() - 1] == b'%' && s[1..s.len() - 1].iter().all(|&b| ident(b)) {
+    if s.len() > 2
+        && s[0] == b'%'
+        && s[s.len() - 1] == b'%'
+        && s[1..s.len() - 1].iter().all(|&b| ident(b))
+    {
         return true;
     }
     for (open, close) in [
@@ -368,7 +371,8 @@ impl Alphabet {
             set[(b / 64) as usize] |= 1 << (b % 64);
             i += 1;
         }
-        let size = set[0].count_ones() + set[1].count_ones() + set[2].count_ones() + set[3].count_ones();
+        let size =
+            set[0].count_ones() + set[1].count_ones() + set[2].count_ones() + set[3].count_ones();
         Alphabet { set, size }
     }
 
@@ -445,7 +449,6 @@ impl Alphabet {
         let one: f64 = needle.iter().map(|&c| self.p(c)).product();
         (len - needle.len() + 1) as f64 * one
     }
-
 }
 
 #[cfg(test)]

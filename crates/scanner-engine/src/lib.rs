@@ -111,12 +111,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod decode;
 mod engine;
 mod gates;
 mod lead;
+mod literals;
 mod re2;
 mod syntax;
 
+pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
 pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::RuleFile;
@@ -298,6 +301,7 @@ pub struct ScanScratch {
     /// Secrets of the surviving provider (non-`generic`) candidates.
     provider_secrets: Vec<regex_automata::Span>,
     suppressed: Suppressed,
+    decode: decode::DecodeScratch,
 }
 
 impl std::fmt::Debug for ScanScratch {
@@ -337,8 +341,16 @@ pub struct Finding {
     pub secret: String,
     /// Shannon entropy of the secret, bits per byte.
     pub entropy: f32,
-    /// Depends on rule id and secret only: see [`fingerprint`].
+    /// Depends on rule id and secret only: see [`fingerprint`]. A secret
+    /// found in decoded text has the fingerprint it has in plain text.
     pub fingerprint: String,
+    /// How the secret was found, outermost first: empty in plain text,
+    /// `[Base64]` inside a base64 run, `[Base64, Hex]` inside hex inside
+    /// base64, `[StringLiterals]` in reassembled source literals. When not
+    /// empty, the positions are those of the whole encoded run (or literal
+    /// sequence) in the scanned buffer, not of the secret: see
+    /// `docs/decoding.md`.
+    pub decoded: Vec<Encoding>,
 }
 
 /// A rule example that did not behave.
