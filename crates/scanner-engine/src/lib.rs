@@ -118,6 +118,7 @@ mod lead;
 mod literals;
 mod re2;
 mod syntax;
+pub mod text;
 
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
 pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
