@@ -94,6 +94,7 @@ impl std::fmt::Display for Encoding {
 pub(crate) struct DecodeScratch {
     runs: Vec<Run>,
     found: Vec<Finding>,
+    buf: Vec<u8>,
 }
 
 /// A candidate: `start..end` in the buffer, and what it may be.
@@ -234,7 +235,7 @@ pub(crate) fn rescan(
         find_runs(data, own_lo, own_hi, cap, &mut ds.runs);
         let mut pos = input.start;
         let mut pos_at = 0;
-        let mut buf = Vec::new();
+        let mut buf = std::mem::take(&mut ds.buf);
         for ri in 0..ds.runs.len() {
             let run = ds.runs[ri];
             let Some(enc) = decode(&data[run.start..run.end], run.kind, &mut buf) else {
@@ -259,6 +260,7 @@ pub(crate) fn rescan(
                 enc,
             );
         }
+        ds.buf = buf;
     }
 
     // Drop what a marker on the run's line allows.
@@ -367,97 +369,117 @@ fn place(
 
 /// Appends the candidate runs of `data` that start in `lo..hi`, each cut
 /// to `cap` bytes, in order of start.
+///
+/// A run is a maximal sequence of base64-alphabet bytes; it is a candidate
+/// if at least [`MIN_BASE64_RUN`] long. Most text is short words, so the
+/// pass looks at the byte `MIN_BASE64_RUN - 1` ahead first: if it is not
+/// in the alphabet, no candidate starts before it, and the pass jumps over
+/// it; it reads every byte only inside long runs.
 fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>) {
+    const ALPHA: u8 = B64 | STD | URL;
     let n = data.len();
-    // Base64 and hex: maximal runs of the base64 bytes. A run is only
-    // known to start at `i` if `data[i - 1]` is outside the alphabet, and
-    // owned runs start at or after `lo`: begin the pass there, skipping
-    // the tail of a run that crosses `lo`.
+    let hi = hi.min(n);
+    let in_alpha = |i: usize| CLASS[data[i] as usize] & ALPHA != 0;
+    // A run is only known to start at `i` if `data[i - 1]` is outside the
+    // alphabet: skip the tail of a run that crosses `lo`.
     let mut i = lo;
-    while i > 0 && i < n && CLASS[data[i - 1] as usize] & (B64 | STD | URL) != 0 && i < hi {
+    while i > 0 && i < n && in_alpha(i - 1) {
         i += 1;
     }
+    // Invariant: `i == lo` or `data[i - 1]` is outside the alphabet, and
+    // every candidate starting before `i` is pushed.
     while i < hi {
-        if CLASS[data[i] as usize] & (B64 | STD | URL) == 0 {
-            i += 1;
+        let probe = i + MIN_BASE64_RUN - 1;
+        if probe >= n {
+            break;
+        }
+        if !in_alpha(probe) {
+            i = probe + 1;
             continue;
         }
-        let start = i;
-        let mut all = B64 | STD | URL | HEX;
-        let mut any = 0;
-        let limit = n.min(start.saturating_add(cap));
-        while i < limit {
-            let c = CLASS[data[i] as usize];
-            if c & (B64 | STD | URL) == 0 {
-                break;
-            }
-            all &= c | B64 | STD | URL;
-            any |= c;
-            i += 1;
+        let mut start = probe;
+        while start > i && in_alpha(start - 1) {
+            start -= 1;
         }
-        let mut end = i;
-        // Padding, then skip what is left of a capped run.
-        while end < limit && end - start < cap && data[end] == b'=' && end < i + 2 {
+        let mut end = probe + 1;
+        while end < n && in_alpha(end) {
             end += 1;
         }
-        while i < n && CLASS[data[i] as usize] & (B64 | STD | URL) != 0 {
-            i += 1;
-        }
-        let len = end - start;
-        let hex = all & HEX != 0 && any & (STD | URL) == 0;
-        if len >= MIN_BASE64_RUN || (hex && len >= MIN_HEX_RUN) {
-            runs.push(Run {
-                start,
-                end,
-                kind: RunKind::Base64 {
-                    std: any & STD != 0,
-                    url: any & URL != 0,
-                    hex: hex && end == i,
-                },
-            });
-        }
-    }
-    // Percent: only where a `%XX` escape occurs.
-    let scan_end = n.min(hi.saturating_add(cap));
-    if memchr::memchr(b'%', &data[lo.min(scan_end)..scan_end]).is_none() {
-        return;
-    }
-    let first_pct = runs.len();
-    let mut i = lo;
-    while i > 0 && i < n && CLASS[data[i - 1] as usize] & PCT != 0 && i < hi {
-        i += 1;
-    }
-    while i < hi {
-        if CLASS[data[i] as usize] & PCT == 0 {
-            i += 1;
+        i = end + 1;
+        if end - start < MIN_BASE64_RUN || start >= hi {
             continue;
         }
-        let start = i;
-        let limit = n.min(start.saturating_add(cap));
-        let mut escapes = false;
-        while i < limit && CLASS[data[i] as usize] & PCT != 0 {
-            if data[i] == b'%'
-                && i + 2 < limit
-                && data[i + 1].is_ascii_hexdigit()
-                && data[i + 2].is_ascii_hexdigit()
-            {
-                escapes = true;
+        let core = end.min(start.saturating_add(cap));
+        let (mut all, mut any) = (HEX, 0);
+        for &b in &data[start..core] {
+            let c = CLASS[b as usize];
+            all &= c;
+            any |= c;
+        }
+        // Padding, unless the run was cut.
+        let mut stop = core;
+        if core == end {
+            while stop < n && stop < end + 2 && stop - start < cap && data[stop] == b'=' {
+                stop += 1;
             }
-            i += 1;
         }
-        let end = i;
-        while i < n && CLASS[data[i] as usize] & PCT != 0 {
-            i += 1;
+        runs.push(Run {
+            start,
+            end: stop,
+            kind: RunKind::Base64 {
+                std: any & STD != 0,
+                url: any & URL != 0,
+                hex: all & HEX != 0 && stop == end && core - start >= MIN_HEX_RUN,
+            },
+        });
+    }
+    find_percent_runs(data, lo, hi, cap, runs);
+}
+
+/// Appends the percent candidates: maximal runs of URL bytes that start in
+/// `lo..hi` and hold a `%XX` escape in their first `cap` bytes. Found from
+/// the `%` bytes, so text without escapes costs one memchr.
+fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>) {
+    let n = data.len();
+    let in_url = |i: usize| CLASS[data[i] as usize] & PCT != 0;
+    let first = runs.len();
+    let scan_end = n.min(hi.saturating_add(cap));
+    let mut last_start = usize::MAX;
+    let mut from = lo.min(scan_end);
+    while let Some(k) = memchr::memchr(b'%', &data[from..scan_end]) {
+        let p = from + k;
+        from = p + 1;
+        if !(p + 2 < n && data[p + 1].is_ascii_hexdigit() && data[p + 2].is_ascii_hexdigit()) {
+            continue;
         }
-        if escapes && end - start >= MIN_DECODED {
+        let mut start = p;
+        while start > 0 && in_url(start - 1) && p - start < cap {
+            start -= 1;
+        }
+        // The run starts more than `cap` before this escape (or before
+        // the buffer, for a chunk that does not own it), or is done.
+        if (start > 0 && in_url(start - 1)) || start == last_start || start < lo || start >= hi {
+            continue;
+        }
+        let limit = n.min(start.saturating_add(cap));
+        let mut end = p;
+        while end < limit && in_url(end) {
+            end += 1;
+        }
+        if p + 2 >= end {
+            continue;
+        }
+        last_start = start;
+        if end - start >= MIN_DECODED {
             runs.push(Run {
                 start,
                 end,
                 kind: RunKind::Percent,
             });
         }
+        from = from.max(end);
     }
-    if first_pct > 0 && runs.len() > first_pct {
+    if first > 0 && runs.len() > first {
         runs.sort_by_key(|r| r.start);
     }
 }

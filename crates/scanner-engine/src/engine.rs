@@ -895,11 +895,14 @@ impl Engine {
         s.windows.clear();
         s.touched.clear();
         s.candidates.clear();
-        for (i, rule) in self.rules.iter().enumerate() {
-            s.rule_on[i] = match &rule.path {
-                None => true,
-                Some(p) => p.is_match(input.path),
-            };
+        // Decoded text of the same file keeps the file's path scopes.
+        if !nested {
+            for (i, rule) in self.rules.iter().enumerate() {
+                s.rule_on[i] = match &rule.path {
+                    None => true,
+                    Some(p) => p.is_match(input.path),
+                };
+            }
         }
         // Path-only rules report the file itself, once (first chunk).
         if input.base_offset == 0 && !nested {
