@@ -170,8 +170,9 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
     let mut counts = [0u32; 256];
     let mut max_count = 0;
     let (mut punct, mut non_ascii, mut digit, mut sep) = (false, false, false, false);
-    // Longest runs of the mask bytes `x`, `*`, `.`: (current, longest, end).
-    let mut masks = [(0usize, 0usize, 0usize); 3];
+    // Longest runs of the mask bytes `x`, `*`, `.`: (length, end).
+    let mut masks = [(0usize, 0usize); 3];
+    let mut run = 0;
     // Longest ascending or descending run (`123456`, `fedcba`).
     let (mut up, mut down, mut seq, mut seq_end) = (1usize, 1usize, 1usize, 1usize);
     let mut i = 0;
@@ -196,19 +197,15 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
             _ => 3,
         };
         if k < 3 {
-            let run = &mut masks[k];
-            run.0 += 1;
-            if run.0 > run.1 {
-                run.1 = run.0;
-                run.2 = i + 1;
+            // The current run continues if the previous byte was the same.
+            run = if i > 0 && lower[i - 1] == c {
+                run + 1
+            } else {
+                1
+            };
+            if run > masks[k].0 {
+                masks[k] = (run, i + 1);
             }
-        }
-        let mut m = 0;
-        while m < 3 {
-            if m != k {
-                masks[m].0 = 0;
-            }
-            m += 1;
         }
         if i > 0 {
             let a = lower[i - 1];
@@ -261,7 +258,7 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
             return true;
         }
     }
-    for &(_, run, end) in &masks {
+    for &(run, end) in &masks {
         if run >= 4 {
             let alphabet = Alphabet::around(secret, end - run, end);
             if alphabet.chance(&lower[end - run..end], len) <= MAX_CHANCE {
