@@ -445,6 +445,10 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
     let first = runs.len();
     let scan_end = n.min(hi.saturating_add(cap));
     let mut last_start = usize::MAX;
+    // A position inside a run known to start more than `cap` before it: an
+    // escape whose back-scan reaches it is as far from its run's start, so
+    // a long run of escapes costs one scan, not one per `%`.
+    let mut floor = usize::MAX;
     let mut from = lo.min(scan_end);
     while let Some(k) = memchr::memchr(b'%', &data[from..scan_end]) {
         let p = from + k;
@@ -453,18 +457,30 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
             continue;
         }
         let mut start = p;
-        while start > 0 && in_url(start - 1) && p - start < cap {
+        let mut far = false;
+        while start > 0 && in_url(start - 1) {
+            if p - start >= cap || start == floor {
+                far = true;
+                break;
+            }
             start -= 1;
         }
         // The run starts more than `cap` before this escape (or before
         // the buffer, for a chunk that does not own it), or is done.
-        if (start > 0 && in_url(start - 1)) || start == last_start || start < lo || start >= hi {
+        if far {
+            floor = p;
+            continue;
+        }
+        if start == last_start || start < lo || start >= hi {
             continue;
         }
         let limit = n.min(start.saturating_add(cap));
         let mut end = p;
         while end < limit && in_url(end) {
             end += 1;
+        }
+        if end == limit && end < n && in_url(end) {
+            floor = end - 1;
         }
         if p + 2 >= end {
             continue;
@@ -637,6 +653,21 @@ mod tests {
                 hex: true
             }
         );
+    }
+
+    /// A percent run longer than `cap`: one candidate, cut to `cap`, and
+    /// escapes beyond it do not each scan back over the run.
+    #[test]
+    fn long_percent_run() {
+        let data = format!("x {} y", "a%41".repeat(10_000));
+        let mut v = Vec::new();
+        find_runs(data.as_bytes(), 0, data.len(), 64, &mut v);
+        let pct: Vec<(usize, usize)> = v
+            .iter()
+            .filter(|r| r.kind == RunKind::Percent)
+            .map(|r| (r.start, r.end))
+            .collect();
+        assert_eq!(pct, [(2, 66)]);
     }
 
     #[test]
