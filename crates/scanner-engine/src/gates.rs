@@ -134,101 +134,102 @@ pub fn is_placeholder(secret: &[u8]) -> bool {
     if secret.is_empty() {
         return true;
     }
-    // One pass over the bytes collects what every check needs: this runs
-    // on every candidate, and on millions of tokens in the tests.
-    let mut buf = [0u8; 256];
-    if secret.len() > buf.len() {
-        return check(secret, &secret.to_ascii_lowercase());
-    }
-    let lower = &mut buf[..secret.len()];
-    lower.copy_from_slice(secret);
-    lower.make_ascii_lowercase();
-    check(secret, lower)
-}
-
-fn check(secret: &[u8], lower: &[u8]) -> bool {
     let len = secret.len();
-    // Byte kinds for the sequence check: 1 digit, 2 letter (lowercase).
-    static KIND: [u8; 256] = {
+    // One pass over the bytes collects what every check needs, with plain
+    // `while` loops and tables: this runs on every candidate, and
+    // unoptimised on millions of tokens in the tests.
+    const PUNCT: u8 = 1;
+    const SEP: u8 = 2;
+    const DIGIT: u8 = 4;
+    const NON_ASCII: u8 = 8;
+    /// Bits 4-5: mask byte `x`, `*`, `.` (1, 2, 3); bits 6-7: digit (1)
+    /// or letter (2), for sequences. Indexed by the lowercase byte.
+    static INFO: [u8; 256] = {
         let mut t = [0u8; 256];
         let mut b = 0;
         while b < 256 {
             let c = b as u8;
-            t[b] = if c.is_ascii_digit() {
-                1
-            } else if c.is_ascii_lowercase() {
-                2
-            } else {
-                0
+            let mut v = match c {
+                b'$' | b'{' | b'<' | b'%' => PUNCT,
+                b'_' | b'-' | b' ' => SEP,
+                b'.' => SEP | 3 << 4,
+                b'0'..=b'9' => DIGIT | 1 << 6,
+                b'x' => 1 << 4 | 2 << 6,
+                b'*' => 2 << 4,
+                0x80.. => NON_ASCII,
+                _ => 0,
             };
+            if c.is_ascii_lowercase() {
+                v |= 2 << 6;
+            }
+            t[b] = v;
             b += 1;
         }
         t
     };
-    // Plain `while` loops and a table: this loop runs unoptimised in the
-    // test that feeds it millions of tokens.
+    static LOWER: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut b = 0;
+        while b < 256 {
+            t[b] = (b as u8).to_ascii_lowercase();
+            b += 1;
+        }
+        t
+    };
     let mut counts = [0u32; 256];
     let mut max_count = 0;
-    let (mut punct, mut non_ascii, mut digit, mut sep) = (false, false, false, false);
+    let mut flags = 0u8;
     // Longest runs of the mask bytes `x`, `*`, `.`: (length, end).
     let mut masks = [(0usize, 0usize); 3];
     let mut run = 0;
     // Longest ascending or descending run (`123456`, `fedcba`).
     let (mut up, mut down, mut seq, mut seq_end) = (1usize, 1usize, 1usize, 1usize);
+    let (mut prev, mut prev_kind) = (0u8, 0u8);
     let mut i = 0;
     while i < len {
-        let c = lower[i];
+        let c = LOWER[secret[i] as usize];
+        let info = INFO[c as usize];
+        flags |= info;
         let n = &mut counts[c as usize];
         *n += 1;
         if *n > max_count {
             max_count = *n;
         }
-        match c {
-            b'$' | b'{' | b'<' | b'%' => punct = true,
-            b'_' | b'-' | b' ' | b'.' => sep = true,
-            b'0'..=b'9' => digit = true,
-            0x80.. => non_ascii = true,
-            _ => {}
-        }
-        let k = match c {
-            b'x' => 0,
-            b'*' => 1,
-            b'.' => 2,
-            _ => 3,
-        };
-        if k < 3 {
-            // The current run continues if the previous byte was the same.
-            run = if i > 0 && lower[i - 1] == c {
-                run + 1
-            } else {
-                1
-            };
-            if run > masks[k].0 {
-                masks[k] = (run, i + 1);
+        let mask = (info >> 4) & 3;
+        if mask != 0 {
+            run = if prev == c { run + 1 } else { 1 };
+            let m = &mut masks[mask as usize - 1];
+            if run > m.0 {
+                *m = (run, i + 1);
             }
         }
-        if i > 0 {
-            let a = lower[i - 1];
-            let kind = KIND[c as usize];
-            let same_kind = kind != 0 && KIND[a as usize] == kind;
-            up = if same_kind && c == a.wrapping_add(1) {
-                up + 1
-            } else {
-                1
-            };
-            down = if same_kind && a == c.wrapping_add(1) {
+        let kind = info >> 6;
+        if kind != 0 && kind == prev_kind {
+            up = if c == prev.wrapping_add(1) { up + 1 } else { 1 };
+            down = if prev == c.wrapping_add(1) {
                 down + 1
             } else {
                 1
             };
-            let run = if up > down { up } else { down };
-            if run > seq {
-                seq = run;
+            let r = if up > down { up } else { down };
+            if r > seq {
+                seq = r;
                 seq_end = i + 1;
             }
+        } else {
+            up = 1;
+            down = 1;
         }
+        prev = c;
+        prev_kind = kind;
         i += 1;
     }
+    let (punct, sep, digit, non_ascii) = (
+        flags & PUNCT != 0,
+        flags & SEP != 0,
+        flags & DIGIT != 0,
+        flags & NON_ASCII != 0,
+    );
     // `…` (U+2026) is how our own reports redact a secret: scanning a
     // report must not report its redacted secrets again. No ASCII token
     // contains it.
@@ -250,9 +251,13 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
     }
     // Substrings, when they are evidence.
     static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
-    let words =
-        WORDS.get_or_init(|| AhoCorasick::new(PLACEHOLDER_WORDS).expect("placeholder words build"));
-    for m in words.find_overlapping_iter(lower) {
+    let words = WORDS.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(PLACEHOLDER_WORDS)
+            .expect("placeholder words build")
+    });
+    for m in words.find_overlapping_iter(secret) {
         let w = PLACEHOLDER_WORDS[m.pattern().as_usize()].as_bytes();
         if Alphabet::around(secret, m.start(), m.end()).chance(w, len) <= MAX_CHANCE {
             return true;
@@ -261,7 +266,8 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
     for &(run, end) in &masks {
         if run >= 4 {
             let alphabet = Alphabet::around(secret, end - run, end);
-            if alphabet.chance(&lower[end - run..end], len) <= MAX_CHANCE {
+            let needle = secret[end - run..end].to_ascii_lowercase();
+            if alphabet.chance(&needle, len) <= MAX_CHANCE {
                 return true;
             }
         }
@@ -271,7 +277,8 @@ fn check(secret: &[u8], lower: &[u8]) -> bool {
     if seq >= 4 {
         let start = seq_end - seq;
         let alphabet = Alphabet::around(secret, start, seq_end);
-        if 2.0 * alphabet.chance(&lower[start + 1..seq_end], len) <= MAX_CHANCE {
+        let needle = secret[start + 1..seq_end].to_ascii_lowercase();
+        if 2.0 * alphabet.chance(&needle, len) <= MAX_CHANCE {
             return true;
         }
     }
