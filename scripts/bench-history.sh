@@ -23,7 +23,7 @@
 # Needs git and hyperfine (`apt-get install -y hyperfine`).
 set -euo pipefail
 
-RIPGREP_BUNDLE=${RIPGREP_BUNDLE:-/work/shared/bench/ripgrep.bundle}
+RIPGREP_BUNDLE=${RIPGREP_BUNDLE:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench/ripgrep.bundle}
 COMMITS=${COMMITS:-20000}
 SCANNER=${SCANNER:-}
 SCANNER_ARGS=${SCANNER_ARGS:-scan --history}

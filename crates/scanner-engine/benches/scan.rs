@@ -109,6 +109,55 @@ fn bench(c: &mut Criterion) {
         best_ac / best_no_lead
     );
 
+    // What decoding (base64/hex/percent runs, split literals) costs, in the
+    // same run: the engine with decode_depth(0) against the default, on the
+    // generated corpus and, if SCANNER_BENCH_SRC names a directory, on up
+    // to SCANNER_BENCH_SRC_MB (default 8) of real files from it.
+    let mut b = scanner_engine::EngineBuilder::new().decode_depth(0);
+    for f in scanner_engine::RuleFile::try_builtin().expect("built-in rules") {
+        b = b.add(f);
+    }
+    let no_decode = b.build().expect("built-in rules").0;
+    let mut src = vec![("generated".to_string(), files.clone())];
+    if let Ok(dir) = std::env::var("SCANNER_BENCH_SRC") {
+        let mb: usize = std::env::var("SCANNER_BENCH_SRC_MB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(8);
+        src.push((dir.clone(), read_tree(std::path::Path::new(&dir), mb << 20)));
+    }
+    for (name, set) in &src {
+        let bytes: usize = set.iter().map(|(_, d)| d.len()).sum();
+        let mut no_decode_scratch = no_decode.new_scratch();
+        let (mut on, mut off) = (f64::MAX, f64::MAX);
+        let (mut n_on, mut n_off) = (0, 0);
+        for _ in 0..5 {
+            let t = std::time::Instant::now();
+            out.clear();
+            for (path, data) in set {
+                common::scan_into(&no_decode, &mut no_decode_scratch, data, path, &mut out);
+            }
+            off = off.min(t.elapsed().as_secs_f64());
+            n_off = out.len();
+            let t = std::time::Instant::now();
+            out.clear();
+            for (path, data) in set {
+                common::scan_into(&engine, &mut scratch, data, path, &mut out);
+            }
+            on = on.min(t.elapsed().as_secs_f64());
+            n_on = out.len();
+        }
+        eprintln!(
+            "decoding, {name} ({} files, {:.1} MB): off {:.0} MB/s ({n_off} findings), \
+             on {:.0} MB/s ({n_on} findings), time ratio on/off {:.3}",
+            set.len(),
+            bytes as f64 / 1e6,
+            bytes as f64 / 1e6 / off,
+            bytes as f64 / 1e6 / on,
+            on / off
+        );
+    }
+
     let mut g = c.benchmark_group("scan");
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(500))
@@ -156,6 +205,38 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+}
+
+/// Up to `limit` bytes of the regular files under `dir`, in path order.
+fn read_tree(dir: &std::path::Path, limit: usize) -> Vec<(String, Vec<u8>)> {
+    let mut paths = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() => paths.push(p),
+                _ => {}
+            }
+        }
+    }
+    paths.sort();
+    let mut out = Vec::new();
+    let mut total = 0;
+    for p in paths {
+        if total >= limit {
+            break;
+        }
+        if let Ok(data) = std::fs::read(&p) {
+            total += data.len();
+            out.push((p.display().to_string(), data));
+        }
+    }
+    out
 }
 
 criterion_group!(benches, bench);

@@ -63,7 +63,7 @@ use crate::{
 pub const DEFAULT_MAX_LEN: usize = 256;
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
-const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
+pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
 
 /// Per-rule settings from user configuration, applied by
 /// [`EngineBuilder::override_rule`].
@@ -87,6 +87,7 @@ pub struct EngineBuilder {
     overrides: Vec<(String, RuleOverride)>,
     eager: bool,
     no_lead_inference: bool,
+    decode_depth: Option<usize>,
 }
 
 impl EngineBuilder {
@@ -127,6 +128,15 @@ impl EngineBuilder {
     /// compilation surfaces regex size-limit errors at build time.
     pub fn eager(mut self, yes: bool) -> Self {
         self.eager = yes;
+        self
+    }
+
+    /// How many layers of base64, hex and percent-encoding to decode and
+    /// scan again (`docs/decoding.md`). Default 2; 0 turns decoding off.
+    /// Source string literals split across lines are reassembled whatever
+    /// the depth.
+    pub fn decode_depth(mut self, depth: usize) -> Self {
+        self.decode_depth = Some(depth);
         self
     }
 
@@ -335,6 +345,7 @@ impl EngineBuilder {
             lead,
             has_generic,
             overlap: 5 * lead + max_kw + 16,
+            decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
         };
         if self.eager {
             engine.compile_all()?;
@@ -710,6 +721,7 @@ pub struct Engine {
     /// Whether any rule is `generic` (otherwise no unowned matches are kept).
     has_generic: bool,
     overlap: usize,
+    decode_depth: usize,
 }
 
 impl std::fmt::Debug for Engine {
@@ -834,8 +846,33 @@ impl Engine {
     }
 
     /// Scans one buffer (a whole file or one chunk of it), appending the
-    /// findings to `out` in order of offset.
+    /// findings to `out` in order of offset. Encoded text and split string
+    /// literals are decoded and scanned too (`src/decode.rs`).
     pub fn scan(&self, input: &ScanInput<'_>, scratch: &mut ScanScratch, out: &mut Vec<Finding>) {
+        let first = out.len();
+        self.scan_layer(input, scratch, out, false);
+        crate::decode::rescan(self, input, scratch, out, first);
+    }
+
+    /// Longest `max_len` (see the module docs, "Chunks").
+    pub(crate) fn lead(&self) -> usize {
+        self.lead
+    }
+
+    /// See [`EngineBuilder::decode_depth`].
+    pub fn decode_depth(&self) -> usize {
+        self.decode_depth
+    }
+
+    /// One scan of `input.data` as it is. `nested`: the data is decoded
+    /// text, not a file, so path-only rules do not report it.
+    pub(crate) fn scan_layer(
+        &self,
+        input: &ScanInput<'_>,
+        scratch: &mut ScanScratch,
+        out: &mut Vec<Finding>,
+        nested: bool,
+    ) {
         scratch.prepare(self);
         if self.path_allowlisted(input.path) {
             return;
@@ -858,14 +895,17 @@ impl Engine {
         s.windows.clear();
         s.touched.clear();
         s.candidates.clear();
-        for (i, rule) in self.rules.iter().enumerate() {
-            s.rule_on[i] = match &rule.path {
-                None => true,
-                Some(p) => p.is_match(input.path),
-            };
+        // Decoded text of the same file keeps the file's path scopes.
+        if !nested {
+            for (i, rule) in self.rules.iter().enumerate() {
+                s.rule_on[i] = match &rule.path {
+                    None => true,
+                    Some(p) => p.is_match(input.path),
+                };
+            }
         }
         // Path-only rules report the file itself, once (first chunk).
-        if input.base_offset == 0 {
+        if input.base_offset == 0 && !nested {
             for (i, rule) in self.rules.iter().enumerate() {
                 if rule.pattern.is_none() && s.rule_on[i] && !self.path_dropped(i, input.path) {
                     s.candidates.push(Candidate {
@@ -1026,6 +1066,7 @@ impl Engine {
                 } else {
                     fingerprint(&info.id, secret)
                 },
+                decoded: Vec::new(),
             });
         }
         cands.clear();

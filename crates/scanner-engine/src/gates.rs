@@ -1,6 +1,9 @@
 //! The checks a regex match passes before it becomes a finding, and the
 //! fingerprint.
 
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 use sha2::{Digest, Sha256};
 
 /// Shannon entropy of `bytes` in bits per byte (0 for empty input).
@@ -41,7 +44,9 @@ pub fn fingerprint(rule_id: &str, secret: &[u8]) -> String {
     s
 }
 
-/// Words that mark a value as a placeholder (case-insensitive substrings).
+/// Words that mark a value as a placeholder (case-insensitive substrings),
+/// when the word is unlikely in a random secret of the value's alphabet and
+/// length (see [`is_placeholder`]).
 pub const PLACEHOLDER_WORDS: &[&str] = &[
     "example",
     "changeme",
@@ -64,86 +69,390 @@ pub const PLACEHOLDER_WORDS: &[&str] = &[
     "not_real",
 ];
 
+/// Values that are placeholders when they are the whole secret
+/// (case-insensitive): too short or too common to be evidence as substrings.
+const PLACEHOLDER_VALUES: &[&str] = &[
+    "changeme",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "dummy",
+    "sample",
+    "test",
+    "testing",
+    "example",
+    "placeholder",
+    "redacted",
+    "none",
+    "null",
+    "nil",
+    "undefined",
+    "todo",
+    "fixme",
+    "foobar",
+    "mypassword",
+    "mysecret",
+];
+
+/// Sample credentials published in vendors' documentation (exact values).
+const SAMPLE_VALUES: &[&str] = &[
+    // AWS documentation's access key pairs.
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIAI44QH8DHBEXAMPLE",
+    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    // Stripe's documentation test keys.
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+];
+
+/// A substring whose chance of occurring in a random secret of the same
+/// alphabet and length is above this is no evidence of a placeholder: of a
+/// million real tokens, at most one in ten million per check would be lost.
+const MAX_CHANCE: f64 = 1e-7;
+
 /// Whether `secret` is a placeholder rather than a real credential.
 /// The list is documented in `docs/rules.md`; keep both in sync.
+///
+/// Two kinds of evidence:
+///
+/// * What the whole value is: a vendor's published sample
+///   (`AKIAIOSFODNN7EXAMPLE`), a template (`${X}`, `{{ x }}`, `<your-key>`,
+///   `$X`, `%X%`, possibly after a token prefix), a placeholder word
+///   (`changeme`), words only (`your-token-here`), mostly one repeated
+///   character, or one ascending/descending run (`12345678`).
+/// * A substring (a [`PLACEHOLDER_WORDS`] word, a mask run like `xxxxxx` or
+///   `****`, a run like `abcdefgh`), but only if a random secret of the
+///   value's alphabet (the smallest of digits, hex, base32, alphanumeric,
+///   base64, printable ASCII that holds it) and length would contain it with
+///   probability at most 1e-7: `xxxx` in a 36-character base62 token
+///   (probability 4e-5) proves nothing, `example` does.
 pub fn is_placeholder(secret: &[u8]) -> bool {
     if secret.is_empty() {
         return true;
     }
-    let lower: Vec<u8> = secret.iter().map(u8::to_ascii_lowercase).collect();
-    let has = |needle: &[u8]| memchr::memmem::find(&lower, needle).is_some();
-    if PLACEHOLDER_WORDS.iter().any(|w| has(w.as_bytes())) {
-        return true;
-    }
-    // Masking runs. In long random secrets (a PEM body) four x's occur by
-    // chance about once in a thousand keys, so long secrets need eight.
-    let run: &[u8] = if secret.len() <= 64 {
-        b"xxxx"
-    } else {
-        b"xxxxxxxx"
-    };
-    // `…` (U+2026) is how our own reports redact a secret: scanning a
-    // report must not report its redacted secrets again.
-    if has(run) || has(&b"********"[..run.len()]) || has(b"....") || has("\u{2026}".as_bytes()) {
-        return true;
-    }
-    // Templates and references: ${VAR}, {{ var }}, <your-key>, $VAR, %VAR%.
-    if has(b"${") || has(b"{{") || has(b"#{") {
-        return true;
-    }
-    if let Some(lt) = memchr::memchr(b'<', secret) {
-        if memchr::memchr(b'>', &secret[lt..]).is_some() {
-            return true;
+    let len = secret.len();
+    // One pass over the bytes collects what every check needs, with plain
+    // `while` loops and tables: this runs on every candidate, and
+    // unoptimised on millions of tokens in the tests.
+    const PUNCT: u8 = 1;
+    const SEP: u8 = 2;
+    const DIGIT: u8 = 4;
+    const NON_ASCII: u8 = 8;
+    /// Bits 4-5: mask byte `x`, `*`, `.` (1, 2, 3); bits 6-7: digit (1)
+    /// or letter (2), for sequences. Indexed by the lowercase byte.
+    static INFO: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            let mut v = match c {
+                b'$' | b'{' | b'<' | b'%' => PUNCT,
+                b'_' | b'-' | b' ' => SEP,
+                b'.' => SEP | 3 << 4,
+                b'0'..=b'9' => DIGIT | 1 << 6,
+                b'x' => 1 << 4 | 2 << 6,
+                b'*' => 2 << 4,
+                0x80.. => NON_ASCII,
+                _ => 0,
+            };
+            if c.is_ascii_lowercase() {
+                v |= 2 << 6;
+            }
+            t[b] = v;
+            b += 1;
         }
+        t
+    };
+    static LOWER: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut b = 0;
+        while b < 256 {
+            t[b] = (b as u8).to_ascii_lowercase();
+            b += 1;
+        }
+        t
+    };
+    let mut counts = [0u32; 256];
+    let mut max_count = 0;
+    let mut flags = 0u8;
+    // Longest runs of the mask bytes `x`, `*`, `.`: (length, end).
+    let mut masks = [(0usize, 0usize); 3];
+    let mut run = 0;
+    // Longest ascending or descending run (`123456`, `fedcba`).
+    let (mut up, mut down, mut seq, mut seq_end) = (1usize, 1usize, 1usize, 1usize);
+    let (mut prev, mut prev_kind) = (0u8, 0u8);
+    let mut i = 0;
+    while i < len {
+        let c = LOWER[secret[i] as usize];
+        let info = INFO[c as usize];
+        flags |= info;
+        let n = &mut counts[c as usize];
+        *n += 1;
+        if *n > max_count {
+            max_count = *n;
+        }
+        let mask = (info >> 4) & 3;
+        if mask != 0 {
+            run = if prev == c { run + 1 } else { 1 };
+            let m = &mut masks[mask as usize - 1];
+            if run > m.0 {
+                *m = (run, i + 1);
+            }
+        }
+        let kind = info >> 6;
+        if kind != 0 && kind == prev_kind {
+            up = if c == prev.wrapping_add(1) { up + 1 } else { 1 };
+            down = if prev == c.wrapping_add(1) {
+                down + 1
+            } else {
+                1
+            };
+            let r = if up > down { up } else { down };
+            if r > seq {
+                seq = r;
+                seq_end = i + 1;
+            }
+        } else {
+            up = 1;
+            down = 1;
+        }
+        prev = c;
+        prev_kind = kind;
+        i += 1;
     }
-    if secret[0] == b'$'
-        && secret.len() > 1
-        && (secret[1].is_ascii_alphabetic() || secret[1] == b'_' || secret[1] == b'(')
+    let (punct, sep, digit, non_ascii) = (
+        flags & PUNCT != 0,
+        flags & SEP != 0,
+        flags & DIGIT != 0,
+        flags & NON_ASCII != 0,
+    );
+    // `…` (U+2026) is how our own reports redact a secret: scanning a
+    // report must not report its redacted secrets again. No ASCII token
+    // contains it.
+    if non_ascii && memchr::memmem::find(secret, "\u{2026}".as_bytes()).is_some() {
+        return true;
+    }
+    // What the whole value is.
+    if max_count as usize * 2 > len
+        || (len >= 6 && seq == len)
+        || (punct && is_template(secret))
+        || (sep && !digit && is_words_only(secret))
+        || SAMPLE_VALUES.iter().any(|v| v.as_bytes() == secret)
+        || (len <= 11
+            && PLACEHOLDER_VALUES
+                .iter()
+                .any(|v| v.as_bytes().eq_ignore_ascii_case(secret)))
     {
         return true;
     }
-    if secret.len() > 2 && secret[0] == b'%' && secret[secret.len() - 1] == b'%' {
-        return true;
+    // Substrings, when they are evidence.
+    static WORDS: OnceLock<AhoCorasick> = OnceLock::new();
+    let words = WORDS.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(PLACEHOLDER_WORDS)
+            .expect("placeholder words build")
+    });
+    for m in words.find_overlapping_iter(secret) {
+        let w = PLACEHOLDER_WORDS[m.pattern().as_usize()].as_bytes();
+        if Alphabet::around(secret, m.start(), m.end()).chance(w, len) <= MAX_CHANCE {
+            return true;
+        }
     }
-    // Mostly one repeated character.
-    let mut counts = [0u32; 256];
-    for &b in &lower {
-        counts[b as usize] += 1;
+    for &(run, end) in &masks {
+        if run >= 4 {
+            let alphabet = Alphabet::around(secret, end - run, end);
+            let needle = secret[end - run..end].to_ascii_lowercase();
+            if alphabet.chance(&needle, len) <= MAX_CHANCE {
+                return true;
+            }
+        }
     }
-    let max = counts.iter().copied().max().unwrap_or(0) as usize;
-    if max * 2 > secret.len() {
-        return true;
-    }
-    has_sequence(&lower)
-}
-
-/// A run of 6 consecutive ascending or descending digits or letters
-/// (`123456`, `abcdef`, `987654`): typed by a human, not generated. A random
-/// base62 secret contains one with probability ~1e-7 per position.
-fn has_sequence(lower: &[u8]) -> bool {
-    const RUN: usize = 6;
-    let mut up = 1;
-    let mut down = 1;
-    for w in lower.windows(2) {
-        let (a, b) = (w[0], w[1]);
-        let same_kind = a.is_ascii_alphanumeric()
-            && b.is_ascii_alphanumeric()
-            && a.is_ascii_digit() == b.is_ascii_digit();
-        up = if same_kind && b == a.wrapping_add(1) {
-            up + 1
-        } else {
-            1
-        };
-        down = if same_kind && a == b.wrapping_add(1) {
-            down + 1
-        } else {
-            1
-        };
-        if up >= RUN || down >= RUN {
+    // A sequence: its first byte may be anything, each next one is fixed,
+    // in either direction.
+    if seq >= 4 {
+        let start = seq_end - seq;
+        let alphabet = Alphabet::around(secret, start, seq_end);
+        let needle = secret[start + 1..seq_end].to_ascii_lowercase();
+        if 2.0 * alphabet.chance(&needle, len) <= MAX_CHANCE {
             return true;
         }
     }
     false
+}
+
+/// `${X}`, `{{ x }}`, `#{x}`, `<your-key>`, `$X`, `$(cmd)`, `%X%`: the
+/// whole value, or a template after or before a token-alphabet part
+/// (`sk_live_${KEY}`), so that the template holds the value's only
+/// punctuation and a random password with a stray `{` is not one.
+fn is_template(secret: &[u8]) -> bool {
+    let s = secret;
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    if s.len() > 1 && s[0] == b'$' && (s[1].is_ascii_alphabetic() || s[1] == b'_' || s[1] == b'(') {
+        if s[1] == b'(' {
+            return s[s.len() - 1] == b')';
+        }
+        if s[1..].iter().all(|&b| ident(b)) {
+            return true;
+        }
+    }
+    if s.len() > 2
+        && s[0] == b'%'
+        && s[s.len() - 1] == b'%'
+        && s[1..s.len() - 1].iter().all(|&b| ident(b))
+    {
+        return true;
+    }
+    for (open, close) in [
+        (&b"${"[..], &b"}"[..]),
+        (b"{{", b"}}"),
+        (b"#{", b"}"),
+        (b"<", b">"),
+    ] {
+        let Some(o) = memchr::memmem::find(s, open) else {
+            continue;
+        };
+        let Some(c) = memchr::memmem::find(&s[o + open.len()..], close) else {
+            continue;
+        };
+        let inner_end = o + open.len() + c;
+        if inner_end == o + open.len() {
+            continue;
+        }
+        let outside = s[..o].iter().chain(&s[inner_end + close.len()..]);
+        if outside
+            .into_iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// Two or more words of letters, separated by `_`, `-`, `.` or spaces, no
+/// digits: `your-token-here`, `CHANGE_ME`, `dummy value`.
+fn is_words_only(s: &[u8]) -> bool {
+    let sep = |b: u8| matches!(b, b'_' | b'-' | b'.' | b' ');
+    let mut parts = 0;
+    for part in s.split(|&b| sep(b)) {
+        if part.is_empty() {
+            continue;
+        }
+        if !part.iter().all(u8::is_ascii_alphabetic) {
+            return false;
+        }
+        // A word has one case, or a capital first: `Your_Token`, not the
+        // mixed case of a random token.
+        let rest = &part[1..];
+        if !(rest.iter().all(u8::is_ascii_lowercase) || rest.iter().all(u8::is_ascii_uppercase)) {
+            return false;
+        }
+        parts += 1;
+    }
+    parts >= 2
+}
+
+/// The alphabet a random secret like this one would be drawn from: the
+/// smallest of a few usual ones that holds every byte of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Alphabet {
+    /// Bit `b` of `set[b / 64]`: byte `b` belongs.
+    set: [u64; 4],
+    size: u32,
+}
+
+impl Alphabet {
+    const fn from(chars: &[u8]) -> Alphabet {
+        let mut set = [0u64; 4];
+        let mut i = 0;
+        while i < chars.len() {
+            let b = chars[i];
+            set[(b / 64) as usize] |= 1 << (b % 64);
+            i += 1;
+        }
+        let size =
+            set[0].count_ones() + set[1].count_ones() + set[2].count_ones() + set[3].count_ones();
+        Alphabet { set, size }
+    }
+
+    fn contains(&self, b: u8) -> bool {
+        self.set[(b / 64) as usize] & (1 << (b % 64)) != 0
+    }
+
+    fn of(secret: &[u8]) -> Alphabet {
+        const D: &[u8] = b"0123456789";
+        const CANDIDATES: &[Alphabet] = &[
+            Alphabet::from(D),
+            Alphabet::from(b"0123456789abcdef"),
+            Alphabet::from(b"0123456789ABCDEF"),
+            Alphabet::from(b"0123456789abcdefABCDEF"),
+            Alphabet::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567="),
+            Alphabet::from(b"abcdefghijklmnopqrstuvwxyz0123456789"),
+            Alphabet::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"),
+            Alphabet::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"),
+            Alphabet::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="),
+            Alphabet::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_="),
+            Alphabet::from(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=."),
+            Alphabet::from(
+                b" !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~",
+            ),
+        ];
+        let mut present = [0u64; 4];
+        for &b in secret {
+            present[(b / 64) as usize] |= 1 << (b % 64);
+        }
+        for a in CANDIDATES {
+            if (0..4).all(|i| present[i] & !a.set[i] == 0) {
+                return *a;
+            }
+        }
+        Alphabet {
+            set: [u64::MAX; 4],
+            size: 256,
+        }
+    }
+
+    /// The alphabet of the alphanumeric segment of `secret` around
+    /// `start..end` (which it includes). Tokens join parts of different
+    /// alphabets (`xoxb-<digits>-<digits>-<alnum>`): judged against the
+    /// whole token's alphabet, a run of digits would look rarer than it is.
+    fn around(secret: &[u8], start: usize, end: usize) -> Alphabet {
+        let mut lo = start;
+        while lo > 0 && secret[lo - 1].is_ascii_alphanumeric() {
+            lo -= 1;
+        }
+        let mut hi = end;
+        while hi < secret.len() && secret[hi].is_ascii_alphanumeric() {
+            hi += 1;
+        }
+        Alphabet::of(&secret[lo..hi])
+    }
+
+    /// Probability that one random byte of this alphabet equals `c`
+    /// case-insensitively (`c` lowercase).
+    fn p(&self, c: u8) -> f64 {
+        let mut n = self.contains(c) as u32;
+        let upper = c.to_ascii_uppercase();
+        if upper != c {
+            n += self.contains(upper) as u32;
+        }
+        n as f64 / self.size as f64
+    }
+
+    /// Upper bound on the probability that a random string of `len` bytes
+    /// of this alphabet contains `needle` (lowercase) case-insensitively.
+    fn chance(&self, needle: &[u8], len: usize) -> f64 {
+        if needle.len() > len {
+            return 0.0;
+        }
+        let one: f64 = needle.iter().map(|&c| self.p(c)).product();
+        (len - needle.len() + 1) as f64 * one
+    }
 }
 
 #[cfg(test)]

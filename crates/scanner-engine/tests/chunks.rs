@@ -36,6 +36,13 @@ regex = '''secret:\s*([a-z]{10,60})'''
 keywords = ["mykw"]
 max_len = 90
 
+# Private keys as split source literals (reassembled, `src/literals.rs`).
+[[rules]]
+id = "lit"
+regex = '''(-----BEGIN L-----\n[A-Za-z0-9]{20,200}\n-----END L-----)'''
+keywords = ["-----begin l"]
+max_len = 300
+
 # Generic: its findings that overlap a provider's (`tok`, `assign`) are
 # dropped, which must not depend on where a chunk boundary falls.
 [[rules]]
@@ -76,6 +83,16 @@ fn piece() -> impl Strategy<Value = Vec<u8>> {
         (0usize..60, "[a-z]{10,60}").prop_map(|(gap, s)| format!(
             "mykw{}secret: {s}",
             " ".repeat(gap)
+        )
+        .into_bytes()),
+        // Encoded text, decoded and scanned again.
+        "[A-Za-z0-9]{20}"
+            .prop_map(|s| base64(format!("key = tok_{s}").as_bytes(), false).into_bytes()),
+        "[A-Za-z0-9]{20}".prop_map(|s| hex(format!("x tok_{s}\n").as_bytes()).into_bytes()),
+        "[A-Za-z0-9]{20}"
+            .prop_map(|s| percent(format!("{{\"t\": \"tok_{s}\"}}").as_bytes()).into_bytes()),
+        "[A-Za-z0-9]{20,60}".prop_map(|s| format!(
+            "\"-----BEGIN L-----\\n\"\n  \"{s}\\n\" +\n  \"-----END L-----\""
         )
         .into_bytes()),
         Just(b"tok_".to_vec()),
@@ -129,6 +146,39 @@ fn chunked_equals_whole_on_planted_secrets_at_every_boundary() {
         );
         let whole = sorted(scan(e, data.as_bytes()));
         assert_eq!(whole.len(), 2, "{whole:?}");
+        for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
+            let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
+            assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");
+        }
+    }
+}
+
+/// An encoded secret (and a split literal) at every position around the
+/// ownership boundary: one finding each, from the chunk that owns the
+/// start of the run, as in the whole-buffer scan.
+#[test]
+fn decoded_findings_owned_once_at_every_boundary() {
+    let e = engine_for_test();
+    let overlap = e.max_match_len();
+    let mut r = Rng(23);
+    let run = base64(format!("auth tok_{}", r.token(ALNUM, 20)).as_bytes(), false);
+    let lit = format!(
+        "\"-----BEGIN L-----\\n\"\n\"{}\\n\"\n\"-----END L-----\"",
+        r.token(ALNUM, 40)
+    );
+    let filler = "x = 1;\r\n".repeat(overlap / 4);
+    for shift in (0..overlap / 2)
+        .step_by(7)
+        .chain(overlap / 2..overlap / 2 + 40)
+    {
+        let data = format!(
+            "{} {run} {}{lit}\n{filler}",
+            &filler[..shift],
+            &filler[..shift]
+        );
+        let whole = sorted(scan(e, data.as_bytes()));
+        assert_eq!(whole.len(), 2, "{whole:?}");
+        assert_eq!(whole[0].offset, shift as u64 + 1);
         for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
             let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
             assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");

@@ -248,6 +248,7 @@ pub(crate) mod tests {
                 secret,
                 entropy: 4.75,
                 fingerprint: "0123456789abcdef".into(),
+                decoded: Vec::new(),
             },
         }
     }

@@ -148,6 +148,7 @@ mod tests {
             secret: String::new(),
             entropy: 0.0,
             fingerprint: String::new(),
+            decoded: Vec::new(),
         }
     }
 

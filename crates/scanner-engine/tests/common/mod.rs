@@ -170,3 +170,45 @@ pub fn builtin_lenient() -> Engine {
     }
     builder.build_lenient().expect("global build error").0
 }
+
+/// Base64 of `data`, padded; URL-safe alphabet if `url`.
+pub fn base64(data: &[u8], url: bool) -> String {
+    let alphabet: &[u8] = if url {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for group in data.chunks(3) {
+        let n = group.len();
+        let v = (group[0] as u32) << 16
+            | (*group.get(1).unwrap_or(&0) as u32) << 8
+            | *group.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= n {
+                out.push(alphabet[(v >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Lowercase hex of `data`.
+pub fn hex(data: &[u8]) -> String {
+    data.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `data` with every byte outside `A-Za-z0-9-_.~` written `%XX`.
+pub fn percent(data: &[u8]) -> String {
+    data.iter()
+        .map(|&b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
