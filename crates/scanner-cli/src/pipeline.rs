@@ -30,7 +30,7 @@
 //! buffer per worker: a worker runs one task at a time, and a split-off piece
 //! is a new task, never nested). A file is read in chunks with plain `read`
 //! (no mmap: a file truncated under us then just ends early instead of
-//! raising SIGBUS). The last `Engine::max_match_len()` bytes of a chunk are
+//! raising SIGBUS). The last `Engine::chunk_overlap()` bytes of a chunk are
 //! its *overlap*: scanned as context, owned by the next chunk, and moved to
 //! the front of the buffer instead of being read again. A finding that
 //! starts in the overlap belongs to the next chunk, so a secret across a
@@ -363,7 +363,7 @@ pub fn scan(
     };
 
     let shared = Arc::new(Shared {
-        overlap: engine.max_match_len(),
+        overlap: engine.chunk_overlap(),
         engine: Arc::clone(&engine),
         opts: opts.clone(),
         tx: tx.clone(),
@@ -1002,7 +1002,7 @@ mod tests {
         let engine = Arc::new(Engine::builtin().unwrap());
         let (tx, rx) = crossbeam_channel::unbounded();
         let sh = Shared {
-            overlap: engine.max_match_len(),
+            overlap: engine.chunk_overlap(),
             engine,
             opts: ScanOptions {
                 chunk_size,

@@ -30,7 +30,7 @@
 //! # Chunks
 //!
 //! A chunk is `data = file[b .. b + owned_len + overlap]` with
-//! `overlap >= Engine::max_match_len()` (`5 LEAD + K + 16`). A chunk with
+//! `overlap >= Engine::chunk_overlap()` (`5 LEAD + K + 16`). A chunk with
 //! `base_offset > 0` owns the matches *starting* in
 //! `[2 LEAD, owned_len + 2 LEAD)` and the first chunk owns
 //! `[0, owned_len + 2 LEAD)`, where `LEAD` is the longest `max_len`.
@@ -165,10 +165,11 @@ impl EngineBuilder {
         for f in &self.files {
             disabled.extend(f.extend.disabled_rules.iter().cloned());
             for (rule, message) in &f.unknown {
-                warnings.push(Warning {
-                    rule: rule.clone(),
-                    message: message.clone(),
-                });
+                warnings.push(Warning::new(
+                    Some(f.origin.clone().into()),
+                    rule.clone(),
+                    message.clone(),
+                ));
             }
         }
         // Duplicate ids, across and within files: the later one is an error.
@@ -193,17 +194,18 @@ impl EngineBuilder {
         }
         for id in &disabled {
             if !seen.contains_key(id.as_str()) {
-                warnings.push(Warning {
-                    rule: Some(id.clone()),
-                    message: format!("cannot disable unknown rule `{id}`"),
-                });
+                warnings.push(Warning::new(
+                    None,
+                    Some(id.clone()),
+                    "cannot disable an unknown rule".into(),
+                ));
             }
         }
 
         let mut rules = Vec::new();
         let mut infos = Vec::new();
         let mut global = Vec::new();
-        let mut targeted: Vec<(Vec<String>, Arc<Allowlist>)> = Vec::new();
+        let mut targeted: Vec<(&str, Vec<String>, Arc<Allowlist>)> = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
             for (i, al) in f.allowlists.iter().enumerate() {
                 let what = format!("global allowlist #{}", i + 1);
@@ -214,7 +216,7 @@ impl EngineBuilder {
                 if al.target_rules.is_empty() {
                     global.push(compiled);
                 } else {
-                    targeted.push((al.target_rules.clone(), compiled));
+                    targeted.push((&f.origin, al.target_rules.clone(), compiled));
                 }
             }
             for (ri, r) in f.rules.iter().enumerate() {
@@ -234,14 +236,15 @@ impl EngineBuilder {
                 }
             }
         }
-        for (targets, al) in targeted {
+        for (origin, targets, al) in targeted {
             for t in &targets {
                 match infos.iter().position(|i| &*i.id == t) {
                     Some(idx) => rules[idx].allowlists.push(al.clone()),
-                    None => warnings.push(Warning {
-                        rule: Some(t.clone()),
-                        message: format!("global allowlist targets unknown rule `{t}`"),
-                    }),
+                    None => warnings.push(Warning::new(
+                        Some(origin.into()),
+                        Some(t.clone()),
+                        "a global allowlist targets this unknown rule".into(),
+                    )),
                 }
             }
         }
@@ -290,13 +293,11 @@ impl EngineBuilder {
             }
             if rule.keywords.is_empty() {
                 unkeyed.push(idx as u32);
-                warnings.push(Warning {
-                    rule: Some(infos[idx].id.to_string()),
-                    message: format!(
-                        "rule `{}` has no keywords: its regex runs over every byte of every file",
-                        infos[idx].id
-                    ),
-                });
+                warnings.push(Warning::new(
+                    Some(infos[idx].origin.clone().into()),
+                    Some(infos[idx].id.to_string()),
+                    "no keywords: its regex runs over every byte of every file".into(),
+                ));
                 continue;
             }
             for kw in &rule.keywords {
@@ -386,7 +387,7 @@ impl LazyStopwords {
 
 /// Why a candidate was dropped.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Drop {
+pub(crate) enum DropReason {
     Entropy,
     Inline,
     Config,
@@ -448,7 +449,7 @@ impl Allowlist {
     }
 
     /// gitleaks semantics: OR, any criterion; AND, every non-empty one.
-    fn check(&self, path: &str, secret: &[u8], target: &[u8]) -> Option<Drop> {
+    fn check(&self, path: &str, secret: &[u8], target: &[u8]) -> Option<DropReason> {
         let path_hit = self.paths.as_ref().map(|r| r.is_match(path));
         let regex_hit = self.regexes.as_ref().map(|r| r.is_match(target));
         let stop_hit = self.stopwords.as_ref().map(|a| a.is_match(secret));
@@ -461,9 +462,9 @@ impl Allowlist {
         if !hit {
             None
         } else if stop_hit == Some(true) && regex_hit != Some(true) && path_hit != Some(true) {
-            Some(Drop::Stopword)
+            Some(DropReason::Stopword)
         } else {
-            Some(Drop::Allowlist)
+            Some(DropReason::Allowlist)
         }
     }
 
@@ -717,7 +718,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("rules", &self.rules.len())
             .field("keywords", &self.keywords.len())
-            .field("max_match_len", &self.overlap)
+            .field("chunk_overlap", &self.overlap)
             .finish()
     }
 }
@@ -797,7 +798,7 @@ impl Engine {
     /// `max_len` and `K` the longest keyword. With at least this overlap,
     /// scanning consecutive chunks reports exactly what scanning the whole
     /// buffer reports (see the module docs of `engine.rs` for the argument).
-    pub fn max_match_len(&self) -> usize {
+    pub fn chunk_overlap(&self) -> usize {
         self.overlap
     }
 
@@ -1041,12 +1042,12 @@ impl Engine {
     }
 
     /// The gates after the regex; `None` keeps the candidate.
-    pub(crate) fn gate(&self, c: &Candidate, data: &[u8], path: &str) -> Option<Drop> {
+    pub(crate) fn gate(&self, c: &Candidate, data: &[u8], path: &str) -> Option<DropReason> {
         let rule = &self.rules[c.rule as usize];
         let secret = &data[c.secret.range()];
         if let Some(min) = rule.entropy {
             if c.entropy < min {
-                return Some(Drop::Entropy);
+                return Some(DropReason::Entropy);
             }
         }
         let line = self.line_around(data, c.m);
@@ -1054,7 +1055,7 @@ impl Engine {
             .iter()
             .any(|m| memchr::memmem::find(&data[line.clone()], m).is_some())
         {
-            return Some(Drop::Inline);
+            return Some(DropReason::Inline);
         }
         if self
             .config_secrets
@@ -1066,7 +1067,7 @@ impl Engine {
                 .is_some_and(|r| r.is_match(secret))
             || rule.config_paths.as_ref().is_some_and(|r| r.is_match(path))
         {
-            return Some(Drop::Config);
+            return Some(DropReason::Config);
         }
         for al in rule.allowlists.iter().chain(&self.global) {
             let target = match al.target {
@@ -1079,7 +1080,7 @@ impl Engine {
             }
         }
         if rule.placeholder_check && is_placeholder(secret) {
-            return Some(Drop::Placeholder);
+            return Some(DropReason::Placeholder);
         }
         None
     }
@@ -1209,12 +1210,12 @@ impl Engine {
             };
             let s = String::from_utf8_lossy(&text[secret.range()]);
             reasons.push(match self.gate(&c, text, path) {
-                Some(Drop::Entropy) => format!(
+                Some(DropReason::Entropy) => format!(
                     "secret `{s}` has entropy {:.2} < {}",
                     c.entropy,
                     rule.entropy.unwrap_or(0.0)
                 ),
-                Some(Drop::Placeholder) => {
+                Some(DropReason::Placeholder) => {
                     format!("secret `{s}` looks like a placeholder (see docs/rules.md)")
                 }
                 Some(d) => format!("secret `{s}` dropped by {d:?}"),
@@ -1273,14 +1274,14 @@ impl ScanScratch {
 }
 
 impl Suppressed {
-    pub(crate) fn count(&mut self, d: Drop) {
+    pub(crate) fn count(&mut self, d: DropReason) {
         match d {
-            Drop::Entropy => {}
-            Drop::Inline => self.inline_allow += 1,
-            Drop::Config => self.config_allow += 1,
-            Drop::Allowlist => self.allowlist += 1,
-            Drop::Stopword => self.stopword += 1,
-            Drop::Placeholder => self.placeholder += 1,
+            DropReason::Entropy => self.entropy += 1,
+            DropReason::Inline => self.inline_allow += 1,
+            DropReason::Config => self.config_allow += 1,
+            DropReason::Allowlist => self.allowlist += 1,
+            DropReason::Stopword => self.stopword += 1,
+            DropReason::Placeholder => self.placeholder += 1,
         }
     }
 }

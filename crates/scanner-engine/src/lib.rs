@@ -50,7 +50,7 @@
 //!
 //! A large file can be scanned in chunks: a chunk is
 //! `data = file[b .. b + owned_len + overlap]` with
-//! `overlap >= Engine::max_match_len()` (less only at the end of the file)
+//! `overlap >= Engine::chunk_overlap()` (less only at the end of the file)
 //! and `base_offset = b`; the next chunk starts at `b + owned_len`, with
 //! `start = this.start.advance(&data[..owned_len])` ([`LinePos::advance`]).
 //! Consecutive chunks then report exactly what one scan of the whole file
@@ -203,15 +203,36 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// A warning raised while building (a rule without keywords, an unknown
-/// key, an unknown id to disable).
-#[derive(Clone, Debug)]
+/// key, an unknown id to disable, a user rule replacing a built-in one).
+/// File and rule are fields, never part of `message`; `Display` prints
+/// ``<file>: rule `<id>`: <message>`` with the parts that are present.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
+    /// The rule file concerned (`builtin:<name>.toml` or a path); `None`
+    /// for user configuration.
+    pub file: Option<PathBuf>,
     pub rule: Option<String>,
     pub message: String,
 }
 
+impl Warning {
+    pub(crate) fn new(file: Option<PathBuf>, rule: Option<String>, message: String) -> Warning {
+        Warning {
+            file,
+            rule,
+            message,
+        }
+    }
+}
+
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}: ", file.display())?;
+        }
+        if let Some(rule) = &self.rule {
+            write!(f, "rule `{rule}`: ")?;
+        }
         f.write_str(&self.message)
     }
 }
@@ -263,7 +284,7 @@ impl LinePos {
 /// One buffer to scan: a whole file, or one chunk of a file.
 ///
 /// For a whole file: `base_offset = 0`, `owned_len = data.len()`,
-/// `start = LinePos::START`. For chunks, see [`Engine::max_match_len`] and
+/// `start = LinePos::START`. For chunks, see [`Engine::chunk_overlap`] and
 /// the "Chunks" section of the crate docs.
 pub struct ScanInput<'a> {
     /// The bytes: the owned part of the chunk followed by the overlap.
@@ -371,6 +392,8 @@ impl std::fmt::Display for ExampleFailure {
 /// reported in the summary so that nothing is hidden silently).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Suppressed {
+    /// The secret's entropy is below the rule's `entropy`.
+    pub entropy: u64,
     /// `scanner:allow` / `gitleaks:allow` on the line.
     pub inline_allow: u64,
     /// A rule's `[[rules.allowlists]]` or the global `[allowlist]`.
@@ -390,6 +413,7 @@ pub struct Suppressed {
 impl Suppressed {
     /// Adds `other` into `self` (to sum per-worker counts).
     pub fn merge(&mut self, other: &Suppressed) {
+        self.entropy += other.entropy;
         self.inline_allow += other.inline_allow;
         self.allowlist += other.allowlist;
         self.stopword += other.stopword;
@@ -400,8 +424,9 @@ impl Suppressed {
 
     /// Every count with the label the summary prints for it, in a fixed
     /// order: callers list reasons from here, so a new one cannot be missed.
-    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 7] {
         [
+            ("entropy", self.entropy),
             ("inline allow", self.inline_allow),
             ("allowlist", self.allowlist),
             ("stopword", self.stopword),

@@ -180,10 +180,7 @@ impl RuleFile {
         let mut unknown = Vec::new();
         for key in raw.other.keys() {
             if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
-                unknown.push((
-                    None,
-                    format!("{origin}: unknown top-level key `{key}` ignored"),
-                ));
+                unknown.push((None, format!("unknown top-level key `{key}` ignored")));
             }
         }
         let mut rules = Vec::with_capacity(raw.rules.len());
@@ -206,7 +203,7 @@ impl RuleFile {
                 if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
                     unknown.push((
                         Some(rule.id.clone()),
-                        format!("{origin}: rule `{}`: unknown key `{key}` ignored", rule.id),
+                        format!("unknown key `{key}` ignored"),
                     ));
                 }
             }
@@ -239,10 +236,7 @@ impl RuleFile {
         let mut unknown = Vec::new();
         for key in raw.other.keys() {
             if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
-                unknown.push((
-                    None,
-                    format!("{origin}: unknown top-level key `{key}` ignored"),
-                ));
+                unknown.push((None, format!("unknown top-level key `{key}` ignored")));
             }
         }
         let mut rules = Vec::with_capacity(raw.rules.len());
@@ -274,7 +268,7 @@ impl RuleFile {
                 if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
                     unknown.push((
                         Some(rule.id.clone()),
-                        format!("{origin}: rule `{}`: unknown key `{key}` ignored", rule.id),
+                        format!("unknown key `{key}` ignored"),
                     ));
                 }
             }

@@ -104,7 +104,7 @@ proptest! {
     ) {
         let e = engine_for_test();
         let data: Vec<u8> = pieces.concat();
-        let overlap = e.max_match_len();
+        let overlap = e.chunk_overlap();
         let chunk = overlap + (chunk_factor * overlap as f64) as usize;
         let whole = sorted(scan(e, &data));
         let chunked = sorted(scan_chunked(e, &data, chunk));
@@ -115,7 +115,7 @@ proptest! {
 #[test]
 fn chunked_equals_whole_on_planted_secrets_at_every_boundary() {
     let e = engine_for_test();
-    let overlap = e.max_match_len();
+    let overlap = e.chunk_overlap();
     let mut r = Rng(11);
     // A secret straddling each possible chunk boundary position.
     let secret = format!("tok_{}", r.token(ALNUM, 20));
@@ -139,7 +139,7 @@ fn chunked_equals_whole_on_planted_secrets_at_every_boundary() {
 #[test]
 fn chunked_equals_whole_with_builtin_rules() {
     let e = builtin_lenient();
-    let overlap = e.max_match_len();
+    let overlap = e.chunk_overlap();
     let mut r = Rng(99);
     let mut data = String::new();
     let mut planted = 0;
@@ -183,7 +183,7 @@ fn chunked_equals_whole_with_builtin_rules() {
 #[test]
 fn generic_duplicate_dropped_across_every_boundary() {
     let e = engine_for_test();
-    let overlap = e.max_match_len();
+    let overlap = e.chunk_overlap();
     let mut r = Rng(5);
     let secret = format!("tok_{}", r.token(ALNUM, 20));
     let line = format!("key = {secret}\n");
