@@ -33,7 +33,8 @@
 //! `overlap >= Engine::chunk_overlap()` (`5 LEAD + K + 16`). A chunk with
 //! `base_offset > 0` owns the matches *starting* in
 //! `[2 LEAD, owned_len + 2 LEAD)` and the first chunk owns
-//! `[0, owned_len + 2 LEAD)`, where `LEAD` is the longest `max_len`.
+//! `[0, owned_len + 2 LEAD)`, where `LEAD` is the longest window (`max_len`
+//! as written or computed from the regex; unbounded regexes get `LEAD`).
 //! Consecutive chunks (`b' = b + owned_len`) therefore partition the matches
 //! exactly. Provider matches are also computed (never reported) `LEAD`
 //! beyond each side: a provider secret overlapping an owned generic secret
@@ -59,8 +60,15 @@ use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
 };
 
-/// Default `max_len`: the longest match a rule may produce, in bytes.
-pub const DEFAULT_MAX_LEN: usize = 256;
+/// The window of a rule whose regex has no longest match (`+`, `*`,
+/// `{n,}`) and no `max_len`: at least this many bytes, more when another
+/// rule's window is longer (every unbounded rule gets the engine's longest
+/// window, which the chunk overlap covers five times over).
+pub const UNBOUNDED_WINDOW: usize = 8192;
+/// The largest window (`max_len`, or the longest match a regex can have).
+/// A regex that can match more than this is treated as unbounded; one whose
+/// *shortest* match is longer could never match, and is a build error.
+pub const MAX_WINDOW: usize = 1 << 20;
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
 const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
@@ -224,16 +232,28 @@ impl EngineBuilder {
                     continue;
                 }
                 match compile_rule(r, &f.origin, f.trusted) {
-                    Ok((mut rule, info, mut w)) => {
-                        if self.no_lead_inference {
-                            rule.keyword_lead.get_or_insert(rule.max_len);
-                        }
+                    Ok((rule, info, mut w)) => {
                         warnings.append(&mut w);
                         rules.push(rule);
                         infos.push(info);
                     }
                     Err(e) => errors.push(e),
                 }
+            }
+        }
+        // Unbounded rules scan as far as the chunk overlap allows: the
+        // engine's longest window, at least UNBOUNDED_WINDOW and at least
+        // their shortest match.
+        if rules.iter().any(|r| r.unbounded) {
+            let longest = rules.iter().map(|r| r.max_len).max().unwrap_or(0);
+            let window = longest.max(UNBOUNDED_WINDOW);
+            for r in rules.iter_mut().filter(|r| r.unbounded) {
+                r.max_len = window;
+            }
+        }
+        if self.no_lead_inference {
+            for rule in &mut rules {
+                rule.keyword_lead.get_or_insert(rule.max_len);
             }
         }
         for (origin, targets, al) in targeted {
@@ -533,7 +553,13 @@ pub(crate) struct Rule {
     entropy: Option<f32>,
     keywords: Vec<String>,
     path: Option<LazyRegex>,
+    /// The window after a keyword hit and the longest match: `max_len` as
+    /// written, else the regex's longest match, else (`unbounded`) the
+    /// engine's longest window.
     max_len: usize,
+    /// The regex has no longest match and the rule no `max_len`; while
+    /// building, `max_len` holds the regex's shortest match.
+    unbounded: bool,
     /// `keyword_lead` as written (<= max_len); overrides the inference.
     keyword_lead: Option<usize>,
     /// Window extension before a keyword hit: `keyword_lead`, else inferred
@@ -560,8 +586,10 @@ fn compile_rule(
     let err = |m: String| Error::new(Some(origin.into()), Some(r.id.clone()), m);
     let line = r.line;
     let warnings = Vec::new();
+    // A rule without `max_len` needs its regex's longest match now, even
+    // when trusted: it sizes the window, and the windows size the overlap.
     let hir = match &r.regex {
-        Some(p) if !trusted => Some(
+        Some(p) if !trusted || r.max_len.is_none() => Some(
             crate::re2::parse(p)
                 .map_err(|m| err(format!("line {line}: regex: {m}")))?
                 .hir,
@@ -588,14 +616,45 @@ fn compile_rule(
             )));
         }
     }
-    let max_len = r.max_len.unwrap_or(DEFAULT_MAX_LEN);
-    if max_len == 0 || max_len > 1 << 20 {
-        return Err(err(format!(
-            "line {line}: max_len = {max_len}: must be between 1 and 1048576"
-        )));
-    }
+    // The window: `max_len` as written, else the longest match the regex
+    // can have, else (unbounded) the engine's longest window, set by the
+    // builder once every rule is known (`unbounded`).
+    let min_match = hir
+        .as_ref()
+        .map_or(0, |h| h.properties().minimum_len().unwrap_or(0));
+    let (max_len, unbounded) = match r.max_len {
+        Some(m) => {
+            if m == 0 || m > MAX_WINDOW {
+                return Err(err(format!(
+                    "line {line}: max_len = {m}: must be between 1 and {MAX_WINDOW}"
+                )));
+            }
+            if min_match > m {
+                return Err(err(format!(
+                    "line {line}: max_len = {m} but the regex's shortest match is \
+                     {min_match} bytes: the rule could never match"
+                )));
+            }
+            (m, false)
+        }
+        None => match hir.as_ref().and_then(|h| h.properties().maximum_len()) {
+            Some(m) if m <= MAX_WINDOW => (m.max(1), false),
+            // A path-only rule has no regex; its window is never used.
+            _ if hir.is_none() => (1, false),
+            _ => {
+                if min_match > MAX_WINDOW {
+                    return Err(err(format!(
+                        "line {line}: the regex's shortest match is {min_match} bytes, \
+                         more than the largest window ({MAX_WINDOW} bytes, which bounds \
+                         the chunk overlap): the rule could never match"
+                    )));
+                }
+                (min_match.max(1), true)
+            }
+        },
+    };
     let keyword_lead = r.keyword_lead;
-    if let Some(keyword_lead) = keyword_lead.filter(|&l| l > max_len) {
+    if let Some(keyword_lead) = keyword_lead.filter(|&l| l > max_len && !unbounded) {
         return Err(err(format!(
             "line {line}: keyword_lead = {keyword_lead} exceeds max_len = {max_len}"
         )));
@@ -640,6 +699,7 @@ fn compile_rule(
         keywords,
         path,
         max_len,
+        unbounded,
         keyword_lead,
         lead: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
@@ -658,7 +718,7 @@ impl Rule {
     fn keyword_lead(&self) -> usize {
         *self.lead.get_or_init(|| {
             if let Some(l) = self.keyword_lead {
-                return l;
+                return l.min(self.max_len);
             }
             let Some(pattern) = &self.pattern else {
                 return self.max_len;
@@ -795,7 +855,8 @@ impl Engine {
     }
 
     /// The overlap chunks need: `5 * L + K + 16` where `L` is the longest
-    /// `max_len` and `K` the longest keyword. With at least this overlap,
+    /// window (`max_len`, as written or computed from the regex) and `K`
+    /// the longest keyword; every window is at most `L`. With at least this overlap,
     /// scanning consecutive chunks reports exactly what scanning the whole
     /// buffer reports (see the module docs of `engine.rs` for the argument).
     pub fn chunk_overlap(&self) -> usize {

@@ -55,7 +55,7 @@
 //! `start = this.start.advance(&data[..owned_len])` ([`LinePos::advance`]).
 //! Consecutive chunks then report exactly what one scan of the whole file
 //! reports, each finding once. The engine moves the ownership boundary
-//! `2 LEAD` bytes (the largest `max_len`) into the overlap so that every match
+//! `2 LEAD` bytes (the longest window) into the overlap so that every match
 //! it reports, and every provider match a generic finding may duplicate,
 //! has real bytes before it (for `\b`, for an inline marker); the partition
 //! stays exact. The argument is in `src/engine.rs`.
@@ -71,7 +71,8 @@
 //!
 //! Stage 1 is one case-insensitive Aho-Corasick DFA over all keywords;
 //! stage 2 runs only the rules owning a keyword hit, on merged windows of
-//! `max_len` around it (see `docs/rules.md`). Measured on a shared 2-core
+//! `max_len` around it: as written, else the regex's longest match, else
+//! (`+`, `*`, `{n,}`) the engine's longest window (see `docs/rules.md`). Measured on a shared 2-core
 //! machine (noisy), built-in set of 257 rules:
 //!
 //! * Startup (parse + build of the built-in set), `benches/startup.rs`:
@@ -103,8 +104,10 @@
 //! * A regex that cannot compile at first use (a size limit) makes its rule
 //!   match nothing; [`Engine::compile_all`] and [`Engine::check_examples`]
 //!   report it.
-//! * A keyword farther than `max_len` from the match, or a match longer than
-//!   `max_len`: not found; `check_examples` says which.
+//! * A keyword farther than the window from the match, or a match longer
+//!   than the window (`max_len`, or the longest window for an unbounded
+//!   regex): not found; `check_examples` says which. A rule whose shortest
+//!   match exceeds [`MAX_WINDOW`] is a build error.
 //! * Invalid UTF-8 is fine: regexes are byte-oriented; secret and match are
 //!   decoded lossily in findings (the fingerprint hashes the raw bytes).
 
@@ -117,7 +120,9 @@ mod lead;
 mod re2;
 mod syntax;
 
-pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
+pub use engine::{
+    Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_WINDOW, UNBOUNDED_WINDOW,
+};
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::RuleFile;
 

@@ -19,6 +19,9 @@ id = "assign"
 regex = '''(?i)(?:api_?key|token)\s*[:=]\s*["']?([A-Za-z0-9]{16,40})\b'''
 keywords = ["apikey", "api_key", "token"]
 entropy = 2.5
+# `\s*` is unbounded: without max_len the window would be the engine's
+# longest (8 KiB) and the overlap 40 KiB, longer than most generated inputs.
+max_len = 80
 
 [[rules]]
 id = "nokw"
@@ -43,6 +46,7 @@ id = "gen"
 regex = '''(?i)key\s*=\s*["']?([A-Za-z0-9_]{12,44})'''
 keywords = ["key"]
 generic = true
+max_len = 80
 "#;
 
 fn piece() -> impl Strategy<Value = Vec<u8>> {
