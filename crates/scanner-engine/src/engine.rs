@@ -130,9 +130,9 @@ impl EngineBuilder {
         self
     }
 
-    /// Compile every regex now rather than on its rule's first keyword hit.
-    /// Default: lazy, which keeps startup at a few milliseconds; eager
-    /// compilation surfaces regex size-limit errors at build time.
+    /// Compile every built-in regex now rather than on its rule's first
+    /// keyword hit (user rules are always compiled at build). Default: lazy,
+    /// which keeps startup at a few milliseconds.
     pub fn eager(mut self, yes: bool) -> Self {
         self.eager = yes;
         self
@@ -233,6 +233,18 @@ impl EngineBuilder {
                 }
                 match compile_rule(r, &f.origin, f.trusted) {
                     Ok((rule, info, mut w)) => {
+                        // A user rule is compiled now: one that parses but
+                        // exceeds the compiler's size limit would otherwise
+                        // match nothing, silently. Built-ins stay lazy (the
+                        // test suite compiles them all).
+                        if !f.trusted && rule.pattern.is_some() && rule.regex().is_none() {
+                            errors.push(Error::new(
+                                Some(f.origin.clone().into()),
+                                Some(r.id.clone()),
+                                format!("line {}: {}", r.line, rule.compile_error()),
+                            ));
+                            continue;
+                        }
                         warnings.append(&mut w);
                         rules.push(rule);
                         infos.push(info);
@@ -730,6 +742,14 @@ impl Rule {
         })
     }
 
+    /// Why [`regex`](Self::regex) gave `None` (call it first).
+    fn compile_error(&self) -> String {
+        match self.regex.get() {
+            Some(Err(m)) => m.clone(),
+            _ => "cannot compile regex".into(),
+        }
+    }
+
     fn regex(&self) -> Option<&Regex> {
         let pattern = self.pattern.as_ref()?;
         self.regex
@@ -746,7 +766,17 @@ impl Rule {
                 meta::Regex::builder()
                     .configure(meta::Config::new().utf8_empty(false))
                     .build_from_hir(&hir)
-                    .map_err(|e| format!("cannot compile regex: {e}"))
+                    .map_err(|e| {
+                        // The top error says only "error building NFA": the
+                        // reason (a size limit) is in its sources.
+                        let mut m = format!("cannot compile regex: {e}");
+                        let mut src = std::error::Error::source(&e);
+                        while let Some(inner) = src {
+                            m.push_str(&format!(": {inner}"));
+                            src = inner.source();
+                        }
+                        m
+                    })
             })
             .as_ref()
             .ok()
@@ -881,14 +911,10 @@ impl Engine {
     pub fn compile_all(&self) -> Result<(), Error> {
         for (rule, info) in self.rules.iter().zip(&self.infos) {
             if rule.pattern.is_some() && rule.regex().is_none() {
-                let msg = match rule.regex.get() {
-                    Some(Err(m)) => m.clone(),
-                    _ => "cannot compile regex".into(),
-                };
                 return Err(Error::new(
                     Some(info.origin.clone().into()),
                     Some(info.id.to_string()),
-                    msg,
+                    rule.compile_error(),
                 ));
             }
         }
@@ -1165,16 +1191,30 @@ impl Engine {
         let mut out = Vec::new();
         for (idx, (rule, info)) in self.rules.iter().zip(&self.infos).enumerate() {
             if rule.pattern.is_some() && rule.regex().is_none() {
-                let msg = match rule.regex.get() {
-                    Some(Err(m)) => m.clone(),
-                    _ => "cannot compile regex".into(),
-                };
-                failures.push(ExampleFailure {
-                    rule_id: info.id.to_string(),
-                    example: String::new(),
-                    negative: false,
-                    reason: msg,
-                });
+                // Every example fails for the same reason: say it for each.
+                let reason = rule.compile_error();
+                let all: Vec<(bool, &str)> = rule
+                    .examples
+                    .iter()
+                    .map(|e| (false, e.text()))
+                    .chain(rule.negative_examples.iter().map(|e| (true, e.text())))
+                    .collect();
+                if all.is_empty() {
+                    failures.push(ExampleFailure {
+                        rule_id: info.id.to_string(),
+                        example: String::new(),
+                        negative: false,
+                        reason: reason.clone(),
+                    });
+                }
+                for (negative, text) in all {
+                    failures.push(ExampleFailure {
+                        rule_id: info.id.to_string(),
+                        example: text.to_owned(),
+                        negative,
+                        reason: reason.clone(),
+                    });
+                }
                 continue;
             }
             for (negative, ex) in rule
@@ -1356,4 +1396,61 @@ fn overlaps_any(spans: &[Span], secret: Span, max: usize) -> bool {
         .rev()
         .take_while(|p| p.start + max >= secret.start)
         .any(|p| p.end > secret.start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rule whose regex parses but exceeds regex-automata's default NFA
+    /// size limit; `trusted` as the built-in files are.
+    fn file(trusted: bool) -> RuleFile {
+        let text = r#"
+[[rules]]
+id = "big"
+regex = '''(?:[\p{L}\p{N}]{8,256}[-_.]?){8}'''
+keywords = ["k"]
+max_len = 4096
+examples = ["k abcdefgh", "k 12345678"]
+negative_examples = ["k ab"]
+"#;
+        let mut f = RuleFile::parse(text, "big.toml").unwrap();
+        f.trusted = trusted;
+        f
+    }
+
+    #[test]
+    fn user_rule_over_the_size_limit_fails_the_build() {
+        let e = EngineBuilder::new().add(file(false)).build().unwrap_err();
+        assert_eq!(e.file(), Some(std::path::Path::new("big.toml")));
+        assert_eq!(e.rule(), Some("big"));
+        assert!(
+            e.message().starts_with("line 2: cannot compile regex: "),
+            "{e}"
+        );
+        assert!(e.message().contains("exceeded limit of 10485760"), "{e}");
+    }
+
+    #[test]
+    fn check_examples_reports_the_compile_error_for_each_example() {
+        // A trusted (built-in) file stays lazy: the build succeeds and the
+        // failure surfaces in check_examples, with the compiler's reason.
+        let (engine, _) = EngineBuilder::new().add(file(true)).build().unwrap();
+        let failures = engine.check_examples();
+        let got: Vec<(&str, bool)> = failures
+            .iter()
+            .map(|f| (f.example.as_str(), f.negative))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("k abcdefgh", false), ("k 12345678", false), ("k ab", true)]
+        );
+        for f in &failures {
+            assert!(
+                f.reason.contains("exceeded limit of 10485760"),
+                "{}",
+                f.reason
+            );
+        }
+    }
 }

@@ -99,11 +99,14 @@
 //! # Failure modes
 //!
 //! * A bad rule file: [`Error`] names the file, the rule and the fault (TOML
-//!   line, regex position, missing field, duplicate id). Built-in files are
+//!   line, regex position, size limit, missing field). Built-in files are
 //!   trusted (the test suite validates them) and their regexes parsed lazily.
-//! * A regex that cannot compile at first use (a size limit) makes its rule
-//!   match nothing; [`Engine::compile_all`] and [`Engine::check_examples`]
-//!   report it.
+//! * A user rule (any file not built in) is compiled at build: a regex
+//!   that parses but exceeds the compiler's size limit is an [`Error`]
+//!   naming the file, the rule and the compiler's reason. Built-in regexes
+//!   compile on first use; one that could not would match nothing, which
+//!   [`Engine::compile_all`] and [`Engine::check_examples`] (for each of
+//!   its examples) report, and the test suite forbids.
 //! * A keyword farther than the window from the match, or a match longer
 //!   than the window (`max_len`, or the longest window for an unbounded
 //!   regex): not found; `check_examples` says which. A rule whose shortest
