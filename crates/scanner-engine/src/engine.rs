@@ -45,6 +45,7 @@
 //! with its keyword by `+ K`, everything its window, its anchored re-check
 //! and its line gates need after it inside `data`.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -58,6 +59,7 @@ use crate::gates::{fingerprint, is_placeholder, shannon_entropy};
 use crate::syntax::{AllowlistSyntax, ExampleSyntax, RuleFile, RuleSyntax};
 use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
+    WarningKind,
 };
 
 /// The window of a rule whose regex has no longest match (`+`, `*`,
@@ -180,33 +182,105 @@ impl EngineBuilder {
                 ));
             }
         }
-        // Duplicate ids, across and within files: the later one is an error.
-        let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-        let mut dup: Vec<(usize, usize)> = Vec::new();
+        // Names (ids and aliases). A user rule with the name of a built-in
+        // rule, or of a rule from an earlier user file, replaces it (as in
+        // gitleaks) and inherits its names; a name defined twice within one
+        // file, or among built-in files, is an error.
+        let mut owner: HashMap<String, (usize, usize)> = HashMap::new();
+        let mut skip: HashSet<(usize, usize)> = HashSet::new();
+        let mut inherited: HashMap<(usize, usize), Vec<String>> = HashMap::new();
         for (fi, f) in self.files.iter().enumerate() {
             for (ri, r) in f.rules.iter().enumerate() {
-                if let Some(first) = seen.get(r.id.as_str()) {
-                    errors.push(Error::new(
-                        Some(f.origin.clone().into()),
-                        Some(r.id.clone()),
+                let own: Vec<&String> = std::iter::once(&r.id).chain(&r.aliases).collect();
+                let mut clash = None;
+                let mut replaced: Vec<(usize, usize)> = Vec::new();
+                for name in &own {
+                    let Some(&prev) = owner.get(name.as_str()) else {
+                        continue;
+                    };
+                    if replaced.contains(&prev) {
+                        continue;
+                    }
+                    if prev.0 != fi && !f.trusted {
+                        replaced.push(prev);
+                    } else {
+                        clash = Some((*name, prev));
+                        break;
+                    }
+                }
+                if let Some((name, (pfi, pri))) = clash {
+                    let prev = &self.files[pfi].rules[pri];
+                    let first = &self.files[pfi].origin;
+                    let what = if name == &r.id { "rule id" } else { "alias" };
+                    let was = if name == &prev.id {
+                        "the id"
+                    } else {
+                        "an alias"
+                    };
+                    let message = if name == &r.id && name == &prev.id {
                         format!(
                             "line {}: duplicate rule id (first defined in {first})",
                             r.line
-                        ),
+                        )
+                    } else {
+                        format!(
+                            "line {}: duplicate {what} `{name}` (already {was} of rule `{}` in {first})",
+                            r.line, prev.id
+                        )
+                    };
+                    errors.push(Error::new(
+                        Some(f.origin.clone().into()),
+                        Some(r.id.clone()),
+                        message,
                     ));
-                    dup.push((fi, ri));
-                } else {
-                    seen.insert(&r.id, &f.origin);
+                    skip.insert((fi, ri));
+                    continue;
+                }
+                let mut names_here: Vec<String> = own.iter().map(|n| (*n).clone()).collect();
+                for (pfi, pri) in replaced {
+                    let prev = &self.files[pfi].rules[pri];
+                    skip.insert((pfi, pri));
+                    owner.retain(|_, v| *v != (pfi, pri));
+                    let mut names: Vec<String> = std::iter::once(prev.id.clone())
+                        .chain(prev.aliases.iter().cloned())
+                        .chain(inherited.remove(&(pfi, pri)).unwrap_or_default())
+                        .filter(|n| !names_here.contains(n))
+                        .collect();
+                    names.dedup();
+                    names_here.extend(names.iter().cloned());
+                    inherited.entry((fi, ri)).or_default().append(&mut names);
+                    let whose = if self.files[pfi].trusted {
+                        "the built-in rule"
+                    } else {
+                        "the rule"
+                    };
+                    warnings.push(Warning {
+                        kind: WarningKind::Replaced,
+                        file: Some(f.origin.clone().into()),
+                        rule: Some(r.id.clone()),
+                        message: format!(
+                            "replaces {whose} `{}` from {}",
+                            prev.id, self.files[pfi].origin
+                        ),
+                    });
+                }
+                for name in names_here {
+                    owner.insert(name, (fi, ri));
                 }
             }
         }
+        // Disabled names, resolved through ids and aliases.
+        let mut off: HashSet<(usize, usize)> = HashSet::new();
         for id in &disabled {
-            if !seen.contains_key(id.as_str()) {
-                warnings.push(Warning::new(
+            match owner.get(id.as_str()) {
+                Some(&at) => {
+                    off.insert(at);
+                }
+                None => warnings.push(Warning::new(
                     None,
                     Some(id.clone()),
                     "cannot disable an unknown rule".into(),
-                ));
+                )),
             }
         }
 
@@ -228,11 +302,14 @@ impl EngineBuilder {
                 }
             }
             for (ri, r) in f.rules.iter().enumerate() {
-                if disabled.iter().any(|d| d == &r.id) || dup.contains(&(fi, ri)) {
+                if skip.contains(&(fi, ri)) || off.contains(&(fi, ri)) {
                     continue;
                 }
                 match compile_rule(r, &f.origin, f.trusted) {
-                    Ok((rule, info, mut w)) => {
+                    Ok((rule, mut info, mut w)) => {
+                        if let Some(names) = inherited.remove(&(fi, ri)) {
+                            info.aliases.extend(names);
+                        }
                         // A user rule is compiled now: one that parses but
                         // exceeds the compiler's size limit would otherwise
                         // match nothing, silently. Built-ins stay lazy (the
@@ -268,9 +345,16 @@ impl EngineBuilder {
                 rule.keyword_lead.get_or_insert(rule.max_len);
             }
         }
+        // Every name (id or alias) of every compiled rule.
+        let mut names: HashMap<String, usize> = HashMap::new();
+        for (idx, info) in infos.iter().enumerate() {
+            for n in std::iter::once(&*info.id).chain(info.aliases.iter().map(String::as_str)) {
+                names.insert(n.to_owned(), idx);
+            }
+        }
         for (origin, targets, al) in targeted {
             for t in &targets {
-                match infos.iter().position(|i| &*i.id == t) {
+                match names.get(t.as_str()).copied() {
                     Some(idx) => rules[idx].allowlists.push(al.clone()),
                     None => warnings.push(Warning::new(
                         Some(origin.into()),
@@ -281,7 +365,7 @@ impl EngineBuilder {
             }
         }
         for (id, ov) in &self.overrides {
-            let Some(idx) = infos.iter().position(|i| &*i.id == id) else {
+            let Some(idx) = names.get(id.as_str()).copied() else {
                 return Err(Error::new(
                     None,
                     Some(id.clone()),
@@ -368,6 +452,7 @@ impl EngineBuilder {
             lead,
             has_generic,
             overlap: 5 * lead + max_kw + 16,
+            names,
         };
         if self.eager {
             engine.compile_all()?;
@@ -698,6 +783,7 @@ fn compile_rule(
         .unwrap_or_else(|| r.id.clone());
     let info = RuleInfo {
         id: r.id.as_str().into(),
+        aliases: r.aliases.iter().filter(|a| **a != r.id).cloned().collect(),
         name: name.into(),
         description,
         keywords: keywords.clone(),
@@ -801,6 +887,8 @@ pub struct Engine {
     /// Whether any rule is `generic` (otherwise no unowned matches are kept).
     has_generic: bool,
     overlap: usize,
+    /// Ids and aliases to rule indexes.
+    names: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -877,6 +965,13 @@ impl Engine {
     /// Parses the rule's regex on first call.
     pub fn keyword_lead(&self, index: usize) -> usize {
         self.rules[index].keyword_lead()
+    }
+
+    /// The canonical id of the rule that `name` (an id or an alias, such as
+    /// a gitleaks rule id) names, if a rule of this engine has it. For
+    /// baselines, ignore lists and configuration written with either.
+    pub fn resolve_rule_id(&self, name: &str) -> Option<Arc<str>> {
+        self.names.get(name).map(|&i| self.infos[i].id.clone())
     }
 
     /// The keywords of the stage-1 automaton (lowercase, deduplicated).
@@ -1452,5 +1547,19 @@ negative_examples = ["k ab"]
                 f.reason
             );
         }
+    }
+
+    #[test]
+    fn a_name_defined_twice_among_builtin_files_is_an_error() {
+        let text = "[[rules]]\nid = \"b\"\nregex = 'b'\nkeywords = [\"b\"]\n";
+        let mut one = RuleFile::parse(text, "builtin:one.toml").unwrap();
+        let mut two = RuleFile::parse(text, "builtin:two.toml").unwrap();
+        one.trusted = true;
+        two.trusted = true;
+        let e = EngineBuilder::new().add(one).add(two).build().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "builtin:two.toml: rule `b`: line 1: duplicate rule id (first defined in builtin:one.toml)"
+        );
     }
 }

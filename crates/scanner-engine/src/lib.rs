@@ -216,6 +216,8 @@ impl std::error::Error for Error {}
 /// ``<file>: rule `<id>`: <message>`` with the parts that are present.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
+    /// A warning, or a note that a user rule replaced another.
+    pub kind: WarningKind,
     /// The rule file concerned (`builtin:<name>.toml` or a path); `None`
     /// for user configuration.
     pub file: Option<PathBuf>,
@@ -226,11 +228,24 @@ pub struct Warning {
 impl Warning {
     pub(crate) fn new(file: Option<PathBuf>, rule: Option<String>, message: String) -> Warning {
         Warning {
+            kind: WarningKind::Warning,
             file,
             rule,
             message,
         }
     }
+}
+
+/// What a [`Warning`] reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WarningKind {
+    /// Something is probably wrong (an unknown key, a rule without keywords).
+    #[default]
+    Warning,
+    /// Nothing wrong: a user rule took the place of a built-in rule, or of
+    /// a rule of an earlier user file, that had its id or one of its
+    /// aliases (gitleaks semantics). The summary may list these.
+    Replaced,
 }
 
 impl std::fmt::Display for Warning {
@@ -249,6 +264,10 @@ impl std::fmt::Display for Warning {
 #[derive(Clone, Debug)]
 pub struct RuleInfo {
     pub id: Arc<str>,
+    /// Other names of the rule (`aliases` in its file, such as the gitleaks
+    /// id of the same detector, plus the names of the rules it replaced):
+    /// everything that takes a rule id accepts them.
+    pub aliases: Vec<String>,
     /// `name`, else `description`, else `id`.
     pub name: Arc<str>,
     pub description: String,

@@ -55,6 +55,10 @@ struct FileSyntax {
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct RuleSyntax {
     pub id: String,
+    /// Ours: other ids this rule answers to (the ids gitleaks gives the
+    /// same detector), wherever a rule id is named.
+    #[serde(default)]
+    pub aliases: Vec<String>,
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
