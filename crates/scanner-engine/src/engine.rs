@@ -104,15 +104,19 @@ impl EngineBuilder {
         EngineBuilder::default()
     }
 
-    /// Adds a rule file. A rule id already defined by an earlier file (or
-    /// twice in one file) is an error at [`build`](Self::build).
+    /// Adds a rule file. A rule of a user file (not built in) whose id or
+    /// alias names a rule of an earlier file replaces that rule (gitleaks
+    /// semantics; the build reports it as a [`WarningKind::Replaced`]
+    /// warning); a name defined twice in one file, or by two built-in
+    /// files, is an error at [`build`](Self::build).
     #[allow(clippy::should_implement_trait)] // the name is the CLI's contract
     pub fn add(mut self, file: RuleFile) -> Self {
         self.files.push(file);
         self
     }
 
-    /// Drops rules by id before compiling. An unknown id is a warning.
+    /// Drops rules by id or alias before compiling. An unknown name is a
+    /// warning.
     pub fn disable(mut self, ids: &[String]) -> Self {
         self.disabled.extend(ids.iter().cloned());
         self
@@ -125,8 +129,8 @@ impl EngineBuilder {
         self
     }
 
-    /// Per-rule user settings. An unknown (or disabled) id is an error at
-    /// [`build`](Self::build).
+    /// Per-rule user settings, by id or alias. An unknown (or disabled) name
+    /// is an error at [`build`](Self::build).
     pub fn override_rule(mut self, id: &str, settings: RuleOverride) -> Self {
         self.overrides.push((id.to_owned(), settings));
         self

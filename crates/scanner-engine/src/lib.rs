@@ -5,12 +5,14 @@
 //!
 //! * [`RuleFile`]: a parsed rule file (gitleaks-compatible TOML; the format is
 //!   in `docs/rules.md`). [`RuleFile::builtin`] gives the embedded default
-//!   rules, [`RuleFile::load`] a user file.
+//!   rules, [`RuleFile::load`] a user file, [`RuleFile::load_with_extends`]
+//!   a user file and the files its `[extend] path` names.
 //! * [`EngineBuilder`]: rule files plus user configuration
 //!   ([`disable`](EngineBuilder::disable),
 //!   [`allow_secrets`](EngineBuilder::allow_secrets),
-//!   [`override_rule`](EngineBuilder::override_rule)) into an [`Engine`], with
-//!   [`Warning`]s (a rule without keywords, an unknown key).
+//!   [`override_rule`](EngineBuilder::override_rule), each taking rule ids
+//!   or their aliases) into an [`Engine`], with [`Warning`]s (a rule
+//!   without keywords, an unknown key, a user rule replacing a built-in).
 //! * [`Engine`]: compiled, read-only, `Send + Sync`; share one behind an `Arc`.
 //!   [`Engine::scan`] appends [`Finding`]s for one [`ScanInput`].
 //! * [`ScanScratch`]: per worker, from [`Engine::new_scratch`]; holds the

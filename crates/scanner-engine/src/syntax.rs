@@ -314,6 +314,46 @@ impl RuleFile {
         Ok(file)
     }
 
+    /// Loads `path` and, recursively, the files its `[extend] path` names
+    /// (relative to the directory of the file that names them). Returns
+    /// the files in the order to [`add`](crate::EngineBuilder::add) them:
+    /// the most extended first, `path` last, so that a rule redefined by an
+    /// extending file replaces the one it extends (and each file's
+    /// `disabledRules` applies to the whole set). Load the built-in rules
+    /// before them when any returned file [`uses_default`](Self::uses_default).
+    /// A file that extends itself, directly or through others, is an error
+    /// naming the cycle.
+    pub fn load_with_extends(path: &Path) -> Result<Vec<RuleFile>, Error> {
+        let mut files = Vec::new();
+        let mut chain: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
+        let mut next = Some(path.to_path_buf());
+        while let Some(p) = next.take() {
+            // Compare canonical paths: `./a.toml` and `a.toml` are one file.
+            let canon = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+            if let Some(at) = chain.iter().position(|(c, _)| *c == canon) {
+                let cycle: Vec<String> = chain[at..]
+                    .iter()
+                    .map(|(_, shown)| shown.display().to_string())
+                    .chain(std::iter::once(p.display().to_string()))
+                    .collect();
+                return Err(Error::new(
+                    Some(chain[chain.len() - 1].1.clone()),
+                    None,
+                    format!("[extend] path: cycle: {}", cycle.join(" -> ")),
+                ));
+            }
+            let file = RuleFile::load(&p)?;
+            if let Some(ext) = file.extend_path() {
+                let dir = p.parent().unwrap_or(Path::new(""));
+                next = Some(dir.join(ext));
+            }
+            chain.push((canon, p));
+            files.push(file);
+        }
+        files.reverse();
+        Ok(files)
+    }
+
     /// The built-in rule files, embedded in the binary.
     ///
     /// # Panics
@@ -358,8 +398,9 @@ impl RuleFile {
         self.extend.use_default
     }
 
-    /// `[extend] path`: another rule file this one extends (resolving it is
-    /// the caller's business; the engine does not read files by itself).
+    /// `[extend] path`: another rule file this one extends, relative to this
+    /// file's directory; [`load_with_extends`](Self::load_with_extends)
+    /// follows it.
     pub fn extend_path(&self) -> Option<&str> {
         self.extend.path.as_deref()
     }
