@@ -175,9 +175,11 @@ impl EngineBuilder {
     fn build_inner(self) -> Result<(Engine, Vec<Warning>, Vec<Error>), Error> {
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
-        let mut disabled: Vec<String> = self.disabled.clone();
+        // Names disabled by the caller, and by files for rules of later
+        // files; they apply once every rule is known.
+        let mut disabled: Vec<(Option<&str>, &String)> =
+            self.disabled.iter().map(|d| (None, d)).collect();
         for f in &self.files {
-            disabled.extend(f.extend.disabled_rules.iter().cloned());
             for (rule, message) in &f.unknown {
                 warnings.push(Warning::new(
                     Some(f.origin.clone().into()),
@@ -193,7 +195,22 @@ impl EngineBuilder {
         let mut owner: HashMap<String, (usize, usize)> = HashMap::new();
         let mut skip: HashSet<(usize, usize)> = HashSet::new();
         let mut inherited: HashMap<(usize, usize), Vec<String>> = HashMap::new();
+        let mut off: HashSet<(usize, usize)> = HashSet::new();
+        let mut gone: HashSet<&str> = HashSet::new();
         for (fi, f) in self.files.iter().enumerate() {
+            // A file's `disabledRules` drops the rules it extends (earlier
+            // files) before its own rules are read, as in gitleaks: a
+            // file may disable a built-in and define a rule of that id.
+            for name in &f.extend.disabled_rules {
+                match owner.get(name.as_str()) {
+                    Some(&at) => {
+                        off.insert(at);
+                        owner.retain(|_, v| *v != at);
+                        gone.insert(name);
+                    }
+                    None => disabled.push((Some(&f.origin), name)),
+                }
+            }
             for (ri, r) in f.rules.iter().enumerate() {
                 let own: Vec<&String> = std::iter::once(&r.id).chain(&r.aliases).collect();
                 let mut clash = None;
@@ -274,14 +291,14 @@ impl EngineBuilder {
             }
         }
         // Disabled names, resolved through ids and aliases.
-        let mut off: HashSet<(usize, usize)> = HashSet::new();
-        for id in &disabled {
+        for (file, id) in disabled {
             match owner.get(id.as_str()) {
                 Some(&at) => {
                     off.insert(at);
                 }
+                None if gone.contains(id.as_str()) => {}
                 None => warnings.push(Warning::new(
-                    None,
+                    file.map(Into::into),
                     Some(id.clone()),
                     "cannot disable an unknown rule".into(),
                 )),

@@ -157,3 +157,41 @@ fn disabled_rules_and_redefinitions_apply_across_the_chain() {
     assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(w[0].kind, WarningKind::Replaced);
 }
+
+#[test]
+fn a_file_may_disable_an_extended_rule_and_define_its_own_of_that_id() {
+    let d = TempDir::new("redefine");
+    d.write("base.toml", &(rule("one") + &rule("two")));
+    let top = d.write(
+        "top.toml",
+        &format!(
+            "[extend]\npath = \"base.toml\"\ndisabledRules = [\"one\", \"ghost\"]\n{}",
+            rule("one")
+        ),
+    );
+    let mut b = EngineBuilder::new();
+    for f in RuleFile::load_with_extends(&top).unwrap() {
+        b = b.add(f);
+    }
+    let (e, w) = b.build().unwrap();
+    let got: Vec<(&str, &str)> = e
+        .rules()
+        .iter()
+        .map(|r| (&*r.id, r.origin.as_str()))
+        .collect();
+    let base = shown(&d.0.join("base.toml"));
+    assert_eq!(
+        got,
+        vec![("two", base.as_str()), ("one", shown(&top).as_str())]
+    );
+    // No replacement note (the extended `one` was disabled first); the
+    // unknown name is a warning naming the file.
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(
+        w[0].to_string(),
+        format!(
+            "{}: rule `ghost`: cannot disable an unknown rule",
+            shown(&top)
+        )
+    );
+}
