@@ -101,7 +101,8 @@
 //! # Failure modes
 //!
 //! * A bad rule file: [`Error`] names the file, the rule and the fault (TOML
-//!   line, regex position, size limit, missing field). Built-in files are
+//!   line, regex position, size limit, missing field, a name defined twice
+//!   in one file). Built-in files are
 //!   trusted (the test suite validates them) and their regexes parsed lazily.
 //! * A user rule (any file not built in) is compiled at build: a regex
 //!   that parses but exceeds the compiler's size limit is an [`Error`]
