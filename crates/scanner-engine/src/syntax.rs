@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::Error;
 
 /// A parsed (not compiled) rule file: gitleaks-compatible TOML plus our
-/// fields (`name`, `max_len`, `examples`, `negative_examples`,
+/// fields (`name`, `aliases`, `max_len`, `examples`, `negative_examples`,
 /// `placeholder_check`). The format is documented in `docs/rules.md`.
 #[derive(Clone, Debug)]
 pub struct RuleFile {
