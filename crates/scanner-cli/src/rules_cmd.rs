@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use scanner_engine::{Engine, EngineBuilder, RuleFile};
 
 use crate::args::RulesCommand;
-use crate::messages::escape_path;
+use crate::messages;
 
 pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -39,17 +39,12 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                 Some(path) => {
                     let (engine, warnings) =
                         EngineBuilder::new().add(RuleFile::load(path)?).build()?;
-                    for w in warnings {
-                        match &w.rule {
-                            Some(rule) => eprintln!(
-                                "scanner: warning: {}: rule `{rule}`: {}",
-                                escape_path(path),
-                                w.message
-                            ),
-                            None => {
-                                eprintln!("scanner: warning: {}: {}", escape_path(path), w.message)
-                            }
-                        }
+                    for w in &warnings {
+                        let file = w.file.as_deref().or(Some(path.as_path()));
+                        eprintln!(
+                            "{}",
+                            messages::rule_warning(file, w.rule.as_deref(), &w.message)
+                        );
                     }
                     engine
                 }

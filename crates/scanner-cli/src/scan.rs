@@ -88,7 +88,7 @@ pub fn build_engine(
     for w in warnings {
         eprintln!(
             "{}",
-            messages::rule_warning(None, w.rule.as_deref(), &w.message)
+            messages::rule_warning(w.file.as_deref(), w.rule.as_deref(), &w.message)
         );
     }
     Ok(engine)

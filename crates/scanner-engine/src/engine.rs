@@ -30,10 +30,11 @@
 //! # Chunks
 //!
 //! A chunk is `data = file[b .. b + owned_len + overlap]` with
-//! `overlap >= Engine::max_match_len()` (`5 LEAD + K + 16`). A chunk with
+//! `overlap >= Engine::chunk_overlap()` (`5 LEAD + K + 16`). A chunk with
 //! `base_offset > 0` owns the matches *starting* in
 //! `[2 LEAD, owned_len + 2 LEAD)` and the first chunk owns
-//! `[0, owned_len + 2 LEAD)`, where `LEAD` is the longest `max_len`.
+//! `[0, owned_len + 2 LEAD)`, where `LEAD` is the longest window (`max_len`
+//! as written or computed from the regex; unbounded regexes get `LEAD`).
 //! Consecutive chunks (`b' = b + owned_len`) therefore partition the matches
 //! exactly. Provider matches are also computed (never reported) `LEAD`
 //! beyond each side: a provider secret overlapping an owned generic secret
@@ -44,6 +45,7 @@
 //! with its keyword by `+ K`, everything its window, its anchored re-check
 //! and its line gates need after it inside `data`.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -57,10 +59,18 @@ use crate::gates::{fingerprint, is_placeholder, shannon_entropy};
 use crate::syntax::{AllowlistSyntax, ExampleSyntax, RuleFile, RuleSyntax};
 use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
+    WarningKind,
 };
 
-/// Default `max_len`: the longest match a rule may produce, in bytes.
-pub const DEFAULT_MAX_LEN: usize = 256;
+/// The window of a rule whose regex has no longest match (`+`, `*`,
+/// `{n,}`) and no `max_len`: at least this many bytes, more when another
+/// rule's window is longer (every unbounded rule gets the engine's longest
+/// window, which the chunk overlap covers five times over).
+pub const UNBOUNDED_WINDOW: usize = 8192;
+/// The largest window (`max_len`, or the longest match a regex can have).
+/// A regex that can match more than this is treated as unbounded; one whose
+/// *shortest* match is longer could never match, and is a build error.
+pub const MAX_WINDOW: usize = 1 << 20;
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
 pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
@@ -95,15 +105,19 @@ impl EngineBuilder {
         EngineBuilder::default()
     }
 
-    /// Adds a rule file. A rule id already defined by an earlier file (or
-    /// twice in one file) is an error at [`build`](Self::build).
+    /// Adds a rule file. A rule of a user file (not built in) whose id or
+    /// alias names a rule of an earlier file replaces that rule (gitleaks
+    /// semantics; the build reports it as a [`WarningKind::Replaced`]
+    /// warning); a name defined twice in one file, or by two built-in
+    /// files, is an error at [`build`](Self::build).
     #[allow(clippy::should_implement_trait)] // the name is the CLI's contract
     pub fn add(mut self, file: RuleFile) -> Self {
         self.files.push(file);
         self
     }
 
-    /// Drops rules by id before compiling. An unknown id is a warning.
+    /// Drops rules by id or alias before compiling. An unknown name is a
+    /// warning.
     pub fn disable(mut self, ids: &[String]) -> Self {
         self.disabled.extend(ids.iter().cloned());
         self
@@ -116,16 +130,16 @@ impl EngineBuilder {
         self
     }
 
-    /// Per-rule user settings. An unknown (or disabled) id is an error at
-    /// [`build`](Self::build).
+    /// Per-rule user settings, by id or alias. An unknown (or disabled) name
+    /// is an error at [`build`](Self::build).
     pub fn override_rule(mut self, id: &str, settings: RuleOverride) -> Self {
         self.overrides.push((id.to_owned(), settings));
         self
     }
 
-    /// Compile every regex now rather than on its rule's first keyword hit.
-    /// Default: lazy, which keeps startup at a few milliseconds; eager
-    /// compilation surfaces regex size-limit errors at build time.
+    /// Compile every built-in regex now rather than on its rule's first
+    /// keyword hit (user rules are always compiled at build). Default: lazy,
+    /// which keeps startup at a few milliseconds.
     pub fn eager(mut self, yes: bool) -> Self {
         self.eager = yes;
         self
@@ -171,49 +185,140 @@ impl EngineBuilder {
     fn build_inner(self) -> Result<(Engine, Vec<Warning>, Vec<Error>), Error> {
         let mut warnings = Vec::new();
         let mut errors = Vec::new();
-        let mut disabled: Vec<String> = self.disabled.clone();
+        // Names disabled by the caller, and by files for rules of later
+        // files; they apply once every rule is known.
+        let mut disabled: Vec<(Option<&str>, &String)> =
+            self.disabled.iter().map(|d| (None, d)).collect();
         for f in &self.files {
-            disabled.extend(f.extend.disabled_rules.iter().cloned());
             for (rule, message) in &f.unknown {
-                warnings.push(Warning {
-                    rule: rule.clone(),
-                    message: message.clone(),
-                });
+                warnings.push(Warning::new(
+                    Some(f.origin.clone().into()),
+                    rule.clone(),
+                    message.clone(),
+                ));
             }
         }
-        // Duplicate ids, across and within files: the later one is an error.
-        let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-        let mut dup: Vec<(usize, usize)> = Vec::new();
+        // Names (ids and aliases). A user rule with the name of a built-in
+        // rule, or of a rule from an earlier user file, replaces it (as in
+        // gitleaks) and inherits its names; a name defined twice within one
+        // file, or among built-in files, is an error.
+        let mut owner: HashMap<String, (usize, usize)> = HashMap::new();
+        let mut skip: HashSet<(usize, usize)> = HashSet::new();
+        let mut inherited: HashMap<(usize, usize), Vec<String>> = HashMap::new();
+        let mut off: HashSet<(usize, usize)> = HashSet::new();
+        let mut gone: HashSet<&str> = HashSet::new();
         for (fi, f) in self.files.iter().enumerate() {
+            // A file's `disabledRules` drops the rules it extends (earlier
+            // files) before its own rules are read, as in gitleaks: a
+            // file may disable a built-in and define a rule of that id.
+            for name in &f.extend.disabled_rules {
+                match owner.get(name.as_str()) {
+                    Some(&at) => {
+                        off.insert(at);
+                        owner.retain(|_, v| *v != at);
+                        gone.insert(name);
+                    }
+                    None => disabled.push((Some(&f.origin), name)),
+                }
+            }
             for (ri, r) in f.rules.iter().enumerate() {
-                if let Some(first) = seen.get(r.id.as_str()) {
-                    errors.push(Error::new(
-                        Some(f.origin.clone().into()),
-                        Some(r.id.clone()),
+                let own: Vec<&String> = std::iter::once(&r.id).chain(&r.aliases).collect();
+                let mut clash = None;
+                let mut replaced: Vec<(usize, usize)> = Vec::new();
+                for name in &own {
+                    let Some(&prev) = owner.get(name.as_str()) else {
+                        continue;
+                    };
+                    if replaced.contains(&prev) {
+                        continue;
+                    }
+                    if prev.0 != fi && !f.trusted {
+                        replaced.push(prev);
+                    } else {
+                        clash = Some((*name, prev));
+                        break;
+                    }
+                }
+                if let Some((name, (pfi, pri))) = clash {
+                    let prev = &self.files[pfi].rules[pri];
+                    let first = &self.files[pfi].origin;
+                    let what = if name == &r.id { "rule id" } else { "alias" };
+                    let was = if name == &prev.id {
+                        "the id"
+                    } else {
+                        "an alias"
+                    };
+                    let message = if name == &r.id && name == &prev.id {
                         format!(
                             "line {}: duplicate rule id (first defined in {first})",
                             r.line
-                        ),
+                        )
+                    } else {
+                        format!(
+                            "line {}: duplicate {what} `{name}` (already {was} of rule `{}` in {first})",
+                            r.line, prev.id
+                        )
+                    };
+                    errors.push(Error::new(
+                        Some(f.origin.clone().into()),
+                        Some(r.id.clone()),
+                        message,
                     ));
-                    dup.push((fi, ri));
-                } else {
-                    seen.insert(&r.id, &f.origin);
+                    skip.insert((fi, ri));
+                    continue;
+                }
+                let mut names_here: Vec<String> = own.iter().map(|n| (*n).clone()).collect();
+                for (pfi, pri) in replaced {
+                    let prev = &self.files[pfi].rules[pri];
+                    skip.insert((pfi, pri));
+                    owner.retain(|_, v| *v != (pfi, pri));
+                    let mut names: Vec<String> = std::iter::once(prev.id.clone())
+                        .chain(prev.aliases.iter().cloned())
+                        .chain(inherited.remove(&(pfi, pri)).unwrap_or_default())
+                        .filter(|n| !names_here.contains(n))
+                        .collect();
+                    names.dedup();
+                    names_here.extend(names.iter().cloned());
+                    inherited.entry((fi, ri)).or_default().append(&mut names);
+                    let whose = if self.files[pfi].trusted {
+                        "the built-in rule"
+                    } else {
+                        "the rule"
+                    };
+                    warnings.push(Warning {
+                        kind: WarningKind::Replaced,
+                        file: Some(f.origin.clone().into()),
+                        rule: Some(r.id.clone()),
+                        message: format!(
+                            "replaces {whose} `{}` from {}",
+                            prev.id, self.files[pfi].origin
+                        ),
+                    });
+                }
+                for name in names_here {
+                    owner.insert(name, (fi, ri));
                 }
             }
         }
-        for id in &disabled {
-            if !seen.contains_key(id.as_str()) {
-                warnings.push(Warning {
-                    rule: Some(id.clone()),
-                    message: format!("cannot disable unknown rule `{id}`"),
-                });
+        // Disabled names, resolved through ids and aliases.
+        for (file, id) in disabled {
+            match owner.get(id.as_str()) {
+                Some(&at) => {
+                    off.insert(at);
+                }
+                None if gone.contains(id.as_str()) => {}
+                None => warnings.push(Warning::new(
+                    file.map(Into::into),
+                    Some(id.clone()),
+                    "cannot disable an unknown rule".into(),
+                )),
             }
         }
 
         let mut rules = Vec::new();
         let mut infos = Vec::new();
         let mut global = Vec::new();
-        let mut targeted: Vec<(Vec<String>, Arc<Allowlist>)> = Vec::new();
+        let mut targeted: Vec<(&str, Vec<String>, Arc<Allowlist>)> = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
             for (i, al) in f.allowlists.iter().enumerate() {
                 let what = format!("global allowlist #{}", i + 1);
@@ -224,17 +329,29 @@ impl EngineBuilder {
                 if al.target_rules.is_empty() {
                     global.push(compiled);
                 } else {
-                    targeted.push((al.target_rules.clone(), compiled));
+                    targeted.push((&f.origin, al.target_rules.clone(), compiled));
                 }
             }
             for (ri, r) in f.rules.iter().enumerate() {
-                if disabled.iter().any(|d| d == &r.id) || dup.contains(&(fi, ri)) {
+                if skip.contains(&(fi, ri)) || off.contains(&(fi, ri)) {
                     continue;
                 }
                 match compile_rule(r, &f.origin, f.trusted) {
-                    Ok((mut rule, info, mut w)) => {
-                        if self.no_lead_inference {
-                            rule.keyword_lead.get_or_insert(rule.max_len);
+                    Ok((rule, mut info, mut w)) => {
+                        if let Some(names) = inherited.remove(&(fi, ri)) {
+                            info.aliases.extend(names);
+                        }
+                        // A user rule is compiled now: one that parses but
+                        // exceeds the compiler's size limit would otherwise
+                        // match nothing, silently. Built-ins stay lazy (the
+                        // test suite compiles them all).
+                        if !f.trusted && rule.pattern.is_some() && rule.regex().is_none() {
+                            errors.push(Error::new(
+                                Some(f.origin.clone().into()),
+                                Some(r.id.clone()),
+                                format!("line {}: {}", r.line, rule.compile_error()),
+                            ));
+                            continue;
                         }
                         warnings.append(&mut w);
                         rules.push(rule);
@@ -244,19 +361,42 @@ impl EngineBuilder {
                 }
             }
         }
-        for (targets, al) in targeted {
+        // Unbounded rules scan as far as the chunk overlap allows: the
+        // engine's longest window, at least UNBOUNDED_WINDOW and at least
+        // their shortest match.
+        if rules.iter().any(|r| r.unbounded) {
+            let longest = rules.iter().map(|r| r.max_len).max().unwrap_or(0);
+            let window = longest.max(UNBOUNDED_WINDOW);
+            for r in rules.iter_mut().filter(|r| r.unbounded) {
+                r.max_len = window;
+            }
+        }
+        if self.no_lead_inference {
+            for rule in &mut rules {
+                rule.keyword_lead.get_or_insert(rule.max_len);
+            }
+        }
+        // Every name (id or alias) of every compiled rule.
+        let mut names: HashMap<String, usize> = HashMap::new();
+        for (idx, info) in infos.iter().enumerate() {
+            for n in std::iter::once(&*info.id).chain(info.aliases.iter().map(String::as_str)) {
+                names.insert(n.to_owned(), idx);
+            }
+        }
+        for (origin, targets, al) in targeted {
             for t in &targets {
-                match infos.iter().position(|i| &*i.id == t) {
+                match names.get(t.as_str()).copied() {
                     Some(idx) => rules[idx].allowlists.push(al.clone()),
-                    None => warnings.push(Warning {
-                        rule: Some(t.clone()),
-                        message: format!("global allowlist targets unknown rule `{t}`"),
-                    }),
+                    None => warnings.push(Warning::new(
+                        Some(origin.into()),
+                        Some(t.clone()),
+                        "a global allowlist targets this unknown rule".into(),
+                    )),
                 }
             }
         }
         for (id, ov) in &self.overrides {
-            let Some(idx) = infos.iter().position(|i| &*i.id == id) else {
+            let Some(idx) = names.get(id.as_str()).copied() else {
                 return Err(Error::new(
                     None,
                     Some(id.clone()),
@@ -300,13 +440,11 @@ impl EngineBuilder {
             }
             if rule.keywords.is_empty() {
                 unkeyed.push(idx as u32);
-                warnings.push(Warning {
-                    rule: Some(infos[idx].id.to_string()),
-                    message: format!(
-                        "rule `{}` has no keywords: its regex runs over every byte of every file",
-                        infos[idx].id
-                    ),
-                });
+                warnings.push(Warning::new(
+                    Some(infos[idx].origin.clone().into()),
+                    Some(infos[idx].id.to_string()),
+                    "no keywords: its regex runs over every byte of every file".into(),
+                ));
                 continue;
             }
             for kw in &rule.keywords {
@@ -329,7 +467,15 @@ impl EngineBuilder {
             .kind(Some(AhoCorasickKind::DFA))
             .build(&keywords)
             .map_err(|e| Error::new(None, None, format!("cannot build keyword automaton: {e}")))?;
-        let lead = rules.iter().map(|r| r.max_len).max().unwrap_or(0);
+        // At least the old default window: decoded runs and split string
+        // literals are decoded over `2 LEAD` bytes, so a set of short
+        // rules must not shrink what decoding can see.
+        let lead = rules
+            .iter()
+            .map(|r| r.max_len)
+            .max()
+            .unwrap_or(0)
+            .max(MIN_LEAD);
         let has_generic = rules.iter().any(|r| r.generic);
         let max_kw = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
         let engine = Engine {
@@ -346,6 +492,7 @@ impl EngineBuilder {
             has_generic,
             overlap: 5 * lead + max_kw + 16,
             decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
+            names,
         };
         if self.eager {
             engine.compile_all()?;
@@ -397,7 +544,7 @@ impl LazyStopwords {
 
 /// Why a candidate was dropped.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Drop {
+pub(crate) enum DropReason {
     Entropy,
     Inline,
     Config,
@@ -459,7 +606,7 @@ impl Allowlist {
     }
 
     /// gitleaks semantics: OR, any criterion; AND, every non-empty one.
-    fn check(&self, path: &str, secret: &[u8], target: &[u8]) -> Option<Drop> {
+    fn check(&self, path: &str, secret: &[u8], target: &[u8]) -> Option<DropReason> {
         let path_hit = self.paths.as_ref().map(|r| r.is_match(path));
         let regex_hit = self.regexes.as_ref().map(|r| r.is_match(target));
         let stop_hit = self.stopwords.as_ref().map(|a| a.is_match(secret));
@@ -472,9 +619,9 @@ impl Allowlist {
         if !hit {
             None
         } else if stop_hit == Some(true) && regex_hit != Some(true) && path_hit != Some(true) {
-            Some(Drop::Stopword)
+            Some(DropReason::Stopword)
         } else {
-            Some(Drop::Allowlist)
+            Some(DropReason::Allowlist)
         }
     }
 
@@ -543,7 +690,13 @@ pub(crate) struct Rule {
     entropy: Option<f32>,
     keywords: Vec<String>,
     path: Option<LazyRegex>,
+    /// The window after a keyword hit and the longest match: `max_len` as
+    /// written, else the regex's longest match, else (`unbounded`) the
+    /// engine's longest window.
     max_len: usize,
+    /// The regex has no longest match and the rule no `max_len`; while
+    /// building, `max_len` holds the regex's shortest match.
+    unbounded: bool,
     /// `keyword_lead` as written (<= max_len); overrides the inference.
     keyword_lead: Option<usize>,
     /// Window extension before a keyword hit: `keyword_lead`, else inferred
@@ -570,8 +723,10 @@ fn compile_rule(
     let err = |m: String| Error::new(Some(origin.into()), Some(r.id.clone()), m);
     let line = r.line;
     let warnings = Vec::new();
+    // A rule without `max_len` needs its regex's longest match now, even
+    // when trusted: it sizes the window, and the windows size the overlap.
     let hir = match &r.regex {
-        Some(p) if !trusted => Some(
+        Some(p) if !trusted || r.max_len.is_none() => Some(
             crate::re2::parse(p)
                 .map_err(|m| err(format!("line {line}: regex: {m}")))?
                 .hir,
@@ -598,14 +753,45 @@ fn compile_rule(
             )));
         }
     }
-    let max_len = r.max_len.unwrap_or(DEFAULT_MAX_LEN);
-    if max_len == 0 || max_len > 1 << 20 {
-        return Err(err(format!(
-            "line {line}: max_len = {max_len}: must be between 1 and 1048576"
-        )));
-    }
+    // The window: `max_len` as written, else the longest match the regex
+    // can have, else (unbounded) the engine's longest window, set by the
+    // builder once every rule is known (`unbounded`).
+    let min_match = hir
+        .as_ref()
+        .map_or(0, |h| h.properties().minimum_len().unwrap_or(0));
+    let (max_len, unbounded) = match r.max_len {
+        Some(m) => {
+            if m == 0 || m > MAX_WINDOW {
+                return Err(err(format!(
+                    "line {line}: max_len = {m}: must be between 1 and {MAX_WINDOW}"
+                )));
+            }
+            if min_match > m {
+                return Err(err(format!(
+                    "line {line}: max_len = {m} but the regex's shortest match is \
+                     {min_match} bytes: the rule could never match"
+                )));
+            }
+            (m, false)
+        }
+        None => match hir.as_ref().and_then(|h| h.properties().maximum_len()) {
+            Some(m) if m <= MAX_WINDOW => (m.max(1), false),
+            // A path-only rule has no regex; its window is never used.
+            _ if hir.is_none() => (1, false),
+            _ => {
+                if min_match > MAX_WINDOW {
+                    return Err(err(format!(
+                        "line {line}: the regex's shortest match is {min_match} bytes, \
+                         more than the largest window ({MAX_WINDOW} bytes, which bounds \
+                         the chunk overlap): the rule could never match"
+                    )));
+                }
+                (min_match.max(1), true)
+            }
+        },
+    };
     let keyword_lead = r.keyword_lead;
-    if let Some(keyword_lead) = keyword_lead.filter(|&l| l > max_len) {
+    if let Some(keyword_lead) = keyword_lead.filter(|&l| l > max_len && !unbounded) {
         return Err(err(format!(
             "line {line}: keyword_lead = {keyword_lead} exceeds max_len = {max_len}"
         )));
@@ -637,6 +823,7 @@ fn compile_rule(
         .unwrap_or_else(|| r.id.clone());
     let info = RuleInfo {
         id: r.id.as_str().into(),
+        aliases: r.aliases.iter().filter(|a| **a != r.id).cloned().collect(),
         name: name.into(),
         description,
         keywords: keywords.clone(),
@@ -650,6 +837,7 @@ fn compile_rule(
         keywords,
         path,
         max_len,
+        unbounded,
         keyword_lead,
         lead: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
@@ -668,7 +856,7 @@ impl Rule {
     fn keyword_lead(&self) -> usize {
         *self.lead.get_or_init(|| {
             if let Some(l) = self.keyword_lead {
-                return l;
+                return l.min(self.max_len);
             }
             let Some(pattern) = &self.pattern else {
                 return self.max_len;
@@ -678,6 +866,14 @@ impl Rule {
                 .and_then(|p| crate::lead::infer(&p.hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// Why [`regex`](Self::regex) gave `None` (call it first).
+    fn compile_error(&self) -> String {
+        match self.regex.get() {
+            Some(Err(m)) => m.clone(),
+            _ => "cannot compile regex".into(),
+        }
     }
 
     fn regex(&self) -> Option<&Regex> {
@@ -696,7 +892,17 @@ impl Rule {
                 meta::Regex::builder()
                     .configure(meta::Config::new().utf8_empty(false))
                     .build_from_hir(&hir)
-                    .map_err(|e| format!("cannot compile regex: {e}"))
+                    .map_err(|e| {
+                        // The top error says only "error building NFA": the
+                        // reason (a size limit) is in its sources.
+                        let mut m = format!("cannot compile regex: {e}");
+                        let mut src = std::error::Error::source(&e);
+                        while let Some(inner) = src {
+                            m.push_str(&format!(": {inner}"));
+                            src = inner.source();
+                        }
+                        m
+                    })
             })
             .as_ref()
             .ok()
@@ -704,6 +910,9 @@ impl Rule {
 }
 
 /// Compiled, read-only rule database; share it with `Arc` across workers.
+/// The smallest `LEAD` (see [`Engine::chunk_overlap`]).
+const MIN_LEAD: usize = 256;
+
 pub struct Engine {
     id: u64,
     rules: Vec<Rule>,
@@ -722,6 +931,8 @@ pub struct Engine {
     has_generic: bool,
     overlap: usize,
     decode_depth: usize,
+    /// Ids and aliases to rule indexes.
+    names: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -729,7 +940,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("rules", &self.rules.len())
             .field("keywords", &self.keywords.len())
-            .field("max_match_len", &self.overlap)
+            .field("chunk_overlap", &self.overlap)
             .finish()
     }
 }
@@ -800,16 +1011,24 @@ impl Engine {
         self.rules[index].keyword_lead()
     }
 
+    /// The canonical id of the rule that `name` (an id or an alias, such as
+    /// a gitleaks rule id) names, if a rule of this engine has it. For
+    /// baselines, ignore lists and configuration written with either.
+    pub fn resolve_rule_id(&self, name: &str) -> Option<Arc<str>> {
+        self.names.get(name).map(|&i| self.infos[i].id.clone())
+    }
+
     /// The keywords of the stage-1 automaton (lowercase, deduplicated).
     pub fn keywords(&self) -> &[String] {
         &self.keywords
     }
 
     /// The overlap chunks need: `5 * L + K + 16` where `L` is the longest
-    /// `max_len` and `K` the longest keyword. With at least this overlap,
+    /// window (`max_len`, as written or computed from the regex) and `K`
+    /// the longest keyword; every window is at most `L`. With at least this overlap,
     /// scanning consecutive chunks reports exactly what scanning the whole
     /// buffer reports (see the module docs of `engine.rs` for the argument).
-    pub fn max_match_len(&self) -> usize {
+    pub fn chunk_overlap(&self) -> usize {
         self.overlap
     }
 
@@ -831,14 +1050,10 @@ impl Engine {
     pub fn compile_all(&self) -> Result<(), Error> {
         for (rule, info) in self.rules.iter().zip(&self.infos) {
             if rule.pattern.is_some() && rule.regex().is_none() {
-                let msg = match rule.regex.get() {
-                    Some(Err(m)) => m.clone(),
-                    _ => "cannot compile regex".into(),
-                };
                 return Err(Error::new(
                     Some(info.origin.clone().into()),
                     Some(info.id.to_string()),
-                    msg,
+                    rule.compile_error(),
                 ));
             }
         }
@@ -1082,12 +1297,12 @@ impl Engine {
     }
 
     /// The gates after the regex; `None` keeps the candidate.
-    pub(crate) fn gate(&self, c: &Candidate, data: &[u8], path: &str) -> Option<Drop> {
+    pub(crate) fn gate(&self, c: &Candidate, data: &[u8], path: &str) -> Option<DropReason> {
         let rule = &self.rules[c.rule as usize];
         let secret = &data[c.secret.range()];
         if let Some(min) = rule.entropy {
             if c.entropy < min {
-                return Some(Drop::Entropy);
+                return Some(DropReason::Entropy);
             }
         }
         let line = self.line_around(data, c.m);
@@ -1095,7 +1310,7 @@ impl Engine {
             .iter()
             .any(|m| memchr::memmem::find(&data[line.clone()], m).is_some())
         {
-            return Some(Drop::Inline);
+            return Some(DropReason::Inline);
         }
         if self
             .config_secrets
@@ -1107,7 +1322,7 @@ impl Engine {
                 .is_some_and(|r| r.is_match(secret))
             || rule.config_paths.as_ref().is_some_and(|r| r.is_match(path))
         {
-            return Some(Drop::Config);
+            return Some(DropReason::Config);
         }
         for al in rule.allowlists.iter().chain(&self.global) {
             let target = match al.target {
@@ -1120,7 +1335,7 @@ impl Engine {
             }
         }
         if rule.placeholder_check && is_placeholder(secret) {
-            return Some(Drop::Placeholder);
+            return Some(DropReason::Placeholder);
         }
         None
     }
@@ -1144,16 +1359,30 @@ impl Engine {
         let mut out = Vec::new();
         for (idx, (rule, info)) in self.rules.iter().zip(&self.infos).enumerate() {
             if rule.pattern.is_some() && rule.regex().is_none() {
-                let msg = match rule.regex.get() {
-                    Some(Err(m)) => m.clone(),
-                    _ => "cannot compile regex".into(),
-                };
-                failures.push(ExampleFailure {
-                    rule_id: info.id.to_string(),
-                    example: String::new(),
-                    negative: false,
-                    reason: msg,
-                });
+                // Every example fails for the same reason: say it for each.
+                let reason = rule.compile_error();
+                let all: Vec<(bool, &str)> = rule
+                    .examples
+                    .iter()
+                    .map(|e| (false, e.text()))
+                    .chain(rule.negative_examples.iter().map(|e| (true, e.text())))
+                    .collect();
+                if all.is_empty() {
+                    failures.push(ExampleFailure {
+                        rule_id: info.id.to_string(),
+                        example: String::new(),
+                        negative: false,
+                        reason: reason.clone(),
+                    });
+                }
+                for (negative, text) in all {
+                    failures.push(ExampleFailure {
+                        rule_id: info.id.to_string(),
+                        example: text.to_owned(),
+                        negative,
+                        reason: reason.clone(),
+                    });
+                }
                 continue;
             }
             for (negative, ex) in rule
@@ -1250,12 +1479,12 @@ impl Engine {
             };
             let s = String::from_utf8_lossy(&text[secret.range()]);
             reasons.push(match self.gate(&c, text, path) {
-                Some(Drop::Entropy) => format!(
+                Some(DropReason::Entropy) => format!(
                     "secret `{s}` has entropy {:.2} < {}",
                     c.entropy,
                     rule.entropy.unwrap_or(0.0)
                 ),
-                Some(Drop::Placeholder) => {
+                Some(DropReason::Placeholder) => {
                     format!("secret `{s}` looks like a placeholder (see docs/rules.md)")
                 }
                 Some(d) => format!("secret `{s}` dropped by {d:?}"),
@@ -1314,14 +1543,14 @@ impl ScanScratch {
 }
 
 impl Suppressed {
-    pub(crate) fn count(&mut self, d: Drop) {
+    pub(crate) fn count(&mut self, d: DropReason) {
         match d {
-            Drop::Entropy => {}
-            Drop::Inline => self.inline_allow += 1,
-            Drop::Config => self.config_allow += 1,
-            Drop::Allowlist => self.allowlist += 1,
-            Drop::Stopword => self.stopword += 1,
-            Drop::Placeholder => self.placeholder += 1,
+            DropReason::Entropy => self.entropy += 1,
+            DropReason::Inline => self.inline_allow += 1,
+            DropReason::Config => self.config_allow += 1,
+            DropReason::Allowlist => self.allowlist += 1,
+            DropReason::Stopword => self.stopword += 1,
+            DropReason::Placeholder => self.placeholder += 1,
         }
     }
 }
@@ -1335,4 +1564,75 @@ fn overlaps_any(spans: &[Span], secret: Span, max: usize) -> bool {
         .rev()
         .take_while(|p| p.start + max >= secret.start)
         .any(|p| p.end > secret.start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rule whose regex parses but exceeds regex-automata's default NFA
+    /// size limit; `trusted` as the built-in files are.
+    fn file(trusted: bool) -> RuleFile {
+        let text = r#"
+[[rules]]
+id = "big"
+regex = '''(?:[\p{L}\p{N}]{8,256}[-_.]?){8}'''
+keywords = ["k"]
+max_len = 4096
+examples = ["k abcdefgh", "k 12345678"]
+negative_examples = ["k ab"]
+"#;
+        let mut f = RuleFile::parse(text, "big.toml").unwrap();
+        f.trusted = trusted;
+        f
+    }
+
+    #[test]
+    fn user_rule_over_the_size_limit_fails_the_build() {
+        let e = EngineBuilder::new().add(file(false)).build().unwrap_err();
+        assert_eq!(e.file(), Some(std::path::Path::new("big.toml")));
+        assert_eq!(e.rule(), Some("big"));
+        assert!(
+            e.message().starts_with("line 2: cannot compile regex: "),
+            "{e}"
+        );
+        assert!(e.message().contains("exceeded limit of 10485760"), "{e}");
+    }
+
+    #[test]
+    fn check_examples_reports_the_compile_error_for_each_example() {
+        // A trusted (built-in) file stays lazy: the build succeeds and the
+        // failure surfaces in check_examples, with the compiler's reason.
+        let (engine, _) = EngineBuilder::new().add(file(true)).build().unwrap();
+        let failures = engine.check_examples();
+        let got: Vec<(&str, bool)> = failures
+            .iter()
+            .map(|f| (f.example.as_str(), f.negative))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("k abcdefgh", false), ("k 12345678", false), ("k ab", true)]
+        );
+        for f in &failures {
+            assert!(
+                f.reason.contains("exceeded limit of 10485760"),
+                "{}",
+                f.reason
+            );
+        }
+    }
+
+    #[test]
+    fn a_name_defined_twice_among_builtin_files_is_an_error() {
+        let text = "[[rules]]\nid = \"b\"\nregex = 'b'\nkeywords = [\"b\"]\n";
+        let mut one = RuleFile::parse(text, "builtin:one.toml").unwrap();
+        let mut two = RuleFile::parse(text, "builtin:two.toml").unwrap();
+        one.trusted = true;
+        two.trusted = true;
+        let e = EngineBuilder::new().add(one).add(two).build().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "builtin:two.toml: rule `b`: line 1: duplicate rule id (first defined in builtin:one.toml)"
+        );
+    }
 }

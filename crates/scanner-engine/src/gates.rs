@@ -343,7 +343,9 @@ fn is_words_only(s: &[u8]) -> bool {
         if part.is_empty() {
             continue;
         }
-        if !part.iter().all(u8::is_ascii_alphabetic) {
+        // Longer than a word: a random lowercase token (`sk-` + 48
+        // letters is a real key format), not `your-token-here`.
+        if part.len() > 16 || !part.iter().all(u8::is_ascii_alphabetic) {
             return false;
         }
         // A word has one case, or a capital first: `Your_Token`, not the

@@ -5,12 +5,14 @@
 //!
 //! * [`RuleFile`]: a parsed rule file (gitleaks-compatible TOML; the format is
 //!   in `docs/rules.md`). [`RuleFile::builtin`] gives the embedded default
-//!   rules, [`RuleFile::load`] a user file.
+//!   rules, [`RuleFile::load`] a user file, [`RuleFile::load_with_extends`]
+//!   a user file and the files its `[extend] path` names.
 //! * [`EngineBuilder`]: rule files plus user configuration
 //!   ([`disable`](EngineBuilder::disable),
 //!   [`allow_secrets`](EngineBuilder::allow_secrets),
-//!   [`override_rule`](EngineBuilder::override_rule)) into an [`Engine`], with
-//!   [`Warning`]s (a rule without keywords, an unknown key).
+//!   [`override_rule`](EngineBuilder::override_rule), each taking rule ids
+//!   or their aliases) into an [`Engine`], with [`Warning`]s (a rule
+//!   without keywords, an unknown key, a user rule replacing a built-in).
 //! * [`Engine`]: compiled, read-only, `Send + Sync`; share one behind an `Arc`.
 //!   [`Engine::scan`] appends [`Finding`]s for one [`ScanInput`].
 //! * [`ScanScratch`]: per worker, from [`Engine::new_scratch`]; holds the
@@ -52,12 +54,12 @@
 //!
 //! A large file can be scanned in chunks: a chunk is
 //! `data = file[b .. b + owned_len + overlap]` with
-//! `overlap >= Engine::max_match_len()` (less only at the end of the file)
+//! `overlap >= Engine::chunk_overlap()` (less only at the end of the file)
 //! and `base_offset = b`; the next chunk starts at `b + owned_len`, with
 //! `start = this.start.advance(&data[..owned_len])` ([`LinePos::advance`]).
 //! Consecutive chunks then report exactly what one scan of the whole file
 //! reports, each finding once. The engine moves the ownership boundary
-//! `2 LEAD` bytes (the largest `max_len`) into the overlap so that every match
+//! `2 LEAD` bytes (the longest window) into the overlap so that every match
 //! it reports, and every provider match a generic finding may duplicate,
 //! has real bytes before it (for `\b`, for an inline marker); the partition
 //! stays exact. The argument is in `src/engine.rs`.
@@ -132,7 +134,8 @@
 //!
 //! Stage 1 is one case-insensitive Aho-Corasick DFA over all keywords;
 //! stage 2 runs only the rules owning a keyword hit, on merged windows of
-//! `max_len` around it (see `docs/rules.md`). Measured on a shared 2-core
+//! `max_len` around it: as written, else the regex's longest match, else
+//! (`+`, `*`, `{n,}`) the engine's longest window (see `docs/rules.md`). Measured on a shared 2-core
 //! machine (noisy), built-in set of 257 rules:
 //!
 //! * Startup (parse + build of the built-in set), `benches/startup.rs`:
@@ -164,13 +167,19 @@
 //! # Failure modes
 //!
 //! * A bad rule file: [`Error`] names the file, the rule and the fault (TOML
-//!   line, regex position, missing field, duplicate id). Built-in files are
+//!   line, regex position, size limit, missing field, a name defined twice
+//!   in one file). Built-in files are
 //!   trusted (the test suite validates them) and their regexes parsed lazily.
-//! * A regex that cannot compile at first use (a size limit) makes its rule
-//!   match nothing; [`Engine::compile_all`] and [`Engine::check_examples`]
-//!   report it.
-//! * A keyword farther than `max_len` from the match, or a match longer than
-//!   `max_len`: not found; `check_examples` says which.
+//! * A user rule (any file not built in) is compiled at build: a regex
+//!   that parses but exceeds the compiler's size limit is an [`Error`]
+//!   naming the file, the rule and the compiler's reason. Built-in regexes
+//!   compile on first use; one that could not would match nothing, which
+//!   [`Engine::compile_all`] and [`Engine::check_examples`] (for each of
+//!   its examples) report, and the test suite forbids.
+//! * A keyword farther than the window from the match, or a match longer
+//!   than the window (`max_len`, or the longest window for an unbounded
+//!   regex): not found; `check_examples` says which. A rule whose shortest
+//!   match exceeds [`MAX_WINDOW`] is a build error.
 //! * Invalid UTF-8 is fine: regexes are byte-oriented; secret and match are
 //!   decoded lossily in findings (the fingerprint hashes the raw bytes).
 //! * Encoded text that is not found: base64 wrapped over several lines is
@@ -191,7 +200,9 @@ mod syntax;
 pub mod text;
 
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
-pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
+pub use engine::{
+    Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_WINDOW, UNBOUNDED_WINDOW,
+};
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::RuleFile;
 
@@ -303,15 +314,51 @@ impl std::fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// A warning raised while building (a rule without keywords, an unknown
-/// key, an unknown id to disable).
-#[derive(Clone, Debug)]
+/// key, an unknown id to disable, a user rule replacing a built-in one).
+/// File and rule are fields, never part of `message`; `Display` prints
+/// ``<file>: rule `<id>`: <message>`` with the parts that are present.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Warning {
+    /// A warning, or a note that a user rule replaced another.
+    pub kind: WarningKind,
+    /// The rule file concerned (`builtin:<name>.toml` or a path); `None`
+    /// for user configuration.
+    pub file: Option<PathBuf>,
     pub rule: Option<String>,
     pub message: String,
 }
 
+impl Warning {
+    pub(crate) fn new(file: Option<PathBuf>, rule: Option<String>, message: String) -> Warning {
+        Warning {
+            kind: WarningKind::Warning,
+            file,
+            rule,
+            message,
+        }
+    }
+}
+
+/// What a [`Warning`] reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WarningKind {
+    /// Something is probably wrong (an unknown key, a rule without keywords).
+    #[default]
+    Warning,
+    /// Nothing wrong: a user rule took the place of a built-in rule, or of
+    /// a rule of an earlier user file, that had its id or one of its
+    /// aliases (gitleaks semantics). The summary may list these.
+    Replaced,
+}
+
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}: ", file.display())?;
+        }
+        if let Some(rule) = &self.rule {
+            write!(f, "rule `{rule}`: ")?;
+        }
         f.write_str(&self.message)
     }
 }
@@ -320,6 +367,10 @@ impl std::fmt::Display for Warning {
 #[derive(Clone, Debug)]
 pub struct RuleInfo {
     pub id: Arc<str>,
+    /// Other names of the rule (`aliases` in its file, such as the gitleaks
+    /// id of the same detector, plus the names of the rules it replaced):
+    /// everything that takes a rule id accepts them.
+    pub aliases: Vec<String>,
     /// `name`, else `description`, else `id`.
     pub name: Arc<str>,
     pub description: String,
@@ -381,7 +432,7 @@ impl LinePos {
 /// One buffer to scan: a whole file, or one chunk of a file.
 ///
 /// For a whole file: `base_offset = 0`, `owned_len = data.len()`,
-/// `start = LinePos::START`. For chunks, see [`Engine::max_match_len`] and
+/// `start = LinePos::START`. For chunks, see [`Engine::chunk_overlap`] and
 /// the "Chunks" section of the crate docs.
 pub struct ScanInput<'a> {
     /// The bytes: the owned part of the chunk followed by the overlap.
@@ -498,6 +549,8 @@ impl std::fmt::Display for ExampleFailure {
 /// reported in the summary so that nothing is hidden silently).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Suppressed {
+    /// The secret's entropy is below the rule's `entropy`.
+    pub entropy: u64,
     /// `scanner:allow` / `gitleaks:allow` on the line.
     pub inline_allow: u64,
     /// A rule's `[[rules.allowlists]]` or the global `[allowlist]`.
@@ -517,6 +570,7 @@ pub struct Suppressed {
 impl Suppressed {
     /// Adds `other` into `self` (to sum per-worker counts).
     pub fn merge(&mut self, other: &Suppressed) {
+        self.entropy += other.entropy;
         self.inline_allow += other.inline_allow;
         self.allowlist += other.allowlist;
         self.stopword += other.stopword;
@@ -527,8 +581,9 @@ impl Suppressed {
 
     /// Every count with the label the summary prints for it, in a fixed
     /// order: callers list reasons from here, so a new one cannot be missed.
-    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 7] {
         [
+            ("entropy", self.entropy),
             ("inline allow", self.inline_allow),
             ("allowlist", self.allowlist),
             ("stopword", self.stopword),

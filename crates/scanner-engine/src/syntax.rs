@@ -13,7 +13,7 @@ use serde::Deserialize;
 use crate::Error;
 
 /// A parsed (not compiled) rule file: gitleaks-compatible TOML plus our
-/// fields (`name`, `max_len`, `examples`, `negative_examples`,
+/// fields (`name`, `aliases`, `max_len`, `examples`, `negative_examples`,
 /// `placeholder_check`). The format is documented in `docs/rules.md`.
 #[derive(Clone, Debug)]
 pub struct RuleFile {
@@ -55,6 +55,10 @@ struct FileSyntax {
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct RuleSyntax {
     pub id: String,
+    /// Ours: other ids this rule answers to (the ids gitleaks gives the
+    /// same detector), wherever a rule id is named.
+    #[serde(default)]
+    pub aliases: Vec<String>,
     #[serde(default)]
     pub name: Option<String>,
     #[serde(default)]
@@ -180,10 +184,7 @@ impl RuleFile {
         let mut unknown = Vec::new();
         for key in raw.other.keys() {
             if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
-                unknown.push((
-                    None,
-                    format!("{origin}: unknown top-level key `{key}` ignored"),
-                ));
+                unknown.push((None, format!("unknown top-level key `{key}` ignored")));
             }
         }
         let mut rules = Vec::with_capacity(raw.rules.len());
@@ -206,7 +207,7 @@ impl RuleFile {
                 if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
                     unknown.push((
                         Some(rule.id.clone()),
-                        format!("{origin}: rule `{}`: unknown key `{key}` ignored", rule.id),
+                        format!("unknown key `{key}` ignored"),
                     ));
                 }
             }
@@ -239,10 +240,7 @@ impl RuleFile {
         let mut unknown = Vec::new();
         for key in raw.other.keys() {
             if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
-                unknown.push((
-                    None,
-                    format!("{origin}: unknown top-level key `{key}` ignored"),
-                ));
+                unknown.push((None, format!("unknown top-level key `{key}` ignored")));
             }
         }
         let mut rules = Vec::with_capacity(raw.rules.len());
@@ -274,7 +272,7 @@ impl RuleFile {
                 if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
                     unknown.push((
                         Some(rule.id.clone()),
-                        format!("{origin}: rule `{}`: unknown key `{key}` ignored", rule.id),
+                        format!("unknown key `{key}` ignored"),
                     ));
                 }
             }
@@ -314,6 +312,46 @@ impl RuleFile {
         let mut file = RuleFile::parse(&text, &path.display().to_string())?;
         file.origin = path.display().to_string();
         Ok(file)
+    }
+
+    /// Loads `path` and, recursively, the files its `[extend] path` names
+    /// (relative to the directory of the file that names them). Returns
+    /// the files in the order to [`add`](crate::EngineBuilder::add) them:
+    /// the most extended first, `path` last, so that a rule redefined by an
+    /// extending file replaces the one it extends (and each file's
+    /// `disabledRules` applies to the whole set). Load the built-in rules
+    /// before them when any returned file [`uses_default`](Self::uses_default).
+    /// A file that extends itself, directly or through others, is an error
+    /// naming the cycle.
+    pub fn load_with_extends(path: &Path) -> Result<Vec<RuleFile>, Error> {
+        let mut files = Vec::new();
+        let mut chain: Vec<(std::path::PathBuf, std::path::PathBuf)> = Vec::new();
+        let mut next = Some(path.to_path_buf());
+        while let Some(p) = next.take() {
+            // Compare canonical paths: `./a.toml` and `a.toml` are one file.
+            let canon = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+            if let Some(at) = chain.iter().position(|(c, _)| *c == canon) {
+                let cycle: Vec<String> = chain[at..]
+                    .iter()
+                    .map(|(_, shown)| shown.display().to_string())
+                    .chain(std::iter::once(p.display().to_string()))
+                    .collect();
+                return Err(Error::new(
+                    Some(chain[chain.len() - 1].1.clone()),
+                    None,
+                    format!("[extend] path: cycle: {}", cycle.join(" -> ")),
+                ));
+            }
+            let file = RuleFile::load(&p)?;
+            if let Some(ext) = file.extend_path() {
+                let dir = p.parent().unwrap_or(Path::new(""));
+                next = Some(dir.join(ext));
+            }
+            chain.push((canon, p));
+            files.push(file);
+        }
+        files.reverse();
+        Ok(files)
     }
 
     /// The built-in rule files, embedded in the binary.
@@ -360,8 +398,9 @@ impl RuleFile {
         self.extend.use_default
     }
 
-    /// `[extend] path`: another rule file this one extends (resolving it is
-    /// the caller's business; the engine does not read files by itself).
+    /// `[extend] path`: another rule file this one extends, relative to this
+    /// file's directory; [`load_with_extends`](Self::load_with_extends)
+    /// follows it.
     pub fn extend_path(&self) -> Option<&str> {
         self.extend.path.as_deref()
     }

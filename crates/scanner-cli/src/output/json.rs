@@ -181,6 +181,7 @@ mod tests {
         secret: String,
         entropy: f32,
         fingerprint: String,
+        commit: Option<serde_json::Value>,
     }
 
     #[test]
@@ -232,6 +233,7 @@ mod tests {
                 secret: "ghp_…".into(),
                 entropy: 4.75,
                 fingerprint: "0123456789abcdef".into(),
+                commit: None,
             }
         );
         // Key order on the wire is part of the format.
@@ -242,7 +244,7 @@ mod tests {
             .match_indices("\":")
             .map(|(i, _)| i)
             .collect();
-        assert_eq!(keys.len(), 14);
+        assert_eq!(keys.len(), 15);
         let line = out.lines().nth(1).unwrap();
         let mut last = 0;
         for k in [
@@ -260,6 +262,7 @@ mod tests {
             "secret",
             "entropy",
             "fingerprint",
+            "commit",
         ] {
             let at = line.find(&format!("\"{k}\":")).unwrap();
             assert!(at >= last, "{k} out of order in {line}");

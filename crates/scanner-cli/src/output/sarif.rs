@@ -402,6 +402,7 @@ mod tests {
     fn rule(id: &str, name: &str, description: &str) -> RuleInfo {
         RuleInfo {
             id: Arc::from(id),
+            aliases: vec![],
             name: Arc::from(name),
             description: description.into(),
             keywords: vec![],

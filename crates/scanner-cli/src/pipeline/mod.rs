@@ -258,7 +258,7 @@ pub fn scan(
     };
 
     let shared = Arc::new(worker::Shared {
-        overlap: engine.max_match_len(),
+        overlap: engine.chunk_overlap(),
         engine: Arc::clone(&engine),
         opts: opts.clone(),
         tx: tx.clone(),

@@ -4,7 +4,7 @@
 //! `read(buf, offset)` callback — a file read front to back, a positional
 //! read of one range of a split file, a stream — in chunks of
 //! `chunk + overlap` bytes. The last `overlap` bytes of a chunk (the
-//! engine's [`chunk_overlap`](scanner_engine::Engine::max_match_len)) are
+//! engine's [`chunk_overlap`](scanner_engine::Engine::chunk_overlap)) are
 //! scanned as context, owned by the next chunk, and moved to the front of
 //! the buffer instead of being read again, so a secret across a chunk
 //! boundary is found exactly once.
@@ -214,7 +214,7 @@ mod tests {
         let reader = ChunkReader {
             engine: &engine,
             chunk: 64,
-            overlap: engine.max_match_len(),
+            overlap: engine.chunk_overlap(),
             sniff: false,
             count_last: true,
         };

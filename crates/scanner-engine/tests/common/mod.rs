@@ -94,9 +94,9 @@ pub fn scan(engine: &Engine, data: &[u8]) -> Vec<Finding> {
 }
 
 /// Scans `data` in chunks of `chunk` owned bytes, each followed by
-/// `engine.max_match_len()` bytes of overlap, as a caller would.
+/// `engine.chunk_overlap()` bytes of overlap, as a caller would.
 pub fn scan_chunked(engine: &Engine, data: &[u8], chunk: usize) -> Vec<Finding> {
-    let overlap = engine.max_match_len();
+    let overlap = engine.chunk_overlap();
     let mut scratch = engine.new_scratch();
     let mut out = Vec::new();
     let mut start = LinePos::START;
