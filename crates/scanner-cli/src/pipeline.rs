@@ -1124,6 +1124,8 @@ mod tests {
             end_offset: offset + 4,
             r#match: String::new(),
             secret: String::new(),
+            confidence: scanner_engine::Confidence::High,
+            tags: Vec::new(),
             entropy: 0.0,
             fingerprint: String::new(),
         }

@@ -111,13 +111,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod confidence;
 mod engine;
 mod gates;
+mod generic;
 mod lead;
 mod re2;
 mod syntax;
 
 pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
+pub use confidence::{base62_6, crc32, Confidence};
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::RuleFile;
 
@@ -337,6 +340,12 @@ pub struct Finding {
     pub secret: String,
     /// Shannon entropy of the secret, bits per byte.
     pub entropy: f32,
+    /// Triage level: see `src/confidence.rs` and `docs/rules.md`.
+    pub confidence: Confidence,
+    /// Why the confidence is what it is: `generic`, `prefix`,
+    /// `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`,
+    /// `published-example`.
+    pub tags: Vec<&'static str>,
     /// Depends on rule id and secret only: see [`fingerprint`].
     pub fingerprint: String,
 }
@@ -385,6 +394,14 @@ pub struct Suppressed {
     /// of a provider rule's finding in the same buffer (one finding per
     /// secret, under the provider's id).
     pub duplicate: u64,
+    /// A generic rule's value that is code: an unquoted expression in
+    /// source code, a type, a reference, the gap between two literals.
+    pub code_value: u64,
+    /// A generic rule's value that is a name made of words
+    /// (`SensitiveString2048`, `x25519_generate_private_key`).
+    pub identifier_like: u64,
+    /// A generic rule's value that is percent-encoded or HTML-escaped.
+    pub encoded: u64,
 }
 
 impl Suppressed {
@@ -396,11 +413,14 @@ impl Suppressed {
         self.placeholder += other.placeholder;
         self.config_allow += other.config_allow;
         self.duplicate += other.duplicate;
+        self.code_value += other.code_value;
+        self.identifier_like += other.identifier_like;
+        self.encoded += other.encoded;
     }
 
     /// Every count with the label the summary prints for it, in a fixed
     /// order: callers list reasons from here, so a new one cannot be missed.
-    pub fn by_reason(&self) -> [(&'static str, u64); 6] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 9] {
         [
             ("inline allow", self.inline_allow),
             ("allowlist", self.allowlist),
@@ -408,6 +428,9 @@ impl Suppressed {
             ("placeholder", self.placeholder),
             ("config allow_secrets", self.config_allow),
             ("duplicate of a provider finding", self.duplicate),
+            ("code value", self.code_value),
+            ("identifier-like", self.identifier_like),
+            ("encoded value", self.encoded),
         ]
     }
 }
