@@ -75,11 +75,13 @@ impl Checksum {
         }
     }
 
-    pub(crate) fn verify(self, secret: &[u8]) -> bool {
+    /// `None` when the secret is not in the checksummed form (a 76-byte
+    /// `ghr_` token has no documented checksum): confidence is unchanged.
+    pub(crate) fn verify(self, secret: &[u8]) -> Option<bool> {
         match self {
             Checksum::GithubCrc32 | Checksum::NpmCrc32 => crc32_token(secret),
-            Checksum::Jwt => jwt(secret),
-            Checksum::PypiMacaroon => pypi(secret),
+            Checksum::Jwt => Some(jwt(secret)),
+            Checksum::PypiMacaroon => Some(pypi(secret)),
         }
     }
 }
@@ -123,6 +125,8 @@ pub(crate) fn path_tag(path: &str) -> Option<&'static str> {
     let dirs = &dirs[..dirs.len().saturating_sub(1)];
     if dirs.iter().any(|d| TEST_DIRS.contains(d))
         || file.starts_with("test_")
+        || file.starts_with("example")
+        || file.starts_with("sample")
         || file.contains("_test.")
         || file.contains(".test.")
         || file.contains(".spec.")
@@ -165,12 +169,16 @@ pub(crate) fn assess(
         tags.push("prefix");
     }
     if let Some(ck) = checksum {
-        if ck.verify(secret) {
-            c = Confidence::High;
-            tags.push("checksum-valid");
-        } else {
-            c = Confidence::Low;
-            tags.push("checksum-invalid");
+        match ck.verify(secret) {
+            Some(true) => {
+                c = Confidence::High;
+                tags.push("checksum-valid");
+            }
+            Some(false) => {
+                c = Confidence::Low;
+                tags.push("checksum-invalid");
+            }
+            None => {}
         }
     }
     if let Some(t) = path_tag(path) {
@@ -216,16 +224,14 @@ pub fn base62_6(mut n: u32) -> [u8; 6] {
 }
 
 /// `<prefix>_` + 30 base62 + 6-digit base62 CRC-32 of the 30.
-fn crc32_token(secret: &[u8]) -> bool {
-    let Some(us) = memchr::memchr(b'_', secret) else {
-        return false;
-    };
+fn crc32_token(secret: &[u8]) -> Option<bool> {
+    let us = memchr::memchr(b'_', secret)?;
     let body = &secret[us + 1..];
     if body.len() != 36 || !body.iter().all(u8::is_ascii_alphanumeric) {
-        return false;
+        return None;
     }
     let (random, check) = body.split_at(30);
-    base62_6(crc32(random)) == check
+    Some(base62_6(crc32(random)) == check)
 }
 
 /// Decodes base64 or base64url, padded or not; `None` on a bad byte.

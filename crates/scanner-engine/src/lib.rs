@@ -132,6 +132,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../rules/ci-registries.toml"),
     ),
     ("cloud.toml", include_str!("../rules/cloud.toml")),
+    (
+        "credential-files.toml",
+        include_str!("../rules/credential-files.toml"),
+    ),
     ("databases.toml", include_str!("../rules/databases.toml")),
     ("generic.toml", include_str!("../rules/generic.toml")),
     ("jwt.toml", include_str!("../rules/jwt.toml")),

@@ -133,6 +133,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "ai.toml",
     "ci-registries.toml",
     "cloud.toml",
+    "credential-files.toml",
     "databases.toml",
     "generic.toml",
     "jwt.toml",
