@@ -289,10 +289,7 @@ fn pypi(secret: &[u8]) -> bool {
         return false;
     }
     let n = d[2] as usize;
-    n < 0x80
-        && d.len() > 3 + n
-        && d[3..3 + n].iter().all(|b| b.is_ascii_graphic())
-        && d[3 + n] == 2
+    n < 0x80 && d.len() > 3 + n && d[3..3 + n].iter().all(|b| b.is_ascii_graphic()) && d[3 + n] == 2
 }
 
 #[cfg(test)]

@@ -119,8 +119,8 @@ mod lead;
 mod re2;
 mod syntax;
 
-pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
 pub use confidence::{base62_6, crc32, Confidence};
+pub use engine::{Engine, EngineBuilder, RuleOverride, DEFAULT_MAX_LEN, MAX_MATCH_TEXT};
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::RuleFile;
 

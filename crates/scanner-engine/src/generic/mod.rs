@@ -39,16 +39,16 @@ pub(crate) enum Verdict {
 const CODE_EXTENSIONS: &[&str] = &[
     "rs", "go", "java", "kt", "kts", "scala", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "cs",
     "swift", "m", "mm", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi", "rb",
-    "php", "dart", "lua", "ex", "exs", "erl", "hs", "ml", "fs", "vue", "svelte", "groovy",
-    "clj", "zig", "nim", "jl",
+    "php", "dart", "lua", "ex", "exs", "erl", "hs", "ml", "fs", "vue", "svelte", "groovy", "clj",
+    "zig", "nim", "jl",
 ];
 
 pub(crate) fn is_code_path(path: &str) -> bool {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() => CODE_EXTENSIONS
-            .iter()
-            .any(|e| e.eq_ignore_ascii_case(ext)),
+        Some((stem, ext)) if !stem.is_empty() => {
+            CODE_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext))
+        }
         _ => false,
     }
 }
@@ -203,7 +203,12 @@ mod tests {
             c
         );
         assert_eq!(
-            check("  apiKey: SensitiveString2048;", "apiKey", "SensitiveString2048", "x.d.ts"),
+            check(
+                "  apiKey: SensitiveString2048;",
+                "apiKey",
+                "SensitiveString2048",
+                "x.d.ts"
+            ),
             c
         );
         assert_eq!(
@@ -229,7 +234,12 @@ mod tests {
     #[test]
     fn literals_kept() {
         assert_eq!(
-            check("password = \"Mapleorbit91@\"", "password", "Mapleorbit91@", "a.py"),
+            check(
+                "password = \"Mapleorbit91@\"",
+                "password",
+                "Mapleorbit91@",
+                "a.py"
+            ),
             None
         );
         assert_eq!(
@@ -242,7 +252,12 @@ mod tests {
             None
         );
         assert_eq!(
-            check("password=Mapleorbit91@", "password", "Mapleorbit91@", ".env"),
+            check(
+                "password=Mapleorbit91@",
+                "password",
+                "Mapleorbit91@",
+                ".env"
+            ),
             None
         );
     }
@@ -250,11 +265,21 @@ mod tests {
     #[test]
     fn encoded_values() {
         assert_eq!(
-            check("password=&lt;YOUR_PASSWORD&gt;", "password", "&lt;YOUR_PASSWORD&gt;", "a.md"),
+            check(
+                "password=&lt;YOUR_PASSWORD&gt;",
+                "password",
+                "&lt;YOUR_PASSWORD&gt;",
+                "a.md"
+            ),
             Some(Verdict::Encoded)
         );
         assert_eq!(
-            check("password=p%40ss%3Aw0rd", "password", "p%40ss%3Aw0rd", "a.txt"),
+            check(
+                "password=p%40ss%3Aw0rd",
+                "password",
+                "p%40ss%3Aw0rd",
+                "a.txt"
+            ),
             Some(Verdict::Encoded)
         );
     }
