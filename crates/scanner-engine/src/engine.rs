@@ -1327,6 +1327,7 @@ impl Suppressed {
             Drop::Generic(Verdict::Code) => self.code_value += 1,
             Drop::Generic(Verdict::IdentifierLike) => self.identifier_like += 1,
             Drop::Generic(Verdict::Encoded) => self.encoded += 1,
+            Drop::Generic(Verdict::Stopword) => self.stopword += 1,
         }
     }
 }

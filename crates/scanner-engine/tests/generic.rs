@@ -204,6 +204,16 @@ fn code_and_names_are_not_passwords() {
             "code value",
         ),
         (
+            "cfnlint/data/schemas/providers/me_south_1.py",
+            "    \"AWS::SecretsManager::Secret\": \"ea029b329dc57364\",\n",
+            "code value",
+        ),
+        (
+            "moto/rds/models.py",
+            "        credentials = {\"username\": \"admin\", \"password\": \"P@55w0rd!\"}\n",
+            "stopword",
+        ),
+        (
             "schema/api.json",
             "{\"apiKey\": \"SensitiveString2048\"}\n",
             "identifier-like",

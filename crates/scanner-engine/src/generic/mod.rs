@@ -31,6 +31,9 @@ pub(crate) enum Verdict {
     IdentifierLike,
     /// Percent-encoded or HTML-escaped text.
     Encoded,
+    /// A stand-in word spelled in leetspeak (`P@55w0rd!`), counted with
+    /// the stopwords.
+    Stopword,
 }
 
 /// File extensions of source code, where an unquoted right-hand side is an
@@ -76,6 +79,11 @@ pub(crate) fn confirm(
     if encoded(value) {
         return Some(Verdict::Encoded);
     }
+    // The key is the last segment of a path (`AWS::SecretsManager::Secret`,
+    // `crate::token`): a type or module name, not a setting.
+    if m.start >= line.start + 2 && &data[m.start - 2..m.start] == b"::" {
+        return Some(Verdict::Code);
+    }
     if quoted {
         let q = quote.unwrap_or(b'"');
         // `"Password:",next:"` — the key and its separator are inside the
@@ -108,7 +116,41 @@ pub(crate) fn confirm(
     if shape::identifier_like(value) {
         return Some(Verdict::IdentifierLike);
     }
+    if leet_stopword(value) {
+        return Some(Verdict::Stopword);
+    }
     None
+}
+
+/// Words that docs and mocks spell with digits and symbols (`P@55w0rd!`,
+/// `S3cr3t!`), after undoing the usual substitutions; the plain spellings
+/// are the rules' stopwords.
+const LEET_STOPWORDS: &[&[u8]] = &[b"password", b"passwort", b"secret", b"letmein", b"changeme"];
+
+fn leet_stopword(value: &[u8]) -> bool {
+    if value.len() > 32 {
+        return false;
+    }
+    let undo = |at: u8| -> Vec<u8> {
+        value
+            .iter()
+            .filter_map(|&b| match b.to_ascii_lowercase() {
+                b'@' => (at != 0).then_some(at),
+                b'4' => Some(b'a'),
+                b'3' => Some(b'e'),
+                b'1' | b'!' => Some(b'i'),
+                b'0' => Some(b'o'),
+                b'5' | b'$' => Some(b's'),
+                b'7' => Some(b't'),
+                c if c.is_ascii_lowercase() => Some(c),
+                _ => None,
+            })
+            .collect()
+    };
+    let (mapped, dropped) = (undo(b'a'), undo(0));
+    LEET_STOPWORDS.iter().any(|w| {
+        memchr::memmem::find(&mapped, w).is_some() || memchr::memmem::find(&dropped, w).is_some()
+    })
 }
 
 /// An unquoted value shaped like an expression: a reference or pointer
@@ -282,6 +324,16 @@ mod tests {
             ),
             Some(Verdict::Encoded)
         );
+    }
+
+    #[test]
+    fn leetspeak_stand_ins() {
+        for v in ["P@55w0rd!", "Pass@Word1", "S3cr3t!x", "p4$$w0rd2024"] {
+            assert!(leet_stopword(v.as_bytes()), "{v}");
+        }
+        for v in ["Mapleorbit91@", "Heron+Heron93", "Tr0ub4dor&3x"] {
+            assert!(!leet_stopword(v.as_bytes()), "{v}");
+        }
     }
 
     #[test]
