@@ -139,6 +139,16 @@ const URLS: &[(&str, &str, u32)] = &[
         1,
     ),
     (
+        "ci/settings.xml",
+        "<proxy>http://svc-build:{pw}@proxy.internal.corp:3128</proxy>\n",
+        1,
+    ),
+    (
+        "Jenkinsfile",
+        "sh 'lftp ftp://backup:{pw}@files.internal.corp/nightly'\n",
+        1,
+    ),
+    (
         "home/ci/.git-credentials",
         "https://deploy:{pw}@git.internal.corp\n",
         1,
