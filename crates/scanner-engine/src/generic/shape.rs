@@ -5,10 +5,22 @@
 //! name is made of words. A value is *identifier-like* when it only holds
 //! identifier characters (`[A-Za-z0-9_.-]`) and its letters split, at case
 //! changes, separators and digit runs, into words of the vocabulary
-//! (`words.txt`) or into short abbreviations (`x`, `V`), with at least half
-//! of the letters in words of three letters or more. Human passwords carry a
+//! (`words.txt`) or into abbreviations (`x`, `V`, an all-caps word of up to
+//! 5 letters), with at least half of the letters in vocabulary words of three
+//! letters or more, and at most three digit runs. Human passwords carry a
 //! symbol (`Mapleorbit91@`) or a word outside a programmer's vocabulary;
 //! random tokens split into pieces no vocabulary holds (`hrykevr`).
+//!
+//! The vocabulary is generated (`scripts/gen_words.py`): a hand-written
+//! base plus the 8000 most frequent identifier words of the Rust crates
+//! a-l in the cargo registry. Measured (`measure_on_registry_identifiers`)
+//! on 121k identifiers of 12+ characters with a digit or mixed case from
+//! the held-out crates m-z (mostly Win32 bindings, GUID and hash constants
+//! included): 61% identifier-like; random alphanumeric tokens of 16-40
+//! characters: 0 of 10,000. A prototype of the same test chose the size:
+//! 3000 / 8000 / 15000 words gave 39% / 54% / 63% of those identifiers,
+//! 1 in 10,000 random tokens for all three, and 1.0% / 1.6% / 9.5% of
+//! passwords made of two common words and digits without a symbol.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -90,6 +102,10 @@ pub(crate) fn identifier_like(value: &[u8]) -> bool {
             continue;
         }
         if !segments(&w.to_ascii_lowercase()) {
+            // An unknown acronym (`DKMT`, `NDIS`) is an abbreviation too.
+            if w.len() <= 5 && w.bytes().all(|b| b.is_ascii_uppercase()) {
+                continue;
+            }
             return false;
         }
         known += w.len();
@@ -122,6 +138,79 @@ mod tests {
         ] {
             assert!(identifier_like(v.as_bytes()), "{v}");
         }
+    }
+
+    /// The measurement behind the vocabulary and thresholds: identifiers of
+    /// real Rust sources that a generic rule could capture (12+ characters,
+    /// mixed case or a digit), from crates the vocabulary was not built
+    /// from, against random tokens of the lengths the rules accept.
+    #[test]
+    #[ignore = "reads ~/.cargo/registry/src; run with --ignored --nocapture to measure"]
+    fn measure_on_registry_identifiers() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(p);
+                }
+            }
+        }
+        // Crates from "m" on: scripts/gen_words.py builds the vocabulary
+        // from the others.
+        let root =
+            std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo/registry/src");
+        let mut files = Vec::new();
+        for index in std::fs::read_dir(&root).unwrap().flatten() {
+            for krate in std::fs::read_dir(index.path()).unwrap().flatten() {
+                if *krate.file_name().to_string_lossy() >= *"m" {
+                    walk(&krate.path(), &mut files);
+                }
+            }
+        }
+        let mut idents = HashSet::new();
+        for f in files {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            for w in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                let b = w.as_bytes();
+                let hard = b.iter().any(u8::is_ascii_digit)
+                    || (b.iter().any(u8::is_ascii_uppercase)
+                        && b.iter().any(u8::is_ascii_lowercase));
+                if w.len() >= 12 && !b[0].is_ascii_digit() && hard {
+                    idents.insert(w.to_owned());
+                }
+            }
+        }
+        let named = idents
+            .iter()
+            .filter(|w| identifier_like(w.as_bytes()))
+            .count();
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let (mut tokens, mut flagged) = (0, 0);
+        for len in [16usize, 20, 24, 32, 40] {
+            for _ in 0..2000 {
+                let t: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x >> 12;
+                        x ^= x << 25;
+                        x ^= x >> 27;
+                        alnum[(x.wrapping_mul(0x2545_F491_4F6C_DD1D) % 62) as usize]
+                    })
+                    .collect();
+                tokens += 1;
+                flagged += identifier_like(&t) as usize;
+            }
+        }
+        println!(
+            "registry identifiers: {named} of {} identifier-like ({:.1}%); \
+             random tokens: {flagged} of {tokens} identifier-like ({:.2}%)",
+            idents.len(),
+            100.0 * named as f64 / idents.len() as f64,
+            100.0 * flagged as f64 / tokens as f64
+        );
+        assert_eq!(flagged, 0);
     }
 
     #[test]
