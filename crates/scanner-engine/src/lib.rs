@@ -67,6 +67,20 @@
 //! provider rule's finding in the same buffer, the generic finding is
 //! dropped and counted as [`Suppressed::duplicate`].
 //!
+//! Before that, a generic candidate that passed the other gates is
+//! confirmed from the code around it (`src/generic/`): an unquoted value in
+//! source code, a type or reference, an encoded value or a name made of
+//! vocabulary words is dropped and counted ([`Suppressed::code_value`],
+//! [`Suppressed::identifier_like`], [`Suppressed::encoded`]).
+//!
+//! # Confidence
+//!
+//! Every [`Finding`] carries a [`Confidence`] and tags saying why: a fixed
+//! vendor prefix or a valid checksum (`checksum = "github-crc32"`...,
+//! verified offline) is high, a generic value medium, a failed checksum
+//! low; a test, example or documentation path lowers it one step. Nothing
+//! is dropped for its confidence (`docs/rules.md`, "Confidence and tags").
+//!
 //! # Performance
 //!
 //! Stage 1 is one case-insensitive Aho-Corasick DFA over all keywords;
