@@ -493,3 +493,21 @@ fn generic_confidence_and_doc_paths() {
         )
     );
 }
+
+/// A vendor's published example value is reported, one step lower, tagged.
+#[test]
+fn published_examples_are_lowered_not_dropped() {
+    let engine = Engine::builtin().unwrap();
+    assert_eq!(
+        one(
+            &engine,
+            "STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc\n",
+            "deploy/app.env"
+        ),
+        (
+            "stripe-test-key".into(),
+            Confidence::Medium,
+            vec!["prefix", "published-example"]
+        )
+    );
+}
