@@ -511,3 +511,26 @@ fn published_examples_are_lowered_not_dropped() {
         )
     );
 }
+
+/// The confirmation reads bytes around the match: chunked scans must still
+/// report exactly what a whole-buffer scan reports.
+#[test]
+fn chunked_scans_confirm_like_whole_scans() {
+    let engine = Engine::builtin().unwrap();
+    let passwords = human_passwords(SYNTAXES.len());
+    let mut text = String::new();
+    for (i, ((_, template, _), pw)) in SYNTAXES.iter().zip(&passwords).enumerate() {
+        text.push_str(&"// filler line\n".repeat(i % 7));
+        text.push_str(&template.replace("{pw}", pw));
+        text.push_str("  apiKey: SensitiveString2048;\n");
+        text.push_str("t={passwordLabel:\"Password:\",rememberMeLabel:\"Remember\"}\n");
+    }
+    let whole = common::brief(&common::scan(&engine, text.as_bytes()));
+    // In `src/main.rs` (source code), the unquoted values outside string
+    // literals are code; 14 findings remain.
+    assert_eq!(whole.len(), 14, "{whole:?}");
+    for chunk in [97, 256, 1000] {
+        let chunked = common::brief(&common::scan_chunked(&engine, text.as_bytes(), chunk));
+        assert_eq!(chunked, whole, "chunk {chunk}");
+    }
+}
