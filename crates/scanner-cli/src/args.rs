@@ -74,6 +74,11 @@ pub struct ScanArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
     pub max_filesize: Option<u64>,
 
+    /// Report only findings of this confidence or higher (high, medium,
+    /// low; default low: everything). Dropped findings are counted.
+    #[arg(long, value_name = "LEVEL", value_enum, help_heading = "Output")]
+    pub min_confidence: Option<ConfidenceArg>,
+
     /// Scan files that look binary (a NUL byte in the first 8 KiB) too.
     #[arg(long, help_heading = "Input")]
     pub binary: bool,
@@ -336,5 +341,23 @@ mod tests {
         assert_eq!(a.threads, Some(3));
         assert!(Cli::try_parse_from(["scanner", "scan", "--threads", "0"]).is_err());
         assert!(Cli::try_parse_from(["scanner", "scan", "--staged", "--diff", "HEAD"]).is_err());
+    }
+}
+
+/// `--min-confidence` levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConfidenceArg {
+    Low,
+    Medium,
+    High,
+}
+
+impl From<ConfidenceArg> for scanner_engine::Confidence {
+    fn from(c: ConfidenceArg) -> Self {
+        match c {
+            ConfidenceArg::Low => scanner_engine::Confidence::Low,
+            ConfidenceArg::Medium => scanner_engine::Confidence::Medium,
+            ConfidenceArg::High => scanner_engine::Confidence::High,
+        }
     }
 }

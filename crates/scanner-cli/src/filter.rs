@@ -36,3 +36,13 @@ pub trait FindingFilter: Send {
         Vec::new()
     }
 }
+
+/// `--min-confidence`: drops findings below the level (reason
+/// `below --min-confidence`).
+pub struct MinConfidence(pub scanner_engine::Confidence);
+
+impl FindingFilter for MinConfidence {
+    fn check(&mut self, f: &PathFinding) -> Option<&'static str> {
+        (f.finding.confidence < self.0).then_some("below --min-confidence")
+    }
+}

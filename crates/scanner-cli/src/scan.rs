@@ -200,6 +200,9 @@ impl ScanPlan {
         if let Some(f) = diff_filter {
             filters.push(Box::new(f));
         }
+        if let Some(level) = args.min_confidence {
+            filters.push(Box::new(crate::filter::MinConfidence(level.into())));
+        }
         let (baseline_filters, baseline_out) = baseline::filters(
             args.baseline.as_deref(),
             args.write_baseline.as_deref(),

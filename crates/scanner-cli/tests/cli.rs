@@ -810,3 +810,35 @@ fn a_generic_finding_under_a_provider_finding_is_counted_as_a_duplicate() {
         Some("suppressed: 1 duplicate of a provider finding")
     );
 }
+
+/// Confidence in every format, and `--min-confidence` filtering (counted).
+#[test]
+fn confidence_is_reported_and_filters() {
+    let t = Tree::new();
+    t.write("app.env", secret_line(1));
+    // A token whose checksum does not hold: low.
+    let mut bad = token(2);
+    let last = bad.pop().unwrap();
+    bad.push(if last == 'a' { 'b' } else { 'a' });
+    t.write("other.env", format!("T={bad}\n"));
+    let r = t.run(&["scan", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.expect(1).stdout).unwrap();
+    let levels: Vec<(&str, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap(),
+                f["confidence"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(levels, [("app.env", "high"), ("other.env", "low")]);
+    let r = t.run(&["scan", "--format", "json", "--min-confidence", "medium"]);
+    assert_eq!(r.expect(1).locations(), ["app.env:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("suppressed"),
+        Some("suppressed: 1 below --min-confidence")
+    );
+}

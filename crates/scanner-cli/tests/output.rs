@@ -41,6 +41,9 @@ mod output {
         secret: String,
         entropy: f32,
         fingerprint: String,
+        confidence: String,
+        tags: Vec<String>,
+        decoded: Vec<String>,
         commit: Option<Commit>,
     }
 
@@ -102,6 +105,9 @@ mod output {
             secret: "ghp_…".into(),
             entropy: entropy(secret),
             fingerprint: scanner_engine::fingerprint(RULE, secret.as_bytes()),
+            confidence: "high".into(),
+            tags: vec!["prefix".into(), "checksum-valid".into()],
+            decoded: vec![],
             commit: None,
         }
     }

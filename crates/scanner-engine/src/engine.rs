@@ -55,7 +55,9 @@ use regex_automata::util::captures::Captures;
 use regex_automata::{Anchored, Input, Span};
 use regex_syntax::hir::Hir;
 
+use crate::confidence::{Checksum, Confidence};
 use crate::gates::{fingerprint, is_placeholder, shannon_entropy};
+use crate::generic::Verdict;
 use crate::syntax::{AllowlistSyntax, ExampleSyntax, RuleFile, RuleSyntax};
 use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
@@ -440,6 +442,10 @@ impl EngineBuilder {
             }
             if rule.keywords.is_empty() {
                 unkeyed.push(idx as u32);
+                // A `path`-scoped rule runs on its few files only.
+                if rule.path.is_some() {
+                    continue;
+                }
                 warnings.push(Warning::new(
                     Some(infos[idx].origin.clone().into()),
                     Some(infos[idx].id.to_string()),
@@ -551,6 +557,8 @@ pub(crate) enum DropReason {
     Allowlist,
     Stopword,
     Placeholder,
+    /// Generic rules' confirmation step (`src/generic/`).
+    Generic(crate::generic::Verdict),
 }
 
 impl Allowlist {
@@ -705,6 +713,8 @@ pub(crate) struct Rule {
     placeholder_check: bool,
     /// `generic = true`: dropped when a provider finding's secret overlaps.
     generic: bool,
+    confidence: Option<Confidence>,
+    checksum: Option<Checksum>,
     allowlists: Vec<Arc<Allowlist>>,
     config_secrets: Option<LazyRegex>,
     config_paths: Option<LazyRegex>,
@@ -810,6 +820,23 @@ fn compile_rule(
         ),
         None => None,
     };
+    let confidence = match r.confidence.as_deref() {
+        None => None,
+        Some(c) => Some(Confidence::parse(c).ok_or_else(|| {
+            err(format!(
+                "line {line}: confidence = {c:?}: must be \"high\", \"medium\" or \"low\""
+            ))
+        })?),
+    };
+    let checksum = match r.checksum.as_deref() {
+        None => None,
+        Some(c) => Some(Checksum::parse(c).ok_or_else(|| {
+            err(format!(
+                "line {line}: checksum = {c:?}: must be \"github-crc32\", \"npm-crc32\", \
+                 \"jwt\" or \"pypi-macaroon\""
+            ))
+        })?),
+    };
     let mut allowlists = Vec::new();
     for (i, al) in r.allowlists.iter().chain(r.allowlist.iter()).enumerate() {
         let what = format!("line {line}: allowlist #{}", i + 1);
@@ -842,6 +869,8 @@ fn compile_rule(
         lead: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
         generic: r.generic.unwrap_or(false),
+        confidence,
+        checksum,
         allowlists,
         config_secrets: None,
         config_paths: None,
@@ -1263,6 +1292,14 @@ impl Engine {
             let end = pos.advance(&data[c.secret.range()]);
             let secret = &data[c.secret.range()];
             let mtext = &data[c.m.start..c.m.end.min(c.m.start + MAX_MATCH_TEXT)];
+            let (confidence, tags) = crate::confidence::assess(
+                rule.confidence,
+                rule.checksum,
+                rule.generic,
+                &rule.keywords,
+                secret,
+                input.path,
+            );
             out.push(Finding {
                 rule_id: info.id.clone(),
                 rule_name: info.name.clone(),
@@ -1275,6 +1312,8 @@ impl Engine {
                 r#match: String::from_utf8_lossy(mtext).into_owned(),
                 secret: String::from_utf8_lossy(secret).into_owned(),
                 entropy: c.entropy,
+                confidence,
+                tags,
                 // A path-only rule has no secret; its finding is the file.
                 fingerprint: if rule.pattern.is_none() {
                     fingerprint(&info.id, input.path.as_bytes())
@@ -1336,6 +1375,10 @@ impl Engine {
         }
         if rule.placeholder_check && is_placeholder(secret) {
             return Some(DropReason::Placeholder);
+        }
+        if rule.generic {
+            return crate::generic::confirm(data, line, c.m.range(), c.secret.range(), path)
+                .map(DropReason::Generic);
         }
         None
     }
@@ -1551,6 +1594,10 @@ impl Suppressed {
             DropReason::Allowlist => self.allowlist += 1,
             DropReason::Stopword => self.stopword += 1,
             DropReason::Placeholder => self.placeholder += 1,
+            DropReason::Generic(Verdict::Code) => self.code_value += 1,
+            DropReason::Generic(Verdict::IdentifierLike) => self.identifier_like += 1,
+            DropReason::Generic(Verdict::Encoded) => self.encoded += 1,
+            DropReason::Generic(Verdict::Stopword) => self.stopword += 1,
         }
     }
 }

@@ -97,18 +97,6 @@ const PLACEHOLDER_VALUES: &[&str] = &[
     "mysecret",
 ];
 
-/// Sample credentials published in vendors' documentation (exact values).
-const SAMPLE_VALUES: &[&str] = &[
-    // AWS documentation's access key pairs.
-    "AKIAIOSFODNN7EXAMPLE",
-    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "AKIAI44QH8DHBEXAMPLE",
-    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
-    // Stripe's documentation test keys.
-    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
-    "pk_test_TYooMQauvdEDq54NiTphI7jx",
-];
-
 /// A substring whose chance of occurring in a random secret of the same
 /// alphabet and length is above this is no evidence of a placeholder: of a
 /// million real tokens, at most one in ten million per check would be lost.
@@ -241,7 +229,6 @@ pub fn is_placeholder(secret: &[u8]) -> bool {
         || (len >= 6 && seq == len)
         || (punct && is_template(secret))
         || (sep && !digit && is_words_only(secret))
-        || SAMPLE_VALUES.iter().any(|v| v.as_bytes() == secret)
         || (len <= 11
             && PLACEHOLDER_VALUES
                 .iter()

@@ -130,6 +130,20 @@
 //! provider rule's finding in the same buffer, the generic finding is
 //! dropped and counted as [`Suppressed::duplicate`].
 //!
+//! Before that, a generic candidate that passed the other gates is
+//! confirmed from the code around it (`src/generic/`): an unquoted value in
+//! source code, a type or reference, an encoded value or a name made of
+//! vocabulary words is dropped and counted ([`Suppressed::code_value`],
+//! [`Suppressed::identifier_like`], [`Suppressed::encoded`]).
+//!
+//! # Confidence
+//!
+//! Every [`Finding`] carries a [`Confidence`] and tags saying why: a fixed
+//! vendor prefix or a valid checksum (`checksum = "github-crc32"`...,
+//! verified offline) is high, a generic value medium, a failed checksum
+//! low; a test, example or documentation path lowers it one step. Nothing
+//! is dropped for its confidence (`docs/rules.md`, "Confidence and tags").
+//!
 //! # Performance
 //!
 //! Stage 1 is one case-insensitive Aho-Corasick DFA over all keywords;
@@ -190,15 +204,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod confidence;
 mod decode;
 mod engine;
 mod gates;
+mod generic;
 mod lead;
 mod literals;
 mod re2;
 mod syntax;
 pub mod text;
 
+pub use confidence::{base62_6, crc32, Confidence};
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
 pub use engine::{
     Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_WINDOW, UNBOUNDED_WINDOW,
@@ -215,6 +232,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("../rules/ci-registries.toml"),
     ),
     ("cloud.toml", include_str!("../rules/cloud.toml")),
+    (
+        "credential-files.toml",
+        include_str!("../rules/credential-files.toml"),
+    ),
     ("databases.toml", include_str!("../rules/databases.toml")),
     (
         "databases-2.toml",
@@ -507,6 +528,12 @@ pub struct Finding {
     pub secret: String,
     /// Shannon entropy of the secret, bits per byte.
     pub entropy: f32,
+    /// Triage level: see `src/confidence.rs` and `docs/rules.md`.
+    pub confidence: Confidence,
+    /// Why the confidence is what it is: `generic`, `prefix`,
+    /// `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`,
+    /// `published-example`.
+    pub tags: Vec<&'static str>,
     /// Depends on rule id and secret only: see [`fingerprint`]. A secret
     /// found in decoded text has the fingerprint it has in plain text.
     pub fingerprint: String,
@@ -565,6 +592,14 @@ pub struct Suppressed {
     /// of a provider rule's finding in the same buffer (one finding per
     /// secret, under the provider's id).
     pub duplicate: u64,
+    /// A generic rule's value that is code: an unquoted expression in
+    /// source code, a type, a reference, the gap between two literals.
+    pub code_value: u64,
+    /// A generic rule's value that is a name made of words
+    /// (`SensitiveString2048`, `x25519_generate_private_key`).
+    pub identifier_like: u64,
+    /// A generic rule's value that is percent-encoded or HTML-escaped.
+    pub encoded: u64,
 }
 
 impl Suppressed {
@@ -577,11 +612,14 @@ impl Suppressed {
         self.placeholder += other.placeholder;
         self.config_allow += other.config_allow;
         self.duplicate += other.duplicate;
+        self.code_value += other.code_value;
+        self.identifier_like += other.identifier_like;
+        self.encoded += other.encoded;
     }
 
     /// Every count with the label the summary prints for it, in a fixed
     /// order: callers list reasons from here, so a new one cannot be missed.
-    pub fn by_reason(&self) -> [(&'static str, u64); 7] {
+    pub fn by_reason(&self) -> [(&'static str, u64); 10] {
         [
             ("entropy", self.entropy),
             ("inline allow", self.inline_allow),
@@ -590,6 +628,9 @@ impl Suppressed {
             ("placeholder", self.placeholder),
             ("config allow_secrets", self.config_allow),
             ("duplicate of a provider finding", self.duplicate),
+            ("code value", self.code_value),
+            ("identifier-like", self.identifier_like),
+            ("encoded value", self.encoded),
         ]
     }
 }

@@ -90,6 +90,13 @@ pub(crate) struct RuleSyntax {
     /// as a duplicate when a provider rule reports an overlapping secret.
     #[serde(default)]
     pub generic: Option<bool>,
+    /// Ours: `high`, `medium` or `low`, the finding's base confidence.
+    #[serde(default)]
+    pub confidence: Option<String>,
+    /// Ours: an offline structure check of the secret (`github-crc32`,
+    /// `npm-crc32`, `jwt`, `pypi-macaroon`); see `src/confidence.rs`.
+    #[serde(default)]
+    pub checksum: Option<String>,
     #[serde(default)]
     #[allow(dead_code)] // informational, kept so that it is not reported as unknown
     pub tags: Vec<String>,

@@ -33,6 +33,9 @@
 //! | `secret` | string | The secret (the rule's secret group within the match), redacted unless `--show-secrets`. Empty for a rule that matches on the path alone. |
 //! | `entropy` | number | Shannon entropy of the secret in bits per byte. |
 //! | `fingerprint` | string | Stable identity of the finding: depends on the rule id and the secret only, not on the path or line, so it survives code moving around. Always present, never redacted. |
+//! | `confidence` | string | `high`, `medium` or `low`, for triage: a provider rule with a fixed prefix or a valid checksum is `high`, a generic value `medium`, a failed checksum `low`; a test, fixture, example or documentation path, or a vendor's published example value, lowers it one step (see `docs/rules.md`). `--min-confidence` filters on it. |
+//! | `tags` | array of strings | Why the confidence is what it is: `prefix`, `generic`, `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`, `published-example`. |
+//! | `decoded` | array of strings | Empty for a secret in plain text. Otherwise how it was found, outermost first: `base64`, `base64url`, `hex`, `percent`, `string-literals` (see `docs/decoding.md`); the position is then that of the whole encoded run. |
 //! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`. `path` is then the path in that commit, and positions are in that blob. |
 //!
 //! Positions (`line`, `column`, `offset` and their ends) are those of the secret, the bytes to
@@ -91,6 +94,9 @@ struct FindingObject<'a> {
     secret: String,
     entropy: f32,
     fingerprint: &'a str,
+    confidence: scanner_engine::Confidence,
+    tags: &'a [&'static str],
+    decoded: Vec<&'static str>,
     commit: Option<&'a crate::input::CommitInfo>,
 }
 
@@ -119,6 +125,9 @@ impl<'a> FindingObject<'a> {
             secret: shown_secret(f, show_secrets),
             entropy: f.entropy,
             fingerprint: &f.fingerprint,
+            confidence: f.confidence,
+            tags: &f.tags,
+            decoded: f.decoded.iter().map(|e| e.as_str()).collect(),
             commit: pf.commit.as_deref(),
         }
     }
@@ -181,6 +190,9 @@ mod tests {
         secret: String,
         entropy: f32,
         fingerprint: String,
+        confidence: String,
+        tags: Vec<String>,
+        decoded: Vec<String>,
         commit: Option<serde_json::Value>,
     }
 
@@ -233,6 +245,9 @@ mod tests {
                 secret: "ghp_…".into(),
                 entropy: 4.75,
                 fingerprint: "0123456789abcdef".into(),
+                confidence: "high".into(),
+                tags: vec!["prefix".into()],
+                decoded: vec![],
                 commit: None,
             }
         );
@@ -244,7 +259,7 @@ mod tests {
             .match_indices("\":")
             .map(|(i, _)| i)
             .collect();
-        assert_eq!(keys.len(), 15);
+        assert_eq!(keys.len(), 18);
         let line = out.lines().nth(1).unwrap();
         let mut last = 0;
         for k in [
@@ -262,6 +277,9 @@ mod tests {
             "secret",
             "entropy",
             "fingerprint",
+            "confidence",
+            "tags",
+            "decoded",
             "commit",
         ] {
             let at = line.find(&format!("\"{k}\":")).unwrap();

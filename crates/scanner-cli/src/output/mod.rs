@@ -246,6 +246,8 @@ pub(crate) mod tests {
                 end_offset: offset + m.len() as u64,
                 r#match: m,
                 secret,
+                confidence: scanner_engine::Confidence::High,
+                tags: vec!["prefix"],
                 entropy: 4.75,
                 fingerprint: "0123456789abcdef".into(),
                 decoded: Vec::new(),

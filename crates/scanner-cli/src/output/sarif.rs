@@ -31,6 +31,9 @@
 //! | `locations[0].physicalLocation.artifactLocation.uri` | the path, with `/` separators, `./` dropped and every byte other than `A-Z a-z 0-9 - . _ ~` percent-encoded (so a non-UTF-8 name is exact). A relative path stays relative: run the scan from the repository root (`scanner scan .`) so GitHub can place it. An absolute path becomes a `file:///` URI. |
 //! | `...region.startLine`, `startColumn` | 1-based line and column of the first byte |
 //! | `...region.endLine`, `endColumn` | line of the last byte, column just past it (SARIF's end column is exclusive, as ours is) |
+//! | `level` | `error` for high confidence, `warning` for medium, `note` for low |
+//! | `rank` | 90, 60 or 30 (high, medium, low confidence) |
+//! | `properties.confidence`, `properties.tags`, `properties.decoded` | as in the JSON report (`decoded` only when not empty) |
 //! | `properties.commit` | `--history` only: `{"id", "author_name", "author_email", "author_date", "summary"}` of the commit that introduced the finding, as in the JSON report |
 //! | `partialFingerprints["secretFingerprint/v1"]` | our `fingerprint` (rule id + secret), so GitHub keeps one alert per leaked secret as code moves |
 //!
@@ -99,6 +102,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Component, Path};
 
+use scanner_engine::Confidence;
 use scanner_engine::RuleInfo;
 use serde::Serialize;
 
@@ -183,15 +187,21 @@ struct SarifResult<'a> {
     message: Text<String>,
     locations: [Location; 1],
     partial_fingerprints: BTreeMap<&'static str, &'a str>,
-    /// `--history`: the commit that introduced the finding (the JSON
-    /// report's `commit` object).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    properties: Option<ResultProperties<'a>>,
+    /// Triage: a number from the confidence (high 90, medium 60, low 30).
+    rank: f32,
+    properties: ResultProperties<'a>,
 }
 
 #[derive(Serialize)]
 struct ResultProperties<'a> {
-    commit: &'a crate::input::CommitInfo,
+    confidence: scanner_engine::Confidence,
+    tags: &'a [&'static str],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    decoded: Vec<&'static str>,
+    /// `--history`: the commit that introduced the finding (the JSON
+    /// report's `commit` object).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<&'a crate::input::CommitInfo>,
 }
 
 #[derive(Serialize)]
@@ -267,7 +277,11 @@ pub(super) fn write_log(
             SarifResult {
                 rule_id: &f.rule_id,
                 rule_index: index[&*f.rule_id],
-                level: "error",
+                level: match f.confidence {
+                    Confidence::High => "error",
+                    Confidence::Medium => "warning",
+                    Confidence::Low => "note",
+                },
                 message: Text {
                     text: if f.secret.is_empty() {
                         // A rule on the file path alone: there is no secret to show.
@@ -295,10 +309,17 @@ pub(super) fn write_log(
                     },
                 }],
                 partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, &*f.fingerprint)]),
-                properties: pf
-                    .commit
-                    .as_deref()
-                    .map(|commit| ResultProperties { commit }),
+                rank: match f.confidence {
+                    Confidence::High => 90.0,
+                    Confidence::Medium => 60.0,
+                    Confidence::Low => 30.0,
+                },
+                properties: ResultProperties {
+                    confidence: f.confidence,
+                    tags: &f.tags,
+                    decoded: f.decoded.iter().map(|e| e.as_str()).collect(),
+                    commit: pf.commit.as_deref(),
+                },
             }
         })
         .collect();

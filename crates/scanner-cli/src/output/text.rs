@@ -9,6 +9,8 @@
 //!   there (git's own `REV:PATH` notation: `git show COMMIT:PATH` prints the blob);
 //! * `LINE` and `COLUMN` locate the first byte of the secret: 1-based, the column counted in
 //!   bytes (as in `json`);
+//! * `RULE_ID` is followed by ` [medium]` or ` [low]` when the confidence is not high, and by
+//!   ` (base64)`-style notes when the secret was found in decoded text;
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
@@ -74,6 +76,17 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
     paint(&mut s, POS_COLOR, &format!("{}:{}", f.line, f.column));
     s.push_str("  ");
     paint(&mut s, RULE_COLOR, &escape(&f.rule_id));
+    // Only what lowers trust is shown: high confidence is the quiet default.
+    match f.confidence {
+        scanner_engine::Confidence::High => {}
+        scanner_engine::Confidence::Medium => s.push_str(" [medium]"),
+        scanner_engine::Confidence::Low => s.push_str(" [low]"),
+    }
+    for e in &f.decoded {
+        s.push_str(" (");
+        s.push_str(e.as_str());
+        s.push(')');
+    }
 
     let (before, secret, after) = split_match(&f.r#match, &f.secret);
     let secret = match secret {

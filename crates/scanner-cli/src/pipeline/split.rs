@@ -149,6 +149,8 @@ mod tests {
             entropy: 0.0,
             fingerprint: String::new(),
             decoded: Vec::new(),
+            confidence: scanner_engine::Confidence::High,
+            tags: Vec::new(),
         }
     }
 

@@ -251,6 +251,9 @@ fn scan_item(
     let outcome = match outcome {
         Ok(None) => return,
         Ok(Some(o)) => o,
+        // Stopping (Ctrl-C, or nobody reads the report): not a failure of
+        // this input, and nothing more is reported.
+        Err(_) if sh.stop.is_stopped() => return,
         Err(e) => Outcome::Failed {
             reason: io_reason(&e),
             findings: std::mem::take(&mut w.found),
@@ -375,7 +378,9 @@ fn scan_range(
             }
         }
     }
-    if input.remaining.fetch_sub(end - start, Ordering::AcqRel) == end - start {
+    if input.remaining.fetch_sub(end - start, Ordering::AcqRel) == end - start
+        && !sh.stop.is_stopped()
+    {
         let (outcome, suppressed) = split::finish(&input);
         sh.send(input.provenance.clone(), outcome, suppressed);
     }

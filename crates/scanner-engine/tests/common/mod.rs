@@ -134,6 +134,7 @@ pub const BUILTIN_NAMES: &[&str] = &[
     "ai-2.toml",
     "ci-registries.toml",
     "cloud.toml",
+    "credential-files.toml",
     "databases.toml",
     "databases-2.toml",
     "devtools.toml",

@@ -1,0 +1,538 @@
+//! The generic detector end to end, with the built-in rules: human-chosen
+//! passwords in every config syntax are found at their exact line; the
+//! shapes that real trees (cargo registry sources, site-packages, docs)
+//! produced as false positives are not, each counted under its reason;
+//! credential files by nature; offline checksums and confidence.
+
+mod common;
+
+use common::Rng;
+use scanner_engine::{base62_6, crc32, Confidence, Engine, Finding, Suppressed};
+
+fn scan(engine: &Engine, text: &str, path: &str) -> (Vec<Finding>, Suppressed) {
+    let mut scratch = engine.new_scratch();
+    let found = common::scan_with(engine, &mut scratch, text.as_bytes(), path);
+    (found, scratch.take_suppressed())
+}
+
+/// Passwords people choose: words outside a programmer's vocabulary,
+/// digits, a symbol (never first, so that no syntax reads it as markup).
+fn human_passwords(n: usize) -> Vec<String> {
+    const WORDS: &[&str] = &[
+        "maple", "orbit", "quartz", "river", "heron", "copper", "fjord", "basalt", "lantern",
+        "otter", "kestrel", "marigold", "tundra", "gecko", "pebble", "oriole", "vireo", "comet",
+    ];
+    const SYMBOLS: &[&str] = &["!", "*", "?", "+", "#"];
+    let mut rng = Rng(0x5eed_0f9a);
+    let cap = |w: &str| format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..]);
+    (0..n)
+        .map(|i| {
+            let (a, b) = (rng.pick(WORDS), rng.pick(WORDS));
+            let digits = 10 + rng.below(90);
+            let sym = rng.pick(SYMBOLS);
+            match i % 3 {
+                0 => format!("{}{b}{digits}{sym}", cap(a)),
+                1 => format!("{a}{sym}{}{digits}", cap(b)),
+                _ => format!("{}{sym}{}{digits}", cap(a), cap(b)),
+            }
+        })
+        .collect()
+}
+
+/// (path, text with `{pw}`, line of the password).
+const SYNTAXES: &[(&str, &str, u32)] = &[
+    (".env", "APP_ENV=production\nDB_PASSWORD={pw}\n", 2),
+    (
+        "config/application.properties",
+        "spring.datasource.username=orders\nspring.datasource.password={pw}\n",
+        2,
+    ),
+    ("config/db.yaml", "database:\n  host: db.internal\n  password: {pw}\n", 3),
+    ("config/db.yml", "database:\n  password: \"{pw}\"\n", 2),
+    ("settings.ini", "[database]\nhost = db.internal\npassword = {pw}\n", 3),
+    ("Config.toml", "[database]\nuser = \"orders\"\npassword = \"{pw}\"\n", 3),
+    (
+        "infra/main.tf",
+        "resource \"aws_db_instance\" \"orders\" {\n  username = \"orders\"\n  password = \"{pw}\"\n}\n",
+        3,
+    ),
+    (
+        "app/settings.py",
+        "DATABASES = {\n    'orders': {\n        'PASSWORD': '{pw}',\n    }\n}\n",
+        3,
+    ),
+    ("cmd/main.go", "func main() {\n\tpassword := \"{pw}\"\n\t_ = password\n}\n", 2),
+    ("src/config.js", "module.exports = {\n  password: '{pw}',\n};\n", 2),
+    ("appsettings.json", "{\n  \"Smtp\": {\n    \"Password\": \"{pw}\"\n  }\n}\n", 3),
+    (
+        "web.config",
+        "<appSettings>\n  <add key=\"SmtpPassword\" value=\"{pw}\" />\n</appSettings>\n",
+        2,
+    ),
+    ("conf/db.xml", "<db>\n  <user>orders</user>\n  <password>{pw}</password>\n</db>\n", 3),
+    ("conf/ds.xml", "<datasource user=\"orders\" password=\"{pw}\"/>\n", 1),
+    ("deploy.sh", "#!/bin/sh\nexport MYSQL_PWD={pw}\n", 2),
+    (
+        "docker-compose.yml",
+        "services:\n  db:\n    environment:\n      - POSTGRES_PASSWORD={pw}\n",
+        4,
+    ),
+    (
+        "scripts/backup.sh",
+        "#!/bin/sh\nmysqldump -u root -p'{pw}' orders > orders.sql\n",
+        2,
+    ),
+    ("scripts/load.sh", "mysql -h db.internal -u app -p{pw} orders < schema.sql\n", 1),
+    ("Makefile", "restore:\n\tpg_restore --password '{pw}' dump.sql\n", 2),
+    (
+        "app/db.go",
+        "const dsn = \"host=db user=orders password={pw} sslmode=disable\"\n",
+        1,
+    ),
+    (
+        "conf/sql.config",
+        "Server=db.internal;Database=orders;User Id=app;Password={pw};\n",
+        1,
+    ),
+    (
+        "conf/sql2.config",
+        "Password={pw};Server=db.internal;User Id=app;Database=orders\n",
+        1,
+    ),
+    (
+        "odbc.ini",
+        "[orders]\nConnection=Driver={ODBC Driver 18};Server=db;Uid=app;Pwd={pw};\n",
+        2,
+    ),
+];
+
+/// URL forms, for passwords without URL delimiters.
+const URLS: &[(&str, &str, u32)] = &[
+    (
+        ".env",
+        "DATABASE_URL=postgres://orders:{pw}@db.internal:5432/orders\n",
+        1,
+    ),
+    (
+        "config.yaml",
+        "mongo: mongodb://app:{pw}@db1:27017,db2:27017/orders?replicaSet=rs0\n",
+        1,
+    ),
+    (
+        "config.yaml",
+        "cache: redis://:{pw}@cache.internal:6379/0\n",
+        1,
+    ),
+    (
+        "config.yaml",
+        "broker: amqp://app:{pw}@mq.internal:5672/orders\n",
+        1,
+    ),
+    (
+        "application.properties",
+        "spring.datasource.url=jdbc:mysql://db:3306/orders?user=app&password={pw}\n",
+        1,
+    ),
+    (
+        "ci.sh",
+        "curl -u deploy:{pw} -T app.tgz https://artifacts.internal\n",
+        1,
+    ),
+    (
+        "ci/settings.xml",
+        "<proxy>http://svc-build:{pw}@proxy.internal.corp:3128</proxy>\n",
+        1,
+    ),
+    (
+        "Jenkinsfile",
+        "sh 'lftp ftp://backup:{pw}@files.internal.corp/nightly'\n",
+        1,
+    ),
+    (
+        "home/ci/.git-credentials",
+        "https://deploy:{pw}@git.internal.corp\n",
+        1,
+    ),
+];
+
+#[test]
+fn human_passwords_in_every_syntax_are_found_at_their_line() {
+    let engine = Engine::builtin().unwrap();
+    let passwords = human_passwords(SYNTAXES.len() + URLS.len());
+    let mut failures = Vec::new();
+    let cases = SYNTAXES.iter().chain(URLS).zip(&passwords);
+    for (i, ((path, template, line), pw)) in cases.enumerate() {
+        // URL forms need a password without URL delimiters.
+        let pw = if i >= SYNTAXES.len() {
+            pw.replace(['#', '?', '+'], "!")
+        } else {
+            pw.clone()
+        };
+        let text = template.replace("{pw}", &pw);
+        let (found, _) = scan(&engine, &text, path);
+        let got: Vec<(u32, &str)> = found.iter().map(|f| (f.line, f.secret.as_str())).collect();
+        if got != [(*line, pw.as_str())] {
+            failures.push(format!("{path}: {text:?}: got {:?}", common::brief(&found)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The real-world shapes, each with the reason it is dropped.
+#[test]
+fn code_and_names_are_not_passwords() {
+    let engine = Engine::builtin().unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "windows/src/logon.rs",
+            "pub fn logon(password: &windows_core::BSTR, flags: u32) {}\n",
+            "code value",
+        ),
+        (
+            "src/auth.c",
+            "    conn->password = *cred_blob_ptr2;\n",
+            "code value",
+        ),
+        (
+            "types/index.d.ts",
+            "  apiKey: SensitiveString2048;\n",
+            "code value",
+        ),
+        (
+            "types/auth.d.ts",
+            "export type Password = Buffer|Uint8Array|Blob|string\n",
+            "code value",
+        ),
+        (
+            "crypto/src/x25519.rs",
+            "    private_key: x25519_generate_private_key,\n",
+            "code value",
+        ),
+        (
+            "dist/login.js",
+            "t={passwordLabel:\"Password:\",rememberMeLabel:\"Remember me\"}\n",
+            "code value",
+        ),
+        (
+            "cfnlint/data/schemas/providers/me_south_1.py",
+            "    \"AWS::SecretsManager::Secret\": \"ea029b329dc57364\",\n",
+            "code value",
+        ),
+        (
+            "moto/rds/models.py",
+            "        credentials = {\"username\": \"admin\", \"password\": \"P@55w0rd!\"}\n",
+            "stopword",
+        ),
+        (
+            "schema/api.json",
+            "{\"apiKey\": \"SensitiveString2048\"}\n",
+            "identifier-like",
+        ),
+        (
+            "model.yaml",
+            "apiKey: XmlStringMaxLen256\n",
+            "identifier-like",
+        ),
+        (
+            "keys.yaml",
+            "private_key: x25519_generate_private_key\n",
+            "identifier-like",
+        ),
+        (
+            "site/config.json",
+            "{\"token\": \"my_recaptchaV3Token\"}\n",
+            "identifier-like",
+        ),
+        (
+            "site/setup.html",
+            "<pre>password = \"&lt;db-pass-here&gt;\"</pre>\n",
+            "encoded value",
+        ),
+        (
+            "requests.txt",
+            "GET /login?user=bob&password=p%40ss%3Aword%21 HTTP/1.1\n",
+            "encoded value",
+        ),
+    ];
+    for (path, text, reason) in cases {
+        let (found, suppressed) = scan(&engine, text, path);
+        assert_eq!(common::brief(&found), vec![], "{text:?}");
+        let counted: Vec<(&str, u64)> = suppressed
+            .by_reason()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        // Decoding may drop the decoded copy too (a percent-encoded value
+        // is also scanned decoded): the expected reason must be counted.
+        assert!(counted.contains(&(*reason, 1)), "{text:?}: {counted:?}");
+    }
+}
+
+/// (path, text, rule, line, secret).
+const CREDENTIAL_FILES: &[(&str, &str, &str, u32, &str)] = &[
+    (
+        "home/ci/.netrc",
+        "machine git.internal.corp\n  login deploy\n  password Quartz7river!\n",
+        "netrc-password",
+        3,
+        "Quartz7river!",
+    ),
+    (
+        "home/app/.pgpass",
+        "# host:port:db:user:password\ndb.internal:5432:orders:app:Copper-Heron-71\n",
+        "pgpass-password",
+        2,
+        "Copper-Heron-71",
+    ),
+    (
+        "home/ci/.docker/config.json",
+        "{\n  \"auths\": {\n    \"registry.internal:5000\": {\n      \"auth\": \"ZGVwbG95OlF1YXJ0ejdyaXZlcg==\"\n    }\n  }\n}\n",
+        "docker-config-auth",
+        4,
+        "ZGVwbG95OlF1YXJ0ejdyaXZlcg==",
+    ),
+    (
+        "home/ci/.npmrc",
+        "registry=https://npm.internal.corp/\n//npm.internal.corp/:_authToken=Zm9yZXN0LWxhbnRlcm4tOTEtb3Jpb2xl\n",
+        "npmrc-auth",
+        2,
+        "Zm9yZXN0LWxhbnRlcm4tOTEtb3Jpb2xl",
+    ),
+    (
+        "home/ci/.pypirc",
+        "[internal]\nusername = uploader\npassword = Marigold!Fjord22\n",
+        "pypirc-password",
+        3,
+        "Marigold!Fjord22",
+    ),
+    (
+        "home/ci/.git-credentials",
+        "https://deploy:Tundra-Gecko-48@git.internal.corp\n",
+        "git-credentials-password",
+        1,
+        "Tundra-Gecko-48",
+    ),
+    (
+        "home/ci/.m2/settings.xml",
+        "<settings>\n  <servers>\n    <server>\n      <id>internal</id>\n      <password>Pebble#Oriole63</password>\n",
+        "maven-settings-password",
+        5,
+        "Pebble#Oriole63",
+    ),
+    (
+        "home/ops/.s3cfg",
+        "[default]\naccess_key = 7HQ2NRZ4KX9PLM3VWT8B\nsecret_key = rK8vN2pX5mQ9wL3zT7yB4cF6\n",
+        "s3cfg-secret-key",
+        3,
+        "rK8vN2pX5mQ9wL3zT7yB4cF6",
+    ),
+    (
+        "home/ops/.aws/credentials",
+        "[default]\naws_access_key_id = AKIA2E0A8F3B244C9986\naws_secret_access_key = kW9vXq2Lm8Rt4Zp7Nb3Yc6Hd1Jf5Gs0Ua2Ek8Wo3\n",
+        "aws-secret-access-key",
+        3,
+        "kW9vXq2Lm8Rt4Zp7Nb3Yc6Hd1Jf5Gs0Ua2Ek8Wo3",
+    ),
+    (
+        "deploy/db-secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: orders-db\ntype: Opaque\ndata:\n  password: Q29wcGVyLUhlcm9uLTcx\n",
+        "kubernetes-secret-data",
+        7,
+        "Q29wcGVyLUhlcm9uLTcx",
+    ),
+    (
+        "srv/www/.htpasswd",
+        "admin:$apr1$x9Qd2LmA$Kq7vP3nW8zR5tY1cB6dF0/\n",
+        "apr1-htpasswd-hash",
+        1,
+        "x9Qd2LmA$Kq7vP3nW8zR5tY1cB6dF0/",
+    ),
+];
+
+#[test]
+fn credential_files_by_nature() {
+    let engine = Engine::builtin().unwrap();
+    let mut failures = Vec::new();
+    for (path, text, rule, line, secret) in CREDENTIAL_FILES {
+        let (found, _) = scan(&engine, text, path);
+        let got: Vec<(&str, u32, &str)> = found
+            .iter()
+            .filter(|f| !f.rule_id.starts_with("aws-access-key-id"))
+            .map(|f| (&*f.rule_id, f.line, f.secret.as_str()))
+            .collect();
+        if got != [(*rule, *line, *secret)] {
+            failures.push(format!("{path}: got {:?}", common::brief(&found)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Path-scoped: the same `.netrc` text elsewhere is nothing.
+    let (found, _) = scan(&engine, CREDENTIAL_FILES[0].1, "notes/netrc.txt");
+    assert_eq!(common::brief(&found), vec![]);
+}
+
+fn b64url(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &b)| acc | (b as u32) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn one(engine: &Engine, text: &str, path: &str) -> (String, Confidence, Vec<&'static str>) {
+    let (found, _) = scan(engine, text, path);
+    assert_eq!(found.len(), 1, "{text:?}: {:?}", common::brief(&found));
+    let f = &found[0];
+    (f.rule_id.to_string(), f.confidence, f.tags.clone())
+}
+
+#[test]
+fn checksums_verify_offline() {
+    let engine = Engine::builtin().unwrap();
+    let mut rng = Rng(0xc4ec_5eed);
+    for (prefix, rule) in [("ghp_", "github-classic-pat"), ("npm_", "npm-access-token")] {
+        let random = rng.token(common::ALNUM, 30);
+        let check = String::from_utf8(base62_6(crc32(random.as_bytes())).to_vec()).unwrap();
+        let valid = format!("{prefix}{random}{check}");
+        let text = format!("TOKEN={valid}\n");
+        assert_eq!(
+            one(&engine, &text, "deploy/.env"),
+            (
+                rule.into(),
+                Confidence::High,
+                vec!["prefix", "checksum-valid"]
+            )
+        );
+        // One changed character and the checksum fails: lowered, tagged.
+        let last = if valid.ends_with('A') { 'B' } else { 'A' };
+        let broken = format!("{}{last}", &valid[..valid.len() - 1]);
+        assert_eq!(
+            one(&engine, &format!("TOKEN={broken}\n"), "deploy/.env"),
+            (
+                rule.into(),
+                Confidence::Low,
+                vec!["prefix", "checksum-invalid"]
+            )
+        );
+        // A valid token in a test path: lowered one step, never dropped.
+        assert_eq!(
+            one(&engine, &text, "tests/fixtures/deploy.env"),
+            (
+                rule.into(),
+                Confidence::Medium,
+                vec!["prefix", "checksum-valid", "test-path"]
+            )
+        );
+    }
+
+    let sig = rng.token(common::ALNUM, 43);
+    let payload = b64url(br#"{"sub":"svc-orders","iat":1767225600}"#);
+    let jwt = |header: &str| format!("auth = {}.{payload}.{sig}\n", b64url(header.as_bytes()));
+    let (rule, c, tags) = one(&engine, &jwt(r#"{"alg":"HS256","typ":"JWT"}"#), "a.conf");
+    assert_eq!((rule.as_str(), c), ("jwt", Confidence::High));
+    assert!(tags.contains(&"checksum-valid"), "{tags:?}");
+    let (_, c, tags) = one(&engine, &jwt(r#"{"typ":"JWT","kid":"k1"}"#), "a.conf");
+    assert_eq!(c, Confidence::Low);
+    assert!(tags.contains(&"checksum-invalid"), "{tags:?}");
+
+    // A PyPI token is `pypi-` + a base64url macaroon: version 2, field 1
+    // (location) = "pypi.org", then field 2 (identifier).
+    let mut mac = vec![2u8, 1, 8];
+    mac.extend_from_slice(b"pypi.org");
+    mac.extend_from_slice(&[2, 32]);
+    mac.extend(rng.token(common::ALNUM, 32).bytes());
+    mac.extend_from_slice(&[0, 6, 32]);
+    mac.extend(rng.token(common::ALNUM, 32).bytes());
+    let token = format!("pypi-{}", b64url(&mac));
+    let (rule, c, tags) = one(&engine, &format!("PYPI_TOKEN={token}\n"), "ci/.env");
+    assert_eq!((rule.as_str(), c), ("pypi-upload-token", Confidence::High));
+    assert!(tags.contains(&"checksum-valid"), "{tags:?}");
+    mac[11] = 9; // the identifier field's tag
+    let token = format!("pypi-{}", b64url(&mac));
+    let (_, c, _) = one(&engine, &format!("PYPI_TOKEN={token}\n"), "ci/.env");
+    assert_eq!(c, Confidence::Low);
+}
+
+#[test]
+fn generic_confidence_and_doc_paths() {
+    let engine = Engine::builtin().unwrap();
+    let text = "db.password=Mapleorbit91@\n";
+    assert_eq!(
+        one(&engine, text, "conf/app.properties"),
+        (
+            "generic-password-assignment".into(),
+            Confidence::Medium,
+            vec!["generic"]
+        )
+    );
+    assert_eq!(
+        one(&engine, text, "docs/setup.md"),
+        (
+            "generic-password-assignment".into(),
+            Confidence::Low,
+            vec!["generic", "doc-path"]
+        )
+    );
+    // AWS's documentation shape: a made-up token in an examples directory
+    // is reported, low.
+    let (rule, c, tags) = one(
+        &engine,
+        "    \"ChangeToken\": \"12cs345-67cd-890b-1cd2-c3a4567d89f1\"\n",
+        "awscli/examples/waf/update-web-acl.rst",
+    );
+    assert_eq!(
+        (rule.as_str(), c, tags),
+        (
+            "generic-secret-assignment",
+            Confidence::Low,
+            vec!["generic", "test-path"]
+        )
+    );
+}
+
+/// A vendor's published example value is reported, one step lower, tagged.
+#[test]
+fn published_examples_are_lowered_not_dropped() {
+    let engine = Engine::builtin().unwrap();
+    assert_eq!(
+        one(
+            &engine,
+            "STRIPE_KEY=sk_test_4eC39HqLyjWDarjtT1zdp7dc\n",
+            "deploy/app.env"
+        ),
+        (
+            "stripe-test-key".into(),
+            Confidence::Medium,
+            vec!["prefix", "published-example"]
+        )
+    );
+}
+
+/// The confirmation reads bytes around the match: chunked scans must still
+/// report exactly what a whole-buffer scan reports.
+#[test]
+fn chunked_scans_confirm_like_whole_scans() {
+    let engine = Engine::builtin().unwrap();
+    let passwords = human_passwords(SYNTAXES.len());
+    let mut text = String::new();
+    for (i, ((_, template, _), pw)) in SYNTAXES.iter().zip(&passwords).enumerate() {
+        text.push_str(&"// filler line\n".repeat(i % 7));
+        text.push_str(&template.replace("{pw}", pw));
+        text.push_str("  apiKey: SensitiveString2048;\n");
+        text.push_str("t={passwordLabel:\"Password:\",rememberMeLabel:\"Remember\"}\n");
+    }
+    let whole = common::brief(&common::scan(&engine, text.as_bytes()));
+    // In `src/main.rs` (source code), the unquoted values outside string
+    // literals are code; 14 findings remain.
+    assert_eq!(whole.len(), 14, "{whole:?}");
+    for chunk in [97, 256, 1000] {
+        let chunked = common::brief(&common::scan_chunked(&engine, text.as_bytes(), chunk));
+        assert_eq!(chunked, whole, "chunk {chunk}");
+    }
+}
