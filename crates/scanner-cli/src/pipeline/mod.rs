@@ -120,6 +120,11 @@ impl Default for ScanOptions {
 /// Tasks handed to the injector at once: fewer wakeups and CASes than one by
 /// one, small enough that workers start at once.
 const BATCH: usize = 16;
+/// History blobs per [`Task::Batch`], and the bytes after which a batch is
+/// closed early: enough requests in flight to keep `git cat-file` busy while
+/// the worker scans, small enough that both workers get batches.
+const BLOB_BATCH: usize = 64;
+const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Task permits: enough to keep every worker's deque fed, few enough that
 /// sources cannot run far ahead (items held in memory stay bounded).
 const TASKS_PER_WORKER: usize = 64;
@@ -128,6 +133,10 @@ const TASKS_PER_WORKER: usize = 64;
 pub enum Task {
     /// An input to read; the worker splits it if it is large.
     Item { item: Item, permit: Permit },
+    /// Several small items read together: history blobs, requested from
+    /// the worker's `git cat-file` all at once so that git inflates the
+    /// next blob while the worker scans this one.
+    Batch { items: Vec<Item>, permit: Permit },
     /// Bytes `start..end` of a split input.
     Range {
         input: Arc<SplitInput>,
@@ -202,6 +211,32 @@ impl Feeder<'_> {
             }
         };
         self.batch.push(Task::Item { item, permit });
+        if self.batch.len() >= BATCH {
+            self.flush();
+        }
+        !self.stop.is_stopped()
+    }
+
+    /// Queues `items` as one task, charged their bytes together.
+    fn push_batch(&mut self, items: Vec<Item>) -> bool {
+        if items.is_empty() {
+            return true;
+        }
+        if self.stop.is_stopped() {
+            return false;
+        }
+        let bytes = items.iter().map(Item::held_bytes).sum();
+        let permit = match self.budget.try_acquire(bytes) {
+            Some(p) => p,
+            None => {
+                self.flush();
+                match self.budget.acquire_open(bytes) {
+                    Some(p) => p,
+                    None => return false,
+                }
+            }
+        };
+        self.batch.push(Task::Batch { items, permit });
         if self.batch.len() >= BATCH {
             self.flush();
         }
@@ -308,13 +343,16 @@ pub fn scan(
         Source::History(hopts) => {
             let mut skips = SkipCounts::default();
             let repo: Arc<std::path::Path> = Arc::from(hopts.repo.as_path());
+            let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
+            let mut group_bytes = 0;
             let stats = crate::input::history::enumerate(&hopts, |blob| {
                 let path = crate::input::git::path_from_bytes(blob.path);
                 if let Some(skip) = opts.scope.check_listed(&path) {
                     skips.add(skip, 1);
                     return !stop.is_stopped();
                 }
-                feeder.push(Item {
+                group_bytes += blob.size;
+                group.push(Item {
                     provenance: crate::input::Provenance {
                         path,
                         commit: Some(blob.commit),
@@ -324,8 +362,14 @@ pub fn scan(
                         oid: blob.oid,
                         size: blob.size,
                     },
-                })
+                });
+                if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {
+                    group_bytes = 0;
+                    return feeder.push_batch(std::mem::take(&mut group));
+                }
+                true
             });
+            feeder.push_batch(group);
             match stats {
                 Ok(stats) => {
                     skips.add(crate::report::Skip::Submodule, stats.submodules);

@@ -91,6 +91,7 @@ fn run(task: Task, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) 
     }
     match task {
         Task::Item { item, permit } => scan_item(item, permit, w, spawner, sh),
+        Task::Batch { items, permit } => scan_batch(items, permit, w, spawner, sh),
         Task::Range {
             input,
             start,
@@ -260,6 +261,108 @@ fn scan_item(
         },
     };
     sh.send(provenance, outcome, w.scan.take_suppressed());
+}
+
+/// Scans a batch of history blobs: every one is requested from the
+/// worker's `git cat-file` first, so git inflates the next while this one
+/// is scanned. Anything else in a batch is scanned item by item.
+fn scan_batch(
+    items: Vec<Item>,
+    permit: Permit,
+    w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
+    sh: &Shared,
+) {
+    let repo = match items.first().map(|i| &i.content) {
+        Some(Content::GitBlob { repo, .. }) => Arc::clone(repo),
+        _ => {
+            for item in items {
+                scan_item(item, permit.clone(), w, spawner, sh);
+            }
+            return;
+        }
+    };
+    let requested = (|| -> io::Result<()> {
+        let reader = w.blob_reader(&repo)?;
+        for item in &items {
+            if let Content::GitBlob { oid, .. } = &item.content {
+                reader.request(oid)?;
+            }
+        }
+        Ok(())
+    })();
+    if requested.is_err() {
+        // Start afresh, one blob at a time: each failure is then reported
+        // against its own blob.
+        w.git = None;
+        for item in items {
+            scan_item(item, permit.clone(), w, spawner, sh);
+        }
+        return;
+    }
+    let mut broken = false;
+    for item in items {
+        if broken || sh.stop.is_stopped() {
+            // The pipe is out of step (or we are stopping): the rest go
+            // one by one through a new process.
+            w.git = None;
+            broken = true;
+            if sh.stop.is_stopped() {
+                return;
+            }
+            scan_item(item, permit.clone(), w, spawner, sh);
+            continue;
+        }
+        let Item {
+            provenance,
+            content,
+        } = item;
+        let size = match content {
+            Content::GitBlob { size, .. } => size,
+            _ => unreachable!("a batch holds one repository's blobs"),
+        };
+        w.found.clear();
+        let mut data = std::mem::take(&mut w.blob);
+        data.clear();
+        let read = match w.git.as_mut() {
+            Some((_, reader)) => reader.read_next(|piece| {
+                data.extend_from_slice(piece);
+                Ok(())
+            }),
+            None => Err(io::Error::other("git cat-file is gone")),
+        };
+        let outcome = match read {
+            // A missing object is answered in step: the next ones follow.
+            Err(e) => {
+                broken = e.kind() != io::ErrorKind::NotFound;
+                w.blob = data;
+                Err(e)
+            }
+            Ok(_) => match sh.opts.scope.check_size(size) {
+                Some(skip) => {
+                    w.blob = data;
+                    Ok(Some(Outcome::Skipped(skip)))
+                }
+                None => {
+                    let (outcome, back) = scan_bytes(&provenance, data, &permit, w, spawner, sh);
+                    if let Some(back) = back {
+                        w.blob = back;
+                    }
+                    outcome
+                }
+            },
+        };
+        let outcome = match outcome {
+            Ok(None) => continue,
+            Ok(Some(o)) => o,
+            Err(_) if sh.stop.is_stopped() => return,
+            Err(e) => Outcome::Failed {
+                reason: io_reason(&e),
+                findings: std::mem::take(&mut w.found),
+            },
+        };
+        sh.send(provenance, outcome, w.scan.take_suppressed());
+    }
 }
 
 /// Scans bytes in memory (a staged blob, a history blob); splits them when
