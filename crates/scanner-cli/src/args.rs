@@ -79,6 +79,16 @@ pub struct ScanArgs {
     #[arg(long, value_name = "LEVEL", value_enum, help_heading = "Output")]
     pub min_confidence: Option<ConfidenceArg>,
 
+    /// Do not open archives (zip, jar, whl, tar, gzip, bzip2, xz, zstd):
+    /// scan them as the binary files they are (skipped unless --binary).
+    #[arg(long, help_heading = "Input")]
+    pub no_archives: bool,
+
+    /// Archives inside archives are opened this deep (1: the top-level
+    /// archive only). Default 3.
+    #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Input")]
+    pub archive_depth: u32,
+
     /// Scan files that look binary (a NUL byte in the first 8 KiB) too.
     #[arg(long, help_heading = "Input")]
     pub binary: bool,

@@ -27,6 +27,8 @@ pub struct ScanReport {
     pub broken_pipe: bool,
     /// The scan was stopped before the end (Ctrl-C, SIGTERM).
     pub interrupted: bool,
+    /// Archives opened, members scanned, skips inside archives.
+    pub archives: crate::input::archive::ArchiveStats,
     /// `--history`: commits walked, distinct blobs, duplicates.
     pub history: Option<crate::input::history::HistoryStats>,
     pub metrics: MetricsSnapshot,

@@ -183,6 +183,10 @@ impl ScanPlan {
             split_grain: args.split_grain.unwrap_or(defaults.split_grain),
             progress: !args.quiet && Progress::wanted(),
             stdout_id: stdout_id(),
+            archives: (!args.no_archives).then(|| crate::input::archive::Limits {
+                max_depth: args.archive_depth.max(1),
+                ..Default::default()
+            }),
             ..defaults
         };
 

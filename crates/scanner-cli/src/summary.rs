@@ -26,6 +26,7 @@
 //!   "elapsed_secs": 0.21, "mb_per_sec": 229.5,
 //!   "skipped_total": 14, "skipped": { "ignored": 12, "binary": 2 },
 //!   "suppressed": { "placeholder": 4, "baseline": 1 },
+//!   "archives": { "opened": 0, "members": 0, "expanded_bytes": 0, "skipped": {} },
 //!   "history": null,
 //!   "scheduler": {
 //!     "wall_secs": 0.2, "utilization": 0.93,
@@ -144,6 +145,25 @@ pub fn summary_lines(r: &ScanReport) -> Vec<String> {
         thousands(r.findings),
         plural(r.findings, "finding", "findings"),
     )];
+    let a = &r.archives;
+    if a.archives > 0 {
+        let mut line = format!(
+            "archives: {} opened, {} {} ({} expanded)",
+            thousands(a.archives),
+            thousands(a.members),
+            plural(a.members, "member", "members"),
+            megabytes(a.expanded_bytes)
+        );
+        if !a.skip_counts.is_empty() {
+            let s: Vec<String> = a
+                .skip_counts
+                .iter()
+                .map(|(label, n)| format!("{} {label}", thousands(*n)))
+                .collect();
+            line.push_str(&format!("; inside archives: {}", s.join(", ")));
+        }
+        lines.push(line);
+    }
     let skipped: Vec<String> = r
         .skips
         .nonzero()
@@ -218,6 +238,12 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
         "skipped_total": r.skips.total(),
         "skipped": skipped,
         "suppressed": r.suppressed,
+        "archives": {
+            "opened": r.archives.archives,
+            "members": r.archives.members,
+            "expanded_bytes": r.archives.expanded_bytes,
+            "skipped": r.archives.skip_counts,
+        },
         "history": r.history.as_ref().map(|h| json!({
             "commits": h.commits,
             "blobs": h.blobs,

@@ -97,6 +97,10 @@ pub struct ScanOptions {
     /// The identity (device, inode) of our stdout when it is a regular
     /// file: `scanner scan . > report.txt` must not scan its own report.
     pub stdout_id: Option<(u64, u64)>,
+    /// Open archives (recognised by their first bytes) and scan their
+    /// members, within these limits; `None` (`--no-archives`): an archive
+    /// is a binary file like any other.
+    pub archives: Option<crate::input::archive::Limits>,
 }
 
 impl Default for ScanOptions {
@@ -113,6 +117,7 @@ impl Default for ScanOptions {
             progress: false,
             memory_budget: 256 << 20,
             stdout_id: None,
+            archives: Some(crate::input::archive::Limits::default()),
         }
     }
 }

@@ -58,6 +58,8 @@ pub enum Msg {
         reason: String,
         is_error: bool,
     },
+    /// What happened inside one archive (members, expanded bytes, skips).
+    Archive(crate::input::archive::ArchiveStats),
 }
 
 pub enum Outcome {
@@ -125,6 +127,17 @@ pub fn sink_loop(
                 }
                 let path = (!path.as_os_str().is_empty()).then_some(path.as_path());
                 say(&progress, messages::warning_line(path, &reason));
+            }
+            Msg::Archive(stats) => {
+                for skipped in &stats.skipped {
+                    let line = format!(
+                        "scanner: warning: {}: {}",
+                        messages::escape(&skipped.path),
+                        skipped.reason
+                    );
+                    say(&progress, line);
+                }
+                report.archives.merge(stats);
             }
             Msg::Input {
                 provenance,

@@ -28,6 +28,7 @@ use super::reader::{self, ChunkReader, Read, ReadScratch};
 use super::sink::{Counts, Msg, Outcome};
 use super::split::{self, Backing, Piece, SplitInput};
 use super::{ScanOptions, StopHandle, Task};
+use crate::input::archive::{self, ArchiveKind};
 use crate::input::history::BlobReader;
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
@@ -176,6 +177,11 @@ fn scan_item(
             let size = md.len();
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
+            }
+            if let Some(limits) = &sh.opts.archives {
+                if let Some(kind) = sniff_archive(&file, &mut w.read.buf)? {
+                    return scan_archive(kind, &mut file, &provenance, limits, w, sh).map(Some);
+                }
             }
             if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
                 if !sh.opts.binary && reader::sniff_at(&file, &mut w.read.buf)? {
@@ -363,6 +369,89 @@ fn scan_batch(
         };
         sh.send(provenance, outcome, w.scan.take_suppressed());
     }
+}
+
+/// The archive kind announced by a file's first bytes (magic only: a name
+/// can lie).
+fn sniff_archive(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<Option<ArchiveKind>> {
+    let want = archive::SNIFF_LEN;
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut filled = 0;
+    while filled < want {
+        let n = reader::read_at(file, &mut buf[filled..want], filled as u64)?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    Ok(archive::sniff(&buf[..filled]))
+}
+
+/// Scans every member of an archive (and of archives inside it) as a file
+/// of its own, named `ARCHIVE!MEMBER`, each with its own message to the
+/// sink. The archive's own outcome: scanned, with the compressed bytes.
+fn scan_archive(
+    kind: ArchiveKind,
+    file: &mut std::fs::File,
+    provenance: &Provenance,
+    limits: &archive::Limits,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> io::Result<Outcome> {
+    let budget = archive::Budget::new(limits.clone());
+    let display = provenance.path.to_string_lossy().into_owned();
+    let scope = archive::Scope::top(&budget, &display);
+    let walked = archive::walk(
+        kind,
+        archive::Source::Seekable(file),
+        &scope,
+        &mut |leaf, member| {
+            if sh.stop.is_stopped() {
+                return Ok(archive::Flow::Stop);
+            }
+            let member_prov = Provenance {
+                path: leaf.path.into(),
+                commit: provenance.commit.clone(),
+            };
+            if let Some(skip) = sh.opts.scope.check_listed(&member_prov.path) {
+                sh.send(member_prov, Outcome::Skipped(skip), Suppressed::default());
+                return Ok(archive::Flow::Continue);
+            }
+            w.found.clear();
+            let read = sh.reader(true, false).scan(
+                leaf.path,
+                |buf, _| {
+                    sh.check_stop()?;
+                    member.read(buf)
+                },
+                (0, u64::MAX, u64::MAX),
+                &mut w.read,
+                &mut w.scan,
+                &mut w.found,
+            );
+            let outcome = match read {
+                Ok(r) => outcome_of(r, w),
+                // A member the limits cut off: what was read is reported,
+                // the skip is in the archive's stats.
+                Err(_) if sh.stop.is_stopped() => return Ok(archive::Flow::Stop),
+                Err(_) => Outcome::Scanned {
+                    bytes: 0,
+                    findings: std::mem::take(&mut w.found),
+                },
+            };
+            sh.send(member_prov, outcome, w.scan.take_suppressed());
+            Ok(archive::Flow::Continue)
+        },
+    );
+    let stats = budget.into_stats();
+    let _ = sh.tx.send(Msg::Archive(stats));
+    walked?;
+    Ok(Outcome::Scanned {
+        bytes: 0,
+        findings: Vec::new(),
+    })
 }
 
 /// Scans bytes in memory (a staged blob, a history blob); splits them when
