@@ -258,3 +258,25 @@ fn output_to_special_files_writes_through_them() {
     assert!(r.stderr.contains("out: is a directory"), "{}", r.stderr);
     assert_eq!(r.stdout, "");
 }
+
+/// UTF-16 text (LE with a BOM, as regedit writes it; BE without one) is
+/// transcoded and scanned: line and column are those of the text.
+#[test]
+fn utf16_files_are_transcoded() {
+    let t = Tree::new();
+    let reg = format!(
+        "Windows Registry Editor Version 5.00\r\n\r\n[HKEY_CURRENT_USER\\Software\\App]\r\n\"Token\"=\"{}\"\r\n",
+        token(9)
+    );
+    let mut le = vec![0xFF, 0xFE];
+    le.extend(reg.encode_utf16().flat_map(u16::to_le_bytes));
+    t.write("export.reg", le);
+    let ps = format!("# deploy\n$token = '{}'\n", token(10));
+    let be: Vec<u8> = ps.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    t.write("deploy.ps1", be);
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        ["deploy.ps1:2:11:2:51", "export.reg:4:10:4:50"]
+    );
+}

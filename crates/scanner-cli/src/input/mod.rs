@@ -22,6 +22,7 @@ pub mod archive;
 pub mod git;
 pub mod history;
 pub mod scope;
+pub mod utf16;
 pub mod walk;
 
 use std::io::Read;

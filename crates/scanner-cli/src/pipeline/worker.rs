@@ -30,6 +30,7 @@ use super::split::{self, Backing, Piece, SplitInput};
 use super::{ScanOptions, StopHandle, Task};
 use crate::input::archive::{self, ArchiveKind};
 use crate::input::history::BlobReader;
+use crate::input::utf16::Utf16Reader;
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
 
@@ -178,10 +179,30 @@ fn scan_item(
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
+            let head = read_head(&file, &mut w.read.buf)?;
             if let Some(limits) = &sh.opts.archives {
-                if let Some(kind) = sniff_archive(&file, &mut w.read.buf)? {
+                if let Some(kind) = archive::sniff(&w.read.buf[..head]) {
                     return scan_archive(kind, &mut file, &provenance, limits, w, sh).map(Some);
                 }
+            }
+            if let Some((order, bom)) = scanner_engine::text::detect_utf16(&w.read.buf[..head]) {
+                // Read from just after the byte-order mark, transcoded.
+                let mut raw = (&file).take(size);
+                io::copy(&mut (&mut raw).take(bom as u64), &mut io::sink())?;
+                let mut text = Utf16Reader::new(raw, order);
+                let path_str = path.to_string_lossy();
+                let read = sh.reader(false, false).scan(
+                    &path_str,
+                    |buf, _| {
+                        sh.check_stop()?;
+                        text.read(buf)
+                    },
+                    (0, u64::MAX, u64::MAX),
+                    &mut w.read,
+                    &mut w.scan,
+                    &mut w.found,
+                )?;
+                return Ok(Some(outcome_of(read, w)));
             }
             if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
                 if !sh.opts.binary && reader::sniff_at(&file, &mut w.read.buf)? {
@@ -371,10 +392,10 @@ fn scan_batch(
     }
 }
 
-/// The archive kind announced by a file's first bytes (magic only: a name
-/// can lie).
-fn sniff_archive(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<Option<ArchiveKind>> {
-    let want = archive::SNIFF_LEN;
+/// Reads a file's first KiB into `buf` (positional: the cursor stays at
+/// 0), for the archive and UTF-16 sniffs; returns how many bytes it got.
+fn read_head(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let want = scanner_engine::text::SNIFF_LEN.max(archive::SNIFF_LEN);
     if buf.len() < want {
         buf.resize(want, 0);
     }
@@ -386,7 +407,7 @@ fn sniff_archive(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<Option<A
         }
         filled += n;
     }
-    Ok(archive::sniff(&buf[..filled]))
+    Ok(filled)
 }
 
 /// Scans every member of an archive (and of archives inside it) as a file
