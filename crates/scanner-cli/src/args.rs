@@ -165,13 +165,36 @@ pub struct ScanArgs {
     /// Report format. `text` is for people; `json` is sorted and identical
     /// whatever the thread count; `jsonl` streams; `sarif` is for code
     /// scanning.
-    #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
+    #[arg(
+        long,
+        visible_alias = "report-format",
+        value_enum,
+        default_value = "text",
+        help_heading = "Output"
+    )]
     pub format: Format,
 
     /// Write the report to FILE (atomically: a temp file renamed at the
     /// end) instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    #[arg(
+        long,
+        short = 'o',
+        visible_alias = "report-path",
+        value_name = "FILE",
+        help_heading = "Output"
+    )]
     pub output: Option<PathBuf>,
+
+    /// The exit status when findings are reported (default 1; `--exit-code
+    /// 0` never fails a build on findings, as in gitleaks). Errors still
+    /// exit 2.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Output")]
+    pub exit_code: u8,
+
+    /// Redact secrets in every format: the default, accepted so that a
+    /// gitleaks command line runs unchanged (`--show-secrets` turns it off).
+    #[arg(long, help_heading = "Output", conflicts_with = "show_secrets")]
+    pub redact: bool,
 
     /// Print secrets whole instead of redacted.
     #[arg(long, help_heading = "Output")]

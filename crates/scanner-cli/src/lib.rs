@@ -8,7 +8,7 @@
 //! | [`scan`] | `scanner scan`: turns flags into sources, scope, engine, sink, filters (the high layer of arguments) |
 //! | [`input`] | the input model: [`input::Item`], [`input::Source`], the one scope filter, the walker, git sources |
 //! | [`pipeline`] | budget, workers, chunked reads, large-input splitting, the sink thread |
-//! | [`filter`] | post-scan suppression hooks (baseline, diff, config per-rule scopes) |
+//! | [`filter`], [`gitleaksignore`] | post-scan suppression hooks (baseline, diff, config per-rule scopes, `--min-confidence`, `.gitleaksignore`) |
 //! | [`baseline`], [`config`], [`hook`] | baselines, `.scanner.toml`, `scanner hook install` (docs/precommit.md) |
 //! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
 //! | [`outfile`] | every file written: `-o`, `--stats-json`, `--write-baseline` (atomic, special files written in place) |
@@ -30,6 +30,7 @@ pub mod args;
 pub mod baseline;
 pub mod config;
 pub mod filter;
+pub mod gitleaksignore;
 pub mod hook;
 pub mod input;
 pub mod messages;

@@ -23,6 +23,12 @@ pub fn warn(path: Option<&Path>, reason: &str) {
     eprintln!("{}", warning_line(path, reason));
 }
 
+/// Prints `scanner: note: MESSAGE` on stderr: nothing is wrong, but the
+/// user should know (which config was picked up, a replaced rule).
+pub fn note(message: &str) {
+    eprintln!("scanner: note: {message}");
+}
+
 /// Prints `scanner: error: MESSAGE` on stderr.
 pub fn error(message: &str) {
     eprintln!("scanner: error: {message}");

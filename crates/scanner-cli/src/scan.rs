@@ -66,17 +66,34 @@ pub fn build_engine(
     config: Option<&Config>,
 ) -> anyhow::Result<Engine> {
     let mut b = EngineBuilder::new();
+    // The base set: a rule file (`--rules`, or a discovered gitleaks
+    // config) with the files its `[extend] path` names, and the built-ins
+    // first when one of them says `[extend] useDefault = true`; else the
+    // built-ins alone.
+    let builtin = |mut b: EngineBuilder| {
+        for f in RuleFile::builtin() {
+            b = b.add(f);
+        }
+        b
+    };
     match rules {
-        Some(path) => b = b.add(RuleFile::load(path)?),
-        None => {
-            for f in RuleFile::builtin() {
+        Some(path) => {
+            let files = RuleFile::load_with_extends(path)?;
+            if files.iter().any(RuleFile::uses_default) {
+                b = builtin(b);
+            }
+            for f in files {
                 b = b.add(f);
             }
         }
+        None => b = builtin(b),
     }
     let config_extra = config.map(|c| &c.extra_rules[..]).unwrap_or_default();
     for path in extra.iter().chain(config_extra) {
-        b = b.add(RuleFile::load(path)?);
+        // A user rule with a built-in's id (or gitleaks alias) replaces it.
+        for f in RuleFile::load_with_extends(path)? {
+            b = b.add(f);
+        }
     }
     if let Some(c) = config {
         b = c.apply(b);
@@ -86,12 +103,32 @@ pub fn build_engine(
         None => b.build()?,
     };
     for w in warnings {
-        eprintln!(
-            "{}",
-            messages::rule_warning(w.file.as_deref(), w.rule.as_deref(), &w.message)
-        );
+        let line = messages::rule_warning(w.file.as_deref(), w.rule.as_deref(), &w.message);
+        match w.kind {
+            scanner_engine::WarningKind::Replaced => {
+                eprintln!(
+                    "{}",
+                    line.replacen("scanner: warning: ", "scanner: note: ", 1)
+                )
+            }
+            _ => eprintln!("{line}"),
+        }
     }
     Ok(engine)
+}
+
+/// A gitleaks configuration, looked up as gitleaks does when neither
+/// `--rules` nor `.scanner.toml` names the rules: `$GITLEAKS_CONFIG`, then
+/// `.gitleaks.toml` and `.github/.gitleaks.toml` in the scanned directory.
+fn discover_gitleaks(root: &Path) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GITLEAKS_CONFIG").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let dir = if root.is_dir() { root } else { root.parent()? };
+    [".gitleaks.toml", ".github/.gitleaks.toml"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|p| p.is_file())
 }
 
 impl ScanPlan {
@@ -116,8 +153,20 @@ impl ScanPlan {
 
         let config =
             config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
+        // A gitleaks user's config is picked up as gitleaks would, unless
+        // our own config or flags say which rules to use.
+        let gitleaks = match (&args.rule_set.rules, &config) {
+            (None, None) if !args.no_config => roots.first().and_then(|r| discover_gitleaks(r)),
+            _ => None,
+        };
+        if let Some(g) = &gitleaks {
+            messages::note(&format!(
+                "rules from the gitleaks config {}",
+                escape_path(g)
+            ));
+        }
         let engine = build_engine(
-            args.rule_set.rules.as_deref(),
+            args.rule_set.rules.as_deref().or(gitleaks.as_deref()),
             &args.rule_set.extra_rules,
             config.as_deref(),
         )?;
@@ -190,6 +239,7 @@ impl ScanPlan {
             ..defaults
         };
 
+        let from_git = git_source.is_some();
         let (source, diff_filter) = match git_source {
             Some(g) => (g.source, g.diff_filter),
             None => (Source::Paths(roots), None),
@@ -204,6 +254,14 @@ impl ScanPlan {
         if let Some(f) = diff_filter {
             filters.push(Box::new(f));
         }
+        let engine = Arc::new(engine);
+        let ignore_dir = match &args.paths[..] {
+            [one] if one.is_dir() && !from_git => one.clone(),
+            _ => scan_base.clone(),
+        };
+        if let Some(f) = crate::gitleaksignore::GitleaksIgnore::discover(&ignore_dir, &engine)? {
+            filters.push(Box::new(f));
+        }
         if let Some(level) = args.min_confidence {
             filters.push(Box::new(crate::filter::MinConfidence(level.into())));
         }
@@ -216,7 +274,7 @@ impl ScanPlan {
         filters.extend(baseline_filters);
 
         Ok(ScanPlan {
-            engine: Arc::new(engine),
+            engine,
             source,
             options,
             filters,
@@ -290,12 +348,10 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(caught.exit_status().unwrap_or(130)));
     }
     if report.broken_pipe {
-        return Ok(exit_for(&report, args.ignore_errors));
+        return Ok(exit_for(&report, &args));
     }
     match sink.finish(engine.rules()) {
-        Err(e) if crate::output::is_broken_pipe(&e) => {
-            return Ok(exit_for(&report, args.ignore_errors))
-        }
+        Err(e) if crate::output::is_broken_pipe(&e) => return Ok(exit_for(&report, &args)),
         r => r.context("writing the report")?,
     }
     if let (Some(a), Some(path)) = (atomic, &args.output) {
@@ -313,14 +369,14 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.stats_json {
         summary::write_stats_json(path, &report)?;
     }
-    Ok(exit_for(&report, args.ignore_errors))
+    Ok(exit_for(&report, &args))
 }
 
-fn exit_for(report: &ScanReport, ignore_errors: bool) -> ExitCode {
-    if report.errors > 0 && !ignore_errors {
+fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {
+    if report.errors > 0 && !args.ignore_errors {
         ExitCode::from(crate::EXIT_ERROR)
     } else if report.findings > 0 {
-        ExitCode::from(1)
+        ExitCode::from(args.exit_code)
     } else {
         ExitCode::SUCCESS
     }

@@ -1,0 +1,98 @@
+//! `.gitleaksignore`: a gitleaks user's list of findings to ignore, honoured
+//! as gitleaks honours it.
+//!
+//! One finding per line, as gitleaks prints its `Fingerprint`:
+//! `PATH:RULE:LINE` for a directory scan, `COMMIT:PATH:RULE:LINE` for
+//! history. `#` starts a comment. RULE may be a gitleaks rule id: it is
+//! matched through the engine's aliases. A matched finding is suppressed and
+//! counted as `gitleaksignore`.
+//!
+//! Unlike our baseline (`--baseline`, keyed by the secret's fingerprint and
+//! the path), an entry names a line: when code above it moves, the entry no
+//! longer matches and the finding comes back. Prefer a baseline for new
+//! suppressions; this file is read so that a repository moving over from
+//! gitleaks keeps its existing ones.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use scanner_engine::Engine;
+
+use crate::filter::FindingFilter;
+use crate::messages::escape_path;
+use crate::output::PathFinding;
+
+/// The file's name, looked up in the scanned directory.
+pub const FILE_NAME: &str = ".gitleaksignore";
+
+/// (commit, path, canonical rule id, line).
+type Key = (Option<String>, String, String, u32);
+
+pub struct GitleaksIgnore {
+    entries: HashSet<Key>,
+    engine: Arc<Engine>,
+}
+
+impl GitleaksIgnore {
+    /// Reads `dir/.gitleaksignore` if there is one.
+    pub fn discover(dir: &Path, engine: &Arc<Engine>) -> anyhow::Result<Option<GitleaksIgnore>> {
+        let path = dir.join(FILE_NAME);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", escape_path(&path)))?;
+        Ok(Some(GitleaksIgnore::parse(&text, engine)))
+    }
+
+    pub fn parse(text: &str, engine: &Arc<Engine>) -> GitleaksIgnore {
+        let mut entries = HashSet::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            // From the right: the line, the rule; what is left is the path,
+            // after a commit id when it starts with 40 hex digits and `:`.
+            let mut parts = line.rsplitn(3, ':');
+            let (Some(n), Some(rule), Some(rest)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u32>() else { continue };
+            let (commit, path) = match rest.split_once(':') {
+                Some((c, p)) if c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    (Some(c.to_ascii_lowercase()), p)
+                }
+                _ => (None, rest),
+            };
+            let rule = engine
+                .resolve_rule_id(rule)
+                .map_or_else(|| rule.to_string(), |r| r.to_string());
+            entries.insert((commit, normalize(path), rule, n));
+        }
+        GitleaksIgnore {
+            entries,
+            engine: Arc::clone(engine),
+        }
+    }
+}
+
+fn normalize(path: &str) -> String {
+    path.strip_prefix("./").unwrap_or(path).to_string()
+}
+
+impl FindingFilter for GitleaksIgnore {
+    fn check(&mut self, f: &PathFinding) -> Option<&'static str> {
+        let rule = self
+            .engine
+            .resolve_rule_id(&f.finding.rule_id)
+            .map_or_else(|| f.finding.rule_id.to_string(), |r| r.to_string());
+        let path = normalize(&PathBuf::from(&f.path).to_string_lossy());
+        let commit = f.commit.as_ref().map(|c| c.id.clone());
+        let key = (commit, path, rule, f.finding.line);
+        self.entries.contains(&key).then_some("gitleaksignore")
+    }
+}

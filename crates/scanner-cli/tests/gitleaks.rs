@@ -1,0 +1,139 @@
+//! A gitleaks user switching over: `.gitleaks.toml` and `.gitleaksignore`
+//! picked up with no flags, gitleaks rule ids as aliases, gitleaks' flag
+//! spellings.
+
+mod common;
+
+use std::process::Command;
+
+use common::{token, Tree, RULE};
+
+const CUSTOM: &str = r#"
+title = "team rules"
+
+[[rules]]
+id = "acme-internal-token"
+description = "ACME internal token"
+regex = '''acme_[a-z0-9]{24}'''
+keywords = ["acme_"]
+
+[allowlist]
+paths = ['''fixtures/''']
+"#;
+
+const ACME: &str = "acme_q8rk2vxz1lmn4pt7wy0aze5h";
+
+#[test]
+fn a_gitleaks_config_in_the_root_is_used_with_no_flags() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write("src/app.env", format!("A={ACME}\nT={}\n", token(1)));
+    t.write("fixtures/x.env", format!("A={ACME}\n"));
+    let r = t.run(&["scan", "--format", "json"]);
+    // Only the custom rule: without useDefault the built-ins are not loaded.
+    let found = r.expect(1).findings();
+    let ids: Vec<(&str, &str)> = found
+        .iter()
+        .map(|f| (f.rule_id.as_str(), f.path.as_str()))
+        .collect();
+    assert_eq!(ids, [("acme-internal-token", "src/app.env")]);
+    assert!(
+        r.stderr
+            .contains("scanner: note: rules from the gitleaks config"),
+        "{}",
+        r.stderr
+    );
+
+    // [extend] useDefault = true: the built-ins too.
+    t.write(
+        ".gitleaks.toml",
+        format!("[extend]\nuseDefault = true\n{CUSTOM}"),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let mut ids: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| format!("{}:{}", f.rule_id, f.line))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["acme-internal-token:1", format!("{RULE}:2").as_str()]);
+}
+
+#[test]
+fn a_gitleaks_private_key_rule_finds_a_4096_bit_key() {
+    let t = Tree::new();
+    let key = Command::new("openssl")
+        .args(["genrsa", "4096"])
+        .output()
+        .unwrap();
+    assert!(key.status.success());
+    let pem = String::from_utf8(key.stdout).unwrap();
+    t.write("deploy/id_rsa", format!("# key\n{pem}"));
+    t.write(
+        "rules.toml",
+        r#"
+[[rules]]
+id = "private-key"
+description = "Private key"
+regex = '''(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]*?KEY(?: BLOCK)?-----'''
+keywords = ["-----begin"]
+"#,
+    );
+    let r = t.run(&[
+        "scan",
+        "--rules",
+        "rules.toml",
+        "--format",
+        "json",
+        "deploy",
+    ]);
+    let found = r.expect(1).findings();
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        (found[0].line, found[0].end_line),
+        (2, 2 + pem.lines().count() as u32 - 1)
+    );
+}
+
+#[test]
+fn gitleaksignore_suppresses_exactly_its_finding_and_gitleaks_ids_are_aliases() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\nU={}\n", token(2), token(3)));
+    t.write("b.env", format!("T={}\n", token(4)));
+    // gitleaks names this rule `github-pat`.
+    t.write(".gitleaksignore", "# known\na.env:github-pat:2\n");
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["a.env:1", "b.env:1"]);
+    assert_eq!(
+        r.summary_line("suppressed"),
+        Some("suppressed: 1 gitleaksignore")
+    );
+
+    // targetRules naming the gitleaks id applies to our rule.
+    t.write(
+        "allow.toml",
+        "[extend]\nuseDefault = true\n\n[[allowlists]]\ntargetRules = [\"github-pat\"]\npaths = ['''b\\.env''']\n",
+    );
+    let r = t.run(&["scan", "--rules", "allow.toml", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["a.env:1"]);
+}
+
+#[test]
+fn gitleaks_flag_spellings() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(5)));
+    t.run(&["scan", "--exit-code", "0"]).expect(0);
+    t.run(&["scan", "--exit-code", "7", "--redact"]).expect(7);
+    let r = t.run(&[
+        "scan",
+        "--report-format",
+        "sarif",
+        "--report-path",
+        "r.sarif",
+    ]);
+    r.expect(1);
+    let sarif: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.join("r.sarif")).unwrap()).unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], RULE);
+}
