@@ -29,7 +29,15 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
             )?;
             let mut out = std::io::stdout().lock();
             for r in engine.rules() {
-                writeln!(out, "{}\t{}\t{}", r.id, r.name, r.keywords.join(","))?;
+                // A fourth column, the gitleaks ids a rule answers to.
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}",
+                    r.id,
+                    r.name,
+                    r.keywords.join(","),
+                    r.aliases.join(",")
+                )?;
             }
             out.flush()?;
             Ok(ExitCode::SUCCESS)

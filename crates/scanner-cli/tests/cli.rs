@@ -734,13 +734,14 @@ fn summary_goes_to_stderr_and_quiet_silences_it() {
 // --------------------------------------------------------------------- rules
 
 #[test]
-fn rules_list_shows_id_name_and_keywords() {
+fn rules_list_shows_id_name_keywords_and_gitleaks_aliases() {
     let r = run_in(Path::new("."), &["rules", "list"]);
     r.expect(0);
     assert!(
         r.stdout
             .lines()
-            .any(|l| l == "github-classic-pat\tGitHub personal access token (classic)\tghp_"),
+            .any(|l| l
+                == "github-classic-pat\tGitHub personal access token (classic)\tghp_\tgithub-pat"),
         "{}",
         r.stdout
     );
