@@ -94,6 +94,24 @@ pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
 /// order. `cwd` is anywhere inside the work tree; `pathspecs` (relative to `cwd`) narrow the
 /// set, all of the index when empty (not just `cwd`: a commit records the whole index).
 pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<StagedBlob>> {
+    let entries = staged_entries(cwd, pathspecs)?;
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = entries.iter().map(|e| e.dst_id.as_str()).collect();
+    let datas = cat_blobs(cwd, &ids)?;
+    Ok(entries
+        .into_iter()
+        .zip(datas)
+        .map(|(e, data)| StagedBlob {
+            path: path_from_bytes(e.path),
+            data,
+        })
+        .collect())
+}
+
+/// The staged entries with content, in index order: path and blob id.
+fn staged_entries(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<RawEntry>> {
     let mut c = git(cwd);
     c.args([
         "diff",
@@ -110,20 +128,7 @@ pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<Sta
     c.args(pathspecs);
     let raw = output(c, "git diff --cached --raw -z")?;
     let entries = parse_raw(&raw)?;
-    let entries: Vec<RawEntry> = entries.into_iter().filter(RawEntry::has_content).collect();
-    if entries.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids: Vec<&str> = entries.iter().map(|e| e.dst_id.as_str()).collect();
-    let datas = cat_blobs(cwd, &ids)?;
-    Ok(entries
-        .into_iter()
-        .zip(datas)
-        .map(|(e, data)| StagedBlob {
-            path: path_from_bytes(e.path),
-            data,
-        })
-        .collect())
+    Ok(entries.into_iter().filter(RawEntry::has_content).collect())
 }
 
 /// One entry of `git diff --raw -z`.
@@ -412,18 +417,26 @@ pub fn source(
             let cwd = cwd.to_path_buf();
             std::thread::spawn(move || toplevel(&cwd))
         };
-        let blobs = staged_blobs(cwd, pathspecs);
+        let entries = staged_entries(cwd, pathspecs);
         // Outside a repository this is the error that says so (`git diff --cached` would
         // only complain about its options).
         let scan_base = top.join().expect("toplevel thread").context("--staged")?;
-        let blobs = blobs
-            .context("--staged")?
-            .into_iter()
-            .map(|b| Item {
-                provenance: Provenance::path(b.path),
-                content: Content::Bytes(b.data),
-            })
-            .collect();
+        // Each blob is read by a worker through its own `git cat-file`, when its turn
+        // comes: memory stays flat however large the index.
+        let repo: std::sync::Arc<Path> = std::sync::Arc::from(scan_base.as_path());
+        let mut blobs = Vec::new();
+        for e in entries.context("--staged")? {
+            let oid = super::Oid::from_hex(e.dst_id.as_bytes())
+                .with_context(|| format!("--staged: bad object id {}", e.dst_id))?;
+            blobs.push(Item {
+                provenance: Provenance::path(path_from_bytes(e.path)),
+                content: Content::GitBlob {
+                    repo: std::sync::Arc::clone(&repo),
+                    oid,
+                    size: 0,
+                },
+            });
+        }
         return Ok(Some(GitSource {
             source: Source::Items(blobs),
             diff_filter: None,
