@@ -79,6 +79,11 @@ pub struct ScanArgs {
     #[arg(long, value_name = "LEVEL", value_enum, help_heading = "Output")]
     pub min_confidence: Option<ConfidenceArg>,
 
+    /// Layers of base64, hex and percent-encoding decoded and scanned
+    /// again (gitleaks' flag). Default 2; 0 turns decoding off.
+    #[arg(long, value_name = "N", help_heading = "Input")]
+    pub max_decode_depth: Option<usize>,
+
     /// Do not open archives (zip, jar, whl, tar, gzip, bzip2, xz, zstd):
     /// scan them as the binary files they are (skipped unless --binary).
     #[arg(long, help_heading = "Input")]

@@ -26,6 +26,7 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                 a.rule_set.rules.as_deref(),
                 &a.rule_set.extra_rules,
                 None,
+                None,
             )?;
             let mut out = std::io::stdout().lock();
             for r in engine.rules() {

@@ -64,8 +64,12 @@ pub fn build_engine(
     rules: Option<&Path>,
     extra: &[PathBuf],
     config: Option<&Config>,
+    decode_depth: Option<usize>,
 ) -> anyhow::Result<Engine> {
     let mut b = EngineBuilder::new();
+    if let Some(depth) = decode_depth {
+        b = b.decode_depth(depth);
+    }
     // The base set: a rule file (`--rules`, or a discovered gitleaks
     // config) with the files its `[extend] path` names, and the built-ins
     // first when one of them says `[extend] useDefault = true`; else the
@@ -169,6 +173,7 @@ impl ScanPlan {
             args.rule_set.rules.as_deref().or(gitleaks.as_deref()),
             &args.rule_set.extra_rules,
             config.as_deref(),
+            args.max_decode_depth,
         )?;
 
         let mut git_source = match git_job {
