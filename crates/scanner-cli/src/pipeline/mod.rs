@@ -197,10 +197,24 @@ struct Feeder<'a> {
 impl Feeder<'_> {
     /// Queues `item`; false once the scan is stopping.
     fn push(&mut self, item: Item) -> bool {
+        let bytes = item.held_bytes();
+        self.queue(bytes, |permit| Task::Item { item, permit })
+    }
+
+    /// Queues `items` as one task, charged their bytes together.
+    fn push_batch(&mut self, items: Vec<Item>) -> bool {
+        if items.is_empty() {
+            return true;
+        }
+        let bytes = items.iter().map(Item::held_bytes).sum();
+        self.queue(bytes, |permit| Task::Batch { items, permit })
+    }
+
+    /// Takes a permit for `bytes` and queues the task made with it.
+    fn queue(&mut self, bytes: u64, task: impl FnOnce(Permit) -> Task) -> bool {
         if self.stop.is_stopped() {
             return false;
         }
-        let bytes = item.held_bytes();
         // The unsent batch holds permits: when the budget is full, spawn it
         // before blocking, or the source could wait for permits only its own
         // batch holds (a few large blobs against the byte limit). It also
@@ -215,33 +229,7 @@ impl Feeder<'_> {
                 }
             }
         };
-        self.batch.push(Task::Item { item, permit });
-        if self.batch.len() >= BATCH {
-            self.flush();
-        }
-        !self.stop.is_stopped()
-    }
-
-    /// Queues `items` as one task, charged their bytes together.
-    fn push_batch(&mut self, items: Vec<Item>) -> bool {
-        if items.is_empty() {
-            return true;
-        }
-        if self.stop.is_stopped() {
-            return false;
-        }
-        let bytes = items.iter().map(Item::held_bytes).sum();
-        let permit = match self.budget.try_acquire(bytes) {
-            Some(p) => p,
-            None => {
-                self.flush();
-                match self.budget.acquire_open(bytes) {
-                    Some(p) => p,
-                    None => return false,
-                }
-            }
-        };
-        self.batch.push(Task::Batch { items, permit });
+        self.batch.push(task(permit));
         if self.batch.len() >= BATCH {
             self.flush();
         }

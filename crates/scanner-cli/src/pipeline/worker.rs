@@ -276,11 +276,17 @@ fn scan_item(
         })(),
     };
     drop(permit);
+    report(provenance, outcome, w, sh);
+}
+
+/// Sends what reading an input came to. `Ok(None)`: a split input, whose
+/// last piece reports. A read that failed because the scan is stopping
+/// (Ctrl-C, or nobody reads the report) is not a failure of this input:
+/// nothing more is reported.
+fn report(provenance: Provenance, outcome: Read1, w: &mut WorkerScratch, sh: &Shared) {
     let outcome = match outcome {
         Ok(None) => return,
         Ok(Some(o)) => o,
-        // Stopping (Ctrl-C, or nobody reads the report): not a failure of
-        // this input, and nothing more is reported.
         Err(_) if sh.stop.is_stopped() => return,
         Err(e) => Outcome::Failed {
             reason: io_reason(&e),
@@ -379,16 +385,7 @@ fn scan_batch(
                 }
             },
         };
-        let outcome = match outcome {
-            Ok(None) => continue,
-            Ok(Some(o)) => o,
-            Err(_) if sh.stop.is_stopped() => return,
-            Err(e) => Outcome::Failed {
-                reason: io_reason(&e),
-                findings: std::mem::take(&mut w.found),
-            },
-        };
-        sh.send(provenance, outcome, w.scan.take_suppressed());
+        report(provenance, outcome, w, sh);
     }
 }
 
