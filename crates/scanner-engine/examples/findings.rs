@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use scanner_engine::{Engine, Finding, LinePos, ScanInput, ScanScratch, Suppressed};
+use scanner_engine::{Engine, Finding, ScanInput, ScanScratch, Suppressed};
 
 fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -55,13 +55,7 @@ fn main() {
             scanned += 1;
             let path = f.to_string_lossy();
             let mut out = Vec::new();
-            let input = ScanInput {
-                data: &data,
-                path: &path,
-                base_offset: 0,
-                owned_len: data.len(),
-                start: LinePos::START,
-            };
+            let input = ScanInput::whole(&data, &path);
             engine.scan(&input, &mut scratch, &mut out);
             for finding in out {
                 if all || finding.rule_id.starts_with("generic-") {

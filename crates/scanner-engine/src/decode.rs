@@ -208,7 +208,7 @@ pub(crate) fn rescan(
     let mut pos_at = 0;
     for (run, text) in &units {
         let n = ds.found.len();
-        engine.scan_layer(&whole(text, input.path), scratch, &mut ds.found, true);
+        engine.scan_layer(&ScanInput::whole(text, input.path), scratch, &mut ds.found, true);
         // Only the key itself: the literals may hold other tokens, which
         // the plain scan reports where they are.
         let mut keep = n;
@@ -286,16 +286,6 @@ pub(crate) fn rescan(
     scratch.decode = ds;
 }
 
-fn whole<'a>(data: &'a [u8], path: &'a str) -> ScanInput<'a> {
-    ScanInput {
-        data,
-        path,
-        base_offset: 0,
-        owned_len: data.len(),
-        start: LinePos::START,
-    }
-}
-
 /// Scans decoded `text` and, `levels` more times, what decodes inside it;
 /// findings have positions in `text`.
 fn layer(
@@ -306,13 +296,13 @@ fn layer(
     scratch: &mut ScanScratch,
     out: &mut Vec<Finding>,
 ) {
-    engine.scan_layer(&whole(text, path), scratch, out, true);
+    engine.scan_layer(&ScanInput::whole(text, path), scratch, out, true);
     if levels == 0 {
         return;
     }
     let mut runs = Vec::new();
     find_runs(text, 0, text.len(), usize::MAX, &mut runs);
-    let input = whole(text, path);
+    let input = ScanInput::whole(text, path);
     let (mut pos, mut pos_at) = (LinePos::START, 0);
     let mut buf = Vec::new();
     for run in runs {

@@ -469,6 +469,19 @@ pub struct ScanInput<'a> {
     pub start: LinePos,
 }
 
+impl<'a> ScanInput<'a> {
+    /// A whole file (or blob) in one buffer: owned to its end, from line 1.
+    pub fn whole(data: &'a [u8], path: &'a str) -> ScanInput<'a> {
+        ScanInput {
+            data,
+            path,
+            base_offset: 0,
+            owned_len: data.len(),
+            start: LinePos::START,
+        }
+    }
+}
+
 /// Per-worker scratch: regex caches (created per rule on its first use),
 /// window and candidate vectors. Reuse it from file to file; once warm, a
 /// scan allocates nothing but the findings it returns.

@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crossbeam_channel::Sender;
-use scanner_engine::{Engine, Finding, LinePos, ScanInput, ScanScratch, Suppressed};
+use scanner_engine::{Engine, Finding, ScanInput, ScanScratch, Suppressed};
 use scanner_scheduler::{Executor, ExecutorConfig, Permit, Spawner, WorkerCtx};
 
 use super::reader::{self, ChunkReader, Read, ReadScratch};
@@ -496,13 +496,7 @@ fn scan_bytes(
         return (Ok(None), None);
     }
     let path = provenance.path.to_string_lossy();
-    let input = ScanInput {
-        data: &data,
-        path: &path,
-        base_offset: 0,
-        owned_len: data.len(),
-        start: LinePos::START,
-    };
+    let input = ScanInput::whole(&data, &path);
     sh.engine.scan(&input, &mut w.scan, &mut w.found);
     let outcome = Outcome::Scanned {
         bytes: size,

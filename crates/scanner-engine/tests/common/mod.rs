@@ -76,17 +76,7 @@ pub fn scan_into(
     path: &str,
     out: &mut Vec<Finding>,
 ) {
-    engine.scan(
-        &ScanInput {
-            data,
-            path,
-            base_offset: 0,
-            owned_len: data.len(),
-            start: LinePos::START,
-        },
-        scratch,
-        out,
-    );
+    engine.scan(&ScanInput::whole(data, path), scratch, out);
 }
 
 pub fn scan(engine: &Engine, data: &[u8]) -> Vec<Finding> {
