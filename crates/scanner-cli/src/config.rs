@@ -14,14 +14,14 @@
 //! # Rule files to add to the built-in rules; relative paths are relative to this file.
 //! extra_rules = ["ci/secrets-rules.toml"]
 //! # Rule ids to drop.
-//! disable_rules = ["generic-api-key"]
+//! disable_rules = ["generic-secret-assignment"]   # a gitleaks id such as generic-api-key works too
 //! # Files never scanned: gitignore syntax, relative to this file's directory.
 //! allow_paths = ["testdata/", "*.snap"]
 //! # Secrets never reported: regexes over the secret (the rule's capture), unanchored.
 //! allow_secrets = ["^AKIA_TEST_"]
 //!
 //! # Per-rule overrides.
-//! [rules.generic-api-key]
+//! [rules.generic-password-assignment]
 //! entropy = 4.0                          # replaces the rule's minimum entropy
 //! allow_secrets = ["^dummy"]             # as above, this rule only
 //! allow_paths = ["docs/"]                # as above, this rule only

@@ -280,3 +280,40 @@ fn utf16_files_are_transcoded() {
         ["deploy.ps1:2:11:2:51", "export.reg:4:10:4:50"]
     );
 }
+
+/// A log appended faster than it is scanned: read up to its size at open,
+/// so the scan ends while the writer goes on.
+#[test]
+fn a_file_growing_during_the_scan_is_read_to_its_size_at_open() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let t = Tree::new();
+    let log = t.join("app.log");
+    fs::write(&log, "start\n").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (log, stop) = (log.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut f = fs::OpenOptions::new().append(true).open(log).unwrap();
+            let line = "a line of log text, nothing secret in it\n".repeat(25_000);
+            while !stop.load(Ordering::Relaxed) {
+                f.write_all(line.as_bytes()).unwrap();
+            }
+        })
+    };
+    while fs::metadata(&log).unwrap().len() < 8 << 20 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let started = Instant::now();
+    let r = t.run(&["scan", "app.log", "--stats-json", "s.json"]);
+    let took = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    r.expect(0);
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let stats: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(t.join("s.json")).unwrap()).unwrap();
+    let scanned = stats["bytes"].as_u64().unwrap();
+    assert!(scanned >= 8 << 20, "{scanned}");
+    assert!(scanned < fs::metadata(&log).unwrap().len(), "{scanned}");
+}

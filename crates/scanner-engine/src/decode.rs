@@ -208,7 +208,12 @@ pub(crate) fn rescan(
     let mut pos_at = 0;
     for (run, text) in &units {
         let n = ds.found.len();
-        engine.scan_layer(&ScanInput::whole(text, input.path), scratch, &mut ds.found, true);
+        engine.scan_layer(
+            &ScanInput::whole(text, input.path),
+            scratch,
+            &mut ds.found,
+            true,
+        );
         // Only the key itself: the literals may hold other tokens, which
         // the plain scan reports where they are.
         let mut keep = n;

@@ -58,6 +58,14 @@ pub enum Content {
     /// A file on disk: opened, sniffed and read in chunks by the worker,
     /// split into ranges when large.
     File(PathBuf),
+    /// A file the walker found under `root` without `--follow`: opened
+    /// relative to `root` refusing any symbolic link on the way, so a
+    /// directory swapped for a link after the listing is not followed out
+    /// of the tree (see `pipeline::reader::open_beneath`).
+    WalkedFile {
+        root: Arc<std::path::Path>,
+        path: PathBuf,
+    },
     /// Bytes already in memory (a staged blob). Charged to the budget's
     /// byte limit while in flight.
     Bytes(Vec<u8>),
@@ -88,7 +96,7 @@ impl Item {
         match &self.content {
             Content::Bytes(b) => b.len() as u64,
             Content::GitBlob { size, .. } => *size,
-            Content::File(_) | Content::Stream(_) => 0,
+            Content::File(_) | Content::WalkedFile { .. } | Content::Stream(_) => 0,
         }
     }
 }

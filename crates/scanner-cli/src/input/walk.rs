@@ -194,6 +194,20 @@ fn walk_dir(
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<bool> {
     let counts = Arc::new(FilterCounts::default());
+    let shared_root: Arc<Path> = Arc::from(display_path(root, opts.strip_dot).as_path());
+    let walked_item = |path: PathBuf| {
+        if opts.follow {
+            file_item(path)
+        } else {
+            Item {
+                provenance: Provenance::path(path.clone()),
+                content: Content::WalkedFile {
+                    root: Arc::clone(&shared_root),
+                    path,
+                },
+            }
+        }
+    };
     let mut b = WalkBuilder::new(root);
     b.standard_filters(!opts.no_ignore)
         .hidden(false)
@@ -248,7 +262,7 @@ fn walk_dir(
                         children += fs::read_dir(ent.path()).map_or(0, |d| d.count() as u64);
                     }
                 } else if ft.is_file() {
-                    if !on_item(file_item(into_display_path(
+                    if !on_item(walked_item(into_display_path(
                         ent.into_path(),
                         opts.strip_dot,
                     ))) {

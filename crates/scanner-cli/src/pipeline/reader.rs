@@ -160,6 +160,91 @@ pub fn open_nonblocking(path: &Path) -> io::Result<File> {
     opts.open(path)
 }
 
+/// Why [`open_beneath`] refused a path.
+pub const SYMLINK_SWAPPED: &str =
+    "a symbolic link appeared in the path after it was listed: not followed (--follow follows links)";
+
+/// Opens `path` (below the directory `root`) for reading, refusing a
+/// symbolic link in any component below `root`: the walker did not follow
+/// links, so one found now was put there after the listing, and following
+/// it could read files outside the tree under in-tree names. Uses Linux's
+/// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`; elsewhere, or on a
+/// kernel without it, a plain open. A refusal is an error of kind
+/// `NotFound` named [`SYMLINK_SWAPPED`].
+pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::fd::{AsRawFd, FromRawFd};
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(rel) = path.strip_prefix(root) else {
+            return open_nonblocking(path);
+        };
+        thread_local! {
+            /// The last root opened on this thread: a walk has one root, so
+            /// each worker opens it once, not once per file.
+            static ROOT: std::cell::RefCell<Option<(std::path::PathBuf, File)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let dir = ROOT.with(|cell| -> io::Result<i32> {
+            let mut cached = cell.borrow_mut();
+            if cached.as_ref().is_none_or(|(r, _)| r != root) {
+                let root_dir = if root.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    root
+                };
+                let dir = std::fs::OpenOptions::new().read(true).open(root_dir)?;
+                *cached = Some((root.to_path_buf(), dir));
+            }
+            Ok(cached.as_ref().expect("just set").1.as_raw_fd())
+        })?;
+        let rel = CString::new(rel.as_os_str().as_bytes())
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        /// `struct open_how` of `openat2(2)` (libc's is non-exhaustive).
+        #[repr(C)]
+        struct OpenHow {
+            flags: u64,
+            mode: u64,
+            resolve: u64,
+        }
+        let how = OpenHow {
+            flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC) as u64,
+            mode: 0,
+            resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
+        };
+        // SAFETY: valid NUL-terminated path, a live directory descriptor and
+        // an `open_how` of the size passed.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir,
+                rel.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: openat2 returned a new descriptor that we own.
+            return Ok(unsafe { File::from_raw_fd(fd as i32) });
+        }
+        let err = io::Error::last_os_error();
+        return match err.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EXDEV) => {
+                Err(io::Error::new(io::ErrorKind::NotFound, SYMLINK_SWAPPED))
+            }
+            // No openat2 (old kernel, seccomp): the plain open.
+            Some(libc::ENOSYS) | Some(libc::EPERM) => open_nonblocking(path),
+            _ => Err(err),
+        };
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = root;
+        open_nonblocking(path)
+    }
+}
+
 /// True when the first 8 KiB of `file` hold a NUL byte (positional read:
 /// the file cursor does not move).
 pub fn sniff_at(file: &File, buf: &mut Vec<u8>) -> io::Result<bool> {
@@ -197,6 +282,40 @@ pub fn read_at(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read as _;
+
+    /// A directory swapped for a link to outside the tree after the
+    /// listing: the open is refused; the same path without the link opens.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn open_beneath_refuses_a_swapped_in_symlink() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("tree");
+        std::fs::create_dir_all(root.join("dir")).unwrap();
+        std::fs::write(root.join("dir/a.txt"), "inside").unwrap();
+        std::fs::create_dir_all(t.path().join("outside")).unwrap();
+        std::fs::write(t.path().join("outside/a.txt"), "outside").unwrap();
+        let path = root.join("dir/a.txt");
+        let mut s = String::new();
+        open_beneath(&root, &path)
+            .unwrap()
+            .read_to_string(&mut s)
+            .unwrap();
+        assert_eq!(s, "inside");
+        // The swap.
+        std::fs::rename(root.join("dir"), t.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("outside"), root.join("dir")).unwrap();
+        let e = open_beneath(&root, &path).unwrap_err();
+        assert_eq!(e.to_string(), SYMLINK_SWAPPED);
+        // A link as the last component is refused too.
+        std::fs::remove_file(root.join("dir")).unwrap();
+        std::fs::create_dir(root.join("dir")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("outside/a.txt"), &path).unwrap();
+        assert_eq!(
+            open_beneath(&root, &path).unwrap_err().to_string(),
+            SYMLINK_SWAPPED
+        );
+    }
 
     /// A file that shrank after it was split: ranges past the new end scan
     /// nothing, a range across it scans what is left. No panic, no error.

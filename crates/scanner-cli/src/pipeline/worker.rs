@@ -165,8 +165,19 @@ fn scan_item(
         content,
     } = item;
     let outcome: Read1 = match content {
-        Content::File(path) => (|| -> Read1 {
-            let mut file = reader::open_nonblocking(&path)?;
+        content @ (Content::File(_) | Content::WalkedFile { .. }) => (|| -> Read1 {
+            let (mut file, path) = match content {
+                Content::WalkedFile { root, path } => match reader::open_beneath(&root, &path) {
+                    Ok(f) => (f, path),
+                    Err(e) if e.to_string() == reader::SYMLINK_SWAPPED => {
+                        sh.warn(&provenance, e.to_string());
+                        return Ok(Some(Outcome::Skipped(Skip::SymlinkNotFollowed)));
+                    }
+                    Err(e) => return Err(e),
+                },
+                Content::File(path) => (reader::open_nonblocking(&path)?, path),
+                _ => unreachable!(),
+            };
             let md = file.metadata()?;
             if !md.is_file() {
                 // Replaced by a FIFO or a device since the walker saw it.
