@@ -65,10 +65,13 @@ pub enum Skip {
     OwnOutput,
     /// A submodule entry in history (a commit id of another repository).
     Submodule,
+    /// `--staged` during a merge: a conflicted path, which git will not
+    /// commit until it is resolved.
+    Unmerged,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 12] = [
+    pub const ALL: [Skip; 13] = [
         Skip::Ignored,
         Skip::Excluded,
         Skip::AllowlistedPath,
@@ -81,6 +84,7 @@ impl Skip {
         Skip::Special,
         Skip::OwnOutput,
         Skip::Submodule,
+        Skip::Unmerged,
     ];
 
     pub fn label(self) -> &'static str {
@@ -97,6 +101,7 @@ impl Skip {
             Skip::Special => "special file",
             Skip::OwnOutput => "own report",
             Skip::Submodule => "submodule",
+            Skip::Unmerged => "unmerged",
         }
     }
 

@@ -59,6 +59,33 @@ fn staged_blobs_honour_exclude_like_a_walk() {
     assert_eq!(walked.expect(1).path_lines(), vec!["app/b.env:1"]);
 }
 
+/// What git would commit is scanned, and what it would not is counted: a
+/// staged symlink's target is scanned (a token can hide there), an
+/// unmerged path during a merge is counted as skipped.
+#[test]
+fn staged_symlinks_are_scanned_and_unmerged_paths_counted() {
+    let r = Repo::new();
+    r.write("conflict.txt", "base\n");
+    r.git(&["add", "."]);
+    r.commit("base");
+    r.git(&["checkout", "-q", "-b", "side"]);
+    r.write("conflict.txt", "side\n");
+    r.git(&["commit", "-q", "--no-verify", "-am", "side"]);
+    r.git(&["checkout", "-q", "main"]);
+    r.write("conflict.txt", "main\n");
+    r.git(&["commit", "-q", "--no-verify", "-am", "main"]);
+    let merge = r.git_out(&["merge", "-q", "side"]);
+    assert!(!merge.status.success(), "the merge must conflict");
+    std::os::unix::fs::symlink(token(6), r.path("link")).unwrap();
+    r.git(&["add", "link"]);
+    let run = staged(&r);
+    assert_eq!(run.expect(1).path_lines(), vec!["link:1"]);
+    assert_eq!(
+        run.summary_line("not scanned"),
+        Some("not scanned: 1 unmerged")
+    );
+}
+
 #[test]
 fn secret_only_in_the_working_tree_is_not_reported() {
     let r = Repo::new();

@@ -112,6 +112,16 @@ pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<Sta
 
 /// The staged entries with content, in index order: path and blob id.
 fn staged_entries(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<RawEntry>> {
+    let (entries, _) = staged_entries_and_unmerged(cwd, pathspecs)?;
+    Ok(entries)
+}
+
+/// [`staged_entries`], and how many paths are unmerged (a merge in progress: git will not
+/// commit until they are resolved, so there is no content to scan yet).
+fn staged_entries_and_unmerged(
+    cwd: &Path,
+    pathspecs: &[PathBuf],
+) -> anyhow::Result<(Vec<RawEntry>, u64)> {
     let mut c = git(cwd);
     c.args([
         "diff",
@@ -122,13 +132,24 @@ fn staged_entries(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<RawEn
         "--no-abbrev",
         "--no-relative",
         "--ignore-submodules=all",
-        "--diff-filter=ACMRT",
+        "--diff-filter=ACMRTU",
         "--",
     ]);
     c.args(pathspecs);
     let raw = output(c, "git diff --cached --raw -z")?;
     let entries = parse_raw(&raw)?;
-    Ok(entries.into_iter().filter(RawEntry::has_content).collect())
+    let mut unmerged: Vec<&[u8]> = entries
+        .iter()
+        .filter(|e| e.status == b'U')
+        .map(|e| &e.path[..])
+        .collect();
+    // An unmerged path is listed once per stage.
+    unmerged.dedup();
+    let unmerged = unmerged.len() as u64;
+    Ok((
+        entries.into_iter().filter(RawEntry::has_content).collect(),
+        unmerged,
+    ))
 }
 
 /// One entry of `git diff --raw -z`.
@@ -142,10 +163,12 @@ struct RawEntry {
 }
 
 impl RawEntry {
-    /// A regular file with staged content (not a symlink, a submodule or an intent-to-add).
+    /// A regular file or a symlink (its target is text: a token can hide there) with staged
+    /// content; not a submodule, an intent-to-add, a deletion or an unmerged path.
     fn has_content(&self) -> bool {
-        (self.dst_mode == "100644" || self.dst_mode == "100755")
+        matches!(self.dst_mode.as_str(), "100644" | "100755" | "120000")
             && self.status != b'D'
+            && self.status != b'U'
             && !self.dst_id.bytes().all(|b| b == b'0')
     }
 }
@@ -417,7 +440,7 @@ pub fn source(
             let cwd = cwd.to_path_buf();
             std::thread::spawn(move || toplevel(&cwd))
         };
-        let entries = staged_entries(cwd, pathspecs);
+        let entries = staged_entries_and_unmerged(cwd, pathspecs);
         // Outside a repository this is the error that says so (`git diff --cached` would
         // only complain about its options).
         let scan_base = top.join().expect("toplevel thread").context("--staged")?;
@@ -425,7 +448,10 @@ pub fn source(
         // comes: memory stays flat however large the index.
         let repo: std::sync::Arc<Path> = std::sync::Arc::from(scan_base.as_path());
         let mut blobs = Vec::new();
-        for e in entries.context("--staged")? {
+        let (entries, unmerged) = entries.context("--staged")?;
+        let mut skipped = crate::report::SkipCounts::default();
+        skipped.add(crate::report::Skip::Unmerged, unmerged);
+        for e in entries {
             let oid = super::Oid::from_hex(e.dst_id.as_bytes())
                 .with_context(|| format!("--staged: bad object id {}", e.dst_id))?;
             blobs.push(Item {
@@ -438,7 +464,10 @@ pub fn source(
             });
         }
         return Ok(Some(GitSource {
-            source: Source::Items(blobs),
+            source: Source::Items {
+                items: blobs,
+                skipped,
+            },
             diff_filter: None,
             scan_base,
         }));
@@ -534,7 +563,7 @@ pub(crate) mod tests {
         assert_eq!(e.len(), 4);
         assert_eq!(e[0].path, b"we ird\nname");
         assert!(e[0].has_content());
-        assert!(!e[1].has_content(), "symlink");
+        assert!(e[1].has_content(), "symlink: its target is scanned");
         assert_eq!(e[2].path, b"new\xff");
         assert_eq!(e[2].dst_id, "cc");
         assert!(!e[3].has_content(), "submodule");

@@ -107,7 +107,11 @@ pub enum Source {
     /// ignore file excludes them).
     Paths(Vec<PathBuf>),
     /// Items already listed (staged blobs): paths are repository-relative.
-    Items(Vec<Item>),
+    /// `skipped`: what the lister already left out (unmerged paths).
+    Items {
+        items: Vec<Item>,
+        skipped: crate::report::SkipCounts,
+    },
     /// Every blob of a repository's history, each once, attributed to the
     /// commit that introduced it (`--history`, see [`history`]).
     History(HistoryOptions),

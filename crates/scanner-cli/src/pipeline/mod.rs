@@ -320,8 +320,8 @@ pub fn scan(
                 });
             },
         ),
-        Source::Items(items) => {
-            let mut skips = SkipCounts::default();
+        Source::Items { items, skipped } => {
+            let mut skips = skipped;
             for item in items {
                 if let Some(skip) = opts.scope.check_listed(&item.provenance.path) {
                     skips.add(skip, 1);
@@ -429,7 +429,10 @@ mod tests {
         std::thread::spawn(move || {
             let stop = StopHandle::default();
             let r = scan(
-                Source::Items(items),
+                Source::Items {
+                    items,
+                    skipped: SkipCounts::default(),
+                },
                 engine,
                 json_sink(),
                 Vec::new(),
@@ -459,7 +462,10 @@ mod tests {
         stop.stop();
         let opts = ScanOptions::default();
         let (report, _) = scan(
-            Source::Items(items),
+            Source::Items {
+                items,
+                skipped: SkipCounts::default(),
+            },
             engine,
             json_sink(),
             Vec::new(),
