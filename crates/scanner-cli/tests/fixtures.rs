@@ -76,15 +76,23 @@ fn diff(old: &str, new: &str) -> String {
             .iter()
             .any(|(op, _)| *op != ' ')
     };
+    // A hunk starts with the line number, in the expected file, of its
+    // first line, so that the finding at fault can be found.
     let mut out = String::new();
-    let mut skipped = false;
+    let mut in_hunk = false;
+    let mut old_line = 1;
     for (k, (op, line)) in ops.iter().enumerate() {
         if near_change(k) {
+            if !in_hunk {
+                out.push_str(&format!("@@ line {old_line} @@\n"));
+                in_hunk = true;
+            }
             out.push_str(&format!("{op} {line}\n"));
-            skipped = false;
-        } else if !skipped {
-            out.push_str("  ...\n");
-            skipped = true;
+        } else {
+            in_hunk = false;
+        }
+        if *op != '+' {
+            old_line += 1;
         }
     }
     out
@@ -198,6 +206,33 @@ fn a_misspelt_placeholder_fails() {
 fn diff_marks_changed_lines() {
     assert_eq!(
         diff("a\nb\nc\n", "a\nB\nc\nd\n"),
-        "  a\n- b\n+ B\n  c\n+ d\n"
+        "@@ line 1 @@\n  a\n- b\n+ B\n  c\n+ d\n"
     );
+}
+
+/// The split axis is not vacuous: along it `logs/ci-build.log` (40 KB) is
+/// cut into 4 KiB-grain pieces, each run as its own task.
+#[test]
+fn the_split_axis_splits_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("logs");
+    expand_fixture(&testdata().join("logs"), &tree);
+    let stats = tmp.path().join("stats.json");
+    let (_, split) = common::AXES
+        .iter()
+        .find(|(name, _)| name.starts_with("split"))
+        .unwrap();
+    let mut args = vec!["scan", "-q", ".", "--stats-json", stats.to_str().unwrap()];
+    args.extend_from_slice(split);
+    common::run_in(&tree, &args).expect(1);
+    let v: Value = serde_json::from_slice(&fs::read(&stats).unwrap()).unwrap();
+    let size = fs::metadata(tree.join("ci-build.log")).unwrap().len();
+    assert_eq!(size, 40_097);
+    // Halved while at least two grains long: 40097 -> 8 pieces of ~5 KB.
+    let tasks = &v["scheduler"]["tasks"];
+    let ran: u64 = ["injector", "local", "stolen"]
+        .iter()
+        .map(|k| tasks[k].as_u64().unwrap())
+        .sum();
+    assert_eq!((v["files"].as_u64(), ran), (Some(1), 8), "{v}");
 }
