@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{run_in, token, Tree, RULE};
+use common::{run_axes, run_in, token, Tree, RULE};
 
 /// `T=<token>\n`: the secret is at column 3 and 40 bytes long.
 fn secret_line(seed: u32) -> String {
@@ -98,7 +98,7 @@ fn ignore_tree() -> Tree {
 #[test]
 fn gitignore_and_scannerignore_outside_a_repository() {
     let t = ignore_tree();
-    let r = t.run(&["scan", "--format", "json"]);
+    let r = run_axes(t.path(), &["scan", "--format", "json"]);
     r.expect(1);
     assert_eq!(r.locations(), ["src/.env:1:3:1:43"]);
     // debug.log, build/ (once, never entered), fixtures/ (once).
@@ -107,7 +107,7 @@ fn gitignore_and_scannerignore_outside_a_repository() {
         Some("not scanned: 3 ignored")
     );
 
-    let r = t.run(&["scan", "--format", "json", "--no-ignore"]);
+    let r = run_axes(t.path(), &["scan", "--format", "json", "--no-ignore"]);
     r.expect(1);
     assert_eq!(
         r.locations(),
@@ -353,7 +353,7 @@ fn non_utf8_file_name_round_trips_through_path_bytes() {
     let t = Tree::new();
     let name = OsStr::from_bytes(b"k\xFFey.env");
     t.write(Path::new("conf").join(name), secret_line(1));
-    let r = t.run(&["scan", "--format", "json"]);
+    let r = run_axes(t.path(), &["scan", "--format", "json"]);
     r.expect(1);
     let f = &r.findings()[0];
     assert_eq!(f.path, "conf/k\u{FFFD}ey.env");
@@ -374,7 +374,7 @@ fn crlf_line_numbers_and_columns() {
         "win.txt",
         format!("first\r\n\r\nx = {}\r\nlast\r\n", token(1)),
     );
-    let r = t.run(&["scan", "--format", "json"]);
+    let r = run_axes(t.path(), &["scan", "--format", "json"]);
     r.expect(1);
     assert_eq!(r.locations(), ["win.txt:3:5:3:45"]);
     assert_eq!(r.findings()[0].offset, 13);
@@ -550,14 +550,14 @@ fn binary_files_are_skipped_and_counted_unless_binary() {
     late.extend(b"\n");
     late.extend(secret_line(2).as_bytes());
     t.write("late.txt", &late);
-    let r = t.run(&["scan", "--format", "json"]);
+    let r = run_axes(t.path(), &["scan", "--format", "json"]);
     r.expect(1);
     assert_eq!(r.locations(), ["late.txt:2:3:2:43"]);
     assert_eq!(
         r.summary_line("not scanned:"),
         Some("not scanned: 1 binary")
     );
-    let r = t.run(&["scan", "--format", "json", "--binary"]);
+    let r = run_axes(t.path(), &["scan", "--format", "json", "--binary"]);
     r.expect(1);
     assert_eq!(r.locations(), ["blob:1:9:1:49", "late.txt:2:3:2:43"]);
 }

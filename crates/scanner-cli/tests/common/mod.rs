@@ -241,3 +241,148 @@ impl Repo {
         self.scan_in(".", args)
     }
 }
+
+// ------------------------------------------------------------ fixture trees
+
+/// An AWS access key ID (`AKIA` and 16 base-32 characters) built at run
+/// time, like [`token`]: `seed` varies it.
+pub fn aws_key_id(seed: u32) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut x = 0x9E37_79B9u32 ^ seed.wrapping_mul(0x85EB_CA6B).wrapping_add(1);
+    let body: String = (0..16)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            ALPHABET[(x % 32) as usize] as char
+        })
+        .collect();
+    format!("AKIA{body}")
+}
+
+/// The value a `{{KIND:n}}` placeholder of a fixture file stands for, or
+/// `None` for an unknown kind (which [`expand_placeholders`] rejects).
+pub fn placeholder_value(kind: &str, seed: u32) -> Option<String> {
+    use base64::Engine as _;
+    Some(match kind {
+        "TOKEN" => token(seed),
+        "TOKEN64" => base64::engine::general_purpose::STANDARD.encode(token(seed)),
+        "AWS" => aws_key_id(seed),
+        _ => return None,
+    })
+}
+
+/// Replaces every `{{KIND:n}}` in `data` by [`placeholder_value`]. Works on
+/// bytes: fixture files need not be UTF-8. Panics, naming `origin`, on a
+/// malformed or unknown placeholder so that a typo cannot pass silently as
+/// an undetected "secret".
+pub fn expand_placeholders(data: &[u8], origin: &Path) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len());
+    let mut rest = data;
+    while let Some(at) = rest.windows(2).position(|w| w == b"{{") {
+        out.extend_from_slice(&rest[..at]);
+        let tail = &rest[at + 2..];
+        let end = tail
+            .windows(2)
+            .position(|w| w == b"}}")
+            .unwrap_or_else(|| panic!("{}: unclosed `{{{{`", origin.display()));
+        let inner = std::str::from_utf8(&tail[..end]).unwrap_or("");
+        let value = inner
+            .split_once(':')
+            .and_then(|(kind, n)| placeholder_value(kind, n.parse().ok()?))
+            .unwrap_or_else(|| panic!("{}: bad placeholder `{{{{{inner}}}}}`", origin.display()));
+        out.extend_from_slice(value.as_bytes());
+        rest = &tail[end + 2..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+/// Copies the fixture tree `src` into `dst` the way `testdata/README.md`
+/// describes: placeholders expanded, a leading `dot-` in a name becomes `.`
+/// (a real `.gitignore` would apply to this repository itself), and a file
+/// whose name ends in `.utf16le` is written as UTF-16LE with a BOM under the
+/// name without that suffix (git and editors treat UTF-16 as binary).
+pub fn expand_fixture(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    let mut entries: Vec<_> = fs::read_dir(src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for from in entries {
+        let name = from
+            .file_name()
+            .unwrap()
+            .to_str()
+            .expect("UTF-8 fixture name");
+        let name = match name.strip_prefix("dot-") {
+            Some(rest) => format!(".{rest}"),
+            None => name.to_owned(),
+        };
+        if from.is_dir() {
+            expand_fixture(&from, &dst.join(&name));
+            continue;
+        }
+        let data = expand_placeholders(&fs::read(&from).unwrap(), &from);
+        match name.strip_suffix(".utf16le") {
+            Some(stem) => {
+                let text = String::from_utf8(data)
+                    .unwrap_or_else(|_| panic!("{}: not UTF-8", from.display()));
+                let mut bytes = vec![0xFF, 0xFE];
+                bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+                fs::write(dst.join(stem), bytes).unwrap();
+            }
+            None => fs::write(dst.join(&name), data).unwrap(),
+        }
+    }
+}
+
+// ------------------------------------------------------------ axis harness
+
+/// The settings [`run_axes`] runs a scan under: thread counts, small read
+/// chunks (so matches straddle chunk boundaries) and forced splitting of
+/// any file over 16 KiB into 4 KiB ranges scanned in parallel.
+pub const AXES: &[(&str, &[&str])] = &[
+    ("threads=1", &["--threads", "1"]),
+    ("threads=4", &["--threads", "4"]),
+    ("chunk=4K", &["--threads", "2", "--chunk-size", "4096"]),
+    (
+        "split=16K/4K",
+        &[
+            "--threads",
+            "3",
+            "--split-threshold",
+            "16384",
+            "--split-grain",
+            "4096",
+        ],
+    ),
+];
+
+/// Runs `scanner ARGS` in `dir` once per entry of [`AXES`] (its flags after
+/// `args`) and asserts every run has the same exit status and byte-identical
+/// stdout: how the work is cut up must never change the report. Returns the
+/// first run.
+#[track_caller]
+pub fn run_axes(dir: &Path, args: &[&str]) -> Run {
+    let mut first: Option<(&str, Run)> = None;
+    for (name, extra) in AXES {
+        let all: Vec<&str> = args.iter().chain(extra.iter()).copied().collect();
+        let run = run_in(dir, &all);
+        match &first {
+            None => first = Some((name, run)),
+            Some((first_name, f)) => {
+                assert_eq!(
+                    (f.code, &f.stdout),
+                    (run.code, &run.stdout),
+                    "axis {name} differs from axis {first_name} for {args:?}\n\
+                     stderr ({first_name}):\n{}\nstderr ({name}):\n{}",
+                    f.stderr,
+                    run.stderr
+                );
+            }
+        }
+    }
+    first.expect("AXES is not empty").1
+}
