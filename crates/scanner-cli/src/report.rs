@@ -68,10 +68,12 @@ pub enum Skip {
     /// `--staged` during a merge: a conflicted path, which git will not
     /// commit until it is resolved.
     Unmerged,
+    /// With `--follow`: a file already reached by another path.
+    Duplicate,
 }
 
 impl Skip {
-    pub const ALL: [Skip; 13] = [
+    pub const ALL: [Skip; 14] = [
         Skip::Ignored,
         Skip::Excluded,
         Skip::AllowlistedPath,
@@ -85,6 +87,7 @@ impl Skip {
         Skip::OwnOutput,
         Skip::Submodule,
         Skip::Unmerged,
+        Skip::Duplicate,
     ];
 
     pub fn label(self) -> &'static str {
@@ -102,6 +105,7 @@ impl Skip {
             Skip::OwnOutput => "own report",
             Skip::Submodule => "submodule",
             Skip::Unmerged => "unmerged",
+            Skip::Duplicate => "already scanned (link)",
         }
     }
 

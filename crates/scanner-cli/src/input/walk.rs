@@ -69,6 +69,21 @@ pub struct WalkOptions {
     pub stdin_name: PathBuf,
 }
 
+/// False when the file at `path` (by device and inode) was met before.
+#[cfg(unix)]
+fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match fs::metadata(path) {
+        Ok(md) => visited.insert((md.dev(), md.ino())),
+        Err(_) => true,
+    }
+}
+
+#[cfg(not(unix))]
+fn first_visit(_visited: &mut std::collections::HashSet<(u64, u64)>, _path: &Path) -> bool {
+    true
+}
+
 /// A file on disk, reported under the path it was reached by.
 fn file_item(path: PathBuf) -> Item {
     Item {
@@ -214,6 +229,11 @@ fn walk_dir(
         .parents(!opts.no_ignore)
         .require_git(false)
         .follow_links(opts.follow);
+    if opts.follow {
+        // Which of two paths to one file is scanned must not depend on the
+        // file system's listing order: walk in name order.
+        b.sort_by_file_name(|a, b| a.cmp(b));
+    }
     if !opts.no_ignore {
         b.add_custom_ignore_filename(".scannerignore");
     }
@@ -246,6 +266,7 @@ fn walk_dir(
     }
 
     let count_ignored = !opts.no_ignore;
+    let mut visited = std::collections::HashSet::new();
     // Entries of walked directories vs entries seen: the difference is what
     // the ignore rules dropped (see the module docs).
     let mut children: u64 = 0;
@@ -262,6 +283,12 @@ fn walk_dir(
                         children += fs::read_dir(ent.path()).map_or(0, |d| d.count() as u64);
                     }
                 } else if ft.is_file() {
+                    // With --follow, links can reach one file by two paths
+                    // (`sub/up -> ..`): scan it once, at the first.
+                    if opts.follow && !first_visit(&mut visited, ent.path()) {
+                        skips.add(Skip::Duplicate, 1);
+                        continue;
+                    }
                     if !on_item(walked_item(into_display_path(
                         ent.into_path(),
                         opts.strip_dot,
@@ -630,7 +657,9 @@ mod tests {
             ..Default::default()
         };
         let (files, skips, warnings) = run(r, &opts);
-        assert_eq!(files, ["d/a.txt", "d/link.txt"]);
+        // `d/link.txt` is `d/a.txt`: scanned once, under the first path met.
+        assert_eq!(files, ["d/a.txt"]);
+        assert_eq!(skips.get(Skip::Duplicate), 1);
         assert_eq!(skips.get(Skip::SymlinkLoop), 1);
         assert_eq!(skips.get(Skip::SymlinkBroken), 1);
         assert_eq!(skips.get(Skip::Ignored), 0, "{skips:?}");
