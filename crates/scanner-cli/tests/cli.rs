@@ -845,3 +845,20 @@ fn confidence_is_reported_and_filters() {
         Some("suppressed: 1 below --min-confidence")
     );
 }
+
+/// A user rule whose regex parses but cannot be compiled is an error naming
+/// the file, the rule and the compiler's reason, not a silently inert rule.
+#[test]
+fn a_user_rule_that_cannot_compile_is_an_error() {
+    let t = Tree::new();
+    t.write("a.txt", "nothing\n");
+    t.write(
+        "big.toml",
+        "[[rules]]\nid = \"too-big\"\nregex = '''x([\\p{L}\\p{N}]{8,256}){8,256}'''\nkeywords = [\"x\"]\n",
+    );
+    let r = t.run(&["scan", "--rules", "big.toml", "a.txt"]);
+    r.expect(2);
+    assert!(r.stderr.contains("big.toml"), "{}", r.stderr);
+    assert!(r.stderr.contains("too-big"), "{}", r.stderr);
+    assert!(r.stderr.contains("cannot compile"), "{}", r.stderr);
+}
