@@ -476,4 +476,70 @@ mod tests {
         assert!(report.interrupted);
         assert_eq!(report.files, 0);
     }
+
+    /// Runs one in-memory input through the whole pipeline and returns the
+    /// sorted JSON report.
+    fn report(engine: &Arc<Engine>, data: &[u8], opts: &ScanOptions) -> String {
+        let out = crate::output::tests::Shared::default();
+        let sink = Sink::new(
+            crate::output::SinkOptions {
+                format: crate::output::Format::Json,
+                show_secrets: true,
+                color: false,
+            },
+            Box::new(out.clone()),
+        );
+        let items = vec![Item {
+            provenance: Provenance::path("f.txt"),
+            content: Content::Bytes(data.to_vec()),
+        }];
+        let source = Source::Items {
+            items,
+            skipped: SkipCounts::default(),
+        };
+        let stop = StopHandle::default();
+        let (_, sink) = scan(source, Arc::clone(engine), sink, Vec::new(), opts, &stop).unwrap();
+        sink.finish(engine.rules()).unwrap();
+        out.text()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+        /// Splitting an input at any grain, with any chunk size and any
+        /// number of workers, reports exactly what one unsplit scan does.
+        #[test]
+        fn splitting_at_any_grain_changes_no_finding(
+            lines in 200usize..3000,
+            secrets in proptest::collection::vec((0usize..3000, 0u32..1000), 1..6),
+            grain in 64u64..4096,
+            chunk in 256usize..8192,
+            threads in 1usize..4,
+        ) {
+            let engine = Arc::new(Engine::builtin().unwrap());
+            let mut text = String::new();
+            for i in 0..lines {
+                if let Some((_, seed)) = secrets.iter().find(|(at, _)| at % lines == i) {
+                    let body: String = (0..36)
+                        .map(|k| b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghjkmnpqrstuvwxyz23456789"
+                            [((seed * 31 + k * 7 + i as u32) % 55) as usize] as char)
+                        .collect();
+                    text.push_str(&format!("token = \"{}{}\"\r\n", ["gh", "p_"].concat(), body));
+                } else {
+                    text.push_str("some ordinary line of text, nothing here\n");
+                }
+            }
+            let whole = ScanOptions { split_threshold: 0, ..ScanOptions::default() };
+            let split = ScanOptions {
+                threads,
+                chunk_size: chunk,
+                split_threshold: 2 * grain,
+                split_grain: grain,
+                ..ScanOptions::default()
+            };
+            let expected = report(&engine, text.as_bytes(), &whole);
+            proptest::prop_assert!(expected.contains("\"line\""), "no finding: {expected}");
+            proptest::prop_assert_eq!(report(&engine, text.as_bytes(), &split), expected);
+        }
+    }
 }
