@@ -152,6 +152,114 @@ impl Shard {
     }
 }
 
+/// Files larger than this are placed by size (see [`Planner`]); smaller
+/// ones by the hash of their key.
+pub const LARGE: u64 = 64 << 10;
+
+/// Decides which of a tree's files this shard scans, balanced by bytes.
+///
+/// Hashing alone balances file counts, not bytes: a real tree has a few
+/// files of megabytes (generated tables, vendored bundles), and with 16
+/// shards one of them is most of a shard's share. So every shard walks the
+/// whole tree and stats each file: a file of at most [`LARGE`] bytes goes
+/// to its hash bucket's shard and adds its size to that shard's load; the
+/// larger ones are then dealt largest first (ties by key) to the least
+/// loaded shard (ties to the lowest index), which evens out what the hash
+/// left uneven. A large file with a NUL byte in its first 8 KiB weighs
+/// 8 KiB (unless `--binary`): it is skipped as binary after that read.
+/// Every shard computes the same plan from the same tree, so shards must
+/// see the same files with the same sizes (one checkout, one commit).
+pub struct Planner {
+    shard: Shard,
+    roots: Vec<PathBuf>,
+    binary: bool,
+    loads: Vec<u64>,
+    large: Vec<(u64, Vec<u8>, crate::input::Item)>,
+    owned: Vec<crate::input::Item>,
+}
+
+impl Planner {
+    pub fn new(shard: Shard, roots: &[PathBuf], binary: bool) -> Planner {
+        Planner {
+            shard,
+            roots: roots.to_vec(),
+            binary,
+            loads: vec![0; shard.count as usize],
+            large: Vec::new(),
+            owned: Vec::new(),
+        }
+    }
+
+    fn owner(&self, key: &[u8]) -> usize {
+        ((fnv1a64(key) % BUCKETS) % u64::from(self.shard.count)) as usize
+    }
+
+    /// One item of the walk.
+    pub fn offer(&mut self, item: crate::input::Item) {
+        let key = path_key(&item.provenance.path, &self.roots);
+        let size = match &item.content {
+            // An unreadable file is placed by hash: its shard reports it.
+            crate::input::Content::File(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+            _ => 0,
+        };
+        if size > LARGE {
+            let weight = match &item.content {
+                crate::input::Content::File(p) if !self.binary && looks_binary(p) => 8 << 10,
+                _ => size,
+            };
+            self.large.push((weight, key, item));
+            return;
+        }
+        let owner = self.owner(&key);
+        self.loads[owner] += size;
+        if owner == self.shard.index as usize - 1 {
+            self.owned.push(item);
+        }
+    }
+
+    /// This shard's items: its large files first (they take longest), then
+    /// the rest in walk order.
+    pub fn finish(mut self) -> Vec<crate::input::Item> {
+        self.large
+            .sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let me = self.shard.index as usize - 1;
+        let mut mine = Vec::new();
+        for (weight, _, item) in self.large {
+            let (least, _) = self
+                .loads
+                .iter()
+                .enumerate()
+                .min_by_key(|&(i, load)| (*load, i))
+                .expect("at least one shard");
+            self.loads[least] += weight;
+            if least == me {
+                mine.push(item);
+            }
+        }
+        mine.extend(self.owned);
+        mine
+    }
+}
+
+/// A NUL byte in the first 8 KiB, as the workers decide (an unreadable file
+/// is not binary: its shard reports it).
+fn looks_binary(path: &Path) -> bool {
+    use std::io::Read;
+    let mut buf = [0u8; 8 << 10];
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut n = 0;
+    let mut f = f.take(buf.len() as u64);
+    while let Ok(k) = f.read(&mut buf[n..]) {
+        if k == 0 {
+            break;
+        }
+        n += k;
+    }
+    memchr::memchr(0, &buf[..n]).is_some()
+}
+
 /// The shard key of a path: relative to the root it is under (`./` and the
 /// root itself dropped), `/`-separated; the path as is when no root is a
 /// prefix (a file named as a root, standard input).

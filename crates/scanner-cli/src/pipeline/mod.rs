@@ -323,22 +323,40 @@ pub fn scan(
     };
     let mut history = None;
     let produced: anyhow::Result<SkipCounts> = match source {
-        Source::Paths(roots) => walk::walk(
-            &roots,
-            &opts.walk,
-            &opts.scope,
-            |item| match opts.shard {
-                Some(s) if !s.owns_path(&item.provenance.path, &roots) => true,
-                _ => feeder.push(item),
-            },
-            |w| {
-                let _ = tx.send(Msg::Warning {
-                    path: w.path,
-                    reason: w.reason,
-                    is_error: w.is_error,
-                });
-            },
-        ),
+        Source::Paths(roots) => {
+            // A shard places files by size, so it walks the whole tree
+            // before it scans its share (`crate::shard::Planner`).
+            let mut planner = opts
+                .shard
+                .map(|s| crate::shard::Planner::new(s, &roots, opts.binary));
+            let skips = walk::walk(
+                &roots,
+                &opts.walk,
+                &opts.scope,
+                |item| match planner.as_mut() {
+                    Some(p) => {
+                        p.offer(item);
+                        !stop.is_stopped()
+                    }
+                    None => feeder.push(item),
+                },
+                |w| {
+                    let _ = tx.send(Msg::Warning {
+                        path: w.path,
+                        reason: w.reason,
+                        is_error: w.is_error,
+                    });
+                },
+            );
+            if let Some(p) = planner {
+                for item in p.finish() {
+                    if !feeder.push(item) {
+                        break;
+                    }
+                }
+            }
+            skips
+        }
         Source::Items(items) => {
             let mut skips = SkipCounts::default();
             for item in items {
