@@ -9,8 +9,9 @@
 //! `a/b.rs`); for `--history`, the blob id. The key is hashed with 64-bit
 //! FNV-1a (fixed, no per-process seed: std's `RandomState` would give every
 //! pod a different split) into one of [`BUCKETS`] buckets, and bucket `b`
-//! belongs to shard `b % N + 1`. Many more buckets than shards keep the
-//! shares even by bytes once the tree has a few thousand files (measured in
+//! belongs to shard `b % N + 1`. For a tree, that places the small files;
+//! the large ones are dealt by size to the least loaded shard
+//! ([`Planner`]), so the shares balance by bytes (measured in
 //! `docs/scale.md`). An archive is one input: its members are scanned by
 //! the shard that owns the archive.
 //!
