@@ -420,3 +420,34 @@ fn history_shards_split_by_blob() {
     r.expect(1);
     assert_eq!(r.stdout, whole.stdout);
 }
+
+/// Hashing alone would let two large files land in one shard; large files
+/// are dealt by size, so each of 4 shards gets one of the 4 large files,
+/// and a large binary (skipped after 8 KiB) weighs almost nothing.
+#[test]
+fn large_files_are_dealt_by_size() {
+    let t = Tree::new();
+    let large = 200 * 1024;
+    for i in 0..4 {
+        t.write(format!("src/big{i}.txt"), "y".repeat(large));
+    }
+    let mut bin = vec![b'z'; 300 * 1024];
+    bin[10] = 0;
+    t.write("src/blob.bin", bin);
+    for i in 0..20 {
+        t.write(format!("src/small/s{i}.txt"), "s".repeat(1000));
+    }
+    let (mut files, mut binary) = (0, 0);
+    for k in 1..=4 {
+        shard(&t, k, 4, "json", "json", &[]).expect(0);
+        let s = stats(t.path(), &format!("s{k}.stats.json"));
+        let bytes = s["bytes"].as_u64().unwrap();
+        assert!(
+            (large as u64..=large as u64 + 20_000).contains(&bytes),
+            "shard {k}: {bytes} bytes"
+        );
+        files += s["files"].as_u64().unwrap();
+        binary += s["skipped"]["binary"].as_u64().unwrap_or(0);
+    }
+    assert_eq!((files, binary), (24, 1));
+}
