@@ -36,6 +36,8 @@ pub enum Command {
     /// Manage the git pre-commit hook.
     #[command(subcommand)]
     Hook(HookCommand),
+    /// Merge the reports of a sharded scan (`--shard K/N`) into one.
+    Merge(MergeArgs),
 }
 
 /// `scanner scan` flags.
@@ -222,6 +224,14 @@ pub struct ScanArgs {
     #[arg(long, help_heading = "Output")]
     pub ignore_errors: bool,
 
+    /// Scan only shard K of N (1 <= K <= N): a deterministic share of the
+    /// files (by path relative to the root) or of the history's blobs (by
+    /// id), the same on every machine. Without it, `SCANNER_SHARDS=N` with
+    /// `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job, 0-based) sets
+    /// K = index + 1. See docs/scale.md.
+    #[arg(long, value_name = "K/N", value_parser = crate::shard::Shard::parse, help_heading = "Performance")]
+    pub shard: Option<crate::shard::Shard>,
+
     /// Worker threads (default: available cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024), help_heading = "Performance")]
     pub threads: Option<u16>,
@@ -279,6 +289,45 @@ pub struct RulesCheckArgs {
     /// A rule file to check alone (default: the built-in rules).
     #[arg(value_name = "FILE")]
     pub file: Option<PathBuf>,
+}
+
+/// `scanner merge` flags.
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Every shard's report (`--format json` or `jsonl`) and every shard's
+    /// `--stats-json` file, in any order.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// Format of the merged report (`json` is byte for byte what an
+    /// unsharded scan writes).
+    #[arg(
+        long,
+        visible_alias = "report-format",
+        value_enum,
+        default_value = "text"
+    )]
+    pub format: Format,
+
+    /// Write the merged report to FILE (atomically) instead of stdout.
+    #[arg(long, short = 'o', visible_alias = "report-path", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// The exit status when there are findings (default 1).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub exit_code: u8,
+
+    /// Exit 0 or 1 even when a shard could not read some files.
+    #[arg(long)]
+    pub ignore_errors: bool,
+
+    /// No summary line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
+    /// Colour the text report: auto, always or never.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
 }
 
 #[derive(Subcommand)]

@@ -16,6 +16,7 @@
 //! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
 //! | [`rules_cmd`] | `scanner rules list` / `check` |
 //! | [`output`] | report formats (text, json, jsonl, sarif) |
+//! | [`shard`], [`merge`] | `--shard K/N` (who scans what) and `scanner merge` (docs/scale.md) |
 //!
 //! Where does a new input go? A [`input::Source`] variant that emits items
 //! (and, if it is read in a new way, an [`input::Content`] variant that
@@ -33,6 +34,7 @@ pub mod filter;
 pub mod gitleaksignore;
 pub mod hook;
 pub mod input;
+pub mod merge;
 pub mod messages;
 pub mod outfile;
 pub mod output;
@@ -41,6 +43,7 @@ pub mod pipeline;
 pub mod report;
 pub mod rules_cmd;
 pub mod scan;
+pub mod shard;
 pub mod signals;
 pub mod summary;
 
@@ -54,5 +57,6 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Scan(a) => scan::run(*a),
         args::Command::Rules(c) => rules_cmd::run(c),
         args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
+        args::Command::Merge(a) => merge::run(a),
     }
 }

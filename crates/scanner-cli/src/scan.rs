@@ -241,6 +241,7 @@ impl ScanPlan {
                 max_depth: args.archive_depth.max(1),
                 ..Default::default()
             }),
+            shard: crate::shard::Shard::resolve(args.shard)?,
             ..defaults
         };
 
@@ -324,7 +325,9 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         Some(a) => Box::new(a.file()?),
         None => Box::new(std::io::stdout()),
     };
-    let sink = Sink::new(sink_opts, out);
+    // What `scanner merge` pairs this run's stats with its report by.
+    let report_digest = crate::shard::ReportDigest::default();
+    let sink = Sink::new(sink_opts, report_digest.wrap(out));
 
     let mut plan = plan;
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {
@@ -332,6 +335,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         own.extend(a.temp_path());
         plan.options.scope.set_own_output(OwnOutput::new(&own));
     }
+    let shard = plan.options.shard;
     let ScanPlan {
         engine,
         source,
@@ -372,7 +376,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         eprintln!("{note}");
     }
     if let Some(path) = &args.stats_json {
-        summary::write_stats_json(path, &report)?;
+        let extra = crate::shard::stats_extra(shard, &args, engine.rules(), &report_digest);
+        summary::write_stats_json_with(path, &report, extra)?;
     }
     Ok(exit_for(&report, &args))
 }

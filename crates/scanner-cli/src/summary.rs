@@ -46,6 +46,11 @@
 //! "symlinks", "deletions"}`: commits walked, distinct blobs listed (each
 //! scanned once), and added or modified entries whose blob was already
 //! listed.
+//!
+//! Every run adds `shard` (`{"index": K, "count": N}` with `--shard`, else
+//! `null`) and `run` (version, rule-set and options digests, the report's
+//! format, size and digest); a sharded run adds `rules` too. `scanner
+//! merge` reads them: see [`crate::shard`].
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -271,7 +276,21 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
 
 /// Writes `--stats-json` (see [`crate::outfile`]).
 pub fn write_stats_json(path: &Path, r: &ScanReport) -> anyhow::Result<()> {
-    let mut json = serde_json::to_vec_pretty(&stats_json(r))?;
+    write_stats_json_with(path, r, serde_json::Map::new())
+}
+
+/// Writes `--stats-json` with `extra` keys (`shard`, `run`, `rules`: see
+/// [`crate::shard`]) after the counts.
+pub fn write_stats_json_with(
+    path: &Path,
+    r: &ScanReport,
+    extra: serde_json::Map<String, serde_json::Value>,
+) -> anyhow::Result<()> {
+    let mut v = stats_json(r);
+    if let Some(obj) = v.as_object_mut() {
+        obj.extend(extra);
+    }
+    let mut json = serde_json::to_vec_pretty(&v)?;
     json.push(b'\n');
     crate::outfile::OutputFile::write_whole(path, &json).context("--stats-json")?;
     Ok(())

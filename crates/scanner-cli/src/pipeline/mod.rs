@@ -101,6 +101,9 @@ pub struct ScanOptions {
     /// members, within these limits; `None` (`--no-archives`): an archive
     /// is a binary file like any other.
     pub archives: Option<crate::input::archive::Limits>,
+    /// `--shard K/N`: only the inputs this shard owns are scanned; the
+    /// others are not counted anywhere (`crate::shard`).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Default for ScanOptions {
@@ -118,6 +121,7 @@ impl Default for ScanOptions {
             memory_budget: 256 << 20,
             stdout_id: None,
             archives: Some(crate::input::archive::Limits::default()),
+            shard: None,
         }
     }
 }
@@ -307,22 +311,48 @@ pub fn scan(
     };
     let mut history = None;
     let produced: anyhow::Result<SkipCounts> = match source {
-        Source::Paths(roots) => walk::walk(
-            &roots,
-            &opts.walk,
-            &opts.scope,
-            |item| feeder.push(item),
-            |w| {
-                let _ = tx.send(Msg::Warning {
-                    path: w.path,
-                    reason: w.reason,
-                    is_error: w.is_error,
-                });
-            },
-        ),
+        Source::Paths(roots) => {
+            // A shard places files by size, so it walks the whole tree
+            // before it scans its share (`crate::shard::Planner`).
+            let mut planner = opts
+                .shard
+                .map(|s| crate::shard::Planner::new(s, &roots, opts.binary));
+            let skips = walk::walk(
+                &roots,
+                &opts.walk,
+                &opts.scope,
+                |item| match planner.as_mut() {
+                    Some(p) => {
+                        p.offer(item);
+                        !stop.is_stopped()
+                    }
+                    None => feeder.push(item),
+                },
+                |w| {
+                    let _ = tx.send(Msg::Warning {
+                        path: w.path,
+                        reason: w.reason,
+                        is_error: w.is_error,
+                    });
+                },
+            );
+            if let Some(p) = planner {
+                for item in p.finish() {
+                    if !feeder.push(item) {
+                        break;
+                    }
+                }
+            }
+            skips
+        }
         Source::Items { items, skipped } => {
             let mut skips = skipped;
             for item in items {
+                if let Some(s) = opts.shard {
+                    if !s.owns_path(&item.provenance.path, &[]) {
+                        continue;
+                    }
+                }
                 if let Some(skip) = opts.scope.check_listed(&item.provenance.path) {
                     skips.add(skip, 1);
                     continue;
@@ -339,6 +369,12 @@ pub fn scan(
             let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
             let mut group_bytes = 0;
             let stats = crate::input::history::enumerate(&hopts, |blob| {
+                if let Some(s) = opts.shard {
+                    // By blob id: a blob is listed once, whatever its paths.
+                    if !s.owns_key(&blob.oid.0) {
+                        return !stop.is_stopped();
+                    }
+                }
                 let path = crate::input::git::path_from_bytes(blob.path);
                 if let Some(skip) = opts.scope.check_listed(&path) {
                     skips.add(skip, 1);
