@@ -185,14 +185,26 @@ impl ScanPlan {
                 anyhow::bail!("--history takes one repository PATH");
             }
             let repo = roots[0].clone();
+            let options = |repo: PathBuf| crate::input::HistoryOptions {
+                repo,
+                revs: args.range.clone(),
+                since: args.since.clone(),
+                reflogs: args.reflogs,
+            };
+            let repos = match crate::input::history::repositories_in(&repo) {
+                // A directory of repositories: each one, named by its directory.
+                Some(children) if !children.is_empty() => children
+                    .into_iter()
+                    .map(|child| {
+                        let name = child.file_name().map(PathBuf::from);
+                        (name, options(child))
+                    })
+                    .collect(),
+                _ => vec![(None, options(repo.clone()))],
+            };
             git_source = Some(git::GitSource {
-                scan_base: repo.clone(),
-                source: Source::History(crate::input::HistoryOptions {
-                    repo,
-                    revs: args.range.clone(),
-                    since: args.since.clone(),
-                    reflogs: args.reflogs,
-                }),
+                scan_base: repo,
+                source: Source::History(repos),
                 diff_filter: None,
             });
         }

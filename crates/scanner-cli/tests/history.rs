@@ -266,3 +266,53 @@ fn a_baseline_written_from_history_suppresses_the_same_findings() {
         Some("suppressed: 1 baseline")
     );
 }
+
+/// `--history DIR` on a directory of repositories (a work tree and a bare
+/// clone): each one's history, its name leading every path.
+#[test]
+fn a_directory_of_repositories_is_scanned_repository_by_repository() {
+    let a = Repo::new();
+    a.write("a.env", format!("T={}\n", token(20)));
+    a.git(&["add", "."]);
+    commit_at(&a, "a", "2024-01-01T00:00:00+00:00");
+    let b = Repo::new();
+    b.write("conf/b.env", format!("T={}\n", token(21)));
+    b.git(&["add", "."]);
+    commit_at(&b, "b", "2024-01-01T00:00:00+00:00");
+    let org = tempfile::tempdir().unwrap();
+    let clone = |args: &[&str]| {
+        let out = isolate(Command::new("git").current_dir(org.path()).args(args))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    clone(&["clone", "-q", a.root.to_str().unwrap(), "alpha"]);
+    clone(&[
+        "clone",
+        "-q",
+        "--bare",
+        b.root.to_str().unwrap(),
+        "beta.git",
+    ]);
+    std::fs::create_dir(org.path().join("not-a-repo")).unwrap();
+    let run = Run::from_output(
+        isolate(Command::new(BIN).current_dir(org.path()).args([
+            "scan",
+            "--history",
+            "--format",
+            "json",
+            ".",
+        ]))
+        .env("GIT_CEILING_DIRECTORIES", org.path().parent().unwrap())
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(
+        run.expect(1).path_lines(),
+        ["alpha/a.env:1", "beta.git/conf/b.env:1"]
+    );
+}

@@ -460,6 +460,32 @@ enum Msg {
     Done(Result<HistoryStats, HistoryError>),
 }
 
+/// When `dir` is not inside a git repository, the repositories directly in
+/// it (a work tree with `.git`, or a bare repository), sorted by name;
+/// `None` when `dir` is itself in a repository (scan that one).
+pub fn repositories_in(dir: &Path) -> Option<Vec<PathBuf>> {
+    let inside = git(dir)
+        .args(["rev-parse", "--git-dir"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if inside || !dir.is_dir() {
+        return None;
+    }
+    let is_repo = |p: &Path| {
+        p.join(".git").exists()
+            || (p.join("HEAD").is_file() && p.join("objects").is_dir() && p.join("refs").is_dir())
+    };
+    let mut repos: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && is_repo(p))
+        .collect();
+    repos.sort();
+    Some(repos)
+}
+
 /// Streams every distinct blob reachable from the selected history once, attributed to the
 /// earliest commit (in topological order) that introduced it, with the path it had there.
 /// `on_blob` returns false to stop early ([`HistoryStats::stopped`]). See the module doc for

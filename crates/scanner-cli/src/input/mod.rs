@@ -113,6 +113,8 @@ pub enum Source {
         skipped: crate::report::SkipCounts,
     },
     /// Every blob of a repository's history, each once, attributed to the
-    /// commit that introduced it (`--history`, see [`history`]).
-    History(HistoryOptions),
+    /// commit that introduced it (`--history`, see [`history`]). Several
+    /// repositories (`--history DIR` on a directory of repositories): each
+    /// one's paths are prefixed with its name (the directory's name).
+    History(Vec<(Option<PathBuf>, HistoryOptions)>),
 }

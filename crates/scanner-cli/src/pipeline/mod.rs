@@ -363,49 +363,79 @@ pub fn scan(
             }
             Ok(skips)
         }
-        Source::History(hopts) => {
+        Source::History(repos) => {
             let mut skips = SkipCounts::default();
-            let repo: Arc<std::path::Path> = Arc::from(hopts.repo.as_path());
-            let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
-            let mut group_bytes = 0;
-            let stats = crate::input::history::enumerate(&hopts, |blob| {
-                if let Some(s) = opts.shard {
-                    // By blob id: a blob is listed once, whatever its paths.
-                    if !s.owns_key(&blob.oid.0) {
+            let mut total = crate::input::history::HistoryStats::default();
+            let mut failed = None;
+            for (prefix, hopts) in repos {
+                if stop.is_stopped() {
+                    break;
+                }
+                let repo: Arc<std::path::Path> = Arc::from(hopts.repo.as_path());
+                let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
+                let mut group_bytes = 0;
+                let stats = crate::input::history::enumerate(&hopts, |blob| {
+                    if let Some(s) = opts.shard {
+                        // By blob id: a blob is listed once, whatever its paths.
+                        if !s.owns_key(&blob.oid.0) {
+                            return !stop.is_stopped();
+                        }
+                    }
+                    let path = crate::input::git::path_from_bytes(blob.path);
+                    let path = match &prefix {
+                        Some(name) => name.join(path),
+                        None => path,
+                    };
+                    if let Some(skip) = opts.scope.check_listed(&path) {
+                        skips.add(skip, 1);
                         return !stop.is_stopped();
                     }
-                }
-                let path = crate::input::git::path_from_bytes(blob.path);
-                if let Some(skip) = opts.scope.check_listed(&path) {
-                    skips.add(skip, 1);
-                    return !stop.is_stopped();
-                }
-                group_bytes += blob.size;
-                group.push(Item {
-                    provenance: crate::input::Provenance {
-                        path,
-                        commit: Some(blob.commit),
-                    },
-                    content: crate::input::Content::GitBlob {
-                        repo: Arc::clone(&repo),
-                        oid: blob.oid,
-                        size: blob.size,
-                    },
+                    group_bytes += blob.size;
+                    group.push(Item {
+                        provenance: crate::input::Provenance {
+                            path,
+                            commit: Some(blob.commit),
+                        },
+                        content: crate::input::Content::GitBlob {
+                            repo: Arc::clone(&repo),
+                            oid: blob.oid,
+                            size: blob.size,
+                        },
+                    });
+                    if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {
+                        group_bytes = 0;
+                        return feeder.push_batch(std::mem::take(&mut group));
+                    }
+                    true
                 });
-                if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {
-                    group_bytes = 0;
-                    return feeder.push_batch(std::mem::take(&mut group));
+                feeder.push_batch(group);
+                match stats {
+                    Ok(st) => {
+                        skips.add(crate::report::Skip::Submodule, st.submodules);
+                        total.commits += st.commits;
+                        total.blobs += st.blobs;
+                        total.blob_bytes += st.blob_bytes;
+                        total.duplicate_blobs += st.duplicate_blobs;
+                        total.submodules += st.submodules;
+                        total.symlinks += st.symlinks;
+                        total.deletions += st.deletions;
+                    }
+                    // One repository failing does not stop the others: it
+                    // is an error (exit 2) named in a warning.
+                    Err(e) if prefix.is_some() => {
+                        let _ = tx.send(Msg::Warning {
+                            path: hopts.repo.clone(),
+                            reason: e.to_string(),
+                            is_error: true,
+                        });
+                    }
+                    Err(e) => failed = Some(anyhow::Error::new(e)),
                 }
-                true
-            });
-            feeder.push_batch(group);
-            match stats {
-                Ok(stats) => {
-                    skips.add(crate::report::Skip::Submodule, stats.submodules);
-                    history = Some(stats);
-                    Ok(skips)
-                }
-                Err(e) => Err(anyhow::Error::new(e)),
+            }
+            history = Some(total);
+            match failed {
+                Some(e) => Err(e),
+                None => Ok(skips),
             }
         }
     };
