@@ -20,15 +20,17 @@
 //! 1. `git rev-parse --show-toplevel`: the repository root (works from a subdirectory), what
 //!    the blob paths are relative to. It runs on its own thread, with step 2, while the engine
 //!    builds ([`spawn_source`]).
-//! 2. `git diff --cached --raw -z --no-renames --no-abbrev --diff-filter=ACMRT`: the staged
+//! 2. `git diff --cached --raw -z --no-renames --no-abbrev --diff-filter=ACMRTU`: the staged
 //!    entries that have content to scan, against `HEAD`; with no commit yet (unborn `HEAD`)
 //!    git compares with the empty tree itself, as documented for `--cached` without a commit,
 //!    which saves resolving `HEAD` first. Deleted files are filtered out (nothing to scan); a
 //!    rename is its new path (`--no-renames` lists it as added, so its whole content is
-//!    scanned: the new path is new to the repository). Symlinks and submodules (modes `120000`,
-//!    `160000`) are skipped: the first holds a path, the second a commit id.
-//! 3. One `git cat-file --batch` process reads every staged blob by id: the index content,
-//!    not the working-tree file.
+//!    scanned: the new path is new to the repository). A symlink (mode `120000`) is scanned:
+//!    its target is text. Submodules (`160000`, a commit id) are skipped; unmerged paths (a
+//!    merge in progress) are counted as `unmerged`.
+//! 3. Each staged blob becomes a `Content::GitBlob` item, read by id by a worker through its
+//!    own `git cat-file --batch` (`history::BlobReader`): the index content, not the
+//!    working-tree file, and never every blob in memory at once.
 //!
 //! # `--diff BASE`
 //!
@@ -39,7 +41,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -47,12 +48,6 @@ use anyhow::{bail, Context};
 
 use super::{Content, Item, Provenance, Source};
 use crate::messages::escape_path;
-
-/// One staged file: its repository-relative path (raw bytes) and staged content.
-pub struct StagedBlob {
-    pub path: PathBuf,
-    pub data: Vec<u8>,
-}
 
 fn git(cwd: &Path) -> Command {
     let mut c = Command::new("git");
@@ -90,38 +85,12 @@ pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
     Ok(path_from_bytes(out))
 }
 
-/// The staged content of every added, copied, modified or renamed regular file, in index
-/// order. `cwd` is anywhere inside the work tree; `pathspecs` (relative to `cwd`) narrow the
+/// The staged entries with content (added, copied, modified or renamed regular files and
+/// symlinks), in index order: path and blob id; and how many paths are unmerged (a merge in
+/// progress: git will not commit until they are resolved, so there is no content to scan
+/// yet). `cwd` is anywhere inside the work tree; `pathspecs` (relative to `cwd`) narrow the
 /// set, all of the index when empty (not just `cwd`: a commit records the whole index).
-pub fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<StagedBlob>> {
-    let entries = staged_entries(cwd, pathspecs)?;
-    if entries.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids: Vec<&str> = entries.iter().map(|e| e.dst_id.as_str()).collect();
-    let datas = cat_blobs(cwd, &ids)?;
-    Ok(entries
-        .into_iter()
-        .zip(datas)
-        .map(|(e, data)| StagedBlob {
-            path: path_from_bytes(e.path),
-            data,
-        })
-        .collect())
-}
-
-/// The staged entries with content, in index order: path and blob id.
-fn staged_entries(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<RawEntry>> {
-    let (entries, _) = staged_entries_and_unmerged(cwd, pathspecs)?;
-    Ok(entries)
-}
-
-/// [`staged_entries`], and how many paths are unmerged (a merge in progress: git will not
-/// commit until they are resolved, so there is no content to scan yet).
-fn staged_entries_and_unmerged(
-    cwd: &Path,
-    pathspecs: &[PathBuf],
-) -> anyhow::Result<(Vec<RawEntry>, u64)> {
+fn staged_entries(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<(Vec<RawEntry>, u64)> {
     let mut c = git(cwd);
     c.args([
         "diff",
@@ -209,61 +178,6 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<RawEntry>> {
         });
     }
     Ok(entries)
-}
-
-/// Reads blobs by id with one `git cat-file --batch`, in order.
-fn cat_blobs(cwd: &Path, ids: &[&str]) -> anyhow::Result<Vec<Vec<u8>>> {
-    let mut child = git(cwd)
-        .args(["cat-file", "--batch", "--buffer"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("cannot run `git cat-file --batch` (is git installed?)")?;
-    let mut stdin = child.stdin.take().expect("piped");
-    let request: Vec<u8> = ids
-        .iter()
-        .flat_map(|id| [id.as_bytes(), b"\n"].concat())
-        .collect();
-    // Write from another thread: git answers while we write, and a full stdout pipe would
-    // otherwise block it, and then us. `--buffer` lets git batch its writes; the thread closes
-    // stdin when done, which flushes the rest.
-    let writer = std::thread::spawn(move || stdin.write_all(&request));
-    let mut stdout = BufReader::with_capacity(64 * 1024, child.stdout.take().expect("piped"));
-    let mut blobs = Vec::with_capacity(ids.len());
-    let mut header = Vec::new();
-    for id in ids {
-        header.clear();
-        stdout.read_until(b'\n', &mut header)?;
-        let text = String::from_utf8_lossy(&header);
-        let parts: Vec<&str> = text.trim_end().split(' ').collect();
-        let size = match parts[..] {
-            [got, "blob", size] if got == *id => size.parse::<usize>().ok(),
-            _ => None,
-        };
-        let Some(size) = size else {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "`git cat-file --batch` could not read staged blob {id}: {:?}",
-                text.trim_end()
-            );
-        };
-        let mut data = vec![0; size];
-        stdout.read_exact(&mut data)?;
-        let mut nl = [0u8; 1];
-        stdout.read_exact(&mut nl)?;
-        blobs.push(data);
-    }
-    drop(stdout);
-    writer
-        .join()
-        .expect("writer thread")
-        .context("writing to `git cat-file --batch`")?;
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("`git cat-file --batch` failed ({status})");
-    }
-    Ok(blobs)
 }
 
 /// Added line ranges (1-based, inclusive) by repository-relative path (raw bytes).
@@ -440,7 +354,7 @@ pub fn source(
             let cwd = cwd.to_path_buf();
             std::thread::spawn(move || toplevel(&cwd))
         };
-        let entries = staged_entries_and_unmerged(cwd, pathspecs);
+        let entries = staged_entries(cwd, pathspecs);
         // Outside a repository this is the error that says so (`git diff --cached` would
         // only complain about its options).
         let scan_base = top.join().expect("toplevel thread").context("--staged")?;
@@ -603,7 +517,7 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert_eq!(unquote(b"\"b/\\377x\""), b"b/\xffx");
     }
 
-    /// More output than a pipe holds, in both directions: no deadlock, every blob in order.
+    /// Many staged blobs, more than a pipe holds: every one in index order.
     #[test]
     fn many_staged_blobs() {
         let tmp = tempfile::tempdir().unwrap();
@@ -666,6 +580,29 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
             .status()
             .unwrap();
         assert!(st.success(), "git {args:?}");
+    }
+
+    /// One staged file: its repository-relative path and staged content.
+    struct StagedBlob {
+        path: PathBuf,
+        data: Vec<u8>,
+    }
+
+    /// The staged files as `--staged` sees them: the entries, each read
+    /// through a worker's blob reader.
+    fn staged_blobs(cwd: &Path, pathspecs: &[PathBuf]) -> anyhow::Result<Vec<StagedBlob>> {
+        let mut reader = crate::input::history::BlobReader::new(cwd)?;
+        let mut blobs = Vec::new();
+        for e in staged_entries(cwd, pathspecs)?.0 {
+            let oid = crate::input::Oid::from_hex(e.dst_id.as_bytes()).unwrap();
+            let mut data = Vec::new();
+            reader.read_to_vec(&oid, &mut data)?;
+            blobs.push(StagedBlob {
+                path: path_from_bytes(e.path),
+                data,
+            });
+        }
+        Ok(blobs)
     }
 
     fn names(blobs: &[StagedBlob]) -> Vec<(Vec<u8>, Vec<u8>)> {
