@@ -501,7 +501,7 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
     buf.clear();
     match kind {
         RunKind::Base64 { std, url, hex } => {
-            if hex && run.len() % 2 == 0 && decode_hex(run, buf) {
+            if hex && run.len().is_multiple_of(2) && decode_hex(run, buf) {
                 return Some(Encoding::Hex);
             }
             if std && url {

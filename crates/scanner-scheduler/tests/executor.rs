@@ -226,7 +226,11 @@ fn parallel_equals_serial() {
     fn collatz(mut x: u64) -> u32 {
         let mut steps = 0;
         while x > 1 {
-            x = if x % 2 == 0 { x / 2 } else { 3 * x + 1 };
+            x = if x.is_multiple_of(2) {
+                x / 2
+            } else {
+                3 * x + 1
+            };
             steps += 1;
         }
         steps
@@ -347,7 +351,7 @@ fn shutdown_with_queued_work_returns_promptly() {
             move |t: Counted, ctx: &mut WorkerCtx<Counted, ()>| {
                 r.fetch_add(1, Ordering::Relaxed);
                 // Split work keeps arriving on the local deque too.
-                if t.id % 2 == 0 {
+                if t.id.is_multiple_of(2) {
                     ctx.spawn_local(Counted {
                         id: 1,
                         drops: t.drops.clone(),
@@ -434,7 +438,7 @@ fn lost_wakeup_rounds(workers: usize, rounds: u32) {
             while finished.load(Ordering::Acquire) != round {
                 std::hint::spin_loop();
                 spins += 1;
-                if spins % 1024 == 0 {
+                if spins.is_multiple_of(1024) {
                     std::thread::yield_now();
                     assert!(
                         Instant::now() < deadline,
