@@ -862,3 +862,22 @@ fn a_user_rule_that_cannot_compile_is_an_error() {
     assert!(r.stderr.contains("too-big"), "{}", r.stderr);
     assert!(r.stderr.contains("cannot compile"), "{}", r.stderr);
 }
+
+/// A file's first KiB is read once for the sniffs and is the start of its
+/// first chunk: a secret across that edge, at any chunk size, is found once.
+#[test]
+fn a_secret_across_the_sniffed_head_is_found_once() {
+    let t = Tree::new();
+    let mut text = "x".repeat(990);
+    text.push_str(&format!("\nT={}\n", token(30)));
+    text.push_str(&"tail line\n".repeat(300));
+    t.write("head.txt", text);
+    for chunk in ["64", "1000", "1024", "4096"] {
+        let r = t.run(&["scan", "--format", "json", "--chunk-size", chunk]);
+        assert_eq!(
+            r.expect(1).locations(),
+            ["head.txt:2:3:2:43"],
+            "chunk {chunk}"
+        );
+    }
+}

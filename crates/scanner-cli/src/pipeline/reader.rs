@@ -35,6 +35,10 @@ pub struct ChunkReader<'e> {
     /// Count the lines of the last chunk too (a range of a split file needs
     /// them: they are where the next range starts; a whole file does not).
     pub count_last: bool,
+    /// The first bytes from `start` are already in the scratch buffer (a
+    /// file's head, read once for the archive and UTF-16 sniffs): `read`
+    /// goes on after them.
+    pub prefilled: usize,
 }
 
 /// What a [`ChunkReader::scan`] saw.
@@ -75,7 +79,7 @@ impl ChunkReader<'_> {
         }
         let buf = &mut rs.buf[..cap];
         let mut chunk_off = start;
-        let mut filled = 0usize;
+        let mut filled = self.prefilled.min(cap);
         let mut pos = LinePos::START;
         let mut first = true;
         loop {
@@ -336,6 +340,7 @@ mod tests {
             overlap: engine.chunk_overlap(),
             sniff: false,
             count_last: true,
+            prefilled: 0,
         };
         let mut rs = ReadScratch::default();
         let mut scratch = engine.new_scratch();

@@ -15,7 +15,7 @@
 //! `zero_size_limit`. Binary sniff: a NUL byte in the first 8 KiB skips the
 //! input (counted) unless `--binary`.
 
-use std::io::{self, Read as _};
+use std::io::{self, Read as _, Seek as _};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -111,6 +111,7 @@ impl Shared {
             overlap: self.overlap,
             sniff: sniff && !self.opts.binary,
             count_last,
+            prefilled: 0,
         }
     }
 
@@ -190,14 +191,18 @@ fn scan_item(
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
-            let head = read_head(&file, &mut w.read.buf)?;
+            // The head is read once, sequentially: it serves both sniffs, and
+            // a plain file's scan goes on after it (no second read of it).
+            let head = read_head(&mut file, &mut w.read.buf)?;
             if let Some(limits) = &sh.opts.archives {
                 if let Some(kind) = archive::sniff(&w.read.buf[..head]) {
+                    file.rewind()?;
                     return scan_archive(kind, &mut file, &provenance, limits, w, sh).map(Some);
                 }
             }
             if let Some((order, bom)) = scanner_engine::text::detect_utf16(&w.read.buf[..head]) {
                 // Read from just after the byte-order mark, transcoded.
+                file.rewind()?;
                 let mut raw = (&file).take(size);
                 io::copy(&mut (&mut raw).take(bom as u64), &mut io::sink())?;
                 let mut text = Utf16Reader::new(raw, order);
@@ -229,7 +234,12 @@ fn scan_item(
                 size
             };
             let path_str = path.to_string_lossy();
-            let read = sh.reader(true, false).scan(
+            let reader = ChunkReader {
+                // A file that grew since fstat: no more than its size then.
+                prefilled: head.min(limit as usize),
+                ..sh.reader(true, false)
+            };
+            let read = reader.scan(
                 &path_str,
                 |buf, _| {
                     sh.check_stop()?;
@@ -400,22 +410,22 @@ fn scan_batch(
     }
 }
 
-/// Reads a file's first KiB into `buf` (positional: the cursor stays at
-/// 0), for the archive and UTF-16 sniffs; returns how many bytes it got.
-fn read_head(file: &std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
+/// Reads a file's first KiB into `buf` (the cursor moves past it), for the
+/// archive and UTF-16 sniffs and as the start of the first chunk; returns
+/// how many bytes it got.
+fn read_head(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
     let want = scanner_engine::text::SNIFF_LEN.max(archive::SNIFF_LEN);
     if buf.len() < want {
         buf.resize(want, 0);
     }
-    let mut filled = 0;
-    while filled < want {
-        let n = reader::read_at(file, &mut buf[filled..want], filled as u64)?;
-        if n == 0 {
-            break;
+    // One read: a short one is the end of a small file, and the chunk
+    // reader goes on reading after it anyway.
+    loop {
+        match file.read(&mut buf[..want]) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r,
         }
-        filled += n;
     }
-    Ok(filled)
 }
 
 /// Scans every member of an archive (and of archives inside it) as a file
