@@ -260,7 +260,7 @@ fn scan_item(
             }
             Ok(Some(outcome_of(read, w)))
         })(),
-        Content::Bytes(data) => scan_bytes(&provenance, data, &permit, w, spawner, sh).0,
+        Content::Bytes(data) => scan_bytes(&provenance, data, &permit, w, spawner, sh),
         Content::GitBlob { repo, oid, size } => (|| -> Read1 {
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
@@ -274,11 +274,7 @@ fn scan_item(
                 w.blob = data;
                 return Err(e);
             }
-            let (outcome, back) = scan_bytes(&provenance, data, &permit, w, spawner, sh);
-            if let Some(back) = back {
-                w.blob = back;
-            }
-            outcome
+            scan_bytes(&provenance, data, &permit, w, spawner, sh)
         })(),
         Content::Stream(mut stream) => (|| -> Read1 {
             let path = provenance.path.to_string_lossy();
@@ -367,14 +363,9 @@ fn scan_batch(
             scan_item(item, permit.clone(), w, spawner, sh);
             continue;
         }
-        let Item {
-            provenance,
-            content,
-        } = item;
-        let size = match content {
-            Content::GitBlob { size, .. } => size,
-            _ => unreachable!("a batch holds one repository's blobs"),
-        };
+        // Requested above, in this order: the next answer is this blob's.
+        debug_assert!(matches!(item.content, Content::GitBlob { .. }));
+        let provenance = item.provenance;
         w.found.clear();
         let mut data = std::mem::take(&mut w.blob);
         data.clear();
@@ -392,19 +383,8 @@ fn scan_batch(
                 w.blob = data;
                 Err(e)
             }
-            Ok(_) => match sh.opts.scope.check_size(size) {
-                Some(skip) => {
-                    w.blob = data;
-                    Ok(Some(Outcome::Skipped(skip)))
-                }
-                None => {
-                    let (outcome, back) = scan_bytes(&provenance, data, &permit, w, spawner, sh);
-                    if let Some(back) = back {
-                        w.blob = back;
-                    }
-                    outcome
-                }
-            },
+            // `--max-filesize` is checked there, on the bytes read.
+            Ok(_) => scan_bytes(&provenance, data, &permit, w, spawner, sh),
         };
         report(provenance, outcome, w, sh);
     }
@@ -493,8 +473,9 @@ fn scan_archive(
     })
 }
 
-/// Scans bytes in memory (a staged blob, a history blob); splits them when
-/// large. Gives the buffer back unless a split took it.
+/// Scans bytes in memory (a history or staged blob); splits them when
+/// large. The buffer becomes the worker's blob buffer again, for the next
+/// blob, unless a split took it.
 fn scan_bytes(
     provenance: &Provenance,
     data: Vec<u8>,
@@ -502,28 +483,27 @@ fn scan_bytes(
     w: &mut WorkerScratch,
     spawner: &Spawner<Task>,
     sh: &Shared,
-) -> (Read1, Option<Vec<u8>>) {
+) -> Read1 {
     let size = data.len() as u64;
-    if let Some(skip) = sh.opts.scope.check_size(size) {
-        return (Ok(Some(Outcome::Skipped(skip))), Some(data));
-    }
-    let head = &data[..data.len().min(reader::SNIFF_LEN)];
-    if !sh.opts.binary && reader::is_binary(head) {
-        return (Ok(Some(Outcome::Skipped(Skip::Binary))), Some(data));
-    }
-    if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
+    let outcome = if let Some(skip) = sh.opts.scope.check_size(size) {
+        Outcome::Skipped(skip)
+    } else if !sh.opts.binary && reader::is_binary(&data[..data.len().min(reader::SNIFF_LEN)]) {
+        Outcome::Skipped(Skip::Binary)
+    } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
         let input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
         scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
-        return (Ok(None), None);
-    }
-    let path = provenance.path.to_string_lossy();
-    let input = ScanInput::whole(&data, &path);
-    sh.engine.scan(&input, &mut w.scan, &mut w.found);
-    let outcome = Outcome::Scanned {
-        bytes: size,
-        findings: std::mem::take(&mut w.found),
+        return Ok(None);
+    } else {
+        let path = provenance.path.to_string_lossy();
+        sh.engine
+            .scan(&ScanInput::whole(&data, &path), &mut w.scan, &mut w.found);
+        Outcome::Scanned {
+            bytes: size,
+            findings: std::mem::take(&mut w.found),
+        }
     };
-    (Ok(Some(outcome)), Some(data))
+    w.blob = data;
+    Ok(Some(outcome))
 }
 
 fn outcome_of(read: Read, w: &mut WorkerScratch) -> Outcome {
