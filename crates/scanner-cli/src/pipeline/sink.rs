@@ -130,11 +130,8 @@ pub fn sink_loop(
             }
             Msg::Archive(stats) => {
                 for skipped in &stats.skipped {
-                    let line = format!(
-                        "scanner: warning: {}: {}",
-                        messages::escape(&skipped.path),
-                        skipped.reason
-                    );
+                    let path = std::path::Path::new(&skipped.path);
+                    let line = messages::warning_line(Some(path), &skipped.reason.to_string());
                     say(&progress, line);
                 }
                 report.archives.merge(stats);
