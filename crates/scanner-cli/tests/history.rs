@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{isolate, token, Commit, Repo, Run, BIN};
+use common::{git_in, git_ok, isolate, token, Commit, Repo, Run, BIN};
 use std::process::Command;
 
 fn history(r: &Repo, extra: &[&str]) -> Run {
@@ -14,23 +14,18 @@ fn history(r: &Repo, extra: &[&str]) -> Run {
 
 /// Commits with a fixed author and date.
 fn commit_at(r: &Repo, msg: &str, date: &str) {
-    let out = isolate(Command::new("git").current_dir(&r.root).args([
-        "commit",
-        "-q",
-        "--no-verify",
-        "-m",
-        msg,
-    ]))
-    .env("GIT_AUTHOR_NAME", "Ada Lovelace")
-    .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-    .env("GIT_AUTHOR_DATE", date)
-    .env("GIT_COMMITTER_DATE", date)
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    git_ok(
+        isolate(Command::new("git").current_dir(&r.root).args([
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            msg,
+        ]))
+        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date),
     );
 }
 
@@ -226,17 +221,9 @@ fn a_shallow_clone_scans_what_it_has() {
     let dest = tempfile::tempdir().unwrap();
     let url = format!("file://{}", r.root.display());
     let clone = dest.path().join("c");
-    let out = isolate(
-        Command::new("git")
-            .args(["clone", "-q", "--depth", "1", &url])
-            .arg(&clone),
-    )
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    git_in(
+        dest.path(),
+        &["clone", "-q", "--depth", "1", &url, clone.to_str().unwrap()],
     );
     let run = Run::from_output(
         isolate(Command::new(BIN).current_dir(&clone).args([
@@ -280,16 +267,7 @@ fn a_directory_of_repositories_is_scanned_repository_by_repository() {
     b.git(&["add", "."]);
     commit_at(&b, "b", "2024-01-01T00:00:00+00:00");
     let org = tempfile::tempdir().unwrap();
-    let clone = |args: &[&str]| {
-        let out = isolate(Command::new("git").current_dir(org.path()).args(args))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let clone = |args: &[&str]| git_in(org.path(), args);
     clone(&["clone", "-q", a.root.to_str().unwrap(), "alpha"]);
     clone(&[
         "clone",

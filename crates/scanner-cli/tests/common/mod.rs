@@ -172,6 +172,22 @@ pub struct Repo {
     pub root: PathBuf,
 }
 
+/// Runs `git ARGS` in `dir`, isolated, and asserts it succeeded.
+pub fn git_in<S: AsRef<OsStr>>(dir: &Path, args: &[S]) {
+    git_ok(isolate(Command::new("git").current_dir(dir).args(args)));
+}
+
+/// Runs a git command (already isolated) and asserts it succeeded, showing
+/// its stderr when it did not.
+pub fn git_ok(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub fn isolate(cmd: &mut Command) -> &mut Command {
     cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -213,15 +229,7 @@ impl Repo {
     }
 
     pub fn git<S: AsRef<OsStr>>(&self, args: &[S]) {
-        let out = self.git_out(args);
-        assert!(
-            out.status.success(),
-            "git {:?}: {}",
-            args.iter()
-                .map(|a| a.as_ref().to_owned())
-                .collect::<Vec<_>>(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        git_in(&self.root, args);
     }
 
     pub fn commit(&self, msg: &str) {
