@@ -14,7 +14,7 @@
 //! gitleaks keeps its existing ones.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -90,7 +90,7 @@ impl FindingFilter for GitleaksIgnore {
             .engine
             .resolve_rule_id(&f.finding.rule_id)
             .map_or_else(|| f.finding.rule_id.to_string(), |r| r.to_string());
-        let path = normalize(&PathBuf::from(&f.path).to_string_lossy());
+        let path = normalize(&f.path.to_string_lossy());
         let commit = f.commit.as_ref().map(|c| c.id.clone());
         let key = (commit, path, rule, f.finding.line);
         self.entries.contains(&key).then_some("gitleaksignore")

@@ -168,6 +168,20 @@ pub struct HistoryStats {
     pub stopped: bool,
 }
 
+impl HistoryStats {
+    /// Adds another repository's counts (a directory of repositories).
+    pub fn add(&mut self, other: &HistoryStats) {
+        self.commits += other.commits;
+        self.blobs += other.blobs;
+        self.blob_bytes += other.blob_bytes;
+        self.duplicate_blobs += other.duplicate_blobs;
+        self.submodules += other.submodules;
+        self.symlinks += other.symlinks;
+        self.deletions += other.deletions;
+        self.stopped |= other.stopped;
+    }
+}
+
 /// What went wrong, naming the repository and the revision or object at fault.
 #[derive(Debug)]
 pub enum HistoryError {

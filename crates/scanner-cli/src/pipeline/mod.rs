@@ -412,13 +412,7 @@ pub fn scan(
                 match stats {
                     Ok(st) => {
                         skips.add(crate::report::Skip::Submodule, st.submodules);
-                        total.commits += st.commits;
-                        total.blobs += st.blobs;
-                        total.blob_bytes += st.blob_bytes;
-                        total.duplicate_blobs += st.duplicate_blobs;
-                        total.submodules += st.submodules;
-                        total.symlinks += st.symlinks;
-                        total.deletions += st.deletions;
+                        total.add(&st);
                     }
                     // One repository failing does not stop the others: it
                     // is an error (exit 2) named in a warning.
