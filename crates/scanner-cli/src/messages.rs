@@ -37,7 +37,17 @@ pub fn error(message: &str) {
 /// A rule-set warning: `scanner: warning: FILE: rule `ID`: MESSAGE`, each
 /// part only where the warning names it.
 pub fn rule_warning(file: Option<&Path>, rule: Option<&str>, message: &str) -> String {
-    let mut line = String::from("scanner: warning: ");
+    rule_line("warning", file, rule, message)
+}
+
+/// The same shape as [`rule_warning`] for what is not wrong (a user rule
+/// replacing a built-in): `scanner: note: ...`.
+pub fn rule_note(file: Option<&Path>, rule: Option<&str>, message: &str) -> String {
+    rule_line("note", file, rule, message)
+}
+
+fn rule_line(level: &str, file: Option<&Path>, rule: Option<&str>, message: &str) -> String {
+    let mut line = format!("scanner: {level}: ");
     if let Some(f) = file {
         let _ = write!(line, "{}: ", escape_path(f));
     }

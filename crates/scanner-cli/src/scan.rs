@@ -107,16 +107,11 @@ pub fn build_engine(
         None => b.build()?,
     };
     for w in warnings {
-        let line = messages::rule_warning(w.file.as_deref(), w.rule.as_deref(), &w.message);
-        match w.kind {
-            scanner_engine::WarningKind::Replaced => {
-                eprintln!(
-                    "{}",
-                    line.replacen("scanner: warning: ", "scanner: note: ", 1)
-                )
-            }
-            _ => eprintln!("{line}"),
-        }
+        let line = match w.kind {
+            scanner_engine::WarningKind::Replaced => messages::rule_note,
+            _ => messages::rule_warning,
+        };
+        eprintln!("{}", line(w.file.as_deref(), w.rule.as_deref(), &w.message));
     }
     Ok(engine)
 }
