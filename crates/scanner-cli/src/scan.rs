@@ -37,10 +37,10 @@ use crate::config::{self, Config};
 use crate::filter::FindingFilter;
 use crate::input::scope::{OwnOutput, PathAllow};
 use crate::input::walk::{self, WalkOptions};
-use crate::input::{git, Scope, Source};
+use crate::input::{git, Scope, Source, VersionControl};
 use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
-use crate::output::{Sink, SinkOptions};
+use crate::output::{Format, Sink, SinkOptions};
 use crate::pipeline::{self, ScanOptions, StopHandle};
 use crate::report::ScanReport;
 use crate::summary::{self, Progress};
@@ -334,7 +334,15 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     };
     // What `scanner merge` pairs this run's stats with its report by.
     let report_digest = crate::shard::ReportDigest::default();
-    let sink = Sink::new(sink_opts, report_digest.wrap(out));
+    let mut sink = Sink::new(sink_opts, report_digest.wrap(out));
+    if let (Format::Sarif, Source::History(repos)) = (args.format, &plan.source) {
+        sink.set_version_control(
+            repos
+                .iter()
+                .map(|(_, o)| VersionControl::of(&o.repo))
+                .collect(),
+        );
+    }
 
     let mut plan = plan;
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {

@@ -294,3 +294,35 @@ fn a_directory_of_repositories_is_scanned_repository_by_repository() {
         ["alpha/a.env:1", "beta.git/conf/b.env:1"]
     );
 }
+
+/// SARIF names the repository the run read: the remote without its
+/// credentials, the commit HEAD names and its branch.
+#[test]
+fn sarif_names_the_repository_revision_and_branch() {
+    let r = Repo::new();
+    r.write("app.env", format!("TOKEN={}\n", token(1)));
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-02T03:04:05+00:00");
+    r.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://ci:hunter2@example.com/org/repo.git",
+    ]);
+    let run = r.scan(&["scan", "--history", "--format", "sarif"]);
+    run.expect(1);
+    let log: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        log["runs"][0]["versionControlProvenance"],
+        serde_json::json!([{
+            "repositoryUri": "https://example.com/org/repo.git",
+            "revisionId": head(&r),
+            "branch": "main",
+        }])
+    );
+    assert!(!run.stdout.contains("hunter2"));
+    // A tree scan has no such member.
+    let tree = r.scan(&["scan", "--format", "sarif"]);
+    let log: serde_json::Value = serde_json::from_str(&tree.stdout).unwrap();
+    assert!(log["runs"][0].get("versionControlProvenance").is_none());
+}

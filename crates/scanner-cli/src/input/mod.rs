@@ -29,7 +29,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use history::{CommitInfo, HistoryOptions, Oid};
+pub use history::{CommitInfo, HistoryOptions, Oid, VersionControl};
 pub use scope::Scope;
 
 /// Where an item came from, as the report names it.

@@ -95,6 +95,8 @@ pub struct Sink {
     held: Vec<PathFinding>,
     /// Reused per batch so a batch reaches the output in one write.
     buf: Vec<u8>,
+    /// The repositories a history scan read, for SARIF's `versionControlProvenance`.
+    version_control: Vec<crate::input::VersionControl>,
 }
 
 impl Sink {
@@ -106,7 +108,14 @@ impl Sink {
             out: BufWriter::with_capacity(64 * 1024, out),
             held: Vec::new(),
             buf: Vec::new(),
+            version_control: Vec::new(),
         }
+    }
+
+    /// The repositories the run read (`--history`): SARIF names them in the run's
+    /// `versionControlProvenance`; the other formats carry the commit on each finding.
+    pub fn set_version_control(&mut self, repositories: Vec<crate::input::VersionControl>) {
+        self.version_control = repositories;
     }
 
     /// All findings of one file (or one resolved piece), written whole so lines never
@@ -150,7 +159,13 @@ impl Sink {
             }
             Format::Sarif => {
                 self.held.sort_by(report_order);
-                sarif::write_log(&mut self.out, &self.held, rules, self.opts.show_secrets)?;
+                sarif::write_log(
+                    &mut self.out,
+                    &self.held,
+                    rules,
+                    &self.version_control,
+                    self.opts.show_secrets,
+                )?;
             }
         }
         self.out.flush()

@@ -11,6 +11,7 @@
 //! | `runs[0].tool.driver.informationUri` | the crate's `repository` URL (omitted if the build has none) |
 //! | `runs[0].tool.driver.semanticVersion`, `version` | the scanner version, e.g. `"0.1.0"` |
 //! | `runs[0].tool.driver.rules[]` | one descriptor per rule that produced at least one result, sorted by id (a clean scan has `[]`): keeps the log small, since the default set has 150+ rules |
+//! | `runs[0].versionControlProvenance[]` | `--history` only: per repository scanned, `repositoryUri` (the `origin` remote without credentials, else the repository's `file:///` URI), `revisionId` (the commit `HEAD` names) and `branch` (`HEAD`'s branch, absent when detached): see [`VersionControl`] |
 //! | `runs[0].results[]` | one result per finding |
 //!
 //! A rule descriptor: `id` (the rule id), `name` (the rule id in PascalCase,
@@ -107,6 +108,7 @@ use scanner_engine::RuleInfo;
 use serde::Serialize;
 
 use super::{shown_secret, PathFinding};
+use crate::input::VersionControl;
 
 pub const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
@@ -124,8 +126,11 @@ struct Log<'a> {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool<'a>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    version_control_provenance: &'a [VersionControl],
     results: Vec<SarifResult<'a>>,
 }
 
@@ -236,6 +241,7 @@ pub(super) fn write_log(
     out: &mut dyn Write,
     findings: &[PathFinding],
     rules: &[RuleInfo],
+    version_control: &[VersionControl],
     show_secrets: bool,
 ) -> io::Result<()> {
     // Rules that produced a result, by id; the engine's description when it knows the rule.
@@ -337,6 +343,7 @@ pub(super) fn write_log(
                     rules: descriptors,
                 },
             },
+            version_control_provenance: version_control,
             results,
         }],
     };
