@@ -20,7 +20,7 @@ use common::{expand_fixture, run_axes};
 const SECRET_DEPENDENT: &[&str] = &["match", "secret", "entropy", "fingerprint"];
 
 fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
 }
 
 /// The report with [`SECRET_DEPENDENT`] fields removed, pretty-printed with
@@ -121,7 +121,7 @@ fn check(name: &str) {
     }
     let expected = fs::read_to_string(&expected_path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}\nrun `SCANNER_BLESS=1 cargo test -p scanner-cli --test fixtures` to create it",
+            "{}: {e}\nrun `SCANNER_BLESS=1 cargo test --test fixtures` to create it",
             expected_path.display()
         )
     });
@@ -130,7 +130,7 @@ fn check(name: &str) {
             "testdata/{name}: the report differs from {name}.expected.json \
              (- expected, + actual):\n{}\n\
              If the change is intended, run \
-             `SCANNER_BLESS=1 cargo test -p scanner-cli --test fixtures` and review \
+             `SCANNER_BLESS=1 cargo test --test fixtures` and review \
              `git diff testdata/`.\nstderr:\n{}",
             diff(&expected, &actual),
             run.stderr
