@@ -236,3 +236,49 @@ fn the_split_axis_splits_the_log() {
         .sum();
     assert_eq!((v["files"].as_u64(), ran), (Some(1), 8), "{v}");
 }
+
+/// `-v` changes what is said, never what is found or counted: on every tree and
+/// along every axis the report is the one without `-v`, the summary's
+/// `suppressed:` line is the same, and there is one listed line per finding
+/// suppressed by an allow decision or a filter.
+#[test]
+fn verbose_lists_what_the_summary_counts_and_changes_nothing_else() {
+    // The reasons `-v` lists (see `scanner scan --help`); the others are counts only.
+    const LISTED: [&str; 4] = [
+        "inline allow",
+        "allowlist",
+        "stopword",
+        "config allow_secrets",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut listed_total = 0;
+    for name in ["webapp", "k8s", "mixed-encodings", "ignored", "logs"] {
+        let tree = tmp.path().join(name);
+        expand_fixture(&testdata().join(name), &tree);
+        let quiet = run_axes(&tree, &["scan", "--format", "json", "."]);
+        let verbose = run_axes(&tree, &["scan", "--format", "json", "-v", "."]);
+        assert_eq!((verbose.code, &verbose.stdout), (quiet.code, &quiet.stdout));
+        let counts = quiet.summary_line("suppressed:").unwrap_or("suppressed:");
+        assert_eq!(
+            verbose.summary_line("suppressed:"),
+            quiet.summary_line("suppressed:")
+        );
+        let want: usize = counts["suppressed:".len()..]
+            .split(',')
+            .filter_map(|part| part.trim().split_once(' '))
+            .filter(|(_, label)| LISTED.contains(label))
+            .map(|(n, _)| n.parse::<usize>().unwrap())
+            .sum();
+        let listed = verbose
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("scanner: suppressed: "))
+            .count();
+        assert_eq!(listed, want, "{name}: {counts}\n{}", verbose.stderr);
+        listed_total += listed;
+    }
+    assert!(
+        listed_total > 0,
+        "no tree has an allowed finding: the test is vacuous"
+    );
+}

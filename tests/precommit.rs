@@ -351,6 +351,70 @@ fn suppressions_are_counted_by_reason() {
     assert!(run.expect(0).stderr.contains("baseline"), "{}", run.stderr);
 }
 
+/// `-v` lists each suppressed finding with the reason the summary counts it under: the
+/// engine's inline allow and the sink's baseline alike, in the order of the file.
+#[test]
+fn verbose_lists_each_suppressed_finding_with_its_reason() {
+    let r = Repo::new();
+    r.write(
+        "a.py",
+        format!(
+            "A = \"{}\"  # scanner:allow\nB = \"{}\"\nC = \"{}\"\n",
+            token(41),
+            token(42),
+            token(43)
+        ),
+    );
+    // Records B and C: A is allowed before the baseline sees it.
+    r.scan(&["scan", "--write-baseline", "b.json", "a.py"])
+        .expect(1);
+    r.write(
+        "a.py",
+        format!(
+            "A = \"{}\"  # scanner:allow\nB = \"{}\"\nC = \"{}\"\n",
+            token(41),
+            token(42),
+            token(44)
+        ),
+    );
+    let suppressed = |run: &Run| -> Vec<String> {
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("scanner: suppressed:"))
+            .map(String::from)
+            .collect()
+    };
+    let want = [
+        format!("scanner: suppressed: a.py:1:6: rule `{RULE}`: inline allow"),
+        format!("scanner: suppressed: a.py:2:6: rule `{RULE}`: baseline"),
+    ];
+    for verbose in [&["-v"][..], &["--verbose"], &["--log-level", "info"]] {
+        let args = [
+            &["scan", "--baseline", "b.json", "--format", "json"][..],
+            verbose,
+            &["a.py"],
+        ];
+        let run = r.scan(&args.concat());
+        // C changed: a new secret, reported.
+        assert_eq!(run.expect(1).path_lines(), vec!["a.py:3"]);
+        assert_eq!(suppressed(&run), want, "{}", run.stderr);
+        assert_eq!(
+            run.summary_line("suppressed:"),
+            Some("suppressed: 1 baseline, 1 inline allow"),
+            "{}",
+            run.stderr
+        );
+    }
+    // Without -v: the same counts, nothing listed.
+    let run = r.scan(&["scan", "--baseline", "b.json", "--format", "json", "a.py"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["a.py:3"]);
+    assert_eq!(suppressed(&run), Vec::<String>::new());
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 1 baseline, 1 inline allow")
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // .scanner.toml
 
