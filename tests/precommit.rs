@@ -619,6 +619,11 @@ fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
 fn precommit_framework_builds_the_hook_and_blocks_a_staged_secret() {
     let work = tempfile::tempdir().unwrap();
     let path = path_without_scanner(&work.path().join("tools"));
+    // The framework runs git many times over minutes: an empty file of our own as the global
+    // config, rather than /dev/null, which a stray `git config --global` elsewhere on the
+    // machine can replace with a regular file.
+    let gitconfig = work.path().join("gitconfig");
+    std::fs::write(&gitconfig, "").unwrap();
 
     // A clean clone of HEAD: try-repo on a dirty checkout would make a new shadow repository
     // (so a new build) for each run.
@@ -628,7 +633,8 @@ fn precommit_framework_builds_the_hook_and_blocks_a_staged_secret() {
             .arg("clone")
             .arg("-q")
             .arg(env!("CARGO_MANIFEST_DIR"))
-            .arg(&hooks_repo),
+            .arg(&hooks_repo)
+            .env("GIT_CONFIG_GLOBAL", &gitconfig),
     ));
 
     let r = Repo::new();
@@ -649,6 +655,7 @@ fn precommit_framework_builds_the_hook_and_blocks_a_staged_secret() {
                 .arg(&hooks_repo)
                 .arg("scanner"),
         )
+        .env("GIT_CONFIG_GLOBAL", &gitconfig)
         .env("PATH", &path)
         .env("PRE_COMMIT_HOME", work.path().join("pre-commit-home"))
         .output()
