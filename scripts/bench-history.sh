@@ -122,7 +122,7 @@ for repo in ripgrep synthetic; do
     fi
     hyperfine --warmup 1 --runs "$RUNS" --style basic "${cmds[@]}"
     if [ "${MODULE_BENCH:-0}" = 1 ]; then
-        HISTORY_BENCH_REPO="$dir" cargo test --release -q -p scanner-cli --bin scanner \
+        HISTORY_BENCH_REPO="$dir" cargo test --release -q -p scanner-cli --lib \
             history::tests::bench -- --ignored --nocapture 2>&1 | grep -E '^(enumerate|read all)'
     fi
 done

@@ -16,7 +16,7 @@ for tool in hyperfine git; do
     command -v "$tool" >/dev/null || { echo "bench-staged.sh: $tool is missing" >&2; exit 2; }
 done
 if [ -z "${SCANNER:-}" ]; then
-    cargo build --release -p scanner-cli >&2
+    cargo build --release -p scanner >&2
     SCANNER=$PWD/target/release/scanner
 fi
 

@@ -28,7 +28,7 @@ for tool in hyperfine rg python3 /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "bench.sh: $tool is missing (apt-get install hyperfine ripgrep time)" >&2; exit 2; }
 done
 
-cargo build --release -q -p scanner-cli
+cargo build --release -q -p scanner
 bin=$PWD/target/release/scanner
 
 if [ $# -ge 1 ]; then

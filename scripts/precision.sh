@@ -22,7 +22,7 @@ if [ ${#trees[@]} -eq 0 ]; then
 fi
 [ ${#trees[@]} -gt 0 ] || { echo "no tree to scan" >&2; exit 2; }
 
-cargo build --release -q -p scanner-cli
+cargo build --release -q -p scanner
 cargo build --release -q -p scanner-engine --example findings
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::messages::Verbosity;
 use crate::output::Format;
 
 /// A parallel secret scanner: finds API keys, tokens and private keys in
@@ -220,6 +221,27 @@ pub struct ScanArgs {
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,
 
+    /// List every suppressed finding on stderr, one line each with its
+    /// reason (scanner: suppressed: PATH:LINE:COL: rule `ID`: REASON):
+    /// inline `scanner:allow`, a rule's allowlist or stopwords, the config's
+    /// `allow_secrets` and `allow_paths`, `.gitleaksignore`, the baseline,
+    /// `--diff` context, `--min-confidence`. Candidates the engine rejects
+    /// on their own (low entropy, placeholders, the generic rules' checks,
+    /// duplicates) are only counted in the summary.
+    #[arg(
+        long,
+        short = 'v',
+        help_heading = "Output",
+        conflicts_with = "log_level"
+    )]
+    pub verbose: bool,
+
+    /// gitleaks-compatible: `error` prints only errors (and the warnings
+    /// behind an exit status 2), no notes and no summary; `warn` is the
+    /// default; `info`, `debug` and `trace` are -v.
+    #[arg(long, value_name = "LEVEL", value_enum, help_heading = "Output")]
+    pub log_level: Option<LogLevel>,
+
     /// Exit 0 or 1 even when some files could not be read.
     #[arg(long, help_heading = "Output")]
     pub ignore_errors: bool,
@@ -248,6 +270,28 @@ pub struct ScanArgs {
     /// Smallest range a split file is cut down to (testing knob).
     #[arg(long, hide = true, value_parser = parse_size)]
     pub split_grain: Option<u64>,
+}
+
+/// `--log-level`: gitleaks' levels, mapped onto [`Verbosity`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl ScanArgs {
+    /// What goes to stderr: `-v` and `--log-level` (they conflict).
+    pub fn verbosity(&self) -> Verbosity {
+        match self.log_level {
+            _ if self.verbose => Verbosity::Suppressed,
+            Some(LogLevel::Trace | LogLevel::Debug | LogLevel::Info) => Verbosity::Suppressed,
+            Some(LogLevel::Error) => Verbosity::Errors,
+            Some(LogLevel::Warn) | None => Verbosity::Warnings,
+        }
+    }
 }
 
 /// When to colour output.
@@ -427,6 +471,21 @@ mod tests {
         assert_eq!(a.max_filesize, Some(1 << 20));
         assert_eq!(a.threads, Some(3));
         assert!(Cli::try_parse_from(["scanner", "scan", "--threads", "0"]).is_err());
+        let verbosity = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["scanner", "scan"][..], args].concat()).unwrap();
+            let Command::Scan(a) = cli.command else {
+                panic!()
+            };
+            a.verbosity()
+        };
+        assert_eq!(verbosity(&[]), Verbosity::Warnings);
+        assert_eq!(verbosity(&["-v"]), Verbosity::Suppressed);
+        assert_eq!(verbosity(&["--log-level", "warn"]), Verbosity::Warnings);
+        assert_eq!(verbosity(&["--log-level", "error"]), Verbosity::Errors);
+        for level in ["info", "debug", "trace"] {
+            assert_eq!(verbosity(&["--log-level", level]), Verbosity::Suppressed);
+        }
+        assert!(Cli::try_parse_from(["scanner", "scan", "-v", "--log-level", "error"]).is_err());
         assert!(Cli::try_parse_from(["scanner", "scan", "--staged", "--diff", "HEAD"]).is_err());
     }
 }

@@ -1,6 +1,6 @@
-//! `scanner`: the library behind the binary. `main.rs` parses flags and calls
-//! [`run`]; the work lives in `scanner-engine` (matching),
-//! `scanner-scheduler` (threads) and the modules below.
+//! `scanner`: the library behind the binary. The root package's `src/main.rs`
+//! parses flags and calls [`run`]; the work lives in `scanner-engine`
+//! (matching), `scanner-scheduler` (threads) and the modules below.
 //!
 //! | module | what |
 //! | --- | --- |

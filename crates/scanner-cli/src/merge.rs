@@ -217,6 +217,7 @@ impl Wire {
                 tags: self.tags.into_iter().map(static_tag).collect(),
                 fingerprint: self.fingerprint,
                 decoded,
+                allowed: None,
             },
         })
     }

@@ -6,9 +6,56 @@
 //! Callers pass the parts (a path, a rule, the reason) and never format the
 //! prefix themselves. While a progress line is drawn, [`Messages`] prints
 //! between its redraws.
+//!
+//! How much is said is decided here too ([`set_verbosity`], from
+//! `--log-level` and `-v`), the way ripgrep's `messages.rs` keeps its
+//! switches: [`warn`] and [`note`] check it themselves; a caller that prints
+//! a line built here (the sink, between progress redraws) asks
+//! [`warnings_shown`] or [`suppressed_shown`] first.
 
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// What goes to stderr besides the errors, in increasing order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// `--log-level error`: errors, and the warnings that make the exit
+    /// status 2 (an unreadable file), since they say why; no notes, no
+    /// summary.
+    Errors = 0,
+    /// The default (`--log-level warn`): errors, warnings, notes, summary.
+    Warnings = 1,
+    /// `-v`, `--log-level info|debug|trace`: also one line per suppressed
+    /// finding ([`suppressed_line`]).
+    Suppressed = 2,
+}
+
+static VERBOSITY: AtomicU8 = AtomicU8::new(Verbosity::Warnings as u8);
+
+/// Sets what is said from now on, for the whole process (set once, before
+/// the scan starts).
+pub fn set_verbosity(v: Verbosity) {
+    VERBOSITY.store(v as u8, Ordering::Relaxed);
+}
+
+pub fn verbosity() -> Verbosity {
+    match VERBOSITY.load(Ordering::Relaxed) {
+        0 => Verbosity::Errors,
+        1 => Verbosity::Warnings,
+        _ => Verbosity::Suppressed,
+    }
+}
+
+/// Whether warnings and notes are printed (not under `--log-level error`).
+pub fn warnings_shown() -> bool {
+    verbosity() >= Verbosity::Warnings
+}
+
+/// Whether each suppressed finding is listed (`-v`).
+pub fn suppressed_shown() -> bool {
+    verbosity() >= Verbosity::Suppressed
+}
 
 /// A warning about `path` (when there is one): `scanner: warning: PATH: REASON`.
 pub fn warning_line(path: Option<&Path>, reason: &str) -> String {
@@ -18,15 +65,40 @@ pub fn warning_line(path: Option<&Path>, reason: &str) -> String {
     }
 }
 
-/// Prints [`warning_line`] on stderr.
+/// Prints [`warning_line`] on stderr, unless only errors are wanted.
 pub fn warn(path: Option<&Path>, reason: &str) {
-    eprintln!("{}", warning_line(path, reason));
+    if warnings_shown() {
+        eprintln!("{}", warning_line(path, reason));
+    }
 }
 
 /// Prints `scanner: note: MESSAGE` on stderr: nothing is wrong, but the
-/// user should know (which config was picked up, a replaced rule).
+/// user should know (which config was picked up, a replaced rule). Not
+/// under `--log-level error`.
 pub fn note(message: &str) {
-    eprintln!("scanner: note: {message}");
+    if warnings_shown() {
+        eprintln!("scanner: note: {message}");
+    }
+}
+
+/// A finding that was not reported, and why (`-v`):
+/// `scanner: suppressed: PATH:LINE:COLUMN: rule `ID`: REASON`, with
+/// ` (commit ID)` after the position for a history finding. REASON is the
+/// label the summary counts it under (`inline allow`, `baseline`, ...).
+pub fn suppressed_line(
+    path: &Path,
+    commit: Option<&str>,
+    line: u32,
+    column: u32,
+    rule: &str,
+    reason: &str,
+) -> String {
+    let mut out = format!("scanner: suppressed: {}:{line}:{column}", escape_path(path));
+    if let Some(c) = commit {
+        let _ = write!(out, " (commit {})", escape(c));
+    }
+    let _ = write!(out, ": rule `{}`: {reason}", escape(rule));
+    out
 }
 
 /// Prints `scanner: error: MESSAGE` on stderr.

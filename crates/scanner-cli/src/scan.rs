@@ -106,7 +106,7 @@ pub fn build_engine(
         Some(c) => b.build().map_err(|e| c.explain(e))?,
         None => b.build()?,
     };
-    for w in warnings {
+    for w in warnings.into_iter().filter(|_| messages::warnings_shown()) {
         let line = match w.kind {
             scanner_engine::WarningKind::Replaced => messages::rule_note,
             _ => messages::rule_warning,
@@ -242,13 +242,14 @@ impl ScanPlan {
             chunk_size: args.chunk_size.map_or(defaults.chunk_size, |n| n as usize),
             split_threshold: args.split_threshold.unwrap_or(defaults.split_threshold),
             split_grain: args.split_grain.unwrap_or(defaults.split_grain),
-            progress: !args.quiet && Progress::wanted(),
+            progress: !args.quiet && messages::warnings_shown() && Progress::wanted(),
             stdout_id: stdout_id(),
             archives: (!args.no_archives).then(|| crate::input::archive::Limits {
                 max_depth: args.archive_depth.max(1),
                 ..Default::default()
             }),
             shard: crate::shard::Shard::resolve(args.shard)?,
+            list_suppressed: messages::suppressed_shown(),
             ..defaults
         };
 
@@ -306,6 +307,8 @@ fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()>
 }
 
 pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
+    // Before anything is said: building the plan warns about rules and notes the config.
+    messages::set_verbosity(args.verbosity());
     let plan = ScanPlan::new(&args)?;
 
     let color = match args.color {
@@ -384,7 +387,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     }
     finish_filters(baseline_out)?;
 
-    if !args.quiet {
+    if !args.quiet && messages::warnings_shown() {
         summary::print_summary(&report);
     }
     for note in &report.notes {

@@ -269,19 +269,23 @@ pub(crate) fn rescan(
     }
 
     // Drop what a marker on the run's line allows.
-    for f in ds.found.drain(..) {
+    for mut f in ds.found.drain(..) {
         let at = (f.offset - input.base_offset) as usize;
         let line_start = memchr::memrchr(b'\n', &data[at.saturating_sub(lead)..at])
             .map_or(at.saturating_sub(lead), |i| at.saturating_sub(lead) + i + 1);
         let line_end = memchr::memchr(b'\n', &data[at..(at + lead).min(data.len())])
             .map_or((at + lead).min(data.len()), |i| at + i);
         let line = &data[line_start..line_end];
-        if INLINE_MARKERS
-            .iter()
-            .any(|m| memchr::memmem::find(line, m).is_some())
+        if f.allowed.is_none()
+            && INLINE_MARKERS
+                .iter()
+                .any(|m| memchr::memmem::find(line, m).is_some())
         {
-            scratch.suppressed.inline_allow += 1;
-            continue;
+            if !scratch.keep_allowed {
+                scratch.suppressed.inline_allow += 1;
+                continue;
+            }
+            f.allowed = Some("inline allow");
         }
         out.push(f);
     }

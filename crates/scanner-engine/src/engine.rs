@@ -984,6 +984,9 @@ pub(crate) struct Candidate {
     /// False for a provider match outside this chunk's ownership, kept only
     /// to de-duplicate the generic findings this chunk owns.
     owned: bool,
+    /// Dropped by an allow decision but kept for the caller to list
+    /// ([`ScanScratch::keep_allowed`]): the reason's label.
+    allowed: Option<&'static str>,
 }
 
 impl Engine {
@@ -1158,6 +1161,7 @@ impl Engine {
                         secret: Span { start: 0, end: 0 },
                         entropy: 0.0,
                         owned: true,
+                        allowed: None,
                     });
                 }
             }
@@ -1248,13 +1252,15 @@ impl Engine {
                     secret,
                     entropy,
                     owned: (own_lo..own_hi).contains(&cm.start),
+                    allowed: None,
                 });
             }
             resume = at;
         }
 
         // Gates: a dropped candidate is marked with an empty match, and
-        // counted if this chunk owns it.
+        // counted if this chunk owns it; one an allow decision dropped is
+        // marked `allowed` instead when the caller keeps those.
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
         s.provider_secrets.clear();
@@ -1262,10 +1268,15 @@ impl Engine {
             let rule = &self.rules[c.rule as usize];
             if rule.pattern.is_some() {
                 if let Some(reason) = self.gate(c, data, input.path) {
-                    if c.owned {
-                        s.suppressed.count(reason);
+                    match reason.allow_label() {
+                        Some(label) if s.keep_allowed => c.allowed = Some(label),
+                        _ => {
+                            if c.owned {
+                                s.suppressed.count(reason);
+                            }
+                            c.m = Span { start: 0, end: 0 };
+                        }
                     }
-                    c.m = Span { start: 0, end: 0 };
                     continue;
                 }
                 if !rule.generic {
@@ -1282,7 +1293,12 @@ impl Engine {
             if !c.owned || (c.m.is_empty() && rule.pattern.is_some()) {
                 continue;
             }
-            if rule.generic && overlaps_any(&s.provider_secrets, c.secret, self.lead) {
+            // An allowed candidate is counted under its allow reason, as it
+            // is when allowed candidates are not kept.
+            if rule.generic
+                && c.allowed.is_none()
+                && overlaps_any(&s.provider_secrets, c.secret, self.lead)
+            {
                 s.suppressed.duplicate += 1;
                 continue;
             }
@@ -1321,6 +1337,7 @@ impl Engine {
                     fingerprint(&info.id, secret)
                 },
                 decoded: Vec::new(),
+                allowed: c.allowed,
             });
         }
         cands.clear();
@@ -1519,6 +1536,7 @@ impl Engine {
                 secret,
                 entropy: shannon_entropy(&text[secret.range()]),
                 owned: true,
+                allowed: None,
             };
             let s = String::from_utf8_lossy(&text[secret.range()]);
             reasons.push(match self.gate(&c, text, path) {
@@ -1581,6 +1599,22 @@ impl ScanScratch {
             self.captures = (0..n).map(|_| None).collect();
             self.open = vec![(0, 0); n];
             self.rule_on = vec![false; n];
+        }
+    }
+}
+
+impl DropReason {
+    /// The [`Suppressed::by_reason`] label of a drop that is an allow
+    /// decision (someone said "this is fine": a marker, an allowlist, the
+    /// config), which `ScanScratch::keep_allowed` keeps; `None` for the
+    /// drops that judge the candidate itself.
+    fn allow_label(self) -> Option<&'static str> {
+        match self {
+            DropReason::Inline => Some("inline allow"),
+            DropReason::Allowlist => Some("allowlist"),
+            DropReason::Stopword => Some("stopword"),
+            DropReason::Config => Some("config allow_secrets"),
+            DropReason::Entropy | DropReason::Placeholder | DropReason::Generic(_) => None,
         }
     }
 }

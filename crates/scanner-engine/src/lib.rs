@@ -502,6 +502,8 @@ pub struct ScanScratch {
     provider_secrets: Vec<regex_automata::Span>,
     suppressed: Suppressed,
     decode: decode::DecodeScratch,
+    /// See [`ScanScratch::keep_allowed`].
+    keep_allowed: bool,
 }
 
 impl std::fmt::Debug for ScanScratch {
@@ -516,6 +518,18 @@ impl ScanScratch {
     /// Returns the counts since the last call and resets them.
     pub fn take_suppressed(&mut self) -> Suppressed {
         std::mem::take(&mut self.suppressed)
+    }
+
+    /// Keep the findings that a user's or a rule's allow decision drops
+    /// (inline `scanner:allow`, allowlists and their stopwords, config
+    /// `allow_secrets`), marked with [`Finding::allowed`], instead of only
+    /// counting them, so that the caller can say which findings were
+    /// allowed and why (`scanner scan -v`). The caller then counts them;
+    /// they are not in [`take_suppressed`](Self::take_suppressed). Drops
+    /// that judge the candidate itself (entropy, placeholders, the generic
+    /// rules' checks, duplicates) stay counts. Default off.
+    pub fn keep_allowed(&mut self, yes: bool) {
+        self.keep_allowed = yes;
     }
 }
 
@@ -557,6 +571,11 @@ pub struct Finding {
     /// sequence) in the scanned buffer, not of the secret: see
     /// `docs/decoding.md`.
     pub decoded: Vec<Encoding>,
+    /// `None` for a finding. Only with [`ScanScratch::keep_allowed`]: the
+    /// label under which [`Suppressed::by_reason`] counts the allow
+    /// decision that dropped it (`inline allow`, `allowlist`, `stopword`,
+    /// `config allow_secrets`); such a finding must not be reported.
+    pub allowed: Option<&'static str>,
 }
 
 /// A rule example that did not behave.

@@ -278,6 +278,46 @@ fn inline_allow_both_spellings() {
     assert_eq!(scratch.take_suppressed(), Suppressed::default());
 }
 
+/// `keep_allowed` (`scanner scan -v`): what an allow decision drops comes out
+/// marked with the label it would be counted under, in place, plain or
+/// decoded, and is no longer counted; a candidate dropped on its own merits
+/// is still only counted.
+#[test]
+fn keep_allowed_marks_allowed_findings_instead_of_counting_them() {
+    let e = engine(TOK);
+    let encoded = base64(format!("x = {T2}").as_bytes(), false);
+    let text = format!("a = {T1} # scanner:allow\nb = {encoded} # gitleaks:allow\nc = {T1}\n");
+    let mut scratch = e.new_scratch();
+    scratch.keep_allowed(true);
+    let f = scan_with(&e, &mut scratch, text.as_bytes(), "x.py");
+    let marked: Vec<_> = f
+        .iter()
+        .map(|f| (f.line, f.secret.as_str(), f.allowed))
+        .collect();
+    assert_eq!(
+        marked,
+        vec![
+            (1, T1, Some("inline allow")),
+            (2, T2, Some("inline allow")),
+            (3, T1, None)
+        ]
+    );
+    assert_eq!(scratch.take_suppressed(), Suppressed::default());
+
+    // Off again: the same text, counted and not returned.
+    scratch.keep_allowed(false);
+    let f = scan_with(&e, &mut scratch, text.as_bytes(), "x.py");
+    assert_eq!(brief(&f), vec![("tok".into(), 3, 5, T1.into())]);
+    assert_eq!(scratch.take_suppressed().inline_allow, 2);
+
+    // Entropy is the rule's judgement, not an allow: still a count.
+    let e = engine(&format!("{TOK}entropy = 5.5\n"));
+    let mut scratch = e.new_scratch();
+    scratch.keep_allowed(true);
+    assert_eq!(scan_with(&e, &mut scratch, text.as_bytes(), "x.py"), vec![]);
+    assert_eq!(scratch.take_suppressed().entropy, 3);
+}
+
 #[test]
 fn placeholders_are_dropped_and_counted() {
     let e = engine(

@@ -266,6 +266,7 @@ pub(crate) mod tests {
                 entropy: 4.75,
                 fingerprint: "0123456789abcdef".into(),
                 decoded: Vec::new(),
+                allowed: None,
             },
         }
     }

@@ -39,6 +39,11 @@
 //! baseline), once line numbers are final. Paths out of scope never reach a
 //! worker: the [`Scope`](crate::input::Scope) drops them at the source.
 //!
+//! With `-v` ([`ScanOptions::list_suppressed`]) the engine keeps what an
+//! allow decision (inline allow, allowlist, config) drops, marked
+//! `allowed`, and the sink drops it instead: one place, `sink_loop`, then
+//! counts and lists every suppressed finding with its path and final line.
+//!
 //! # Stopping
 //!
 //! [`StopHandle::stop`] (Ctrl-C, or the sink when stdout closes) sets a
@@ -104,6 +109,11 @@ pub struct ScanOptions {
     /// `--shard K/N`: only the inputs this shard owns are scanned; the
     /// others are not counted anywhere (`crate::shard`).
     pub shard: Option<crate::shard::Shard>,
+    /// `-v`: every suppressed finding is listed on stderr with its reason.
+    /// The workers' engine scratch keeps the findings an allow decision
+    /// drops (`ScanScratch::keep_allowed`), so that the sink lists them
+    /// with their path and final line, as it lists what its filters drop.
+    pub list_suppressed: bool,
 }
 
 impl Default for ScanOptions {
@@ -122,6 +132,7 @@ impl Default for ScanOptions {
             stdout_id: None,
             archives: Some(crate::input::archive::Limits::default()),
             shard: None,
+            list_suppressed: false,
         }
     }
 }
@@ -284,9 +295,10 @@ pub fn scan(
     let sink_thread = {
         let counts = Arc::clone(&counts);
         let stop = stop.clone();
+        let list = opts.list_suppressed;
         std::thread::Builder::new()
             .name("scanner-sink".into())
-            .spawn(move || sink::sink_loop(rx, sink, filters, progress, &stop, &counts))?
+            .spawn(move || sink::sink_loop(rx, sink, filters, progress, list, &stop, &counts))?
     };
 
     let shared = Arc::new(worker::Shared {

@@ -79,11 +79,18 @@ pub enum Outcome {
 
 /// Runs until every sender is gone. Returns the report (without source
 /// counts and metrics) and the sink.
+///
+/// This is the one place where a finding is kept or suppressed after the
+/// engine: findings the engine kept but marked `allowed` (with
+/// `ScanOptions::list_suppressed`), then the filters. Each suppressed
+/// finding is counted under its reason and, with `list_suppressed` (`-v`),
+/// listed on stderr.
 pub fn sink_loop(
     rx: Receiver<Msg>,
     sink: Sink,
     mut filters: Vec<Box<dyn FindingFilter>>,
     progress: Option<Progress>,
+    list_suppressed: bool,
     stop: &super::StopHandle,
     counts: &Counts,
 ) -> anyhow::Result<(Sink, ScanReport)> {
@@ -125,11 +132,14 @@ pub fn sink_loop(
                 if is_error {
                     report.errors += 1;
                 }
-                let path = (!path.as_os_str().is_empty()).then_some(path.as_path());
-                say(&progress, messages::warning_line(path, &reason));
+                // One that makes the exit status 2 says why, whatever the level.
+                if is_error || messages::warnings_shown() {
+                    let path = (!path.as_os_str().is_empty()).then_some(path.as_path());
+                    say(&progress, messages::warning_line(path, &reason));
+                }
             }
             Msg::Archive(stats) => {
-                for skipped in &stats.skipped {
+                for skipped in stats.skipped.iter().filter(|_| messages::warnings_shown()) {
                     let path = std::path::Path::new(&skipped.path);
                     let line = messages::warning_line(Some(path), &skipped.reason.to_string());
                     say(&progress, line);
@@ -167,9 +177,26 @@ pub fn sink_loop(
                         commit: provenance.commit.clone(),
                         finding,
                     };
-                    match filters.iter_mut().find_map(|f| f.check(&pf)) {
-                        Some(reason) => *report.suppressed.entry(reason).or_default() += 1,
-                        None => kept.push(pf),
+                    let suppressed = match pf.finding.allowed {
+                        Some(reason) => Some(reason),
+                        None => filters.iter_mut().find_map(|f| f.check(&pf)),
+                    };
+                    let Some(reason) = suppressed else {
+                        kept.push(pf);
+                        continue;
+                    };
+                    *report.suppressed.entry(reason).or_default() += 1;
+                    if list_suppressed {
+                        let f = &pf.finding;
+                        let line = messages::suppressed_line(
+                            &pf.path,
+                            pf.commit.as_ref().map(|c| c.id.as_str()),
+                            f.line,
+                            f.column,
+                            &f.rule_id,
+                            reason,
+                        );
+                        say(&progress, line);
                     }
                 }
                 report.findings += kept.len() as u64;

@@ -149,6 +149,7 @@ mod tests {
             entropy: 0.0,
             fingerprint: String::new(),
             decoded: Vec::new(),
+            allowed: None,
             confidence: scanner_engine::Confidence::High,
             tags: Vec::new(),
         }

@@ -73,12 +73,16 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
             workers: threads,
             ..ExecutorConfig::default()
         },
-        move |_worker| WorkerScratch {
-            scan: init.engine.new_scratch(),
-            read: ReadScratch::default(),
-            found: Vec::new(),
-            git: None,
-            blob: Vec::new(),
+        move |_worker| {
+            let mut scan = init.engine.new_scratch();
+            scan.keep_allowed(init.opts.list_suppressed);
+            WorkerScratch {
+                scan,
+                read: ReadScratch::default(),
+                found: Vec::new(),
+                git: None,
+                blob: Vec::new(),
+            }
         },
         move |task: Task, ctx: &mut WorkerCtx<Task, WorkerScratch>| {
             let (w, spawner) = ctx.split();

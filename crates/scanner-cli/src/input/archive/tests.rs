@@ -613,7 +613,7 @@ fn spool_switches_to_a_temp_file_past_the_memory_limit() {
 /// under the roots read to its end, nothing scanned. Roots from
 /// `SCANNER_ARCHIVE_ROOTS` (colon-separated), else the cargo registry
 /// cache (`.crate` = tar.gz) and the Python installations (`.whl` = zip).
-/// Run: `cargo test -p scanner-cli --release --bin scanner -- --ignored
+/// Run: `cargo test -p scanner-cli --release --lib -- --ignored
 /// --nocapture archive_throughput` under `/usr/bin/time -v` for peak RSS.
 #[test]
 #[ignore = "measurement: reads every archive under the roots"]

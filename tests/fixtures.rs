@@ -20,7 +20,7 @@ use common::{expand_fixture, run_axes};
 const SECRET_DEPENDENT: &[&str] = &["match", "secret", "entropy", "fingerprint"];
 
 fn testdata() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
 }
 
 /// The report with [`SECRET_DEPENDENT`] fields removed, pretty-printed with
@@ -121,7 +121,7 @@ fn check(name: &str) {
     }
     let expected = fs::read_to_string(&expected_path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}\nrun `SCANNER_BLESS=1 cargo test -p scanner-cli --test fixtures` to create it",
+            "{}: {e}\nrun `SCANNER_BLESS=1 cargo test --test fixtures` to create it",
             expected_path.display()
         )
     });
@@ -130,7 +130,7 @@ fn check(name: &str) {
             "testdata/{name}: the report differs from {name}.expected.json \
              (- expected, + actual):\n{}\n\
              If the change is intended, run \
-             `SCANNER_BLESS=1 cargo test -p scanner-cli --test fixtures` and review \
+             `SCANNER_BLESS=1 cargo test --test fixtures` and review \
              `git diff testdata/`.\nstderr:\n{}",
             diff(&expected, &actual),
             run.stderr
@@ -235,4 +235,50 @@ fn the_split_axis_splits_the_log() {
         .map(|k| tasks[k].as_u64().unwrap())
         .sum();
     assert_eq!((v["files"].as_u64(), ran), (Some(1), 8), "{v}");
+}
+
+/// `-v` changes what is said, never what is found or counted: on every tree and
+/// along every axis the report is the one without `-v`, the summary's
+/// `suppressed:` line is the same, and there is one listed line per finding
+/// suppressed by an allow decision or a filter.
+#[test]
+fn verbose_lists_what_the_summary_counts_and_changes_nothing_else() {
+    // The reasons `-v` lists (see `scanner scan --help`); the others are counts only.
+    const LISTED: [&str; 4] = [
+        "inline allow",
+        "allowlist",
+        "stopword",
+        "config allow_secrets",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut listed_total = 0;
+    for name in ["webapp", "k8s", "mixed-encodings", "ignored", "logs"] {
+        let tree = tmp.path().join(name);
+        expand_fixture(&testdata().join(name), &tree);
+        let quiet = run_axes(&tree, &["scan", "--format", "json", "."]);
+        let verbose = run_axes(&tree, &["scan", "--format", "json", "-v", "."]);
+        assert_eq!((verbose.code, &verbose.stdout), (quiet.code, &quiet.stdout));
+        let counts = quiet.summary_line("suppressed:").unwrap_or("suppressed:");
+        assert_eq!(
+            verbose.summary_line("suppressed:"),
+            quiet.summary_line("suppressed:")
+        );
+        let want: usize = counts["suppressed:".len()..]
+            .split(',')
+            .filter_map(|part| part.trim().split_once(' '))
+            .filter(|(_, label)| LISTED.contains(label))
+            .map(|(n, _)| n.parse::<usize>().unwrap())
+            .sum();
+        let listed = verbose
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("scanner: suppressed: "))
+            .count();
+        assert_eq!(listed, want, "{name}: {counts}\n{}", verbose.stderr);
+        listed_total += listed;
+    }
+    assert!(
+        listed_total > 0,
+        "no tree has an allowed finding: the test is vacuous"
+    );
 }

@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::process::Command;
 
 mod common;
-use common::{isolate, token, Repo, Run, BIN, RULE};
+use common::{git_ok, isolate, token, Repo, Run, BIN, RULE};
 
 fn staged(repo: &Repo) -> Run {
     repo.scan(&["scan", "--staged", "--format", "json"])
@@ -351,6 +351,70 @@ fn suppressions_are_counted_by_reason() {
     assert!(run.expect(0).stderr.contains("baseline"), "{}", run.stderr);
 }
 
+/// `-v` lists each suppressed finding with the reason the summary counts it under: the
+/// engine's inline allow and the sink's baseline alike, in the order of the file.
+#[test]
+fn verbose_lists_each_suppressed_finding_with_its_reason() {
+    let r = Repo::new();
+    r.write(
+        "a.py",
+        format!(
+            "A = \"{}\"  # scanner:allow\nB = \"{}\"\nC = \"{}\"\n",
+            token(41),
+            token(42),
+            token(43)
+        ),
+    );
+    // Records B and C: A is allowed before the baseline sees it.
+    r.scan(&["scan", "--write-baseline", "b.json", "a.py"])
+        .expect(1);
+    r.write(
+        "a.py",
+        format!(
+            "A = \"{}\"  # scanner:allow\nB = \"{}\"\nC = \"{}\"\n",
+            token(41),
+            token(42),
+            token(44)
+        ),
+    );
+    let suppressed = |run: &Run| -> Vec<String> {
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("scanner: suppressed:"))
+            .map(String::from)
+            .collect()
+    };
+    let want = [
+        format!("scanner: suppressed: a.py:1:6: rule `{RULE}`: inline allow"),
+        format!("scanner: suppressed: a.py:2:6: rule `{RULE}`: baseline"),
+    ];
+    for verbose in [&["-v"][..], &["--verbose"], &["--log-level", "info"]] {
+        let args = [
+            &["scan", "--baseline", "b.json", "--format", "json"][..],
+            verbose,
+            &["a.py"],
+        ];
+        let run = r.scan(&args.concat());
+        // C changed: a new secret, reported.
+        assert_eq!(run.expect(1).path_lines(), vec!["a.py:3"]);
+        assert_eq!(suppressed(&run), want, "{}", run.stderr);
+        assert_eq!(
+            run.summary_line("suppressed:"),
+            Some("suppressed: 1 baseline, 1 inline allow"),
+            "{}",
+            run.stderr
+        );
+    }
+    // Without -v: the same counts, nothing listed.
+    let run = r.scan(&["scan", "--baseline", "b.json", "--format", "json", "a.py"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["a.py:3"]);
+    assert_eq!(suppressed(&run), Vec::<String>::new());
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 1 baseline, 1 inline allow")
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // .scanner.toml
 
@@ -536,4 +600,119 @@ fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     r.write("sub/keep", "");
     r.scan_in("sub", &["hook", "install"]).expect(0);
     assert!(r.path(".githooks/pre-commit").is_file());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pre-commit framework
+
+/// The `scanner` hook of `.pre-commit-hooks.yaml` through the real framework: `pre-commit
+/// try-repo` clones this repository, builds the binary with `language: rust` (`cargo install
+/// --path .` at the root) and runs it on what is staged. `scanner` is kept off PATH, so the
+/// hook can only pass or fail with the binary the framework built.
+///
+/// What is tested is the committed HEAD (try-repo clones a repository; uncommitted edits are
+/// not in the clone). One test, two runs: the release build inside the framework takes
+/// minutes, the second run reuses it (same repository path and revision). Run it with
+/// `cargo test --test precommit -- --ignored precommit_framework` (.ci/run does).
+#[test]
+#[ignore = "needs the pre-commit framework; builds the scanner in release mode (minutes)"]
+fn precommit_framework_builds_the_hook_and_blocks_a_staged_secret() {
+    let work = tempfile::tempdir().unwrap();
+    let path = path_without_scanner(&work.path().join("tools"));
+    // The framework runs git many times over minutes: an empty file of our own as the global
+    // config, rather than /dev/null, which a stray `git config --global` elsewhere on the
+    // machine can replace with a regular file.
+    let gitconfig = work.path().join("gitconfig");
+    std::fs::write(&gitconfig, "").unwrap();
+
+    // A clean clone of HEAD: try-repo on a dirty checkout would make a new shadow repository
+    // (so a new build) for each run.
+    let hooks_repo = work.path().join("scanner");
+    git_ok(isolate(
+        Command::new("git")
+            .arg("clone")
+            .arg("-q")
+            .arg(env!("CARGO_MANIFEST_DIR"))
+            .arg(&hooks_repo)
+            .env("GIT_CONFIG_GLOBAL", &gitconfig),
+    ));
+
+    let r = Repo::new();
+    r.write("README.md", "hello\n");
+    r.git(&["add", "README.md"]);
+    r.commit("init");
+    r.write(
+        "config/app.env",
+        format!("DEBUG=0\nGITHUB_TOKEN={}\n", token(40)),
+    );
+    r.git(&["add", "config/app.env"]);
+
+    let try_repo = || {
+        let out = isolate(
+            Command::new("pre-commit")
+                .current_dir(&r.root)
+                .args(["try-repo", "--color", "never"])
+                .arg(&hooks_repo)
+                .arg("scanner"),
+        )
+        .env("GIT_CONFIG_GLOBAL", &gitconfig)
+        .env("PATH", &path)
+        .env("PRE_COMMIT_HOME", work.path().join("pre-commit-home"))
+        .output()
+        .expect("cannot run `pre-commit` (pip install pre-commit)");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), said)
+    };
+
+    let (code, said) = try_repo();
+    assert_eq!(
+        code,
+        Some(1),
+        "the staged secret must fail the hook:\n{said}"
+    );
+    assert!(said.contains("scanner (staged secrets)"), "{said}");
+    assert!(said.contains("Failed"), "{said}");
+    assert!(said.contains("config/app.env:2:"), "{said}");
+    assert!(said.contains(RULE), "{said}");
+
+    r.write("config/app.env", "DEBUG=0\nGITHUB_TOKEN=${GITHUB_TOKEN}\n");
+    r.git(&["add", "config/app.env"]);
+    let (code, said) = try_repo();
+    assert_eq!(
+        code,
+        Some(0),
+        "nothing staged is a secret any more:\n{said}"
+    );
+    assert!(said.contains("Passed"), "{said}");
+}
+
+/// PATH without any directory holding a `scanner` executable. The tools the framework needs
+/// (cargo, rustc, git, python) may share such a directory (`~/.cargo/bin` after a `cargo
+/// install`): they are linked into `tools` instead, which goes first.
+fn path_without_scanner(tools: &std::path::Path) -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let (keep, dropped): (Vec<_>, Vec<_>) =
+        std::env::split_paths(&path).partition(|dir| !dir.join("scanner").exists());
+    std::fs::create_dir_all(tools).unwrap();
+    for dir in &dropped {
+        for tool in ["cargo", "rustc", "rustup", "git", "pre-commit", "python3"] {
+            let exe = dir.join(tool);
+            if exe.exists() && !tools.join(tool).exists() {
+                std::os::unix::fs::symlink(&exe, tools.join(tool)).unwrap();
+            }
+        }
+    }
+    let path = std::env::join_paths(std::iter::once(tools.to_path_buf()).chain(keep)).unwrap();
+    for dir in std::env::split_paths(&path) {
+        assert!(
+            !dir.join("scanner").exists(),
+            "{} holds a scanner",
+            dir.display()
+        );
+    }
+    path
 }

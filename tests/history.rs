@@ -325,4 +325,37 @@ fn sarif_names_the_repository_revision_and_branch() {
     let tree = r.scan(&["scan", "--format", "sarif"]);
     let log: serde_json::Value = serde_json::from_str(&tree.stdout).unwrap();
     assert!(log["runs"][0].get("versionControlProvenance").is_none());
+
+/// `-v` on history names the commit of each suppressed finding. The generic
+/// assignment rule matches `TOKEN=...` too; allowed, it is not de-duplicated
+/// against the provider rule (that happens to reported findings only), so
+/// both are listed, as the summary counts both.
+#[test]
+fn verbose_history_names_the_commit_of_a_suppressed_finding() {
+    let r = Repo::new();
+    r.write("a.env", format!("\nTOKEN={}  # scanner:allow\n", token(7)));
+    r.git(&["add", "."]);
+    commit_at(&r, "allowed", "2024-01-02T03:04:05+00:00");
+    let id = head(&r);
+    let run = history(&r, &["-v"]);
+    assert_eq!(run.expect(0).stdout, "[]\n");
+    let listed: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("scanner: suppressed:"))
+        .collect();
+    let line = |rule: &str| {
+        format!("scanner: suppressed: a.env:2:7 (commit {id}): rule `{rule}`: inline allow")
+    };
+    assert_eq!(
+        listed,
+        [
+            line("generic-secret-assignment"),
+            line("github-classic-pat")
+        ]
+    );
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 2 inline allow")
+    );
 }

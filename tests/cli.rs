@@ -881,3 +881,47 @@ fn a_secret_across_the_sniffed_head_is_found_once() {
         );
     }
 }
+
+// ---------------------------------------------------------------- --log-level
+
+/// gitleaks' `--log-level error`: warnings, notes and the summary go, the
+/// report and the exit status stay; an error is still said.
+#[cfg(unix)]
+#[test]
+fn log_level_error_hides_warnings_and_summary_but_keeps_exit_status_and_errors() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    std::os::unix::fs::symlink("nowhere", t.join("broken")).unwrap();
+
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    assert!(
+        r.stderr
+            .contains("scanner: warning: broken: broken symbolic link"),
+        "{}",
+        r.stderr
+    );
+    let r = t.run(&["scan", "--format", "json", "--log-level", "warn"]);
+    r.expect(1);
+    assert!(
+        r.stderr.contains("scanner: warning: broken:"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.summary_line("scanned ").is_some(), "{}", r.stderr);
+
+    let r = t.run(&["scan", "--format", "json", "--log-level", "error"]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["a.txt:1:3:1:43"]);
+    assert_eq!(r.stderr, "");
+
+    let r = t.run(&["scan", "--log-level", "error", "missing"]);
+    r.expect(2);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr.starts_with("scanner: error: missing: "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
