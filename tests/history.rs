@@ -325,6 +325,7 @@ fn sarif_names_the_repository_revision_and_branch() {
     let tree = r.scan(&["scan", "--format", "sarif"]);
     let log: serde_json::Value = serde_json::from_str(&tree.stdout).unwrap();
     assert!(log["runs"][0].get("versionControlProvenance").is_none());
+}
 
 /// `-v` on history names the commit of each suppressed finding. The generic
 /// assignment rule matches `TOKEN=...` too; allowed, it is not de-duplicated
