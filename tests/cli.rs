@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::{run_axes, run_in, token, Tree, RULE};
+use common::{git_ok, isolate, run_axes, run_in, token, Tree, RULE};
 
 /// `T=<token>\n`: the secret is at column 3 and 40 bytes long.
 fn secret_line(seed: u32) -> String {
@@ -125,12 +125,11 @@ fn gitignore_and_scannerignore_outside_a_repository() {
 #[test]
 fn gitignore_and_info_exclude_inside_a_repository_and_git_dir_skipped() {
     let t = ignore_tree();
-    let git = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(t.path())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .status();
-    assert!(git.is_ok_and(|s| s.success()), "git is required");
+    git_ok(isolate(
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(t.path()),
+    ));
     fs::write(t.join(".git/info/exclude"), "src/.env\n").unwrap();
     // A secret inside .git must never be read by a directory scan.
     fs::write(t.join(".git/leak"), secret_line(6)).unwrap();
@@ -146,17 +145,16 @@ fn gitignore_and_info_exclude_inside_a_repository_and_git_dir_skipped() {
 fn max_filesize_applies_to_staged_blobs_too() {
     let t = Tree::new();
     let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(t.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .is_ok_and(|s| s.success())
+        git_ok(isolate(
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(t.path()),
+        ));
     };
-    assert!(git(&["init", "-q"]), "git is required");
+    git(&["init", "-q"]);
     t.write("small.txt", secret_line(1));
     t.write("big.txt", format!("{}{}", "x".repeat(5000), secret_line(2)));
-    assert!(git(&["add", "small.txt", "big.txt"]));
+    git(&["add", "small.txt", "big.txt"]);
     let r = t.run(&[
         "scan",
         "--staged",

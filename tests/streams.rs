@@ -8,16 +8,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{token, Run, Tree};
-
-fn scanner(dir: &std::path::Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_scanner"));
-    c.current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir);
-    c
-}
+use common::{scanner_in as scanner, token, Run, Tree};
 
 /// Runs the scanner with `input` on its standard input.
 fn with_stdin(t: &Tree, args: &[&str], input: &[u8]) -> Run {

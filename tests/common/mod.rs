@@ -123,20 +123,21 @@ impl Run {
     }
 }
 
+/// The scanner binary, run in `dir`, away from the user's git configuration
+/// and global excludes (`HOME` and `XDG_CONFIG_HOME` are `dir`).
+pub fn scanner_in(dir: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.current_dir(dir)
+        .env_remove("NO_COLOR")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir);
+    c
+}
+
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
-    Run::from_output(
-        Command::new(env!("CARGO_BIN_EXE_scanner"))
-            .current_dir(dir)
-            .env_remove("NO_COLOR")
-            // Keep the user's global git excludes out of the tests.
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .env("XDG_CONFIG_HOME", dir)
-            .args(args)
-            .output()
-            .unwrap(),
-    )
+    Run::from_output(scanner_in(dir).args(args).output().unwrap())
 }
 
 /// The fields the CLI tests check (the output tests check every field).
