@@ -479,12 +479,12 @@ fn generic_confidence_and_doc_paths() {
             vec!["generic", "doc-path"]
         )
     );
-    // AWS's documentation shape: a made-up token in an examples directory
+    // AWS's documentation shape: a made-up secret in an examples directory
     // is reported, low.
     let (rule, c, tags) = one(
         &engine,
-        "    \"ChangeToken\": \"12cs345-67cd-890b-1cd2-c3a4567d89f1\"\n",
-        "awscli/examples/waf/update-web-acl.rst",
+        "    \"ClientSecret\": \"7fq2mzk93hdl8xw4ncv6tbr5pj1gys0e\"\n",
+        "awscli/examples/cognito-idp/describe-user-pool-client.rst",
     );
     assert_eq!(
         (rule.as_str(), c, tags),
@@ -494,6 +494,21 @@ fn generic_confidence_and_doc_paths() {
             vec!["generic", "test-path"]
         )
     );
+}
+
+/// A change token (WAF's optimistic-concurrency value) or a terms token is
+/// a reference, not a credential: dropped by the rule's allowlist, counted.
+#[test]
+fn change_and_terms_tokens_are_not_credentials() {
+    let engine = Engine::builtin().unwrap();
+    for line in [
+        "    \"ChangeToken\": \"12cs345-67cd-890b-1cd2-c3a4567d89f1\"\n",
+        "          \"termToken\": \"term-token-Rk8vQz2LmX7pWc4NbT9hYd3s\"\n",
+    ] {
+        let (found, suppressed) = scan(&engine, line, "apis/waf.json");
+        assert!(found.is_empty(), "{line}: {:?}", common::brief(&found));
+        assert_eq!(suppressed.allowlist, 1, "{line}");
+    }
 }
 
 /// Credentials in test code and sample files are reported, low: a Rust
