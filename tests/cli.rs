@@ -844,6 +844,48 @@ fn confidence_is_reported_and_filters() {
     );
 }
 
+/// A Rust unit-test module makes its findings low, also in the chunks of a
+/// large file that come after the one holding `#[cfg(test)]`.
+#[test]
+fn rust_test_modules_are_low_across_chunks() {
+    let t = Tree::new();
+    let mut text = format!(
+        "const T: &str = \"{}\";\n#[cfg(test)]\nmod tests {{\n",
+        token(1)
+    );
+    text.push_str(&"    // a comment line of the test module\n".repeat(200));
+    text.push_str(&format!("    const U: &str = \"{}\";\n}}\n", token(2)));
+    t.write("lib.rs", &text);
+    for chunk in ["1024", "4096", "1M"] {
+        let r = t.run(&["scan", "--format", "json", "--chunk-size", chunk]);
+        let v: serde_json::Value = serde_json::from_str(&r.expect(1).stdout).unwrap();
+        let got: Vec<(u64, &str, String)> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["line"].as_u64().unwrap(),
+                    f["confidence"].as_str().unwrap(),
+                    f["tags"].to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, "high", r#"["prefix","checksum-valid"]"#.to_string()),
+                (
+                    204,
+                    "low",
+                    r#"["prefix","checksum-valid","test-code"]"#.to_string()
+                ),
+            ],
+            "chunk size {chunk}"
+        );
+    }
+}
+
 /// A user rule whose regex parses but cannot be compiled is an error naming
 /// the file, the rule and the compiler's reason, not a silently inert rule.
 #[test]

@@ -144,13 +144,14 @@ struct WireCommit {
 /// The engine's tags are `&'static str`; the known ones are reused, an
 /// unknown one (a newer scanner's) is kept as it came.
 fn static_tag(tag: String) -> &'static str {
-    const KNOWN: [&str; 7] = [
+    const KNOWN: [&str; 8] = [
         "prefix",
         "generic",
         "checksum-valid",
         "checksum-invalid",
         "test-path",
         "doc-path",
+        "test-code",
         "published-example",
     ];
     match KNOWN.iter().find(|k| **k == tag) {

@@ -9,9 +9,14 @@
 //!    (tag `checksum-valid`), a failed one lowers to `low`
 //!    (`checksum-invalid`): a token whose checksum fails was not issued by
 //!    the vendor (a made-up example, a truncation).
-//! 3. Context lowers one step, never drops: a test, fixture, example or
-//!    documentation path (`test-path`, `doc-path`), a vendor's published
-//!    example value (`published-example`).
+//! 3. Context makes it `low`, never drops: a test, fixture, example or
+//!    documentation path (`test-path`, `doc-path`), a Rust unit-test module
+//!    (`test-code`: after a top-level `#[cfg(test)]`), a vendor's published
+//!    example value (`published-example`). A key in a test is still a key,
+//!    and is reported; but a tree's test keys and documentation samples
+//!    outnumber its real secrets, and on real code one step down (a
+//!    prefixed test key at `medium`) left them among the findings to triage
+//!    first.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,13 +30,6 @@ pub enum Confidence {
 }
 
 impl Confidence {
-    fn lower(self) -> Confidence {
-        match self {
-            Confidence::High => Confidence::Medium,
-            _ => Confidence::Low,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Confidence::Low => "low",
@@ -102,6 +100,15 @@ const TEST_DIRS: &[&str] = &[
     "samples",
     "mocks",
 ];
+/// Words that mark a test or sample when they are one `-`, `_` or `.`
+/// separated part of a directory name (`aws-signing-test-suite`,
+/// `unit_tests`) or of a file name (`iam.examples.json`, `.env.example`,
+/// `settings.sample.yaml`, `client-test.js`). Whole parts only: `latest`,
+/// `contest` and `attestation` are not tests.
+const TEST_WORDS: &[&str] = &[
+    "test", "tests", "testdata", "fixture", "fixtures", "example", "examples", "sample", "samples",
+    "mock", "mocks",
+];
 const DOC_DIRS: &[&str] = &["docs", "doc", "documentation"];
 // Not `.txt`: `notes.txt` and `passwords.txt` are where people keep real
 // secrets.
@@ -113,6 +120,10 @@ const PUBLISHED_EXAMPLES: &[&str] = &[
     // AWS documentation's example secret access key.
     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    // The first 13 characters of AWS documentation's example access key id
+    // (`AKIAIOSFODNN7EXAMPLE`): test suites vary its last characters to
+    // get a second key (`...EXAMPLF`), which the placeholder words miss.
+    "AKIAIOSFODNN7",
     // Stripe's documented test key.
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
     // The JWT on jwt.io.
@@ -121,25 +132,60 @@ const PUBLISHED_EXAMPLES: &[&str] = &[
 
 pub(crate) fn path_tag(path: &str) -> Option<&'static str> {
     let lower = path.to_ascii_lowercase();
-    let mut segs = lower.split(['/', '\\']);
-    let file = segs.next_back().unwrap_or("");
-    let dirs: Vec<&str> = lower.split(['/', '\\']).collect();
-    let dirs = &dirs[..dirs.len().saturating_sub(1)];
-    if dirs.iter().any(|d| TEST_DIRS.contains(d))
+    let segs: Vec<&str> = lower.split(['/', '\\']).collect();
+    let (file, dirs) = segs.split_last().map_or(("", &[][..]), |(f, d)| (*f, d));
+    let has_test_word = |name: &str| name.split(['-', '_', '.']).any(|w| TEST_WORDS.contains(&w));
+    if dirs
+        .iter()
+        .any(|d| TEST_DIRS.contains(d) || has_test_word(d))
+        || has_test_word(file)
         || file.starts_with("test_")
         || file.starts_with("example")
         || file.starts_with("sample")
-        || file.contains("_test.")
-        || file.contains(".test.")
         || file.contains(".spec.")
     {
         return Some("test-path");
     }
-    if dirs.iter().any(|d| DOC_DIRS.contains(d)) || DOC_EXTENSIONS.iter().any(|e| file.ends_with(e))
+    // A Python distribution's metadata holds its README (`METADATA` in a
+    // wheel's `.dist-info`, `PKG-INFO` in an sdist or `.egg-info`).
+    let package_readme = file == "pkg-info"
+        || (file == "metadata"
+            && dirs
+                .last()
+                .is_some_and(|d| d.ends_with(".dist-info") || d.ends_with(".egg-info")));
+    if package_readme
+        || dirs.iter().any(|d| DOC_DIRS.contains(d))
+        || DOC_EXTENSIONS.iter().any(|e| file.ends_with(e))
     {
         return Some("doc-path");
     }
     None
+}
+
+/// Where a Rust unit-test module starts: the offset of the first line that
+/// is `#[cfg(test)]` at column 0 in a `.rs` file. Unit tests sit at the end
+/// of the file they test, under that attribute (indented, it marks a test
+/// helper inside other code, not the rest of the file).
+pub fn test_code_start(data: &[u8], path: &str) -> Option<usize> {
+    if !path.ends_with(".rs") {
+        return None;
+    }
+    const MARK: &[u8] = b"#[cfg(test)]";
+    memchr::memmem::find_iter(data, MARK).find(|&at| {
+        (at == 0 || data[at - 1] == b'\n')
+            && matches!(data.get(at + MARK.len()), None | Some(b'\n' | b'\r' | b' '))
+    })
+}
+
+/// Lowers a finding that lies in test code (see [`test_code_start`]) to
+/// `low` with the tag `test-code`, once. For callers that scan a file in
+/// chunks and saw the marker in an earlier chunk; the engine does it
+/// itself within a buffer.
+pub fn mark_test_code(confidence: &mut Confidence, tags: &mut Vec<&'static str>) {
+    if !tags.contains(&"test-code") {
+        *confidence = Confidence::Low;
+        tags.push("test-code");
+    }
 }
 
 /// Steps 1-3 of the module docs.
@@ -184,14 +230,14 @@ pub(crate) fn assess(
         }
     }
     if let Some(t) = path_tag(path) {
-        c = c.lower();
+        c = Confidence::Low;
         tags.push(t);
     }
     if PUBLISHED_EXAMPLES
         .iter()
         .any(|e| memchr::memmem::find(secret, e.as_bytes()).is_some())
     {
-        c = c.lower();
+        c = Confidence::Low;
         tags.push("published-example");
     }
     (c, tags)
@@ -312,5 +358,40 @@ mod tests {
         assert_eq!(path_tag("docs/setup.yaml"), Some("doc-path"));
         assert_eq!(path_tag("src/main.rs"), None);
         assert_eq!(path_tag("src/latest/x.rs"), None);
+        // Test and sample words as parts of a directory or file name.
+        for p in [
+            "aws-sdk/apis/iam-2010-05-08.examples.json",
+            "aws-sigv4/aws-signing-test-suite/v4/context.json",
+            "svc/unit_tests/conf.yaml",
+            "app/.env.example",
+            "config/settings.sample.yaml",
+            "web/client-test.js",
+            "pkg/x_test.go",
+            "ui/a.spec.ts",
+        ] {
+            assert_eq!(path_tag(p), Some("test-path"), "{p}");
+        }
+        for p in ["src/attestation/key.rs", "contest/app.env", "api-spec.yaml"] {
+            assert_eq!(path_tag(p), None, "{p}");
+        }
+        // A Python distribution's README.
+        assert_eq!(
+            path_tag("site-packages/joserfc-1.6.5.dist-info/METADATA"),
+            Some("doc-path")
+        );
+        assert_eq!(path_tag("foo-1.0/PKG-INFO"), Some("doc-path"));
+        assert_eq!(path_tag("conf/metadata"), None);
+    }
+
+    #[test]
+    fn rust_test_modules() {
+        let src = "fn f() {}\n\n    #[cfg(test)]\n    fn helper() {}\n#[cfg(test)]\nmod tests {}\n";
+        assert_eq!(
+            test_code_start(src.as_bytes(), "src/lib.rs"),
+            src.find("#[cfg(test)]\nmod")
+        );
+        assert_eq!(test_code_start(src.as_bytes(), "src/lib.py"), None);
+        assert_eq!(test_code_start(b"#[cfg(test)] mod t;", "a.rs"), Some(0));
+        assert_eq!(test_code_start(b"#[cfg(test_utils)]\n", "a.rs"), None);
     }
 }

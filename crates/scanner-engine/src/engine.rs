@@ -1099,6 +1099,15 @@ impl Engine {
         let first = out.len();
         self.scan_layer(input, scratch, out, false);
         crate::decode::rescan(self, input, scratch, out, first);
+        // Looked up only when there are findings: most buffers have none.
+        if out.len() > first {
+            if let Some(t) = crate::confidence::test_code_start(input.data, input.path) {
+                let from = input.base_offset + t as u64;
+                for f in out[first..].iter_mut().filter(|f| f.offset >= from) {
+                    crate::confidence::mark_test_code(&mut f.confidence, &mut f.tags);
+                }
+            }
+        }
     }
 
     /// Longest `max_len` (see the module docs, "Chunks").

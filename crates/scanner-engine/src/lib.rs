@@ -141,7 +141,8 @@
 //! Every [`Finding`] carries a [`Confidence`] and tags saying why: a fixed
 //! vendor prefix or a valid checksum (`checksum = "github-crc32"`...,
 //! verified offline) is high, a generic value medium, a failed checksum
-//! low; a test, example or documentation path lowers it one step. Nothing
+//! low; a test, example or documentation path, a Rust unit-test module or
+//! a vendor's published example value makes it low. Nothing
 //! is dropped for its confidence (`docs/rules.md`, "Confidence and tags").
 //!
 //! # Performance
@@ -215,7 +216,7 @@ mod re2;
 mod syntax;
 pub mod text;
 
-pub use confidence::{base62_6, crc32, Confidence};
+pub use confidence::{base62_6, crc32, mark_test_code, test_code_start, Confidence};
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
 pub use engine::{
     Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_WINDOW, UNBOUNDED_WINDOW,
@@ -559,7 +560,7 @@ pub struct Finding {
     pub confidence: Confidence,
     /// Why the confidence is what it is: `generic`, `prefix`,
     /// `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`,
-    /// `published-example`.
+    /// `test-code`, `published-example`.
     pub tags: Vec<&'static str>,
     /// Depends on rule id and secret only: see [`fingerprint`]. A secret
     /// found in decoded text has the fingerprint it has in plain text.

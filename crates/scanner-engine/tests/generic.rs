@@ -420,12 +420,12 @@ fn checksums_verify_offline() {
                 vec!["prefix", "checksum-invalid"]
             )
         );
-        // A valid token in a test path: lowered one step, never dropped.
+        // A valid token in a test path: low, never dropped.
         assert_eq!(
             one(&engine, &text, "tests/fixtures/deploy.env"),
             (
                 rule.into(),
-                Confidence::Medium,
+                Confidence::Low,
                 vec!["prefix", "checksum-valid", "test-path"]
             )
         );
@@ -479,12 +479,12 @@ fn generic_confidence_and_doc_paths() {
             vec!["generic", "doc-path"]
         )
     );
-    // AWS's documentation shape: a made-up token in an examples directory
+    // AWS's documentation shape: a made-up secret in an examples directory
     // is reported, low.
     let (rule, c, tags) = one(
         &engine,
-        "    \"ChangeToken\": \"12cs345-67cd-890b-1cd2-c3a4567d89f1\"\n",
-        "awscli/examples/waf/update-web-acl.rst",
+        "    \"ClientSecret\": \"7fq2mzk93hdl8xw4ncv6tbr5pj1gys0e\"\n",
+        "awscli/examples/cognito-idp/describe-user-pool-client.rst",
     );
     assert_eq!(
         (rule.as_str(), c, tags),
@@ -496,7 +496,73 @@ fn generic_confidence_and_doc_paths() {
     );
 }
 
-/// A vendor's published example value is reported, one step lower, tagged.
+/// A change token (WAF's optimistic-concurrency value) or a terms token is
+/// a reference, not a credential: dropped by the rule's allowlist, counted.
+#[test]
+fn change_and_terms_tokens_are_not_credentials() {
+    let engine = Engine::builtin().unwrap();
+    for line in [
+        "    \"ChangeToken\": \"12cs345-67cd-890b-1cd2-c3a4567d89f1\"\n",
+        "          \"termToken\": \"term-token-Rk8vQz2LmX7pWc4NbT9hYd3s\"\n",
+    ] {
+        let (found, suppressed) = scan(&engine, line, "apis/waf.json");
+        assert!(found.is_empty(), "{line}: {:?}", common::brief(&found));
+        assert_eq!(suppressed.allowlist, 1, "{line}");
+    }
+}
+
+/// Credentials in test code and sample files are reported, low: a Rust
+/// unit-test module (after a top-level `#[cfg(test)]`), a file or directory
+/// named as a test or a sample.
+#[test]
+fn test_code_and_sample_files_are_low() {
+    let engine = Engine::builtin().unwrap();
+    let mut rng = Rng(0x7e57_c0de);
+    let random = rng.token(common::ALNUM, 30);
+    let check = String::from_utf8(base62_6(crc32(random.as_bytes())).to_vec()).unwrap();
+    let token = format!("ghp_{random}{check}");
+    let line = format!("    let token = \"{token}\";\n");
+    let src = format!("fn a() {{\n{line}}}\n#[cfg(test)]\nmod tests {{\n{line}}}\n");
+    let (found, _) = scan(&engine, &src, "src/client.rs");
+    let got: Vec<_> = found
+        .iter()
+        .map(|f| (f.line, f.confidence, f.tags.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (2, Confidence::High, vec!["prefix", "checksum-valid"]),
+            (
+                6,
+                Confidence::Low,
+                vec!["prefix", "checksum-valid", "test-code"]
+            ),
+        ]
+    );
+    // The same text in a file that is not Rust: no test module.
+    let (found, _) = scan(&engine, &src, "src/client.txt");
+    assert!(found.iter().all(|f| f.confidence == Confidence::High));
+
+    // AWS SDK's shape: a made-up refresh token in an API's examples file.
+    let text = format!(
+        "        \"refreshToken\": \"{}\",\n",
+        rng.token(common::ALNUM, 40)
+    );
+    assert_eq!(
+        one(
+            &engine,
+            &text,
+            "aws-sdk/apis/sso-oidc-2019-06-10.examples.json"
+        ),
+        (
+            "generic-secret-assignment".into(),
+            Confidence::Low,
+            vec!["generic", "test-path"]
+        )
+    );
+}
+
+/// A vendor's published example value is reported, low, tagged.
 #[test]
 fn published_examples_are_lowered_not_dropped() {
     let engine = Engine::builtin().unwrap();
@@ -508,7 +574,20 @@ fn published_examples_are_lowered_not_dropped() {
         ),
         (
             "stripe-test-key".into(),
-            Confidence::Medium,
+            Confidence::Low,
+            vec!["prefix", "published-example"]
+        )
+    );
+    // A test suite's variant of AWS's documented key id (`...EXAMPLF`).
+    assert_eq!(
+        one(
+            &engine,
+            "    (\"AKIAIOSFODNN7EXAMPLF\", \"k\"),\n",
+            "src/sign/v4a.rs"
+        ),
+        (
+            "aws-access-key-id".into(),
+            Confidence::Low,
             vec!["prefix", "published-example"]
         )
     );

@@ -82,6 +82,9 @@ impl ChunkReader<'_> {
         let mut filled = self.prefilled.min(cap);
         let mut pos = LinePos::START;
         let mut first = true;
+        // Where a Rust unit-test module starts (file offset), once an
+        // earlier chunk showed it: the engine sees one chunk at a time.
+        let mut test_from: Option<u64> = None;
         loop {
             let want = (cap as u64).min(read_limit.saturating_sub(chunk_off)) as usize;
             let mut eof = false;
@@ -120,7 +123,13 @@ impl ChunkReader<'_> {
                     owned_len: owned,
                     start: pos,
                 };
+                let before = found.len();
                 self.engine.scan(&input, scratch, found);
+                if let Some(t) = test_from {
+                    for f in found[before..].iter_mut().filter(|f| f.offset >= t) {
+                        scanner_engine::mark_test_code(&mut f.confidence, &mut f.tags);
+                    }
+                }
             }
             let next = chunk_off + owned as u64;
             let last = at_limit || next >= end || owned == 0;
@@ -135,6 +144,10 @@ impl ChunkReader<'_> {
                     bytes: next - start,
                     end: pos,
                 });
+            }
+            if test_from.is_none() {
+                test_from = scanner_engine::test_code_start(&buf[..owned], path)
+                    .map(|t| chunk_off + t as u64);
             }
             buf.copy_within(owned..filled, 0);
             filled -= owned;

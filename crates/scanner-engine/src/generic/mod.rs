@@ -125,7 +125,17 @@ pub(crate) fn confirm(
 /// Words that docs and mocks spell with digits and symbols (`P@55w0rd!`,
 /// `S3cr3t!`), after undoing the usual substitutions; the plain spellings
 /// are the rules' stopwords.
-const LEET_STOPWORDS: &[&[u8]] = &[b"password", b"passwort", b"secret", b"letmein", b"changeme"];
+///
+/// `geheim` is German for secret (`passwort` its password), as German
+/// docstrings write them (`passwd='geheim$parole'`).
+const LEET_STOPWORDS: &[&[u8]] = &[
+    b"password",
+    b"passwort",
+    b"secret",
+    b"geheim",
+    b"letmein",
+    b"changeme",
+];
 
 fn leet_stopword(value: &[u8]) -> bool {
     if value.len() > 32 {
@@ -328,7 +338,13 @@ mod tests {
 
     #[test]
     fn leetspeak_stand_ins() {
-        for v in ["P@55w0rd!", "Pass@Word1", "S3cr3t!x", "p4$$w0rd2024"] {
+        for v in [
+            "P@55w0rd!",
+            "Pass@Word1",
+            "S3cr3t!x",
+            "p4$$w0rd2024",
+            "geheim$parole",
+        ] {
             assert!(leet_stopword(v.as_bytes()), "{v}");
         }
         for v in ["Mapleorbit91@", "Heron+Heron93", "Tr0ub4dor&3x"] {
