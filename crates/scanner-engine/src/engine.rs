@@ -698,6 +698,10 @@ fn compile_set(patterns: &[String]) -> Result<LazyRegex, String> {
 pub(crate) struct Rule {
     /// The pattern as written (RE2); parsed and compiled on first use.
     pattern: Option<String>,
+    /// The pattern parsed, once: both the regex and the `keyword_lead`
+    /// inference need it (parsing twice cost as much as a tenth of the
+    /// compilation), and the build already parsed rules without `max_len`.
+    hir: OnceLock<Result<Hir, String>>,
     regex: OnceLock<Result<Regex, String>>,
     secret_group: Option<usize>,
     entropy: Option<f32>,
@@ -863,6 +867,7 @@ fn compile_rule(
     };
     let rule = Rule {
         pattern: r.regex.clone(),
+        hir: hir.map_or_else(OnceLock::new, |h| OnceLock::from(Ok(h))),
         regex: OnceLock::new(),
         secret_group: r.secret_group,
         entropy: r.entropy.map(|e| e as f32),
@@ -892,14 +897,21 @@ impl Rule {
             if let Some(l) = self.keyword_lead {
                 return l.min(self.max_len);
             }
-            let Some(pattern) = &self.pattern else {
-                return self.max_len;
-            };
-            crate::re2::parse(pattern)
-                .ok()
-                .and_then(|p| crate::lead::infer(&p.hir, &self.keywords))
+            self.parsed()
+                .and_then(Result::ok)
+                .and_then(|hir| crate::lead::infer(hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// The parsed pattern (`None` for a path-only rule).
+    fn parsed(&self) -> Option<Result<&Hir, &String>> {
+        let pattern = self.pattern.as_ref()?;
+        Some(
+            self.hir
+                .get_or_init(|| crate::re2::parse(pattern).map(|p| p.hir))
+                .as_ref(),
+        )
     }
 
     /// Why [`regex`](Self::regex) gave `None` (call it first).
@@ -911,10 +923,10 @@ impl Rule {
     }
 
     fn regex(&self) -> Option<&Regex> {
-        let pattern = self.pattern.as_ref()?;
+        let hir = self.parsed()?;
         self.regex
             .get_or_init(|| {
-                let hir = crate::re2::parse(pattern)?.hir;
+                let hir = hir.map_err(Clone::clone)?;
                 if let Some(g) = self.secret_group {
                     let groups = hir.properties().explicit_captures_len();
                     if g > groups {
@@ -925,7 +937,7 @@ impl Rule {
                 }
                 meta::Regex::builder()
                     .configure(meta::Config::new().utf8_empty(false))
-                    .build_from_hir(&hir)
+                    .build_from_hir(hir)
                     .map_err(|e| {
                         // The top error says only "error building NFA": the
                         // reason (a size limit) is in its sources.
