@@ -107,12 +107,12 @@ struct Run {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum RunKind {
-    /// Base64 alphabet bytes; `std`/`url`: whether the run has `+/`/`-_`;
-    /// `hex`: whether every byte is a hex digit.
+    /// Base64 alphabet bytes (then up to two `=`); `whole`: not cut to
+    /// `cap`. Whether it is hex, standard or URL-safe is read when it is
+    /// decoded: most candidates fail on their first bytes and never need
+    /// it.
     Base64 {
-        std: bool,
-        url: bool,
-        hex: bool,
+        whole: bool,
     },
     Percent,
 }
@@ -388,25 +388,30 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
     #[cfg(target_arch = "x86_64")]
     let wide = std::is_x86_feature_detected!("avx2");
     while i < hi {
+        // A run of `MIN_BASE64_RUN` alphabet bytes known to start at `i`.
+        let mut found = false;
         #[cfg(target_arch = "x86_64")]
         if wide {
             // SAFETY: AVX2 is available (checked above).
-            i = unsafe { skip_short_runs(data, i, hi) };
+            (i, found) = unsafe { skip_short_runs(data, i, hi) };
             if i >= hi {
                 break;
             }
         }
         let probe = i + MIN_BASE64_RUN - 1;
-        if probe >= n {
-            break;
-        }
-        if !in_alpha(probe) {
-            i = probe + 1;
-            continue;
-        }
-        let mut start = probe;
-        while start > i && in_alpha(start - 1) {
-            start -= 1;
+        let mut start = i;
+        if !found {
+            if probe >= n {
+                break;
+            }
+            if !in_alpha(probe) {
+                i = probe + 1;
+                continue;
+            }
+            start = probe;
+            while start > i && in_alpha(start - 1) {
+                start -= 1;
+            }
         }
         let mut end = probe + 1;
         while end < n && in_alpha(end) {
@@ -417,12 +422,6 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
             continue;
         }
         let core = end.min(start.saturating_add(cap));
-        let (mut all, mut any) = (HEX, 0);
-        for &b in &data[start..core] {
-            let c = CLASS[b as usize];
-            all &= c;
-            any |= c;
-        }
         // Padding, unless the run was cut.
         let mut stop = core;
         if core == end {
@@ -433,22 +432,19 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
         runs.push(Run {
             start,
             end: stop,
-            kind: RunKind::Base64 {
-                std: any & STD != 0,
-                url: any & URL != 0,
-                hex: all & HEX != 0 && stop == end && core - start >= MIN_HEX_RUN,
-            },
+            kind: RunKind::Base64 { whole: core == end },
         });
     }
     find_percent_runs(data, lo, hi, cap, runs);
 }
 
-/// The start of the first run of at least [`MIN_BASE64_RUN`] alphabet
-/// bytes that starts at or after `i` (which must satisfy `find_runs`'
-/// invariant: `data[i - 1]` is outside the alphabet, or no run of interest
-/// starts before `i`), or a position at or after `hi` when none starts
-/// before `hi`, or, within 64 bytes of the end, a position from which
-/// `find_runs` goes on byte by byte (with the same invariant).
+/// `(start, true)`: the start of the first run of at least
+/// [`MIN_BASE64_RUN`] alphabet bytes that starts at or after `i` (which
+/// must satisfy `find_runs`' invariant: `data[i - 1]` is outside the
+/// alphabet, or no run of interest starts before `i`). Else `(p, false)`:
+/// `p >= hi` when no such run starts before `hi`, or, within 64 bytes of
+/// the end, a position from which `find_runs` goes on byte by byte (with
+/// the same invariant).
 ///
 /// Per 64-byte block: a bit mask of the alphabet bytes (two AVX2 compares
 /// and a movemask), then the windows of `MIN_BASE64_RUN` ones in it by
@@ -462,7 +458,7 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> usize {
+unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> (usize, bool) {
     let n = data.len();
     let mut base = i;
     // Alphabet bytes right before `base` (all at or after `i`).
@@ -474,7 +470,7 @@ unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> usize {
         let block: &[u8; 64] = data[base..base + 64].try_into().unwrap();
         let m = alphabet_mask(block);
         if carry + m.trailing_ones() as usize >= MIN_BASE64_RUN {
-            break;
+            return (base - carry, true);
         }
         let w = windows_of_min_run(m);
         if w != 0 {
@@ -482,7 +478,7 @@ unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> usize {
             // would have crossed in from the previous block, above).
             let k = w.trailing_zeros();
             let zeros = !m & ((1u64 << k) - 1);
-            return base + 64 - zeros.leading_zeros() as usize;
+            return (base + 64 - zeros.leading_zeros() as usize, true);
         }
         carry = if m == u64::MAX {
             carry + 64
@@ -491,7 +487,7 @@ unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> usize {
         };
         base += 64;
     }
-    base - carry
+    (base - carry, false)
 }
 
 /// Bit `k` set iff bits `k..k + MIN_BASE64_RUN` of `m` are all set.
@@ -605,22 +601,28 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
 fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
     buf.clear();
     match kind {
-        RunKind::Base64 { std, url, hex } => {
-            if hex && run.len().is_multiple_of(2) && decode_hex(run, buf) {
+        RunKind::Base64 { whole } => {
+            let class = |bit: u8| run.iter().map(move |&b| CLASS[b as usize] & bit);
+            if whole
+                && run.len() >= MIN_HEX_RUN
+                && run.len().is_multiple_of(2)
+                && class(HEX).all(|c| c != 0)
+                && decode_hex(run, buf)
+            {
                 return Some(Encoding::Hex);
             }
-            if std && url {
+            buf.clear();
+            if !decode_base64(run, buf) {
                 return None;
             }
-            buf.clear();
-            if decode_base64(run, buf) {
-                return Some(if url {
-                    Encoding::Base64Url
-                } else {
-                    Encoding::Base64
-                });
+            // A run with both `+/` and `-_` is neither alphabet.
+            let std = class(STD).any(|c| c != 0);
+            let url = class(URL).any(|c| c != 0);
+            match (std, url) {
+                (true, true) => None,
+                (_, true) => Some(Encoding::Base64Url),
+                _ => Some(Encoding::Base64),
             }
-            None
         }
         RunKind::Percent => decode_percent(run, buf).then_some(Encoding::Percent),
     }
@@ -784,14 +786,7 @@ mod tests {
                 "p=a%3Db%26c%3Dhello+world+again"
             ]
         );
-        assert_eq!(
-            r[1].1,
-            RunKind::Base64 {
-                std: false,
-                url: false,
-                hex: true
-            }
-        );
+        assert_eq!(r[1].1, RunKind::Base64 { whole: true });
     }
 
     /// A percent run longer than `cap`: one candidate, cut to `cap`, and
@@ -815,11 +810,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: false
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             Some(Encoding::Base64)
@@ -828,11 +819,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"68656c6c6f20776f726c642c2068656c6c6f",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: true
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             Some(Encoding::Hex)
@@ -847,11 +834,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"da39a3ee5e6b4b0d3255bfef95601890afd80709",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: true
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             None
@@ -860,11 +843,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"aGVsbG8gd29ybGQ",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: false
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             None
