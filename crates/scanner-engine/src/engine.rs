@@ -327,7 +327,7 @@ impl EngineBuilder {
             for (i, al) in f.allowlists.iter().enumerate() {
                 let what = format!("global allowlist #{}", i + 1);
                 let compiled = Arc::new(
-                    Allowlist::compile(al, &what)
+                    Allowlist::compile(al, &what, f.trusted)
                         .map_err(|m| Error::new(Some(f.origin.clone().into()), None, m))?,
                 );
                 if al.target_rules.is_empty() {
@@ -567,7 +567,9 @@ pub(crate) enum DropReason {
 }
 
 impl Allowlist {
-    fn compile(al: &AllowlistSyntax, what: &str) -> Result<Allowlist, String> {
+    /// `trusted`: a built-in allowlist, whose regexes the test suite
+    /// checks; they are not parsed until first used.
+    fn compile(al: &AllowlistSyntax, what: &str, trusted: bool) -> Result<Allowlist, String> {
         let and = match al
             .condition
             .as_deref()
@@ -595,6 +597,8 @@ impl Allowlist {
         let set = |v: &Vec<String>, field: &str| -> Result<Option<LazyRegex>, String> {
             if v.is_empty() {
                 Ok(None)
+            } else if trusted {
+                Ok(Some(LazyRegex::unchecked(v)))
             } else {
                 compile_set(v)
                     .map(Some)
@@ -688,10 +692,18 @@ fn compile_set(patterns: &[String]) -> Result<LazyRegex, String> {
     for p in patterns {
         crate::re2::parse(p).map_err(|m| format!("`{p}`: {m}"))?;
     }
-    Ok(LazyRegex {
-        patterns: patterns.to_vec(),
-        regex: OnceLock::new(),
-    })
+    Ok(LazyRegex::unchecked(patterns))
+}
+
+impl LazyRegex {
+    /// Without validation: for built-in files, which the test suite checks
+    /// (parsing them all at build was a sixth of startup).
+    fn unchecked(patterns: &[String]) -> LazyRegex {
+        LazyRegex {
+            patterns: patterns.to_vec(),
+            regex: OnceLock::new(),
+        }
+    }
 }
 
 /// One compiled rule.
@@ -823,6 +835,7 @@ fn compile_rule(
         keywords.push(k.to_ascii_lowercase());
     }
     let path = match &r.path {
+        Some(p) if trusted => Some(LazyRegex::unchecked(std::slice::from_ref(p))),
         Some(p) => Some(
             compile_set(std::slice::from_ref(p))
                 .map_err(|m| err(format!("line {line}: path: {m}")))?,
@@ -849,7 +862,9 @@ fn compile_rule(
     let mut allowlists = Vec::new();
     for (i, al) in r.allowlists.iter().chain(r.allowlist.iter()).enumerate() {
         let what = format!("line {line}: allowlist #{}", i + 1);
-        allowlists.push(Arc::new(Allowlist::compile(al, &what).map_err(err)?));
+        allowlists.push(Arc::new(
+            Allowlist::compile(al, &what, trusted).map_err(err)?,
+        ));
     }
     let description = r.description.clone().unwrap_or_default();
     let name = r
