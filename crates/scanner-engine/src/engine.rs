@@ -1617,14 +1617,29 @@ impl Engine {
 /// (match) state; returns the end of the byte that entered it. Out of line
 /// so that its few registers stay registers: inlined into `scan_layer`,
 /// the loop spilled its state to the stack and cost 18 instructions a byte.
+/// Four bytes per iteration: the loop's own count and test were a third
+/// of what was left.
 #[inline(never)]
 fn next_special(dfa: &DFA, data: &[u8], from: usize, sid: &mut StateID) -> Option<usize> {
+    let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
     let mut s = *sid;
-    for (i, &b) in data[from..].iter().enumerate() {
-        s = dfa.next_state(aho_corasick::Anchored::No, s, b);
+    let rest = &data[from..];
+    let mut quads = rest.chunks_exact(4);
+    for (q, quad) in quads.by_ref().enumerate() {
+        for (k, &b) in quad.iter().enumerate() {
+            s = step(s, b);
+            if dfa.is_special(s) {
+                *sid = s;
+                return Some(from + 4 * q + k + 1);
+            }
+        }
+    }
+    let tail = rest.len() - quads.remainder().len();
+    for (k, &b) in quads.remainder().iter().enumerate() {
+        s = step(s, b);
         if dfa.is_special(s) {
             *sid = s;
-            return Some(from + i + 1);
+            return Some(from + tail + k + 1);
         }
     }
     *sid = s;
