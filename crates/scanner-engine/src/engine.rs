@@ -502,6 +502,7 @@ impl EngineBuilder {
             lead,
             has_generic,
             overlap: 5 * lead + max_kw + 16,
+            max_kw,
             decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
             names,
         };
@@ -979,6 +980,8 @@ pub struct Engine {
     rules: Vec<Rule>,
     infos: Vec<RuleInfo>,
     ac: DFA,
+    /// The longest keyword.
+    max_kw: usize,
     keywords: Vec<String>,
     kw_rules: Vec<Vec<u32>>,
     unkeyed: Vec<u32>,
@@ -1366,20 +1369,50 @@ impl Engine {
     /// through the iterator costs about a third of the instructions per
     /// byte: the iterator re-enters its search for every match and checks
     /// for prefilters and anchored starts at each byte.
+    ///
+    /// Each byte's transition waits for the previous one's (a load from a
+    /// table larger than the L2 cache), so one walk is bound by memory
+    /// latency, not by instructions. A buffer of [`TWO_WALKS_MIN`] bytes or
+    /// more is walked as two halves at once, whose loads overlap: the
+    /// second walk starts `K - 1` bytes before the middle (`K` the longest
+    /// keyword), so it sees whole every keyword that ends after the middle,
+    /// and reports only those, after the first walk's.
     fn keyword_hits(&self, data: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
         let dfa = &self.ac;
-        let Ok(mut sid) = dfa.start_state(aho_corasick::Anchored::No) else {
+        let Ok(start) = dfa.start_state(aho_corasick::Anchored::No) else {
             return;
         };
-        let mut at = 0;
-        while let Some(end) = next_special(dfa, data, at, &mut sid) {
-            at = end;
+        let each = |sid: StateID, end: usize, hit: &mut dyn FnMut(usize, usize, usize)| {
             if dfa.is_match(sid) {
                 for k in 0..dfa.match_len(sid) {
                     let pid = dfa.match_pattern(sid, k);
                     hit(pid.as_usize(), end - dfa.pattern_len(pid), end);
                 }
             }
+        };
+        let (mut at, mut sid) = (0, start);
+        if data.len() >= TWO_WALKS_MIN {
+            let mid = data.len() / 2;
+            let b0 = mid + 1 - self.max_kw.max(1);
+            let (a, b) = (&data[..mid], &data[b0..b0 + mid]);
+            let (mut sa, mut sb) = (start, start);
+            let mut later: Vec<(usize, usize, usize)> = Vec::new();
+            let mut k = 0;
+            while let Some(d) = next_special2(dfa, &a[k..], &b[k..], &mut sa, &mut sb) {
+                k += d;
+                each(sa, k, &mut hit);
+                if b0 + k > mid {
+                    each(sb, b0 + k, &mut |p, s, e| later.push((p, s, e)));
+                }
+            }
+            for (p, s, e) in later {
+                hit(p, s, e);
+            }
+            (at, sid) = (b0 + mid, sb);
+        }
+        while let Some(end) = next_special(dfa, data, at, &mut sid) {
+            at = end;
+            each(sid, end, &mut hit);
         }
     }
 
@@ -1613,6 +1646,34 @@ impl Engine {
     }
 }
 
+/// The smallest buffer whose keyword search is split in two walks.
+const TWO_WALKS_MIN: usize = 4096;
+
+/// Runs `dfa` over `a` from `sa` and over `b` from `sb` in step, up to the
+/// first byte where either enters a special (match) state; returns how many
+/// bytes of each it consumed. `b` is at least as long as `a`.
+#[inline(never)]
+fn next_special2(
+    dfa: &DFA,
+    a: &[u8],
+    b: &[u8],
+    sa: &mut StateID,
+    sb: &mut StateID,
+) -> Option<usize> {
+    let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
+    let (mut s1, mut s2) = (*sa, *sb);
+    for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
+        s1 = step(s1, x);
+        s2 = step(s2, y);
+        if dfa.is_special(s1) | dfa.is_special(s2) {
+            (*sa, *sb) = (s1, s2);
+            return Some(k + 1);
+        }
+    }
+    (*sa, *sb) = (s1, s2);
+    None
+}
+
 /// Runs `dfa` from `sid` over `data[from..]` up to the first special
 /// (match) state; returns the end of the byte that entered it. Out of line
 /// so that its few registers stay registers: inlined into `scan_layer`,
@@ -1755,6 +1816,50 @@ negative_examples = ["k ab"]
                 "{}",
                 f.reason
             );
+        }
+    }
+
+    /// The two-walk search gives the iterator's hits, in its order, at
+    /// every length around the split and with keywords across the middle.
+    #[test]
+    fn keyword_hits_are_the_overlapping_iterator_hits() {
+        let engine = Engine::builtin().unwrap();
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(engine.keywords())
+            .unwrap();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize
+        };
+        for round in 0..60 {
+            let len = TWO_WALKS_MIN - 40 + round * 7 + next() % 3000;
+            let mut data = Vec::with_capacity(len + 64);
+            while data.len() < len {
+                if next() % 3 == 0 {
+                    let k = &engine.keywords()[next() % engine.keywords().len()];
+                    data.extend(k.bytes().map(|b| {
+                        if next() % 2 == 0 {
+                            b.to_ascii_uppercase()
+                        } else {
+                            b
+                        }
+                    }));
+                } else {
+                    data.extend_from_slice(&b"x =_-\n"[..1 + next() % 6]);
+                }
+            }
+            let want: Vec<(usize, usize, usize)> = ac
+                .find_overlapping_iter(&data)
+                .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+                .collect();
+            let mut got = Vec::new();
+            engine.keyword_hits(&data, |p, s, e| got.push((p, s, e)));
+            assert_eq!(got, want, "length {}", data.len());
         }
     }
 
