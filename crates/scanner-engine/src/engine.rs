@@ -1373,10 +1373,10 @@ impl Engine {
     /// Each byte's transition waits for the previous one's (a load from a
     /// table larger than the L2 cache), so one walk is bound by memory
     /// latency, not by instructions. A buffer of [`TWO_WALKS_MIN`] bytes or
-    /// more is walked as two halves at once, whose loads overlap: the
-    /// second walk starts `K - 1` bytes before the middle (`K` the longest
-    /// keyword), so it sees whole every keyword that ends after the middle,
-    /// and reports only those, after the first walk's.
+    /// more is walked as [`WALKS`] parts at once, whose loads overlap: each
+    /// walk after the first starts `K - 1` bytes before its part (`K` the
+    /// longest keyword), so it sees whole every keyword that ends in its
+    /// part, and reports only those, after the previous walks' hits.
     fn keyword_hits(&self, data: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
         let dfa = &self.ac;
         let Ok(start) = dfa.start_state(aho_corasick::Anchored::No) else {
@@ -1390,29 +1390,48 @@ impl Engine {
                 }
             }
         };
-        let (mut at, mut sid) = (0, start);
-        if data.len() >= TWO_WALKS_MIN {
-            let mid = data.len() / 2;
-            let b0 = mid + 1 - self.max_kw.max(1);
-            let (a, b) = (&data[..mid], &data[b0..b0 + mid]);
-            let (mut sa, mut sb) = (start, start);
-            let mut later: Vec<(usize, usize, usize)> = Vec::new();
-            let mut k = 0;
-            while let Some(d) = next_special2(dfa, &a[k..], &b[k..], &mut sa, &mut sb) {
-                k += d;
-                each(sa, k, &mut hit);
-                if b0 + k > mid {
-                    each(sb, b0 + k, &mut |p, s, e| later.push((p, s, e)));
+        if data.len() < TWO_WALKS_MIN {
+            let (mut at, mut sid) = (0, start);
+            while let Some(end) = next_special(dfa, data, at, &mut sid) {
+                at = end;
+                each(sid, end, &mut hit);
+            }
+            return;
+        }
+        // Walk `w` reports the keywords ending in `(w * part, (w + 1) *
+        // part]` (from 0 for the first, to the end for the last); all walk
+        // `part` bytes in step, then each finishes alone.
+        let part = data.len() / WALKS;
+        let kw = self.max_kw.max(1);
+        let from: [usize; WALKS] = std::array::from_fn(|w| (w * part + 1).saturating_sub(kw));
+        let mut sids = [start; WALKS];
+        let mut later: [Vec<(usize, usize, usize)>; WALKS] = Default::default();
+        let mut k = 0;
+        while let Some(d) = next_special_n(dfa, data, &from, part, k, &mut sids) {
+            k += d;
+            each(sids[0], k, &mut hit);
+            for w in 1..WALKS {
+                if from[w] + k > w * part {
+                    each(sids[w], from[w] + k, &mut |p, s, e| {
+                        later[w].push((p, s, e))
+                    });
                 }
             }
-            for (p, s, e) in later {
+        }
+        for w in 1..WALKS {
+            for &(p, s, e) in &later[w] {
                 hit(p, s, e);
             }
-            (at, sid) = (b0 + mid, sb);
-        }
-        while let Some(end) = next_special(dfa, data, at, &mut sid) {
-            at = end;
-            each(sid, end, &mut hit);
+            let limit = if w + 1 == WALKS {
+                data.len()
+            } else {
+                (w + 1) * part
+            };
+            let (mut at, mut sid) = (from[w] + part, sids[w]);
+            while let Some(end) = next_special(dfa, &data[..limit], at, &mut sid) {
+                at = end;
+                each(sid, end, &mut hit);
+            }
         }
     }
 
@@ -1646,31 +1665,40 @@ impl Engine {
     }
 }
 
-/// The smallest buffer whose keyword search is split in two walks.
+/// The smallest buffer whose keyword search is split in [`WALKS`] walks.
 const TWO_WALKS_MIN: usize = 4096;
 
-/// Runs `dfa` over `a` from `sa` and over `b` from `sb` in step, up to the
-/// first byte where either enters a special (match) state; returns how many
-/// bytes of each it consumed. `b` is at least as long as `a`.
+/// How many walks [`Engine::keyword_hits`] splits a large buffer into.
+const WALKS: usize = 4;
+
+/// Runs `dfa` over `data[from[w] + k..from[w] + len]` from `sids[w]`, for
+/// every walk `w` in step, up to the first byte where any enters a special
+/// (match) state; returns how many bytes each consumed.
 #[inline(never)]
-fn next_special2(
+fn next_special_n(
     dfa: &DFA,
-    a: &[u8],
-    b: &[u8],
-    sa: &mut StateID,
-    sb: &mut StateID,
+    data: &[u8],
+    from: &[usize; WALKS],
+    len: usize,
+    k: usize,
+    sids: &mut [StateID; WALKS],
 ) -> Option<usize> {
     let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
-    let (mut s1, mut s2) = (*sa, *sb);
-    for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
-        s1 = step(s1, x);
-        s2 = step(s2, y);
-        if dfa.is_special(s1) | dfa.is_special(s2) {
-            (*sa, *sb) = (s1, s2);
-            return Some(k + 1);
+    let [a, b, c, d] = from.map(|f| &data[f + k..f + len]);
+    let mut s = *sids;
+    for (i, (((&x0, &x1), &x2), &x3)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
+        s = [
+            step(s[0], x0),
+            step(s[1], x1),
+            step(s[2], x2),
+            step(s[3], x3),
+        ];
+        if s.iter().any(|&q| dfa.is_special(q)) {
+            *sids = s;
+            return Some(i + 1);
         }
     }
-    (*sa, *sb) = (s1, s2);
+    *sids = s;
     None
 }
 
