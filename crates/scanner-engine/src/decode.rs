@@ -107,12 +107,12 @@ struct Run {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum RunKind {
-    /// Base64 alphabet bytes; `std`/`url`: whether the run has `+/`/`-_`;
-    /// `hex`: whether every byte is a hex digit.
+    /// Base64 alphabet bytes (then up to two `=`); `whole`: not cut to
+    /// `cap`. Whether it is hex, standard or URL-safe is read when it is
+    /// decoded: most candidates fail on their first bytes and never need
+    /// it.
     Base64 {
-        std: bool,
-        url: bool,
-        hex: bool,
+        whole: bool,
     },
     Percent,
 }
@@ -373,7 +373,9 @@ fn place(
 /// if at least [`MIN_BASE64_RUN`] long. Most text is short words, so the
 /// pass looks at the byte `MIN_BASE64_RUN - 1` ahead first: if it is not
 /// in the alphabet, no candidate starts before it, and the pass jumps over
-/// it; it reads every byte only inside long runs.
+/// it; it reads every byte only inside long runs. Where AVX2 is available
+/// it first skips, 64 bytes at a time, to the next run that is long
+/// enough ([`skip_short_runs`]).
 fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>) {
     const ALPHA: u8 = B64 | STD | URL;
     let n = data.len();
@@ -387,18 +389,33 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
     }
     // Invariant: `i == lo` or `data[i - 1]` is outside the alphabet, and
     // every candidate starting before `i` is pushed.
+    #[cfg(target_arch = "x86_64")]
+    let wide = std::is_x86_feature_detected!("avx2");
     while i < hi {
+        // A run of `MIN_BASE64_RUN` alphabet bytes known to start at `i`.
+        let mut found = false;
+        #[cfg(target_arch = "x86_64")]
+        if wide {
+            // SAFETY: AVX2 is available (checked above).
+            (i, found) = unsafe { skip_short_runs(data, i, hi) };
+            if i >= hi {
+                break;
+            }
+        }
         let probe = i + MIN_BASE64_RUN - 1;
-        if probe >= n {
-            break;
-        }
-        if !in_alpha(probe) {
-            i = probe + 1;
-            continue;
-        }
-        let mut start = probe;
-        while start > i && in_alpha(start - 1) {
-            start -= 1;
+        let mut start = i;
+        if !found {
+            if probe >= n {
+                break;
+            }
+            if !in_alpha(probe) {
+                i = probe + 1;
+                continue;
+            }
+            start = probe;
+            while start > i && in_alpha(start - 1) {
+                start -= 1;
+            }
         }
         let mut end = probe + 1;
         while end < n && in_alpha(end) {
@@ -409,12 +426,6 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
             continue;
         }
         let core = end.min(start.saturating_add(cap));
-        let (mut all, mut any) = (HEX, 0);
-        for &b in &data[start..core] {
-            let c = CLASS[b as usize];
-            all &= c;
-            any |= c;
-        }
         // Padding, unless the run was cut.
         let mut stop = core;
         if core == end {
@@ -425,14 +436,104 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
         runs.push(Run {
             start,
             end: stop,
-            kind: RunKind::Base64 {
-                std: any & STD != 0,
-                url: any & URL != 0,
-                hex: all & HEX != 0 && stop == end && core - start >= MIN_HEX_RUN,
-            },
+            kind: RunKind::Base64 { whole: core == end },
         });
     }
     find_percent_runs(data, lo, hi, cap, runs);
+}
+
+/// `(start, true)`: the start of the first run of at least
+/// [`MIN_BASE64_RUN`] alphabet bytes that starts at or after `i` (which
+/// must satisfy `find_runs`' invariant: `data[i - 1]` is outside the
+/// alphabet, or no run of interest starts before `i`). Else `(p, false)`:
+/// `p >= hi` when no such run starts before `hi`, or, within 64 bytes of
+/// the end, a position from which `find_runs` goes on byte by byte (with
+/// the same invariant).
+///
+/// Per 64-byte block: a bit mask of the alphabet bytes (two AVX2 compares
+/// and a movemask), then the windows of `MIN_BASE64_RUN` ones in it by
+/// doubling shifts; a run crossing into the block is carried as the count
+/// of alphabet bytes at the top of the previous one. About one instruction
+/// a byte, where the byte-by-byte probe cost three or four on source code
+/// (its identifiers make the probe land in a word most of the time).
+///
+/// # Safety
+///
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> (usize, bool) {
+    let n = data.len();
+    let mut base = i;
+    // Alphabet bytes right before `base` (all at or after `i`).
+    let mut carry = 0usize;
+    while base + 64 <= n {
+        if base - carry >= hi {
+            break;
+        }
+        let block: &[u8; 64] = data[base..base + 64].try_into().unwrap();
+        let m = alphabet_mask(block);
+        if carry + m.trailing_ones() as usize >= MIN_BASE64_RUN {
+            return (base - carry, true);
+        }
+        let w = windows_of_min_run(m);
+        if w != 0 {
+            // Bits below the first window, not all ones (else the run
+            // would have crossed in from the previous block, above).
+            let k = w.trailing_zeros();
+            let zeros = !m & ((1u64 << k) - 1);
+            return (base + 64 - zeros.leading_zeros() as usize, true);
+        }
+        carry = if m == u64::MAX {
+            carry + 64
+        } else {
+            m.leading_ones() as usize
+        };
+        base += 64;
+    }
+    (base - carry, false)
+}
+
+/// Bit `k` set iff bits `k..k + MIN_BASE64_RUN` of `m` are all set.
+#[cfg(target_arch = "x86_64")]
+fn windows_of_min_run(m: u64) -> u64 {
+    const _: () = assert!(MIN_BASE64_RUN == 22);
+    let two = m & (m >> 1);
+    let four = two & (two >> 2);
+    let eight = four & (four >> 4);
+    let sixteen = eight & (eight >> 8);
+    sixteen & (four >> 16) & (two >> 20)
+}
+
+/// Bit `k` set iff `block[k]` is in the base64 alphabets (`CLASS` has
+/// `B64 | STD | URL`): `A-Za-z`, `+` to `9` except `,` and `.`, and `_`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn alphabet_mask(block: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::*;
+    let half = |h: &[u8; 32]| -> u64 {
+        // SAFETY: `h` is 32 readable bytes; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(h.as_ptr().cast()) };
+        let set = |b: u8| _mm256_set1_epi8(b as i8);
+        let le = |x: __m256i, max: u8| _mm256_cmpeq_epi8(_mm256_min_epu8(x, set(max)), x);
+        let letter = le(
+            _mm256_sub_epi8(_mm256_or_si256(v, set(0x20)), set(b'a')),
+            25,
+        );
+        let plus_to_nine = le(_mm256_sub_epi8(v, set(b'+')), b'9' - b'+');
+        let comma_dot = _mm256_or_si256(
+            _mm256_cmpeq_epi8(v, set(b',')),
+            _mm256_cmpeq_epi8(v, set(b'.')),
+        );
+        let under = _mm256_cmpeq_epi8(v, set(b'_'));
+        let alpha = _mm256_or_si256(
+            _mm256_or_si256(letter, under),
+            _mm256_andnot_si256(comma_dot, plus_to_nine),
+        );
+        _mm256_movemask_epi8(alpha) as u32 as u64
+    };
+    let (lo, hi) = block.split_at(32);
+    half(lo.try_into().unwrap()) | half(hi.try_into().unwrap()) << 32
 }
 
 /// Appends the percent candidates: maximal runs of URL bytes that start in
@@ -504,31 +605,69 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
 fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
     buf.clear();
     match kind {
-        RunKind::Base64 { std, url, hex } => {
-            if hex && run.len().is_multiple_of(2) && decode_hex(run, buf) {
+        RunKind::Base64 { whole } => {
+            let class = |bit: u8| run.iter().map(move |&b| CLASS[b as usize] & bit);
+            if whole
+                && run.len() >= MIN_HEX_RUN
+                && run.len().is_multiple_of(2)
+                && class(HEX).all(|c| c != 0)
+                && decode_hex(run, buf)
+            {
                 return Some(Encoding::Hex);
             }
-            if std && url {
+            buf.clear();
+            if !decode_base64(run, buf) {
                 return None;
             }
-            buf.clear();
-            if decode_base64(run, buf) {
-                return Some(if url {
-                    Encoding::Base64Url
-                } else {
-                    Encoding::Base64
-                });
+            // A run with both `+/` and `-_` is neither alphabet.
+            let std = class(STD).any(|c| c != 0);
+            let url = class(URL).any(|c| c != 0);
+            match (std, url) {
+                (true, true) => None,
+                (_, true) => Some(Encoding::Base64Url),
+                _ => Some(Encoding::Base64),
             }
-            None
         }
         RunKind::Percent => decode_percent(run, buf).then_some(Encoding::Percent),
     }
 }
 
-/// Text we rescan: printable ASCII and whitespace; bytes >= 0x80 are
-/// checked as UTF-8 at the end.
-fn text_byte(b: u8) -> bool {
-    (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\r' || b == b'\t' || b >= 0x80
+/// Text we rescan: printable ASCII, whitespace and UTF-8, byte by byte.
+/// Bytes >= 0x80 that cannot be UTF-8 here (a continuation byte where
+/// none is due, a lead byte where one is, `C0`, `C1`, `F5`-`FF`) stop the
+/// decoder at once: base64 of an identifier decodes to bytes >= 0x80 half
+/// the time, and waiting for the final UTF-8 check decoded it all.
+/// [`finish_text`] still checks the whole text, so this only stops early
+/// what that check would refuse.
+#[derive(Default)]
+struct TextGate {
+    /// Continuation bytes still due.
+    due: u8,
+}
+
+impl TextGate {
+    fn accept(&mut self, b: u8) -> bool {
+        if self.due > 0 {
+            self.due -= 1;
+            return (0x80..0xc0).contains(&b);
+        }
+        match b {
+            0x20..0x7f | b'\n' | b'\r' | b'\t' => true,
+            0xc2..0xe0 => {
+                self.due = 1;
+                true
+            }
+            0xe0..0xf0 => {
+                self.due = 2;
+                true
+            }
+            0xf0..0xf5 => {
+                self.due = 3;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 fn finish_text(buf: &[u8]) -> bool {
@@ -537,9 +676,10 @@ fn finish_text(buf: &[u8]) -> bool {
 
 fn decode_hex(run: &[u8], buf: &mut Vec<u8>) -> bool {
     let val = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+    let mut gate = TextGate::default();
     for p in run.chunks_exact(2) {
         let b = val(p[0]) << 4 | val(p[1]);
-        if !text_byte(b) {
+        if !gate.accept(b) {
             return false;
         }
         buf.push(b);
@@ -572,6 +712,7 @@ fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
     };
     let mut acc: u32 = 0;
     let mut bits = 0;
+    let mut gate = TextGate::default();
     for &c in body {
         let v = B64_VAL[c as usize];
         if v == 0xff {
@@ -582,7 +723,7 @@ fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
         if bits >= 8 {
             bits -= 8;
             let b = (acc >> bits) as u8;
-            if !text_byte(b) {
+            if !gate.accept(b) {
                 return false;
             }
             buf.push(b);
@@ -592,6 +733,7 @@ fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
 }
 
 fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
+    let mut gate = TextGate::default();
     let mut i = 0;
     while i < run.len() {
         let c = run[i];
@@ -601,13 +743,17 @@ fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
                 (run[i + 2] as char).to_digit(16),
             ) {
                 let b = (h << 4 | l) as u8;
-                if !text_byte(b) {
+                if !gate.accept(b) {
                     return false;
                 }
                 buf.push(b);
                 i += 3;
                 continue;
             }
+        }
+        // Escaped text cannot go on in the middle of a UTF-8 sequence.
+        if !gate.accept(c) {
+            return false;
         }
         buf.push(c);
         i += 1;
@@ -644,14 +790,7 @@ mod tests {
                 "p=a%3Db%26c%3Dhello+world+again"
             ]
         );
-        assert_eq!(
-            r[1].1,
-            RunKind::Base64 {
-                std: false,
-                url: false,
-                hex: true
-            }
-        );
+        assert_eq!(r[1].1, RunKind::Base64 { whole: true });
     }
 
     /// A percent run longer than `cap`: one candidate, cut to `cap`, and
@@ -675,11 +814,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: false
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             Some(Encoding::Base64)
@@ -688,11 +823,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"68656c6c6f20776f726c642c2068656c6c6f",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: true
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             Some(Encoding::Hex)
@@ -707,11 +838,7 @@ mod tests {
         assert_eq!(
             decode(
                 b"da39a3ee5e6b4b0d3255bfef95601890afd80709",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: true
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             None
@@ -720,14 +847,120 @@ mod tests {
         assert_eq!(
             decode(
                 b"aGVsbG8gd29ybGQ",
-                RunKind::Base64 {
-                    std: false,
-                    url: false,
-                    hex: false
-                },
+                RunKind::Base64 { whole: true },
                 &mut buf
             ),
             None
         );
+    }
+
+    /// The maximal alphabet runs of at least `MIN_BASE64_RUN` bytes that
+    /// start in `lo..hi`, found by reading every byte.
+    fn naive_runs(data: &[u8], lo: usize, hi: usize) -> Vec<(usize, usize)> {
+        let alpha = |b: u8| CLASS[b as usize] & (B64 | STD | URL) != 0;
+        let mut v = Vec::new();
+        let mut s = 0;
+        while s < data.len() {
+            if !alpha(data[s]) {
+                s += 1;
+                continue;
+            }
+            let mut e = s;
+            while e < data.len() && alpha(data[e]) {
+                e += 1;
+            }
+            if e - s >= MIN_BASE64_RUN && (lo..hi).contains(&s) {
+                v.push((s, e));
+            }
+            s = e;
+        }
+        v
+    }
+
+    /// The skipping search finds exactly the runs a byte-by-byte one does,
+    /// at every ownership range, over words of every length.
+    #[test]
+    fn skipping_finds_every_run() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2000 {
+            let mut data = Vec::new();
+            let len = (next() % 1000) as usize;
+            while data.len() < len {
+                let word = (next() % 40) as usize;
+                data.extend((0..word).map(|k| b"aZ09+/_-"[(k + word) % 8]));
+                data.push(b" .:\n\"("[(next() % 5) as usize]);
+            }
+            let lo = (next() % 500) as usize;
+            let hi = lo + (next() % 600) as usize;
+            let mut v = Vec::new();
+            find_runs(&data, lo, hi, usize::MAX, &mut v);
+            let got: Vec<(usize, usize)> = v
+                .iter()
+                .filter(|r| r.kind != RunKind::Percent)
+                .map(|r| (r.start, r.end))
+                .collect();
+            assert_eq!(got, naive_runs(&data, lo, hi.min(data.len())), "{lo}..{hi}");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn alphabet_mask_is_the_class_table() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        for first in (0..256).step_by(64) {
+            let block: [u8; 64] = std::array::from_fn(|k| (first + k) as u8);
+            // SAFETY: AVX2 is available (checked above).
+            let m = unsafe { alphabet_mask(&block) };
+            for (k, &b) in block.iter().enumerate() {
+                let want = CLASS[b as usize] & (B64 | STD | URL) != 0;
+                assert_eq!(m >> k & 1 == 1, want, "byte {b:#x}");
+            }
+        }
+    }
+
+    /// The gate refuses a byte sequence only if it is not text: every
+    /// sequence of one or two bytes, and of three or four around UTF-8.
+    #[test]
+    fn text_gate_refuses_only_non_text() {
+        let text = |s: &[u8]| {
+            s.iter()
+                .all(|&b| (0x20..0x7f).contains(&b) || b"\n\r\t".contains(&b) || b >= 0x80)
+                && std::str::from_utf8(s).is_ok()
+        };
+        let gated = |s: &[u8]| {
+            let mut g = TextGate::default();
+            s.iter().all(|&b| g.accept(b))
+        };
+        let mut seqs: Vec<Vec<u8>> = (0..=255u8).map(|a| vec![a]).collect();
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                seqs.push(vec![a, b]);
+            }
+        }
+        for a in [0x41, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xf4] {
+            for b in 0x70..=0xc2u8 {
+                for c in [0x20, 0x7f, 0x80, 0x9f, 0xa0, 0xbf, 0xc0] {
+                    seqs.push(vec![a, b, c]);
+                    seqs.push(vec![a, b, c, 0x80]);
+                    seqs.push(vec![a, b, c, 0x41]);
+                }
+            }
+        }
+        for s in &seqs {
+            if text(s) {
+                assert!(gated(s), "{s:x?}");
+            }
+        }
+        assert!(gated("é€😀 x".as_bytes()));
+        assert!(!gated(&[0xc3, 0x41]));
+        assert!(!gated(&[0x80]));
     }
 }

@@ -49,7 +49,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::{Automaton, StateID};
+use aho_corasick::dfa::DFA;
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex_automata::meta::{self, Regex};
 use regex_automata::util::captures::Captures;
 use regex_automata::{Anchored, Input, Span};
@@ -325,7 +327,7 @@ impl EngineBuilder {
             for (i, al) in f.allowlists.iter().enumerate() {
                 let what = format!("global allowlist #{}", i + 1);
                 let compiled = Arc::new(
-                    Allowlist::compile(al, &what)
+                    Allowlist::compile(al, &what, f.trusted)
                         .map_err(|m| Error::new(Some(f.origin.clone().into()), None, m))?,
                 );
                 if al.target_rules.is_empty() {
@@ -467,10 +469,13 @@ impl EngineBuilder {
                 }
             }
         }
-        let ac = AhoCorasick::builder()
+        // A DFA without prefilter: with hundreds of keywords no prefilter
+        // applies, and without one the start state is not special, so
+        // `keyword_hits` leaves its loop only on a match state.
+        let ac = DFA::builder()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .build(&keywords)
             .map_err(|e| Error::new(None, None, format!("cannot build keyword automaton: {e}")))?;
         // At least the old default window: decoded runs and split string
@@ -497,6 +502,7 @@ impl EngineBuilder {
             lead,
             has_generic,
             overlap: 5 * lead + max_kw + 16,
+            max_kw,
             decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
             names,
         };
@@ -562,7 +568,9 @@ pub(crate) enum DropReason {
 }
 
 impl Allowlist {
-    fn compile(al: &AllowlistSyntax, what: &str) -> Result<Allowlist, String> {
+    /// `trusted`: a built-in allowlist, whose regexes the test suite
+    /// checks; they are not parsed until first used.
+    fn compile(al: &AllowlistSyntax, what: &str, trusted: bool) -> Result<Allowlist, String> {
         let and = match al
             .condition
             .as_deref()
@@ -590,6 +598,8 @@ impl Allowlist {
         let set = |v: &Vec<String>, field: &str| -> Result<Option<LazyRegex>, String> {
             if v.is_empty() {
                 Ok(None)
+            } else if trusted {
+                Ok(Some(LazyRegex::unchecked(v)))
             } else {
                 compile_set(v)
                     .map(Some)
@@ -683,16 +693,28 @@ fn compile_set(patterns: &[String]) -> Result<LazyRegex, String> {
     for p in patterns {
         crate::re2::parse(p).map_err(|m| format!("`{p}`: {m}"))?;
     }
-    Ok(LazyRegex {
-        patterns: patterns.to_vec(),
-        regex: OnceLock::new(),
-    })
+    Ok(LazyRegex::unchecked(patterns))
+}
+
+impl LazyRegex {
+    /// Without validation: for built-in files, which the test suite checks
+    /// (parsing them all at build was a sixth of startup).
+    fn unchecked(patterns: &[String]) -> LazyRegex {
+        LazyRegex {
+            patterns: patterns.to_vec(),
+            regex: OnceLock::new(),
+        }
+    }
 }
 
 /// One compiled rule.
 pub(crate) struct Rule {
     /// The pattern as written (RE2); parsed and compiled on first use.
     pattern: Option<String>,
+    /// The pattern parsed, once: both the regex and the `keyword_lead`
+    /// inference need it (parsing twice cost as much as a tenth of the
+    /// compilation), and the build already parsed rules without `max_len`.
+    hir: OnceLock<Result<Hir, String>>,
     regex: OnceLock<Result<Regex, String>>,
     secret_group: Option<usize>,
     entropy: Option<f32>,
@@ -814,6 +836,7 @@ fn compile_rule(
         keywords.push(k.to_ascii_lowercase());
     }
     let path = match &r.path {
+        Some(p) if trusted => Some(LazyRegex::unchecked(std::slice::from_ref(p))),
         Some(p) => Some(
             compile_set(std::slice::from_ref(p))
                 .map_err(|m| err(format!("line {line}: path: {m}")))?,
@@ -840,7 +863,9 @@ fn compile_rule(
     let mut allowlists = Vec::new();
     for (i, al) in r.allowlists.iter().chain(r.allowlist.iter()).enumerate() {
         let what = format!("line {line}: allowlist #{}", i + 1);
-        allowlists.push(Arc::new(Allowlist::compile(al, &what).map_err(err)?));
+        allowlists.push(Arc::new(
+            Allowlist::compile(al, &what, trusted).map_err(err)?,
+        ));
     }
     let description = r.description.clone().unwrap_or_default();
     let name = r
@@ -858,6 +883,7 @@ fn compile_rule(
     };
     let rule = Rule {
         pattern: r.regex.clone(),
+        hir: hir.map_or_else(OnceLock::new, |h| OnceLock::from(Ok(h))),
         regex: OnceLock::new(),
         secret_group: r.secret_group,
         entropy: r.entropy.map(|e| e as f32),
@@ -887,14 +913,21 @@ impl Rule {
             if let Some(l) = self.keyword_lead {
                 return l.min(self.max_len);
             }
-            let Some(pattern) = &self.pattern else {
-                return self.max_len;
-            };
-            crate::re2::parse(pattern)
-                .ok()
-                .and_then(|p| crate::lead::infer(&p.hir, &self.keywords))
+            self.parsed()
+                .and_then(Result::ok)
+                .and_then(|hir| crate::lead::infer(hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// The parsed pattern (`None` for a path-only rule).
+    fn parsed(&self) -> Option<Result<&Hir, &String>> {
+        let pattern = self.pattern.as_ref()?;
+        Some(
+            self.hir
+                .get_or_init(|| crate::re2::parse(pattern).map(|p| p.hir))
+                .as_ref(),
+        )
     }
 
     /// Why [`regex`](Self::regex) gave `None` (call it first).
@@ -906,10 +939,10 @@ impl Rule {
     }
 
     fn regex(&self) -> Option<&Regex> {
-        let pattern = self.pattern.as_ref()?;
+        let hir = self.parsed()?;
         self.regex
             .get_or_init(|| {
-                let hir = crate::re2::parse(pattern)?.hir;
+                let hir = hir.map_err(Clone::clone)?;
                 if let Some(g) = self.secret_group {
                     let groups = hir.properties().explicit_captures_len();
                     if g > groups {
@@ -920,7 +953,7 @@ impl Rule {
                 }
                 meta::Regex::builder()
                     .configure(meta::Config::new().utf8_empty(false))
-                    .build_from_hir(&hir)
+                    .build_from_hir(hir)
                     .map_err(|e| {
                         // The top error says only "error building NFA": the
                         // reason (a size limit) is in its sources.
@@ -946,7 +979,9 @@ pub struct Engine {
     id: u64,
     rules: Vec<Rule>,
     infos: Vec<RuleInfo>,
-    ac: AhoCorasick,
+    ac: DFA,
+    /// The longest keyword.
+    max_kw: usize,
     keywords: Vec<String>,
     kw_rules: Vec<Vec<u32>>,
     unkeyed: Vec<u32>,
@@ -1177,15 +1212,15 @@ impl Engine {
         }
 
         // Stage 1.
-        for hit in self.ac.find_overlapping_iter(data) {
-            for &r in &self.kw_rules[hit.pattern().as_usize()] {
+        self.keyword_hits(data, |kw, start, end| {
+            for &r in &self.kw_rules[kw] {
                 let ri = r as usize;
                 if !s.rule_on[ri] {
                     continue;
                 }
                 let l = self.rules[ri].max_len;
-                let ws = hit.start().saturating_sub(self.rules[ri].keyword_lead());
-                let we = (hit.end() + l).min(len);
+                let ws = start.saturating_sub(self.rules[ri].keyword_lead());
+                let we = (end + l).min(len);
                 let open = &mut s.open[ri];
                 if open.1 == 0 {
                     s.touched.push(r);
@@ -1198,7 +1233,7 @@ impl Engine {
                     *open = (ws, we);
                 }
             }
-        }
+        });
         for &r in &s.touched {
             let open = &mut s.open[r as usize];
             s.windows.push((r, open.0, open.1));
@@ -1351,6 +1386,79 @@ impl Engine {
         }
         cands.clear();
         s.candidates = cands;
+    }
+
+    /// Stage 1: calls `hit(keyword, start, end)` for every occurrence of
+    /// every keyword (overlapping: `sk_` inside `sk_live_` too), in order of
+    /// end, keywords ending at the same byte in automaton order; the same
+    /// hits as `find_overlapping_iter`. Walking the DFA here rather than
+    /// through the iterator costs about a third of the instructions per
+    /// byte: the iterator re-enters its search for every match and checks
+    /// for prefilters and anchored starts at each byte.
+    ///
+    /// Each byte's transition waits for the previous one's (a load from a
+    /// table larger than the L2 cache), so one walk is bound by memory
+    /// latency, not by instructions. A buffer of [`TWO_WALKS_MIN`] bytes or
+    /// more is walked as [`WALKS`] parts at once, whose loads overlap: each
+    /// walk after the first starts `K - 1` bytes before its part (`K` the
+    /// longest keyword), so it sees whole every keyword that ends in its
+    /// part, and reports only those, after the previous walks' hits.
+    fn keyword_hits(&self, data: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
+        let dfa = &self.ac;
+        let Ok(start) = dfa.start_state(aho_corasick::Anchored::No) else {
+            return;
+        };
+        let each = |sid: StateID, end: usize, hit: &mut dyn FnMut(usize, usize, usize)| {
+            if dfa.is_match(sid) {
+                for k in 0..dfa.match_len(sid) {
+                    let pid = dfa.match_pattern(sid, k);
+                    hit(pid.as_usize(), end - dfa.pattern_len(pid), end);
+                }
+            }
+        };
+        if data.len() < TWO_WALKS_MIN {
+            let (mut at, mut sid) = (0, start);
+            while let Some(end) = next_special(dfa, data, at, &mut sid) {
+                at = end;
+                each(sid, end, &mut hit);
+            }
+            return;
+        }
+        // Walk `w` reports the keywords ending in `(w * part, (w + 1) *
+        // part]` (from 0 for the first, to the end for the last); all walk
+        // `part` bytes in step, then each finishes alone.
+        let part = data.len() / WALKS;
+        let kw = self.max_kw.max(1);
+        let from: [usize; WALKS] = std::array::from_fn(|w| (w * part + 1).saturating_sub(kw));
+        let mut sids = [start; WALKS];
+        let mut later: [Vec<(usize, usize, usize)>; WALKS] = Default::default();
+        let mut k = 0;
+        while let Some(d) = next_special_n(dfa, data, &from, part, k, &mut sids) {
+            k += d;
+            each(sids[0], k, &mut hit);
+            for w in 1..WALKS {
+                if from[w] + k > w * part {
+                    each(sids[w], from[w] + k, &mut |p, s, e| {
+                        later[w].push((p, s, e))
+                    });
+                }
+            }
+        }
+        for w in 1..WALKS {
+            for &(p, s, e) in &later[w] {
+                hit(p, s, e);
+            }
+            let limit = if w + 1 == WALKS {
+                data.len()
+            } else {
+                (w + 1) * part
+            };
+            let (mut at, mut sid) = (from[w] + part, sids[w]);
+            while let Some(end) = next_special(dfa, &data[..limit], at, &mut sid) {
+                at = end;
+                each(sid, end, &mut hit);
+            }
+        }
     }
 
     /// Path-scoped drops for a rule (user config and allowlists by path
@@ -1584,6 +1692,76 @@ impl Engine {
     }
 }
 
+/// The smallest buffer whose keyword search is split in [`WALKS`] walks.
+const TWO_WALKS_MIN: usize = 4096;
+
+/// How many walks [`Engine::keyword_hits`] splits a large buffer into.
+const WALKS: usize = 4;
+
+/// Runs `dfa` over `data[from[w] + k..from[w] + len]` from `sids[w]`, for
+/// every walk `w` in step, up to the first byte where any enters a special
+/// (match) state; returns how many bytes each consumed.
+#[inline(never)]
+fn next_special_n(
+    dfa: &DFA,
+    data: &[u8],
+    from: &[usize; WALKS],
+    len: usize,
+    k: usize,
+    sids: &mut [StateID; WALKS],
+) -> Option<usize> {
+    let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
+    let [a, b, c, d] = from.map(|f| &data[f + k..f + len]);
+    let mut s = *sids;
+    for (i, (((&x0, &x1), &x2), &x3)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
+        s = [
+            step(s[0], x0),
+            step(s[1], x1),
+            step(s[2], x2),
+            step(s[3], x3),
+        ];
+        if s.iter().any(|&q| dfa.is_special(q)) {
+            *sids = s;
+            return Some(i + 1);
+        }
+    }
+    *sids = s;
+    None
+}
+
+/// Runs `dfa` from `sid` over `data[from..]` up to the first special
+/// (match) state; returns the end of the byte that entered it. Out of line
+/// so that its few registers stay registers: inlined into `scan_layer`,
+/// the loop spilled its state to the stack and cost 18 instructions a byte.
+/// Four bytes per iteration: the loop's own count and test were a third
+/// of what was left.
+#[inline(never)]
+fn next_special(dfa: &DFA, data: &[u8], from: usize, sid: &mut StateID) -> Option<usize> {
+    let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
+    let mut s = *sid;
+    let rest = &data[from..];
+    let mut quads = rest.chunks_exact(4);
+    for (q, quad) in quads.by_ref().enumerate() {
+        for (k, &b) in quad.iter().enumerate() {
+            s = step(s, b);
+            if dfa.is_special(s) {
+                *sid = s;
+                return Some(from + 4 * q + k + 1);
+            }
+        }
+    }
+    let tail = rest.len() - quads.remainder().len();
+    for (k, &b) in quads.remainder().iter().enumerate() {
+        s = step(s, b);
+        if dfa.is_special(s) {
+            *sid = s;
+            return Some(from + tail + k + 1);
+        }
+    }
+    *sid = s;
+    None
+}
+
 /// The secret: `secretGroup` if set, else the first capture group that
 /// matched, else the whole match.
 fn secret_span(caps: &Captures, group: Option<usize>, m: Span) -> Span {
@@ -1709,6 +1887,50 @@ negative_examples = ["k ab"]
                 "{}",
                 f.reason
             );
+        }
+    }
+
+    /// The two-walk search gives the iterator's hits, in its order, at
+    /// every length around the split and with keywords across the middle.
+    #[test]
+    fn keyword_hits_are_the_overlapping_iterator_hits() {
+        let engine = Engine::builtin().unwrap();
+        let ac = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(engine.keywords())
+            .unwrap();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize
+        };
+        for round in 0..60 {
+            let len = TWO_WALKS_MIN - 40 + round * 7 + next() % 3000;
+            let mut data = Vec::with_capacity(len + 64);
+            while data.len() < len {
+                if next() % 3 == 0 {
+                    let k = &engine.keywords()[next() % engine.keywords().len()];
+                    data.extend(k.bytes().map(|b| {
+                        if next() % 2 == 0 {
+                            b.to_ascii_uppercase()
+                        } else {
+                            b
+                        }
+                    }));
+                } else {
+                    data.extend_from_slice(&b"x =_-\n"[..1 + next() % 6]);
+                }
+            }
+            let want: Vec<(usize, usize, usize)> = ac
+                .find_overlapping_iter(&data)
+                .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+                .collect();
+            let mut got = Vec::new();
+            engine.keyword_hits(&data, |p, s, e| got.push((p, s, e)));
+            assert_eq!(got, want, "length {}", data.len());
         }
     }
 
