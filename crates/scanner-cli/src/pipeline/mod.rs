@@ -137,6 +137,11 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Task permits: enough to keep every worker's deque fed, few enough that
 /// sources cannot run far ahead (items held in memory stay bounded).
 const TASKS_PER_WORKER: usize = 64;
+/// Bytes of archive members read ahead by the workers walking archives, per
+/// worker (`worker::scan_archive`): enough for a batch or two per worker
+/// between the walker and the scanners, small enough that a large archive
+/// leaves the resident memory flat.
+const MEMBER_BYTES_PER_WORKER: u64 = 4 << 20;
 
 /// One piece of work for a worker.
 pub enum Task {
@@ -290,6 +295,7 @@ pub fn scan(
     };
 
     let shared = Arc::new(worker::Shared {
+        members: Budget::new(0, threads as u64 * MEMBER_BYTES_PER_WORKER),
         overlap: engine.chunk_overlap(),
         engine: Arc::clone(&engine),
         opts: opts.clone(),
