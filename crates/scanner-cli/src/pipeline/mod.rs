@@ -141,7 +141,7 @@ const TASKS_PER_WORKER: usize = 64;
 /// worker (`worker::scan_archive`): enough for a batch or two per worker
 /// between the walker and the scanners, small enough that a large archive
 /// leaves the resident memory flat.
-const MEMBER_BYTES_PER_WORKER: u64 = 4 << 20;
+const MEMBER_BYTES_PER_WORKER: u64 = 2 << 20;
 
 /// One piece of work for a worker.
 pub enum Task {

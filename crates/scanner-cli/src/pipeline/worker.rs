@@ -20,7 +20,7 @@
 //! go in batches to its deque as [`Content::Member`] items for idle workers
 //! to steal, under the [`Shared::members`] budget ([`scan_archive`]). A
 //! large archive then keeps every core busy, and the memory it holds is
-//! that budget's few MiB per worker.
+//! that budget's 2 MiB per worker.
 
 use std::io::{self, Read as _, Seek as _};
 use std::path::Path;
@@ -51,7 +51,7 @@ const SMALL_MEMBER: u64 = 1 << 20;
 /// A batch of small members becomes one task once it holds this many bytes
 /// or members: a 2 KB file alone would cost about as much to hand over as
 /// to scan.
-const MEMBER_BATCH_BYTES: u64 = 1 << 20;
+const MEMBER_BATCH_BYTES: u64 = 512 << 10;
 const MEMBER_BATCH_LEN: usize = 256;
 /// Charged per member beyond its bytes (its path, the item): a batch of
 /// empty files is not free either.
