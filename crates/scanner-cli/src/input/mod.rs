@@ -81,6 +81,14 @@ pub enum Content {
         oid: Oid,
         size: u64,
     },
+    /// A small archive member, read whole into memory by the worker that
+    /// walks the archive so that any worker can scan it (decompression is
+    /// sequential, scanning is not). Read like the member it was: through
+    /// the chunk reader, binary-sniffed, no `--max-filesize` (that applies
+    /// to the archive). `cut`: the archive's limits ended the read early;
+    /// what was read is scanned and the member reported with 0 bytes, as
+    /// a member read inline is. Charged to a budget by its length.
+    Member { data: Vec<u8>, cut: bool },
 }
 
 /// One thing to scan.
@@ -94,7 +102,7 @@ impl Item {
     /// charge): what a file or stream holds is its worker's buffer instead.
     pub fn held_bytes(&self) -> u64 {
         match &self.content {
-            Content::Bytes(b) => b.len() as u64,
+            Content::Bytes(b) | Content::Member { data: b, .. } => b.len() as u64,
             Content::GitBlob { size, .. } => *size,
             Content::File(_) | Content::WalkedFile { .. } | Content::Stream(_) => 0,
         }

@@ -148,6 +148,11 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Task permits: enough to keep every worker's deque fed, few enough that
 /// sources cannot run far ahead (items held in memory stay bounded).
 const TASKS_PER_WORKER: usize = 64;
+/// Bytes of archive members read ahead by the workers walking archives, per
+/// worker (`worker::scan_archive`): enough for a batch or two per worker
+/// between the walker and the scanners, small enough that a large archive
+/// leaves the resident memory flat.
+const MEMBER_BYTES_PER_WORKER: u64 = 2 << 20;
 
 /// One piece of work for a worker.
 pub enum Task {
@@ -302,6 +307,7 @@ pub fn scan(
     };
 
     let shared = Arc::new(worker::Shared {
+        members: Budget::new(0, threads as u64 * MEMBER_BYTES_PER_WORKER),
         overlap: engine.chunk_overlap(),
         engine: Arc::clone(&engine),
         opts: opts.clone(),
@@ -547,6 +553,61 @@ mod tests {
         .unwrap();
         assert!(report.interrupted);
         assert_eq!(report.files, 0);
+    }
+
+    /// Archive members held in memory are read like streamed ones: a member
+    /// the limits cut off is reported with 0 bytes and what its complete
+    /// chunks held (a partial chunk is not scanned, as when streamed), a
+    /// NUL makes it binary; the same counts whatever the thread count.
+    #[test]
+    fn archive_members_in_memory_are_read_like_streamed_members() {
+        let engine = Arc::new(Engine::builtin().unwrap());
+        let token = ["gh", "p_", "3AHQXenv4BJRYfpw5CKSZgqx6DLTahry7EMU"].concat();
+        let secret = format!("token = \"{token}\"\n");
+        let secret2 = secret.replace("3AHQ", "JRYf");
+        let filler = "an ordinary line, nothing in it\n".repeat(10_000);
+        let member = |name: &str, data: String, cut: bool| Item {
+            provenance: Provenance::path(format!("a.tar!{name}")),
+            content: Content::Member {
+                data: data.into_bytes(),
+                cut,
+            },
+        };
+        for threads in [1, 3] {
+            let items = vec![
+                member("ok.txt", secret.clone(), false),
+                // Shorter than a chunk: the read fails before it is scanned.
+                member("cut.txt", secret.clone(), true),
+                // The secret is in the first chunk, complete before the cut.
+                member("long.txt", format!("{secret2}{filler}"), true),
+                member("bin", format!("\0{secret}"), false),
+            ];
+            let opts = ScanOptions {
+                threads,
+                chunk_size: 512,
+                ..ScanOptions::default()
+            };
+            let stop = StopHandle::default();
+            let source = Source::Items {
+                items,
+                skipped: SkipCounts::default(),
+            };
+            let (report, _) = scan(
+                source,
+                Arc::clone(&engine),
+                json_sink(),
+                Vec::new(),
+                &opts,
+                &stop,
+            )
+            .unwrap();
+            assert_eq!(
+                (report.files, report.bytes, report.findings),
+                (3, secret.len() as u64, 2),
+                "{threads} threads"
+            );
+            assert_eq!(report.skips.get(crate::report::Skip::Binary), 1);
+        }
     }
 
     /// Runs one in-memory input through the whole pipeline and returns the

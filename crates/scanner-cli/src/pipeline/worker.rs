@@ -14,6 +14,13 @@
 //! file that reports size 0 (procfs and the like) is read up to
 //! `zero_size_limit`. Binary sniff: a NUL byte in the first 8 KiB skips the
 //! input (counted) unless `--binary`.
+//!
+//! An archive is walked by one worker (decompression is sequential), which
+//! reads every member but scans only the large ones itself: small members
+//! go in batches to its deque as [`Content::Member`] items for idle workers
+//! to steal, under the [`Shared::members`] budget ([`scan_archive`]). A
+//! large archive then keeps every core busy, and the memory it holds is
+//! that budget's 2 MiB per worker.
 
 use std::io::{self, Read as _, Seek as _};
 use std::path::Path;
@@ -22,7 +29,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::Sender;
 use scanner_engine::{Engine, Finding, ScanInput, ScanScratch, Suppressed};
-use scanner_scheduler::{Executor, ExecutorConfig, Permit, Spawner, WorkerCtx};
+use scanner_scheduler::{Budget, Executor, ExecutorConfig, Permit, Spawner, WorkerCtx};
 
 use super::reader::{self, ChunkReader, Read, ReadScratch};
 use super::sink::{Counts, Msg, Outcome};
@@ -34,9 +41,31 @@ use crate::input::utf16::Utf16Reader;
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
 
+/// Archive members up to this size are read into memory by the worker that
+/// walks the archive and scanned as tasks that any worker can steal
+/// ([`scan_archive`]); larger ones stream through the walker's own chunk
+/// reader, never held whole. 1 MiB: most members of jars, wheels and
+/// source tarballs are far smaller, and a member this size takes a few
+/// milliseconds to scan, well above the cost of a task.
+const SMALL_MEMBER: u64 = 1 << 20;
+/// A batch of small members becomes one task once it holds this many bytes
+/// or members: a 2 KB file alone would cost about as much to hand over as
+/// to scan.
+const MEMBER_BATCH_BYTES: u64 = 512 << 10;
+const MEMBER_BATCH_LEN: usize = 256;
+/// Charged per member beyond its bytes (its path, the item): a batch of
+/// empty files is not free either.
+const MEMBER_OVERHEAD: u64 = 256;
+
 /// What every worker shares (read-only).
 pub struct Shared {
     pub engine: Arc<Engine>,
+    /// Bytes of small archive members read but not yet scanned, across all
+    /// archives being walked. Only ever `try_acquire`d: a worker never
+    /// blocks on it (the permits it would wait for may be in tasks queued
+    /// behind it on its own deque); when it is full the walker scans the
+    /// batch itself.
+    pub members: Budget,
     pub opts: ScanOptions,
     pub overlap: usize,
     pub tx: Sender<Msg>,
@@ -201,7 +230,8 @@ fn scan_item(
             if let Some(limits) = &sh.opts.archives {
                 if let Some(kind) = archive::sniff(&w.read.buf[..head]) {
                     file.rewind()?;
-                    return scan_archive(kind, &mut file, &provenance, limits, w, sh).map(Some);
+                    return scan_archive(kind, &mut file, &provenance, limits, w, spawner, sh)
+                        .map(Some);
                 }
             }
             if let Some((order, bom)) = scanner_engine::text::detect_utf16(&w.read.buf[..head]) {
@@ -265,6 +295,7 @@ fn scan_item(
             Ok(Some(outcome_of(read, w)))
         })(),
         Content::Bytes(data) => scan_bytes(&provenance, data, &permit, w, spawner, sh),
+        Content::Member { data, cut } => scan_member(&provenance, &data, cut, w, sh),
         Content::GitBlob { repo, oid, size } => (|| -> Read1 {
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
@@ -415,17 +446,30 @@ fn read_head(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
 /// Scans every member of an archive (and of archives inside it) as a file
 /// of its own, named `ARCHIVE!MEMBER`, each with its own message to the
 /// sink. The archive's own outcome: scanned, with the compressed bytes.
+///
+/// Decompression is sequential, scanning is not, and it costs several
+/// times more: this worker only reads members, and hands small ones
+/// ([`SMALL_MEMBER`], read whole into memory) in batches to its deque,
+/// where idle workers steal them. Every byte is still read here, through
+/// the archive's meters, so the limits, skips and stats are those of a
+/// walk that scans inline. Large members stream through this worker's
+/// chunk reader. Whether a batch is stolen, or scanned here because the
+/// [`Shared::members`] budget is full (or there is one worker), changes
+/// nothing in what is reported: both run [`scan_member`] on the same bytes.
+#[allow(clippy::too_many_arguments)]
 fn scan_archive(
     kind: ArchiveKind,
     file: &mut std::fs::File,
     provenance: &Provenance,
     limits: &archive::Limits,
     w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
     sh: &Shared,
 ) -> io::Result<Outcome> {
     let budget = archive::Budget::new(limits.clone());
     let display = provenance.path.to_string_lossy().into_owned();
     let scope = archive::Scope::top(&budget, &display);
+    let mut batch = MemberBatch::default();
     let walked = archive::walk(
         kind,
         archive::Source::Seekable(file),
@@ -442,12 +486,34 @@ fn scan_archive(
                 sh.send(member_prov, Outcome::Skipped(skip), Suppressed::default());
                 return Ok(archive::Flow::Continue);
             }
+            // The declared size only chooses the way: a member that lies
+            // about it is still read at most `SMALL_MEMBER + 1` bytes here.
+            let mut head = Vec::new();
+            if leaf.size.is_none_or(|s| s <= SMALL_MEMBER) {
+                let declared = leaf.size.unwrap_or(0).min(SMALL_MEMBER);
+                head.reserve_exact(declared as usize + 1);
+                let read = member.take(SMALL_MEMBER + 1).read_to_end(&mut head);
+                let cut = match read {
+                    Err(_) if sh.stop.is_stopped() => return Ok(archive::Flow::Stop),
+                    Err(_) => true,
+                    Ok(_) => false,
+                };
+                if cut || head.len() as u64 <= SMALL_MEMBER {
+                    batch.push(member_prov, head, cut);
+                    if batch.is_full() {
+                        batch.dispatch(w, spawner, sh);
+                    }
+                    return Ok(archive::Flow::Continue);
+                }
+            }
+            // Large: scanned here as it is inflated, after what was read.
+            let mut rest = io::Cursor::new(head).chain(member);
             w.found.clear();
             let read = sh.reader(true, false).scan(
                 leaf.path,
                 |buf, _| {
                     sh.check_stop()?;
-                    member.read(buf)
+                    rest.read(buf)
                 },
                 (0, u64::MAX, u64::MAX),
                 &mut w.read,
@@ -468,6 +534,9 @@ fn scan_archive(
             Ok(archive::Flow::Continue)
         },
     );
+    if !sh.stop.is_stopped() {
+        batch.dispatch(w, spawner, sh);
+    }
     let stats = budget.into_stats();
     let _ = sh.tx.send(Msg::Archive(stats));
     walked?;
@@ -475,6 +544,91 @@ fn scan_archive(
         bytes: 0,
         findings: Vec::new(),
     })
+}
+
+/// Small members read by [`scan_archive`], waiting to become one task.
+#[derive(Default)]
+struct MemberBatch {
+    items: Vec<Item>,
+    /// What the batch is charged: its bytes and [`MEMBER_OVERHEAD`] each.
+    charge: u64,
+}
+
+impl MemberBatch {
+    fn push(&mut self, provenance: Provenance, data: Vec<u8>, cut: bool) {
+        self.charge += data.len() as u64 + MEMBER_OVERHEAD;
+        self.items.push(Item {
+            provenance,
+            content: Content::Member { data, cut },
+        });
+    }
+
+    fn is_full(&self) -> bool {
+        self.items.len() >= MEMBER_BATCH_LEN || self.charge >= MEMBER_BATCH_BYTES
+    }
+
+    /// Spawns the batch on this worker's deque if the members budget has
+    /// room, else scans it here: the walker then does its share of the
+    /// scanning, and the read-ahead stays bounded.
+    fn dispatch(&mut self, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) {
+        if self.items.is_empty() {
+            return;
+        }
+        let items = std::mem::take(&mut self.items);
+        let charge = std::mem::take(&mut self.charge);
+        // With one worker nobody could steal it: no point holding it.
+        let permit = (sh.opts.threads > 1)
+            .then(|| sh.members.try_acquire(charge))
+            .flatten();
+        match permit {
+            Some(permit) => spawner.spawn_local(Task::Batch { items, permit }),
+            None => {
+                for item in items {
+                    if let Content::Member { data, cut } = item.content {
+                        w.found.clear();
+                        let read = scan_member(&item.provenance, &data, cut, w, sh);
+                        report(item.provenance, read, w, sh);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Scans an archive member held in memory ([`Content::Member`]) exactly as
+/// [`scan_archive`] scans one it streams: through the chunk reader, and a
+/// member the limits `cut` fails at its end like the read it replays, so
+/// it is reported with 0 bytes and what was found in it.
+fn scan_member(
+    provenance: &Provenance,
+    mut data: &[u8],
+    cut: bool,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> Read1 {
+    let path = provenance.path.to_string_lossy();
+    let read = sh.reader(true, false).scan(
+        &path,
+        |buf, _| {
+            sh.check_stop()?;
+            match data.read(buf)? {
+                0 if cut => Err(io::Error::other("cut off by the archive limits")),
+                n => Ok(n),
+            }
+        },
+        (0, u64::MAX, u64::MAX),
+        &mut w.read,
+        &mut w.scan,
+        &mut w.found,
+    );
+    match read {
+        Ok(r) => Ok(Some(outcome_of(r, w))),
+        Err(e) if sh.stop.is_stopped() => Err(e),
+        Err(_) => Ok(Some(Outcome::Scanned {
+            bytes: 0,
+            findings: std::mem::take(&mut w.found),
+        })),
+    }
 }
 
 /// Scans bytes in memory (a history or staged blob); splits them when
