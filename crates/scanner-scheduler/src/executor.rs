@@ -75,19 +75,19 @@
 //! the oldest: for splitting tasks it is the largest piece). The scan repeats
 //! while any source answered `Retry` (a lost race, not an empty queue).
 
-use crate::idle::{self, Sleepers, Tier};
+use crate::idle::{self, Sleepers, Slept, Tier};
+use crate::loom::park::Parker;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
+use crate::loom::thread::JoinHandle;
 use crate::metrics::{MetricsSnapshot, WorkerMetrics};
 use crate::rng::XorShift64;
-use crate::state::StateWord;
+use crate::state::{Netting, StateWord};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
-use crossbeam_utils::sync::Parker;
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Executor configuration. Start from `ExecutorConfig::default()` and set
@@ -312,7 +312,7 @@ impl<T: Send + 'static> Executor<T> {
                 let runner = runner.clone();
                 let core = (!cores.is_empty()).then(|| cores[id % cores.len()]);
                 let config = config.clone();
-                std::thread::Builder::new()
+                crate::loom::thread::Builder::new()
                     .name(format!("scanner-worker-{id}"))
                     .spawn(move || {
                         if let Some(core) = core {
@@ -334,7 +334,7 @@ impl<T: Send + 'static> Executor<T> {
                                 local,
                                 shared,
                                 local_spawns: Cell::new(0),
-                                unpublished: Cell::new(0),
+                                netting: Netting::new(),
                             },
                         };
                         worker_loop(ctx, parker, &config, &*runner)
@@ -531,7 +531,7 @@ pub struct Spawner<T> {
     local_spawns: Cell<u32>,
     /// Completions of this worker not yet subtracted from the state word
     /// (see "Completion netting" in the module doc).
-    unpublished: Cell<usize>,
+    netting: Netting,
 }
 
 impl<T: Send + 'static> Spawner<T> {
@@ -541,7 +541,7 @@ impl<T: Send + 'static> Spawner<T> {
     /// and keep working on the lower. Every `wake_on_hoard` local spawns, one
     /// sleeping sibling is woken so a hoard does not sit behind one worker.
     pub fn spawn_local(&self, task: T) {
-        self.count_spawn();
+        self.netting.on_spawn(&self.shared.state);
         self.local.push(task);
         let k = self.shared.wake_on_hoard;
         if k > 0 {
@@ -557,27 +557,17 @@ impl<T: Send + 'static> Spawner<T> {
 
     /// Pushes onto the global injector and wakes one sleeper.
     pub fn spawn_global(&self, task: T) {
-        self.count_spawn();
+        self.netting.on_spawn(&self.shared.state);
         self.shared.injector.push(task);
         self.shared.sleepers.wake_one();
     }
 
-    /// Nets the spawn against an unpublished completion when there is one:
-    /// the state word then stays as it is, with no atomic operation at all.
-    fn count_spawn(&self) {
-        let u = self.unpublished.get();
-        if u > 0 {
-            self.unpublished.set(u - 1);
-        } else {
-            self.shared.state.add_internal(1);
-        }
-    }
-
-    /// Subtracts the unpublished completions from the state word (this may
-    /// end the run).
+    /// Subtracts the unpublished completions from the state word; the one
+    /// that ends the run signals the end.
     fn publish(&self) {
-        let u = self.unpublished.replace(0);
-        self.shared.complete(u);
+        if self.netting.publish(&self.shared.state) {
+            self.shared.signal_done();
+        }
     }
 }
 
@@ -664,22 +654,23 @@ where
                     round += 1;
                 }
                 Tier::Yield => {
-                    std::thread::yield_now();
+                    crate::loom::thread::yield_now();
                     round += 1;
                 }
                 Tier::Park => {
                     test_hooks::widen_pre_park_window();
-                    shared.sleepers.announce(me);
-                    if shared.is_done() || shared.has_visible_work() {
-                        shared.sleepers.retract(me);
-                        continue;
-                    }
-                    parker.park_timeout(config.park_timeout);
-                    m.parks += 1;
-                    if !shared.sleepers.retract(me) {
+                    let slept = shared.sleepers.sleep(me, &parker, config.park_timeout, || {
+                        shared.is_done() || shared.has_visible_work()
+                    });
+                    match slept {
+                        Slept::Rechecked => {}
                         // Woken on purpose: work is likely arriving in
                         // bursts, so spin again before the next park.
-                        round = 0;
+                        Slept::Woken => {
+                            m.parks += 1;
+                            round = 0;
+                        }
+                        Slept::Returned => m.parks += 1,
                     }
                 }
             }
@@ -704,7 +695,7 @@ where
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| runner(task, &mut ctx)));
         let sp = &ctx.spawner;
-        sp.unpublished.set(sp.unpublished.get() + 1);
+        sp.netting.on_complete();
         if let Err(payload) = outcome {
             shared.record_panic(payload);
             shared.cancel();

@@ -209,11 +209,12 @@
 //!     cargo test -p scanner-scheduler --release --lib loom
 //! ```
 //!
-//! (7 models, ~5 s once built. Replacing the CAS in the external spawn by a
+//! The models drive the real `StateWord`, the executor's completion
+//! `Netting` and the real `Sleepers` handshake with a loom parker (list in
+//! `src/loom.rs`). Replacing the CAS in the external spawn by a
 //! load-then-add makes `loom_spawn_vs_join_gate` and `loom_split_spawn_join`
-//! fail.) The wake-up handshake is not loom-modelled (loom does not model
-//! SeqCst fences fully); `executor::tests::no_lost_wakeup_with_widened_window`
-//! covers it and fails within a few thousand rounds if the re-check goes.
+//! fail. `executor::tests::no_lost_wakeup_with_widened_window` also covers
+//! the handshake on real threads.
 
 mod budget;
 mod executor;

@@ -14,6 +14,7 @@
 //! a count of zero, then increment and push a task nobody will ever run.
 
 use crate::loom::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 const ACCEPTING: usize = 1;
 const UNIT: usize = 2;
@@ -80,6 +81,59 @@ impl StateWord {
     }
 }
 
+/// One worker's completion netting (see "Completion netting" in
+/// `executor.rs`): the completions it has not yet subtracted from the state
+/// word, spent on its own spawns before any atomic operation. The executor's
+/// worker loop and `Spawner` call exactly these three methods; the loom
+/// models drive the same ones.
+///
+/// Invariant, per worker: `S.count = in-flight + sum of unpublished`, so the
+/// count cannot reach zero while a task is in flight.
+pub(crate) struct Netting {
+    unpublished: Cell<usize>,
+}
+
+impl Netting {
+    pub(crate) fn new() -> Self {
+        Netting {
+            unpublished: Cell::new(0),
+        }
+    }
+
+    /// A spawn from a task running on this worker. With a completion owed,
+    /// that completion pays for the spawn and the word is not touched (one
+    /// task more in flight, one completion less owed); otherwise the spawn
+    /// is counted with [`StateWord::add_internal`]. Call before the task is
+    /// pushed: a thief could otherwise run it and complete it uncounted.
+    pub(crate) fn on_spawn(&self, state: &StateWord) {
+        let u = self.unpublished.get();
+        if u > 0 {
+            self.unpublished.set(u - 1);
+        } else {
+            state.add_internal(1);
+        }
+    }
+
+    /// A task run by this worker finished (returned or panicked).
+    pub(crate) fn on_complete(&self) {
+        self.unpublished.set(self.unpublished.get() + 1);
+    }
+
+    /// Subtracts every completion owed. True when this ended the run (the
+    /// [`StateWord::complete`] contract); false, without touching the word,
+    /// when nothing was owed.
+    pub(crate) fn publish(&self, state: &StateWord) -> bool {
+        let u = self.unpublished.replace(0);
+        u > 0 && state.complete(u)
+    }
+
+    /// Completions owed (for tests).
+    #[cfg(test)]
+    pub(crate) fn owed(&self) -> usize {
+        self.unpublished.get()
+    }
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -97,6 +151,32 @@ mod tests {
         assert!(!s.complete(1));
         assert!(s.complete(1), "last completion after close ends the run");
         assert_eq!(s.in_flight(), 0);
+    }
+
+    /// Two completions pay for two spawns without touching the word; the
+    /// third spawn is counted; publishing nothing owed changes nothing.
+    #[test]
+    fn netting_spends_completions_before_counting() {
+        let s = StateWord::new();
+        assert!(s.try_add_external(2));
+        let n = Netting::new();
+        n.on_complete();
+        n.on_complete();
+        assert_eq!((s.in_flight(), n.owed()), (2, 2));
+        n.on_spawn(&s);
+        n.on_spawn(&s);
+        assert_eq!((s.in_flight(), n.owed()), (2, 0));
+        n.on_spawn(&s);
+        assert_eq!(s.in_flight(), 3);
+        assert!(!n.publish(&s), "nothing owed: no subtraction");
+        assert_eq!(s.in_flight(), 3);
+        n.on_complete();
+        n.on_complete();
+        n.on_complete();
+        assert!(!s.close());
+        assert!(n.publish(&s), "the last publication ends the run");
+        assert_eq!((s.in_flight(), n.owed()), (0, 0));
+        assert!(!n.publish(&s));
     }
 
     #[test]
@@ -185,13 +265,13 @@ mod loom_state {
         });
     }
 
-    /// Completion netting (see `executor.rs`): worker A finishes P1 without
-    /// publishing, then P2 spawns child C netted against that completion (no
-    /// atomic), A finishes P2 and publishes once when its deque is empty;
-    /// worker B runs C. Join closes concurrently. Exactly one end, and only
-    /// after C ran.
+    /// Completion netting through the executor's own `Netting`: worker A
+    /// runs P1 (owed 1), P2 spawns child C, which that completion pays for
+    /// (the word is not touched), A runs P2 (owed 1) and publishes once when
+    /// its deque is empty; worker B runs C and publishes. Join closes
+    /// concurrently. Exactly one end, and only after C ran.
     #[test]
-    fn loom_netting() {
+    fn loom_netting_spawn_paid_by_a_completion() {
         use loom::sync::atomic::AtomicBool;
         loom::model(|| {
             let s = Arc::new(StateWord::new());
@@ -202,13 +282,13 @@ mod loom_state {
             let a = {
                 let (s, slot, ends) = (s.clone(), slot.clone(), ends.clone());
                 thread::spawn(move || {
-                    let mut unpublished = 1; // P1 done
-                                             // P2 spawns C: netted, the word is not touched.
-                    unpublished -= 1;
+                    let net = Netting::new();
+                    net.on_complete(); // P1 ran
+                    net.on_spawn(&s); // P2 spawns C
+                    assert_eq!(net.owed(), 0, "the spawn was netted");
                     slot.store(true, Ordering::Release);
-                    unpublished += 1; // P2 done
-                                      // Deque empty: publish before looking elsewhere.
-                    if s.complete(unpublished) {
+                    net.on_complete(); // P2 ran
+                    if net.publish(&s) {
                         ends.fetch_add(1, Ordering::Relaxed);
                     }
                 })
@@ -219,8 +299,10 @@ mod loom_state {
                     while !slot.load(Ordering::Acquire) {
                         thread::yield_now();
                     }
+                    let net = Netting::new();
                     ran_c.store(true, Ordering::Relaxed);
-                    if s.complete(1) {
+                    net.on_complete(); // C ran
+                    if net.publish(&s) {
                         // The end observer must see C's effects.
                         assert!(ran_c.load(Ordering::Relaxed));
                         ends.fetch_add(1, Ordering::Relaxed);
@@ -234,6 +316,58 @@ mod loom_state {
             b.join().unwrap();
             assert_eq!(ends.load(Ordering::Relaxed), 1);
             assert!(ran_c.load(Ordering::Relaxed));
+            assert_eq!(s.in_flight(), 0);
+        });
+    }
+
+    /// A spawn with nothing owed is counted in the word before the child is
+    /// visible; the thief runs and publishes the child, possibly before the
+    /// parent's own completion is published. The count never touches zero
+    /// early: exactly one end, after both ran.
+    #[test]
+    fn loom_netting_spawn_counted_then_stolen() {
+        use loom::sync::atomic::AtomicBool;
+        loom::model(|| {
+            let s = Arc::new(StateWord::new());
+            assert!(s.try_add_external(1)); // the running parent
+            let slot = Arc::new(AtomicBool::new(false));
+            let ran = Arc::new(Counter::new(0));
+            let ends = Arc::new(Counter::new(0));
+            let parent = {
+                let (s, slot, ran, ends) = (s.clone(), slot.clone(), ran.clone(), ends.clone());
+                thread::spawn(move || {
+                    let net = Netting::new();
+                    net.on_spawn(&s); // nothing owed: add_internal
+                    slot.store(true, Ordering::Release);
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    net.on_complete();
+                    if net.publish(&s) {
+                        assert_eq!(ran.load(Ordering::Relaxed), 2);
+                        ends.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            };
+            let thief = {
+                let (s, slot, ran, ends) = (s.clone(), slot.clone(), ran.clone(), ends.clone());
+                thread::spawn(move || {
+                    while !slot.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    let net = Netting::new();
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    net.on_complete();
+                    if net.publish(&s) {
+                        assert_eq!(ran.load(Ordering::Relaxed), 2);
+                        ends.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            };
+            if s.close() {
+                ends.fetch_add(1, Ordering::Relaxed);
+            }
+            parent.join().unwrap();
+            thief.join().unwrap();
+            assert_eq!(ends.load(Ordering::Relaxed), 1);
             assert_eq!(s.in_flight(), 0);
         });
     }
