@@ -65,7 +65,9 @@
 //! nothing local publishes before it can go idle, so once all work is done
 //! every worker publishes and the last subtraction sees zero. A
 //! split-and-run workload thus touches `S` once per local batch, not twice
-//! per task.
+//! per task. The bookkeeping is `state::Netting`, which this file calls and
+//! the loom models `loom_netting_*` drive (a spawn paid by a completion, a
+//! counted spawn stolen and completed before its parent publishes).
 //!
 //! # Finding work
 //!
