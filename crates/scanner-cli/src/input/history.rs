@@ -1818,6 +1818,51 @@ mod tests {
         }
     }
 
+    /// CPU seconds (user + system) of this process, and of its reaped children.
+    fn cpu_seconds() -> (f64, f64) {
+        let get = |who| {
+            // SAFETY: getrusage only writes the struct it is given.
+            let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+            unsafe { libc::getrusage(who, &mut u) };
+            let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+            t(u.ru_utime) + t(u.ru_stime)
+        };
+        (get(libc::RUSAGE_SELF), get(libc::RUSAGE_CHILDREN))
+    }
+
+    /// Runs `read` over `blobs` split among `readers` threads; prints wall and CPU time
+    /// (this process plus the children it reaped in the meantime).
+    fn timed_read(
+        label: &str,
+        blobs: &[Oid],
+        readers: usize,
+        want: u64,
+        read: impl Fn(&[Oid]) -> u64 + Sync,
+    ) {
+        let (self0, children0) = cpu_seconds();
+        let t = std::time::Instant::now();
+        let total: u64 = thread::scope(|s| {
+            let handles: Vec<_> = blobs
+                .chunks(blobs.len().div_ceil(readers))
+                .map(|chunk| {
+                    let read = &read;
+                    s.spawn(move || read(chunk))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        let wall = t.elapsed();
+        let (self1, children1) = cpu_seconds();
+        assert_eq!(total, want);
+        println!(
+            "read all blobs, {label}, {readers} reader(s): wall {wall:.3?}, cpu {:.3} s \
+             (in-process {:.3} s, git {:.3} s)",
+            (self1 - self0) + (children1 - children0),
+            self1 - self0,
+            children1 - children0
+        );
+    }
+
     /// Timing on a real repository: `HISTORY_BENCH_REPO=/path cargo test --release -p
     /// scanner-cli history::tests::bench -- --ignored --nocapture` (scripts/bench-history.sh).
     #[test]
@@ -1840,33 +1885,55 @@ mod tests {
             stats.duplicate_blobs
         );
         for (readers, depth) in [(1, 1), (2, 1), (1, 64), (2, 64)] {
-            let t = std::time::Instant::now();
-            let total: u64 = thread::scope(|s| {
-                let handles: Vec<_> = blobs
-                    .chunks(blobs.len().div_ceil(readers))
-                    .map(|chunk| {
-                        let repo = &repo;
-                        s.spawn(move || {
-                            let mut r = BlobReader::new(repo).unwrap();
-                            let mut ahead = chunk.iter();
-                            let mut total = 0;
-                            for _ in chunk {
-                                while r.in_flight() < depth {
-                                    let Some(oid) = ahead.next() else { break };
-                                    r.request(oid).unwrap();
-                                }
-                                total += r.read_next(|_| Ok(())).unwrap().1;
-                            }
-                            total
-                        })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).sum()
-            });
-            assert_eq!(total, stats.blob_bytes);
-            println!(
-                "read all blobs, {readers} reader(s), {depth} in flight: {:?}",
-                t.elapsed()
+            timed_read(
+                &format!("cat-file, {depth} in flight"),
+                &blobs,
+                readers,
+                stats.blob_bytes,
+                |chunk| {
+                    let mut r = BlobReader::new(&repo).unwrap();
+                    let mut ahead = chunk.iter();
+                    let mut total = 0;
+                    for _ in chunk {
+                        while r.in_flight() < depth {
+                            let Some(oid) = ahead.next() else { break };
+                            r.request(oid).unwrap();
+                        }
+                        total += r.read_next(|_| Ok(())).unwrap().1;
+                    }
+                    total
+                },
+            );
+        }
+        let shared = gix::open_opts(&repo, gix::open::Options::isolated())
+            .unwrap()
+            .into_sync();
+        for (readers, cache) in [(1, 0), (2, 0), (1, 32 << 20), (2, 32 << 20)] {
+            timed_read(
+                &format!("gix, pack cache {} MiB", cache >> 20),
+                &blobs,
+                readers,
+                stats.blob_bytes,
+                |chunk| {
+                    use gix::prelude::Find;
+                    let mut r = shared.to_thread_local();
+                    if cache > 0 {
+                        r.objects.set_pack_cache(move || {
+                            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(cache))
+                        });
+                    } else {
+                        r.objects.unset_pack_cache();
+                    }
+                    let mut buf = Vec::new();
+                    let mut total = 0;
+                    for oid in chunk {
+                        let id = gix::oid::try_from_bytes(&oid.0).unwrap();
+                        let data = r.objects.try_find(id, &mut buf).unwrap().unwrap();
+                        assert_eq!(data.kind, gix::objs::Kind::Blob);
+                        total += data.data.len() as u64;
+                    }
+                    total
+                },
             );
         }
     }
