@@ -361,6 +361,11 @@ pub fn source(
         // Each blob is read by a worker through its own reader, when its turn comes:
         // memory stays flat however large the index.
         let repo = std::sync::Arc::new(super::history::ObjectStore::new(&scan_base));
+        // Opened here, on the thread that runs while the rules load, not on the first worker
+        // after them: `git rev-parse` and reading the repository's configuration cost a few
+        // milliseconds of a pre-commit hook's budget. A failure is kept and reported by the
+        // reads.
+        repo.preload();
         let mut blobs = Vec::new();
         let (entries, unmerged) = entries.context("--staged")?;
         let mut skipped = crate::report::SkipCounts::default();

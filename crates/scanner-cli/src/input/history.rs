@@ -982,6 +982,12 @@ impl ObjectStore {
         &self.repo
     }
 
+    /// Opens the store now rather than on the first read; a failure is kept, and every read
+    /// reports it.
+    pub fn preload(&self) {
+        let _ = self.open();
+    }
+
     fn open(&self) -> io::Result<&gix::ThreadSafeRepository> {
         self.opened
             .get_or_init(|| open_objects(&self.repo).map_err(|e| (e.kind(), e.to_string())))
