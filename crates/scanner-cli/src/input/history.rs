@@ -1802,6 +1802,35 @@ mod tests {
     }
 
     #[test]
+    fn a_clone_borrowing_objects_through_alternates_is_read() {
+        let origin = three_versions();
+        let tmp = tempfile::tempdir().unwrap();
+        g(
+            tmp.path(),
+            &[
+                "clone",
+                "-q",
+                "--shared",
+                origin.path().to_str().unwrap(),
+                "borrower",
+            ],
+        );
+        let borrower = tmp.path().join("borrower");
+        // Nothing of its own: every object is read through objects/info/alternates.
+        assert!(borrower.join(".git/objects/info/alternates").is_file());
+        assert_eq!(g(&borrower, &["count-objects"]), "0 objects, 0 kilobytes");
+        assert_eq!(
+            scan(&opts(&borrower)).0,
+            triples(&[
+                ("const", "c\n", "v1"),
+                ("key", "v1\n", "v1"),
+                ("key", "v2\n", "v2"),
+                ("key", "v3\n", "v3"),
+            ])
+        );
+    }
+
+    #[test]
     fn on_blob_false_stops_early() {
         let origin = three_versions();
         let mut n = 0;
