@@ -360,3 +360,30 @@ fn verbose_history_names_the_commit_of_a_suppressed_finding() {
         Some("suppressed: 2 inline allow")
     );
 }
+
+#[test]
+fn a_corrupt_blob_is_named_and_the_other_blobs_are_still_scanned() {
+    let r = Repo::new();
+    r.write("config/app.env", format!("TOKEN={}\n", token(1)));
+    // Enough text that half of its zlib stream still holds the object's header: git's
+    // `--batch-check` (the enumeration) reads only that, the reader needs the whole.
+    let text: String = (0..400).map(|i| format!("line {i} of notes\n")).collect();
+    r.write("notes.txt", &text);
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-02T03:04:05+00:00");
+    let out = r.git_out(&["rev-parse", "HEAD:notes.txt"]);
+    let oid = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let loose = r.path(format!(".git/objects/{}/{}", &oid[..2], &oid[2..]));
+    let bytes = std::fs::read(&loose).unwrap();
+    std::fs::remove_file(&loose).unwrap();
+    std::fs::write(&loose, &bytes[..bytes.len() / 2]).unwrap();
+
+    let run = history(&r, &[]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["config/app.env:1"]);
+    assert!(
+        run.stderr.contains(&format!("object {oid} is corrupt")),
+        "{}",
+        run.stderr
+    );
+}

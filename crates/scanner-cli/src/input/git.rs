@@ -29,7 +29,7 @@
 //!    its target is text. Submodules (`160000`, a commit id) are skipped; unmerged paths (a
 //!    merge in progress) are counted as `unmerged`.
 //! 3. Each staged blob becomes a `Content::GitBlob` item, read by id by a worker through its
-//!    own `git cat-file --batch` (`history::BlobReader`): the index content, not the
+//!    own in-process reader (`history::BlobReader`): the index content, not the
 //!    working-tree file, and never every blob in memory at once.
 //!
 //! # `--diff BASE`
@@ -358,9 +358,14 @@ pub fn source(
         // Outside a repository this is the error that says so (`git diff --cached` would
         // only complain about its options).
         let scan_base = top.join().expect("toplevel thread").context("--staged")?;
-        // Each blob is read by a worker through its own `git cat-file`, when its turn
-        // comes: memory stays flat however large the index.
-        let repo: std::sync::Arc<Path> = std::sync::Arc::from(scan_base.as_path());
+        // Each blob is read by a worker through its own reader, when its turn comes:
+        // memory stays flat however large the index.
+        let repo = std::sync::Arc::new(super::history::ObjectStore::new(&scan_base));
+        // Opened here, on the thread that runs while the rules load, not on the first worker
+        // after them: `git rev-parse` and reading the repository's configuration cost a few
+        // milliseconds of a pre-commit hook's budget. A failure is kept and reported by the
+        // reads.
+        repo.preload();
         let mut blobs = Vec::new();
         let (entries, unmerged) = entries.context("--staged")?;
         let mut skipped = crate::report::SkipCounts::default();

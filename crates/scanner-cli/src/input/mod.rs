@@ -72,12 +72,12 @@ pub enum Content {
     /// A stream read once, front to back, in chunks (standard input, a
     /// FIFO): never held whole in memory.
     Stream(Box<dyn Read + Send>),
-    /// A blob in a git repository, read by the worker through its own
-    /// `git cat-file` process (so objects inflate on every worker in
-    /// parallel). Charged to the byte budget by its size: the worker holds
-    /// it in memory while scanning it.
+    /// A blob in a git repository, read in-process by the worker through
+    /// its own reader on the repository's shared object store (so objects
+    /// inflate on every worker in parallel). Charged to the byte budget by
+    /// its size: the worker holds it in memory while scanning it.
     GitBlob {
-        repo: Arc<std::path::Path>,
+        repo: Arc<crate::input::history::ObjectStore>,
         oid: Oid,
         size: u64,
     },

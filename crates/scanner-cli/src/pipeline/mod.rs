@@ -141,8 +141,8 @@ impl Default for ScanOptions {
 /// one, small enough that workers start at once.
 const BATCH: usize = 16;
 /// History blobs per [`Task::Batch`], and the bytes after which a batch is
-/// closed early: enough requests in flight to keep `git cat-file` busy while
-/// the worker scans, small enough that both workers get batches.
+/// closed early: few enough tasks that queueing costs nothing per blob,
+/// small enough that both workers get batches.
 const BLOB_BATCH: usize = 64;
 const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Task permits: enough to keep every worker's deque fed, few enough that
@@ -158,9 +158,8 @@ const MEMBER_BYTES_PER_WORKER: u64 = 2 << 20;
 pub enum Task {
     /// An input to read; the worker splits it if it is large.
     Item { item: Item, permit: Permit },
-    /// Several small items read together: history blobs, requested from
-    /// the worker's `git cat-file` all at once so that git inflates the
-    /// next blob while the worker scans this one.
+    /// Several small items read together: history blobs, read one after
+    /// the other through the worker's blob reader.
     Batch { items: Vec<Item>, permit: Permit },
     /// Bytes `start..end` of a split input.
     Range {
@@ -389,7 +388,8 @@ pub fn scan(
                 if stop.is_stopped() {
                     break;
                 }
-                let repo: Arc<std::path::Path> = Arc::from(hopts.repo.as_path());
+                // One object store per repository, shared by every worker.
+                let repo = Arc::new(crate::input::history::ObjectStore::new(&hopts.repo));
                 let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
                 let mut group_bytes = 0;
                 let stats = crate::input::history::enumerate(&hopts, |blob| {

@@ -23,7 +23,6 @@
 //! that budget's 2 MiB per worker.
 
 use std::io::{self, Read as _, Seek as _};
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -36,7 +35,7 @@ use super::sink::{Counts, Msg, Outcome};
 use super::split::{self, Backing, Piece, SplitInput};
 use super::{ScanOptions, StopHandle, Task};
 use crate::input::archive::{self, ArchiveKind};
-use crate::input::history::BlobReader;
+use crate::input::history::{BlobReader, ObjectStore};
 use crate::input::utf16::Utf16Reader;
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
@@ -78,18 +77,22 @@ pub struct WorkerScratch {
     scan: ScanScratch,
     read: ReadScratch,
     found: Vec<Finding>,
-    /// This worker's `git cat-file` process, for the repository it serves.
-    git: Option<(Arc<Path>, BlobReader)>,
+    /// This worker's blob reader, on the object store it serves.
+    git: Option<BlobReader>,
     /// Blob bytes, reused from blob to blob.
     blob: Vec<u8>,
 }
 
 impl WorkerScratch {
-    fn blob_reader(&mut self, repo: &Arc<Path>) -> io::Result<&mut BlobReader> {
-        if self.git.as_ref().is_none_or(|(r, _)| r != repo) {
-            self.git = Some((Arc::clone(repo), BlobReader::new(repo)?));
+    fn blob_reader(&mut self, store: &Arc<ObjectStore>) -> io::Result<&mut BlobReader> {
+        if self
+            .git
+            .as_ref()
+            .is_none_or(|r| !Arc::ptr_eq(r.store(), store))
+        {
+            self.git = Some(BlobReader::with_store(store)?);
         }
-        Ok(&mut self.git.as_mut().expect("just set").1)
+        Ok(self.git.as_mut().expect("just set"))
     }
 }
 
@@ -304,8 +307,6 @@ fn scan_item(
             data.clear();
             let read = w.blob_reader(&repo)?.read_to_vec(&oid, &mut data);
             if let Err(e) = read {
-                // The process may be out of step with its pipe: start afresh.
-                w.git = None;
                 w.blob = data;
                 return Err(e);
             }
@@ -348,9 +349,8 @@ fn report(provenance: Provenance, outcome: Read1, w: &mut WorkerScratch, sh: &Sh
     sh.send(provenance, outcome, w.scan.take_suppressed());
 }
 
-/// Scans a batch of history blobs: every one is requested from the
-/// worker's `git cat-file` first, so git inflates the next while this one
-/// is scanned. Anything else in a batch is scanned item by item.
+/// Scans a batch of history blobs, read in order through the worker's
+/// blob reader. Anything else in a batch is scanned item by item.
 fn scan_batch(
     items: Vec<Item>,
     permit: Permit,
@@ -367,54 +367,24 @@ fn scan_batch(
             return;
         }
     };
-    let requested = (|| -> io::Result<()> {
-        let reader = w.blob_reader(&repo)?;
-        for item in &items {
-            if let Content::GitBlob { oid, .. } = &item.content {
-                reader.request(oid)?;
-            }
-        }
-        Ok(())
-    })();
-    if requested.is_err() {
-        // Start afresh, one blob at a time: each failure is then reported
-        // against its own blob.
-        w.git = None;
-        for item in items {
-            scan_item(item, permit.clone(), w, spawner, sh);
-        }
-        return;
-    }
-    let mut broken = false;
     for item in items {
-        if broken || sh.stop.is_stopped() {
-            // The pipe is out of step (or we are stopping): the rest go
-            // one by one through a new process.
-            w.git = None;
-            broken = true;
-            if sh.stop.is_stopped() {
-                return;
-            }
+        if sh.stop.is_stopped() {
+            return;
+        }
+        let Content::GitBlob { oid, .. } = item.content else {
             scan_item(item, permit.clone(), w, spawner, sh);
             continue;
-        }
-        // Requested above, in this order: the next answer is this blob's.
-        debug_assert!(matches!(item.content, Content::GitBlob { .. }));
+        };
         let provenance = item.provenance;
         w.found.clear();
         let mut data = std::mem::take(&mut w.blob);
-        data.clear();
-        let read = match w.git.as_mut() {
-            Some((_, reader)) => reader.read_next(|piece| {
-                data.extend_from_slice(piece);
-                Ok(())
-            }),
-            None => Err(io::Error::other("git cat-file is gone")),
-        };
+        // Inflated straight into `data`: no copy between the store and the scan.
+        let read = w
+            .blob_reader(&repo)
+            .and_then(|reader| reader.read_to_vec(&oid, &mut data));
         let outcome = match read {
-            // A missing object is answered in step: the next ones follow.
+            // A missing or corrupt blob is reported against itself; the next ones follow.
             Err(e) => {
-                broken = e.kind() != io::ErrorKind::NotFound;
                 w.blob = data;
                 Err(e)
             }
