@@ -60,7 +60,7 @@
 //! environment and the user's and system's configuration, and is built without gitoxide's
 //! network features: it cannot fetch either, and a blob it cannot find is `NotFound`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -1049,12 +1049,6 @@ const PACK_CACHE_BYTES: usize = 16 << 20;
 /// decompression runs in parallel, each on a thread-local handle of a shared
 /// [`ObjectStore`].
 ///
-/// [`BlobReader::request`] and [`BlobReader::read_next`] keep the pipelined interface of the
-/// `git cat-file --batch` process this reader replaced: requests queue up to
-/// [`BlobReader::MAX_IN_FLIGHT`] ids, and answers come back in request order. There is no
-/// longer anything to overlap (the object is inflated when it is taken), but callers that
-/// batch their requests stay correct, and a failed answer still leaves the queue in step.
-///
 /// # Caches
 ///
 /// Each reader has its own pack cache (gitoxide's memory-capped LRU of inflated delta bases,
@@ -1064,9 +1058,6 @@ const PACK_CACHE_BYTES: usize = 16 << 20;
 pub struct BlobReader {
     store: Arc<ObjectStore>,
     repo: gix::Repository,
-    /// The object being read, reused from blob to blob.
-    buf: Vec<u8>,
-    pending: VecDeque<Oid>,
 }
 
 impl BlobReader {
@@ -1088,8 +1079,6 @@ impl BlobReader {
         Ok(BlobReader {
             store: Arc::clone(store),
             repo,
-            buf: Vec::new(),
-            pending: VecDeque::new(),
         })
     }
 
@@ -1101,94 +1090,11 @@ impl BlobReader {
     /// Inflated delta bases kept per reader.
     pub const PACK_CACHE_BYTES: usize = PACK_CACHE_BYTES;
 
-    /// Requests queued by [`BlobReader::request`] and not yet taken.
-    pub const MAX_IN_FLIGHT: usize = 256;
-
-    /// Pieces handed to a streaming consumer, so that a consumer sees the same shape it saw
-    /// from the `git cat-file` pipe.
-    const PIECE: usize = 256 * 1024;
-
-    /// A reused buffer larger than this is given back after use: one huge blob must not pin
-    /// its size in every worker for the rest of the scan.
-    const KEEP_CAPACITY: usize = 16 << 20;
-
-    /// Streams blob `oid` to `out` in pieces, returns its size. A missing object is
-    /// `NotFound`; an object that is not a blob, or one that cannot be decoded, is
-    /// `InvalidData`. If `out` fails, its error is returned. Requires no request in flight.
-    pub fn read(&mut self, oid: &Oid, out: impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<u64> {
-        if !self.pending.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "BlobReader::read with requests in flight: use read_next",
-            ));
-        }
-        self.stream(oid, out)
-    }
-
-    /// Queues `oid`; its answer comes from a later [`BlobReader::read_next`], in order.
-    /// `InvalidInput` beyond [`BlobReader::MAX_IN_FLIGHT`].
-    pub fn request(&mut self, oid: &Oid) -> io::Result<()> {
-        if self.pending.len() >= Self::MAX_IN_FLIGHT {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "too many blob requests in flight",
-            ));
-        }
-        self.pending.push_back(*oid);
-        Ok(())
-    }
-
-    /// Requests in flight.
-    pub fn in_flight(&self) -> usize {
-        self.pending.len()
-    }
-
-    /// Streams the oldest requested blob to `out` as [`BlobReader::read`] does; returns its
-    /// id and size.
-    pub fn read_next(
-        &mut self,
-        out: impl FnMut(&[u8]) -> io::Result<()>,
-    ) -> io::Result<(Oid, u64)> {
-        let oid = self.next_pending()?;
-        self.stream(&oid, out).map(|size| (oid, size))
-    }
-
     /// The whole blob in `buf` (its previous content replaced), inflated straight into it:
-    /// no copy. Requires no request in flight.
+    /// no copy. A missing object is `NotFound`; an object that is not a blob, or one that
+    /// cannot be decoded, is `InvalidData`.
     pub fn read_to_vec(&mut self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
-        if !self.pending.is_empty() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "BlobReader::read with requests in flight: use read_next",
-            ));
-        }
         self.decode_into(oid, buf)
-    }
-
-    fn next_pending(&mut self) -> io::Result<Oid> {
-        self.pending.pop_front().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "BlobReader::read_next with no request in flight",
-            )
-        })
-    }
-
-    fn stream(
-        &mut self,
-        oid: &Oid,
-        mut out: impl FnMut(&[u8]) -> io::Result<()>,
-    ) -> io::Result<u64> {
-        let mut buf = std::mem::take(&mut self.buf);
-        let read = self.decode_into(oid, &mut buf).and_then(|size| {
-            buf.chunks(Self::PIECE).try_for_each(&mut out)?;
-            Ok(size)
-        });
-        if buf.capacity() > Self::KEEP_CAPACITY {
-            buf = Vec::new();
-        }
-        self.buf = buf;
-        read
     }
 
     /// Inflates blob `oid` into `buf`, which ends up holding exactly its content.
@@ -1865,28 +1771,11 @@ mod tests {
         assert_eq!(r.read_to_vec(&id("one"), &mut buf).unwrap(), 6);
         assert_eq!(buf, b"first\n");
 
-        let mut pieces = 0;
-        let mut got = Vec::new();
-        let n = r
-            .read(&id("big"), |p| {
-                pieces += 1;
-                assert!(p.len() <= 256 * 1024);
-                got.extend_from_slice(p);
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(n, 10_000_000);
-        assert!(pieces >= 10_000_000 / (256 * 1024), "{pieces} pieces");
-        assert!(got == big);
+        assert_eq!(r.read_to_vec(&id("big"), &mut buf).unwrap(), 10_000_000);
+        assert!(buf == big);
 
         assert_eq!(r.read_to_vec(&id("empty"), &mut buf).unwrap(), 0);
         assert_eq!(buf, b"");
-
-        // A failing consumer: its error comes back, the stream stays in step.
-        let err = r
-            .read(&id("big"), |_| Err(io::Error::other("sink full")))
-            .unwrap_err();
-        assert_eq!(err.to_string(), "sink full");
 
         let missing = Oid([0xab; 20]);
         let err = r.read_to_vec(&missing, &mut buf).unwrap_err();
@@ -1901,30 +1790,14 @@ mod tests {
         assert_eq!(r.read_to_vec(&id("two"), &mut buf).unwrap(), 17);
         assert_eq!(buf, b"no newline at end");
 
-        // Pipelined: answers come back in request order, a missing one included.
-        for oid in [id("two"), missing, id("empty"), id("big"), id("one")] {
-            r.request(&oid).unwrap();
-        }
-        assert_eq!(r.in_flight(), 5);
-        let err = r.read(&id("one"), |_| Ok(())).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        let next = |r: &mut BlobReader| {
-            let mut got = Vec::new();
-            r.read_next(|p| {
-                got.extend_from_slice(p);
-                Ok(())
-            })
-            .map(|(oid, n)| (oid, n, got.len()))
-        };
-        assert_eq!(next(&mut r).unwrap(), (id("two"), 17, 17));
-        assert_eq!(next(&mut r).unwrap_err().kind(), io::ErrorKind::NotFound);
-        assert_eq!(next(&mut r).unwrap(), (id("empty"), 0, 0));
-        assert_eq!(next(&mut r).unwrap(), (id("big"), 10_000_000, 10_000_000));
-        assert_eq!(next(&mut r).unwrap(), (id("one"), 6, 6));
-        assert_eq!(r.in_flight(), 0);
         assert_eq!(
-            next(&mut r).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
+            r.read_to_vec(&missing, &mut buf).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            r.read_to_vec(&id("one"), &mut buf).unwrap(),
+            6,
+            "a failure leaves the reader usable"
         );
     }
 

@@ -630,9 +630,16 @@ fn scan_bytes(
             findings: std::mem::take(&mut w.found),
         }
     };
-    w.blob = data;
+    // Kept for the next blob, unless it is huge: one large blob must not pin its size in
+    // this worker for the rest of the scan.
+    if data.capacity() <= KEEP_BLOB_CAPACITY {
+        w.blob = data;
+    }
     Ok(Some(outcome))
 }
+
+/// The largest in-memory input buffer a worker keeps for reuse.
+const KEEP_BLOB_CAPACITY: usize = 16 << 20;
 
 fn outcome_of(read: Read, w: &mut WorkerScratch) -> Outcome {
     match read {
