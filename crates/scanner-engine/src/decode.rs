@@ -5,7 +5,8 @@
 //!
 //! After the plain scan of a buffer ([`Engine::scan`]):
 //!
-//! 1. Split literals (`src/literals.rs`): each `-----BEGIN` right after a
+//! 1. Split literals (`src/literals.rs`), if the plain scan met the
+//!    `-----begin` marker keyword: each `-----BEGIN` right after a
 //!    quote starts a sequence of string literals joined by whitespace, `+`,
 //!    `.` or a `\` line continuation; if there are two or more and their
 //!    unescaped contents hold `-----END`, the contents are scanned and the
@@ -13,8 +14,9 @@
 //! 2. Candidates (when the depth is at least 1): one pass of a 256-entry
 //!    byte-class table finds maximal runs of the base64 alphabets
 //!    (`A-Za-z0-9+/` or `A-Za-z0-9-_`, then up to two `=`) at least
-//!    [`MIN_BASE64_RUN`] long, and, only if the buffer has a `%`, runs of
-//!    URL bytes holding a `%XX` escape. No byte outside a candidate is
+//!    [`MIN_BASE64_RUN`] long whose first decoded byte may start text,
+//!    and, only if the plain scan met the `%` marker keyword, runs of URL
+//!    bytes holding a `%XX` escape. No byte outside a candidate is
 //!    decoded.
 //! 3. Each candidate is decoded as hex (an even run of hex digits), else
 //!    base64 (standard or URL-safe, as its bytes say), else percent; the
@@ -193,17 +195,24 @@ pub(crate) fn rescan(
     let before = out.len();
 
     // Split literals: (span, text) pairs found from `-----BEGIN`.
+    // Only where the plain scan, which reads every byte anyway, met the
+    // `-----begin` keyword: searching every buffer for it again cost 2% of
+    // all the scan's instructions on source code.
     let mut units: Vec<(Run, Vec<u8>)> = Vec::new();
-    crate::literals::find(data, own_lo, own_hi, cap, |start, end, text| {
-        units.push((
-            Run {
-                start,
-                end,
-                kind: RunKind::Percent,
-            },
-            text,
-        ));
-    });
+    // Markers of this buffer, before scans of decoded text replace them.
+    let percent = scratch.percent_seen;
+    if scratch.begin_seen {
+        crate::literals::find(data, own_lo, own_hi, cap, |start, end, text| {
+            units.push((
+                Run {
+                    start,
+                    end,
+                    kind: RunKind::Percent,
+                },
+                text,
+            ));
+        });
+    }
     let mut pos = input.start;
     let mut pos_at = 0;
     for (run, text) in &units {
@@ -237,7 +246,7 @@ pub(crate) fn rescan(
 
     if engine.decode_depth() > 0 {
         ds.runs.clear();
-        find_runs(data, own_lo, own_hi, cap, &mut ds.runs);
+        find_runs(data, own_lo, own_hi, cap, percent, &mut ds.runs);
         let mut pos = input.start;
         let mut pos_at = 0;
         let mut buf = std::mem::take(&mut ds.buf);
@@ -310,7 +319,8 @@ fn layer(
         return;
     }
     let mut runs = Vec::new();
-    find_runs(text, 0, text.len(), usize::MAX, &mut runs);
+    let percent = scratch.percent_seen;
+    find_runs(text, 0, text.len(), usize::MAX, percent, &mut runs);
     let input = ScanInput::whole(text, path);
     let (mut pos, mut pos_at) = (LinePos::START, 0);
     let mut buf = Vec::new();
@@ -370,13 +380,16 @@ fn place(
 /// to `cap` bytes, in order of start.
 ///
 /// A run is a maximal sequence of base64-alphabet bytes; it is a candidate
-/// if at least [`MIN_BASE64_RUN`] long. Most text is short words, so the
+/// if at least [`MIN_BASE64_RUN`] long and its first decoded byte, as hex
+/// or base64, may start text ([`first_byte_is_text`]). The percent
+/// candidates follow if `percent` (the plain scan met a `%` in `data`:
+/// without one there is none). Most text is short words, so the
 /// pass looks at the byte `MIN_BASE64_RUN - 1` ahead first: if it is not
 /// in the alphabet, no candidate starts before it, and the pass jumps over
 /// it; it reads every byte only inside long runs. Where AVX2 is available
 /// it first skips, 64 bytes at a time, to the next run that is long
 /// enough ([`skip_short_runs`]).
-fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>) {
+fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs: &mut Vec<Run>) {
     const ALPHA: u8 = B64 | STD | URL;
     let n = data.len();
     let hi = hi.min(n);
@@ -422,7 +435,7 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
             end += 1;
         }
         i = end + 1;
-        if end - start < MIN_BASE64_RUN || start >= hi {
+        if end - start < MIN_BASE64_RUN || start >= hi || !first_byte_is_text(&data[start..end]) {
             continue;
         }
         let core = end.min(start.saturating_add(cap));
@@ -439,7 +452,23 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
             kind: RunKind::Base64 { whole: core == end },
         });
     }
-    find_percent_runs(data, lo, hi, cap, runs);
+    if percent {
+        find_percent_runs(data, lo, hi, cap, runs);
+    }
+}
+
+/// Whether `run` (alphabet bytes, at least 2) decodes to a first byte
+/// that may start text, as hex or as base64: [`decode`] stops at that
+/// byte otherwise. Most runs in source code are identifiers and paths,
+/// which fail here for the price of four table lookups, without a call.
+fn first_byte_is_text(run: &[u8]) -> bool {
+    let hex = |c: u8| (c as char).to_digit(16).map(|v| v as u8);
+    if let (Some(h), Some(l)) = (hex(run[0]), hex(run[1])) {
+        if TextGate::default().accept(h << 4 | l) {
+            return true;
+        }
+    }
+    TextGate::default().accept(B64_VAL[run[0] as usize] << 2 | B64_VAL[run[1] as usize] >> 4)
 }
 
 /// `(start, true)`: the start of the first run of at least
@@ -450,12 +479,25 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
 /// the end, a position from which `find_runs` goes on byte by byte (with
 /// the same invariant).
 ///
-/// Per 64-byte block: a bit mask of the alphabet bytes (two AVX2 compares
-/// and a movemask), then the windows of `MIN_BASE64_RUN` ones in it by
-/// doubling shifts; a run crossing into the block is carried as the count
-/// of alphabet bytes at the top of the previous one. About one instruction
-/// a byte, where the byte-by-byte probe cost three or four on source code
-/// (its identifiers make the probe land in a word most of the time).
+/// Per 64-byte block, two tests:
+///
+/// 1. Coarse, every block: the block's sixteen 4-byte groups (counted from
+///    `i`) that are all alphabet bytes, as a bit mask. A run of 22 bytes
+///    holds four whole groups in a row (its first group starts at most 3
+///    bytes in, and `(22 - 3) / 4 = 4`), so a block where no four in a row
+///    end (counting the three groups at the top of the block before) ends
+///    no run's first 22 bytes either, nor does the block after it. Source
+///    code fails it in most blocks: its words are shorter than 19 bytes.
+/// 2. Exact, only on a block that passed the coarse test and the block
+///    after it: a bit mask of the alphabet bytes, then the windows of
+///    `MIN_BASE64_RUN` ones in it by doubling shifts; a run crossing into
+///    the block is found from the alphabet bytes right before it, counted
+///    back byte by byte (fewer than `MIN_BASE64_RUN`, or they would have
+///    ended a window already).
+///
+/// About 0.8 instruction a byte on source code, where testing every block
+/// exactly took 1.1 and the byte-by-byte probe three or four (identifiers
+/// make the probe land in a word most of the time).
 ///
 /// # Safety
 ///
@@ -464,15 +506,69 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut Vec<Run>)
 #[target_feature(enable = "avx2")]
 unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> (usize, bool) {
     let n = data.len();
-    let mut base = i;
-    // Alphabet bytes right before `base` (all at or after `i`).
-    let mut carry = 0usize;
-    while base + 64 <= n {
-        if base - carry >= hi {
-            break;
+    // Alphabet bytes right before `at`, from `i` on.
+    let tail = |at: usize| {
+        let mut c = 0;
+        while at - c > i && CLASS[data[at - c - 1] as usize] & (B64 | STD | URL) != 0 {
+            c += 1;
         }
-        let block: &[u8; 64] = data[base..base + 64].try_into().unwrap();
-        let m = alphabet_mask(block);
+        c
+    };
+    // Bit `k` set iff four whole groups in a row end with group `k` of the
+    // block; `groups` are the block's, `prev` those of the block before.
+    let fours = |groups: u32, prev: u32| {
+        let g = groups << 3 | prev >> 13;
+        let g2 = g & (g >> 1);
+        g2 & (g2 >> 2)
+    };
+    // SAFETY: the callers check `at + 64 <= n`.
+    let block = |at: usize| -> &[u8; 64] { unsafe { &*data.as_ptr().add(at).cast() } };
+    let mut base = i;
+    // Whole groups of the block before (none before `i`).
+    let mut prev = 0u32;
+    // Test this block exactly, not only coarsely.
+    let mut exact = false;
+    // The alphabet bytes of the block before, if it was tested exactly.
+    let mut prev_mask: Option<u64> = None;
+    while base + 64 <= n {
+        if !exact {
+            // The hot loop: the coarse test alone.
+            let end = hi.min(n - 63);
+            while base < end {
+                let groups = whole_groups(block(base));
+                if fours(groups, prev) != 0 {
+                    exact = true;
+                    break;
+                }
+                prev = groups;
+                prev_mask = None;
+                base += 64;
+            }
+            if !exact {
+                if base + 64 > n {
+                    break;
+                }
+                // Past `hi`: done, unless a run from before it goes on.
+                let start = base - tail(base);
+                if start >= hi {
+                    return (start, false);
+                }
+            }
+        }
+        let (outside, groups) = classify(block(base));
+        // A window that ends in the next block and starts before byte 48
+        // here covers the last four groups; one that starts after it ends
+        // its four groups there, and the next block passes the coarse test.
+        let late = groups >> 12 == 0xf;
+        prev = groups;
+        let m = !outside;
+        // The block before is not all alphabet bytes, or it would have
+        // ended a window.
+        let carry = match prev_mask {
+            Some(p) if base > i => p.leading_ones() as usize,
+            _ => tail(base),
+        };
+        prev_mask = Some(m);
         if carry + m.trailing_ones() as usize >= MIN_BASE64_RUN {
             return (base - carry, true);
         }
@@ -484,14 +580,10 @@ unsafe fn skip_short_runs(data: &[u8], i: usize, hi: usize) -> (usize, bool) {
             let zeros = !m & ((1u64 << k) - 1);
             return (base + 64 - zeros.leading_zeros() as usize, true);
         }
-        carry = if m == u64::MAX {
-            carry + 64
-        } else {
-            m.leading_ones() as usize
-        };
+        exact = late;
         base += 64;
     }
-    (base - carry, false)
+    (base - tail(base), false)
 }
 
 /// Bit `k` set iff bits `k..k + MIN_BASE64_RUN` of `m` are all set.
@@ -502,39 +594,126 @@ fn windows_of_min_run(m: u64) -> u64 {
     let four = two & (two >> 2);
     let eight = four & (four >> 4);
     let sixteen = eight & (eight >> 8);
-    sixteen & (four >> 16) & (two >> 20)
+    sixteen & (eight >> 14)
 }
 
 /// Bit `k` set iff `block[k]` is in the base64 alphabets (`CLASS` has
-/// `B64 | STD | URL`): `A-Za-z`, `+` to `9` except `,` and `.`, and `_`.
-#[cfg(target_arch = "x86_64")]
+/// `B64 | STD | URL`).
+#[cfg(all(test, target_arch = "x86_64"))]
 #[target_feature(enable = "avx2")]
 fn alphabet_mask(block: &[u8; 64]) -> u64 {
+    !classify(block).0
+}
+
+/// `block`'s bytes outside the base64 alphabets (bit `k` for `block[k]`),
+/// and its 4-byte groups that are all in them (bit `j` for
+/// `block[4j..4j + 4]`).
+///
+/// Two nibble lookups (`vpshufb`): the high nibble picks one of five sets
+/// of low nibbles (`NIBBLE_HI`), the low nibble says which sets hold it
+/// (`NIBBLE_LO`); a byte is in the alphabet iff both share a bit. Bytes
+/// `0x80` and up get 0 from both. Eight instructions a half, where range
+/// compares took sixteen.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn classify(block: &[u8; 64]) -> (u64, u32) {
     use std::arch::x86_64::*;
-    let half = |h: &[u8; 32]| -> u64 {
+    let (lo_table, hi_table) = nibble_tables();
+    let low4 = _mm256_set1_epi8(0x0f);
+    let zero = _mm256_setzero_si256();
+    let half = |h: &[u8; 32]| -> (u64, u32) {
         // SAFETY: `h` is 32 readable bytes; the load is unaligned.
         let v = unsafe { _mm256_loadu_si256(h.as_ptr().cast()) };
-        let set = |b: u8| _mm256_set1_epi8(b as i8);
-        let le = |x: __m256i, max: u8| _mm256_cmpeq_epi8(_mm256_min_epu8(x, set(max)), x);
-        let letter = le(
-            _mm256_sub_epi8(_mm256_or_si256(v, set(0x20)), set(b'a')),
-            25,
-        );
-        let plus_to_nine = le(_mm256_sub_epi8(v, set(b'+')), b'9' - b'+');
-        let comma_dot = _mm256_or_si256(
-            _mm256_cmpeq_epi8(v, set(b',')),
-            _mm256_cmpeq_epi8(v, set(b'.')),
-        );
-        let under = _mm256_cmpeq_epi8(v, set(b'_'));
-        let alpha = _mm256_or_si256(
-            _mm256_or_si256(letter, under),
-            _mm256_andnot_si256(comma_dot, plus_to_nine),
-        );
-        _mm256_movemask_epi8(alpha) as u32 as u64
+        let lo = _mm256_shuffle_epi8(lo_table, v);
+        let hi = _mm256_shuffle_epi8(hi_table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+        let outside = _mm256_cmpeq_epi8(_mm256_and_si256(lo, hi), zero);
+        let whole = _mm256_castsi256_ps(_mm256_cmpeq_epi32(outside, zero));
+        (
+            _mm256_movemask_epi8(outside) as u32 as u64,
+            _mm256_movemask_ps(whole) as u32,
+        )
     };
     let (lo, hi) = block.split_at(32);
-    half(lo.try_into().unwrap()) | half(hi.try_into().unwrap()) << 32
+    let (o0, g0) = half(lo.try_into().unwrap());
+    let (o1, g1) = half(hi.try_into().unwrap());
+    (o0 | o1 << 32, g0 | g1 << 8)
 }
+
+/// The groups of [`classify`] alone: the hot loop of [`skip_short_runs`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn whole_groups(block: &[u8; 64]) -> u32 {
+    use std::arch::x86_64::*;
+    let (lo_table, hi_table) = nibble_tables();
+    let zero = _mm256_setzero_si256();
+    let half = |h: &[u8; 32]| -> u32 {
+        // SAFETY: `h` is 32 readable bytes; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(h.as_ptr().cast()) };
+        let inside = _mm256_and_si256(
+            _mm256_shuffle_epi8(lo_table, v),
+            _mm256_shuffle_epi8(
+                hi_table,
+                _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0f)),
+            ),
+        );
+        // A group is whole iff none of its bytes is 0 in `inside`.
+        let outside = _mm256_cmpeq_epi8(inside, zero);
+        _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(outside, zero))) as u32
+    };
+    let (lo, hi) = block.split_at(32);
+    half(lo.try_into().unwrap()) | half(hi.try_into().unwrap()) << 8
+}
+
+/// [`NIBBLE_LO`] and [`NIBBLE_HI`] in both lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn nibble_tables() -> (std::arch::x86_64::__m256i, std::arch::x86_64::__m256i) {
+    use std::arch::x86_64::*;
+    // SAFETY (both loads): 16 readable bytes, unaligned loads.
+    unsafe {
+        (
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(NIBBLE_LO.as_ptr().cast())),
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(NIBBLE_HI.as_ptr().cast())),
+        )
+    }
+}
+
+/// The alphabet by high nibble: `2`: `+ - /` (low `B D F`); `3`: digits
+/// (`0`-`9`); `4` and `6`: letters (`1`-`F`); `5`: `P`-`Z` and `_` (`0`-`A`,
+/// `F`); `7`: `p`-`z` (`0`-`A`). One bit per set of low nibbles.
+#[cfg(target_arch = "x86_64")]
+const NIBBLE_HI: [u8; 16] = [0, 0, 1, 2, 4, 8, 4, 16, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/// For each low nibble, the sets of [`NIBBLE_HI`] that hold it.
+#[cfg(target_arch = "x86_64")]
+const NIBBLE_LO: [u8; 16] = {
+    let mut t = [0u8; 16];
+    let mut l = 0;
+    while l < 16 {
+        let mut v = 0;
+        if l == 0xb || l == 0xd || l == 0xf {
+            v |= 1;
+        }
+        if l <= 9 {
+            v |= 2;
+        }
+        if l >= 1 {
+            v |= 4;
+        }
+        if l <= 0xa || l == 0xf {
+            v |= 8;
+        }
+        if l <= 0xa {
+            v |= 16;
+        }
+        t[l] = v;
+        l += 1;
+    }
+    t
+};
 
 /// Appends the percent candidates: maximal runs of URL bytes that start in
 /// `lo..hi` and hold a `%XX` escape in their first `cap` bytes. Found from
@@ -767,7 +946,7 @@ mod tests {
 
     fn runs(data: &[u8]) -> Vec<(String, RunKind)> {
         let mut v = Vec::new();
-        find_runs(data, 0, data.len(), 1 << 20, &mut v);
+        find_runs(data, 0, data.len(), 1 << 20, true, &mut v);
         v.iter()
             .map(|r| {
                 (
@@ -799,7 +978,7 @@ mod tests {
     fn long_percent_run() {
         let data = format!("x {} y", "a%41".repeat(10_000));
         let mut v = Vec::new();
-        find_runs(data.as_bytes(), 0, data.len(), 64, &mut v);
+        find_runs(data.as_bytes(), 0, data.len(), 64, true, &mut v);
         let pct: Vec<(usize, usize)> = v
             .iter()
             .filter(|r| r.kind == RunKind::Percent)
@@ -854,6 +1033,71 @@ mod tests {
         );
     }
 
+    /// The early test keeps every run that decodes: the hex and base64
+    /// (both alphabets) of text starting with every character that text
+    /// can start with (ASCII printable, tab, CR, LF, and the lead bytes of
+    /// UTF-8), followed by every second character; and it refuses most
+    /// identifiers.
+    #[test]
+    fn first_byte_test_keeps_what_decodes() {
+        const STD_ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let base64 = |text: &[u8], url: bool| -> Vec<u8> {
+            let mut out = Vec::new();
+            for q in text.chunks(3) {
+                let v = (q[0] as u32) << 16
+                    | (*q.get(1).unwrap_or(&0) as u32) << 8
+                    | *q.get(2).unwrap_or(&0) as u32;
+                for k in 0..=q.len() {
+                    let c = STD_ALPHABET[(v >> (18 - 6 * k) & 63) as usize];
+                    out.push(match (url, c) {
+                        (true, b'+') => b'-',
+                        (true, b'/') => b'_',
+                        _ => c,
+                    });
+                }
+            }
+            out
+        };
+        let mut buf = Vec::new();
+        let firsts = (0x20..0x7f).chain([b'\t', b'\r', b'\n']);
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        for first in firsts {
+            for second in 0x20..0x7fu8 {
+                let mut t = vec![first, second];
+                t.extend_from_slice(b"ello world, hello there");
+                texts.push(t);
+            }
+        }
+        for lead in ["é", "€", "😀"] {
+            texts.push(format!("{lead}llo world, hello there").into_bytes());
+        }
+        for text in &texts {
+            let hex: Vec<u8> = text
+                .iter()
+                .flat_map(|b| format!("{b:02x}").into_bytes())
+                .collect();
+            for run in [hex, base64(text, false), base64(text, true)] {
+                assert!(decode(&run, RunKind::Base64 { whole: true }, &mut buf).is_some());
+                assert!(
+                    first_byte_is_text(&run),
+                    "{}",
+                    String::from_utf8_lossy(&run)
+                );
+            }
+        }
+        let words = [
+            "skip_short_runs_for_all",
+            "test_one_run_at_every_offset",
+            "crate/scanner/engine",
+        ];
+        let refused = words
+            .iter()
+            .filter(|w| !first_byte_is_text(w.as_bytes()))
+            .count();
+        assert_eq!(refused, 2);
+    }
+
     /// The maximal alphabet runs of at least `MIN_BASE64_RUN` bytes that
     /// start in `lo..hi`, found by reading every byte.
     fn naive_runs(data: &[u8], lo: usize, hi: usize) -> Vec<(usize, usize)> {
@@ -869,7 +1113,7 @@ mod tests {
             while e < data.len() && alpha(data[e]) {
                 e += 1;
             }
-            if e - s >= MIN_BASE64_RUN && (lo..hi).contains(&s) {
+            if e - s >= MIN_BASE64_RUN && (lo..hi).contains(&s) && first_byte_is_text(&data[s..e]) {
                 v.push((s, e));
             }
             s = e;
@@ -891,21 +1135,59 @@ mod tests {
         for _ in 0..2000 {
             let mut data = Vec::new();
             let len = (next() % 1000) as usize;
+            // Words up to 40 bytes; or mostly short ones, as in source
+            // code, with a long one (up to 150: runs that cross blocks) now
+            // and then, so that few blocks pass the coarse test.
+            let sparse = next() % 2 == 0;
             while data.len() < len {
-                let word = (next() % 40) as usize;
+                let word = if !sparse {
+                    next() % 40
+                } else if next() % 8 == 0 {
+                    19 + next() % 130
+                } else {
+                    next() % 19
+                } as usize;
                 data.extend((0..word).map(|k| b"aZ09+/_-"[(k + word) % 8]));
                 data.push(b" .:\n\"("[(next() % 5) as usize]);
             }
             let lo = (next() % 500) as usize;
             let hi = lo + (next() % 600) as usize;
             let mut v = Vec::new();
-            find_runs(&data, lo, hi, usize::MAX, &mut v);
+            find_runs(&data, lo, hi, usize::MAX, true, &mut v);
             let got: Vec<(usize, usize)> = v
                 .iter()
                 .filter(|r| r.kind != RunKind::Percent)
                 .map(|r| (r.start, r.end))
                 .collect();
             assert_eq!(got, naive_runs(&data, lo, hi.min(data.len())), "{lo}..{hi}");
+        }
+    }
+
+    /// One run of every length from the shortest candidate on, at every
+    /// offset across three 64-byte blocks, after a short word or not: the
+    /// block skip finds exactly it (a run whose whole 4-byte groups end in
+    /// the block before its 22nd byte included).
+    #[test]
+    fn one_run_at_every_offset() {
+        for len in MIN_BASE64_RUN - 2..100 {
+            for at in 0..192 {
+                for word in [0, 5, 18] {
+                    let mut data = vec![b' '; 320];
+                    data[at..at + len].fill(b'Q');
+                    if word > 0 && at > word {
+                        data[at - word - 1..at - 1].fill(b'z');
+                    }
+                    let mut v = Vec::new();
+                    find_runs(&data, 0, data.len(), usize::MAX, true, &mut v);
+                    let got: Vec<(usize, usize)> = v.iter().map(|r| (r.start, r.end)).collect();
+                    let want = if len >= MIN_BASE64_RUN {
+                        vec![(at, at + len)]
+                    } else {
+                        vec![]
+                    };
+                    assert_eq!(got, want, "run of {len} at {at} after a word of {word}");
+                }
+            }
         }
     }
 
@@ -923,6 +1205,15 @@ mod tests {
                 let want = CLASS[b as usize] & (B64 | STD | URL) != 0;
                 assert_eq!(m >> k & 1 == 1, want, "byte {b:#x}");
             }
+        }
+        // Whole groups: blocks of alphabet bytes with one outsider moved
+        // through every position.
+        for gap in 0..=64 {
+            let block: [u8; 64] = std::array::from_fn(|k| if k == gap { b'.' } else { b'a' });
+            // SAFETY: AVX2 is available (checked above).
+            let (_, groups) = unsafe { classify(&block) };
+            let want = (0..16).fold(0u32, |g, j| g | ((gap / 4 != j) as u32) << j);
+            assert_eq!(groups, want, "outsider at {gap}");
         }
     }
 

@@ -469,6 +469,23 @@ impl EngineBuilder {
                 }
             }
         }
+        // Two markers the decode pass needs, found by the plain scan, which
+        // reads every byte anyway: `-----begin` starts a split-literal
+        // sequence (`src/literals.rs`), `%` a percent escape. Without them
+        // the literal and percent passes have nothing to find, and each
+        // would otherwise search every buffer again (2% and 0.6% of all
+        // instructions on source code). `-----begin` is a prefix of the
+        // private-key keywords, so the automaton gains one state at most.
+        let mut marker = |k: &str| match keywords.iter().position(|x| x == k) {
+            Some(i) => i,
+            None => {
+                keywords.push(k.to_string());
+                kw_rules.push(Vec::new());
+                keywords.len() - 1
+            }
+        };
+        let begin_kw = marker(BEGIN_KEYWORD);
+        let percent_kw = marker("%");
         // A DFA without prefilter: with hundreds of keywords no prefilter
         // applies, and without one the start state is not special, so
         // `keyword_hits` leaves its loop only on a match state.
@@ -488,7 +505,17 @@ impl EngineBuilder {
             .unwrap_or(0)
             .max(MIN_LEAD);
         let has_generic = rules.iter().any(|r| r.generic);
+        // The walks of `keyword_hits` overlap by the longest keyword, the
+        // markers included; chunks by the longest a rule owns (the markers
+        // are looked for in the owned range only, well inside a chunk).
         let max_kw = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
+        let max_rule_kw = keywords
+            .iter()
+            .zip(&kw_rules)
+            .filter(|(_, rules)| !rules.is_empty())
+            .map(|(k, _)| k.len())
+            .max()
+            .unwrap_or(0);
         let engine = Engine {
             id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
             rules,
@@ -496,12 +523,14 @@ impl EngineBuilder {
             ac,
             keywords,
             kw_rules,
+            begin_kw,
+            percent_kw,
             unkeyed,
             global,
             config_secrets,
             lead,
             has_generic,
-            overlap: 5 * lead + max_kw + 16,
+            overlap: 5 * lead + max_rule_kw + 16,
             max_kw,
             decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
             names,
@@ -971,6 +1000,10 @@ impl Rule {
     }
 }
 
+/// Always a keyword of the stage-1 automaton, with or without rules: its
+/// hits tell the split-literal pass that it has work (see `begin_kw`).
+const BEGIN_KEYWORD: &str = "-----begin";
+
 /// Compiled, read-only rule database; share it with `Arc` across workers.
 /// The smallest `LEAD` (see [`Engine::chunk_overlap`]).
 const MIN_LEAD: usize = 256;
@@ -984,6 +1017,10 @@ pub struct Engine {
     max_kw: usize,
     keywords: Vec<String>,
     kw_rules: Vec<Vec<u32>>,
+    /// The indexes of [`BEGIN_KEYWORD`] and `%` in `keywords`: markers
+    /// for the decode pass ([`ScanScratch`]'s `begin_seen`, `percent_seen`).
+    begin_kw: usize,
+    percent_kw: usize,
     unkeyed: Vec<u32>,
     global: Vec<Arc<Allowlist>>,
     config_secrets: Option<LazyRegex>,
@@ -1085,7 +1122,9 @@ impl Engine {
         self.names.get(name).map(|&i| self.infos[i].id.clone())
     }
 
-    /// The keywords of the stage-1 automaton (lowercase, deduplicated).
+    /// The keywords of the stage-1 automaton (lowercase, deduplicated),
+    /// with `-----begin` and `%`, which no rule needs to own: they tell the
+    /// decode pass whether it has split literals or escapes to look for.
     pub fn keywords(&self) -> &[String] {
         &self.keywords
     }
@@ -1165,6 +1204,8 @@ impl Engine {
         nested: bool,
     ) {
         scratch.prepare(self);
+        scratch.begin_seen = false;
+        scratch.percent_seen = false;
         if self.path_allowlisted(input.path) {
             return;
         }
@@ -1213,6 +1254,8 @@ impl Engine {
 
         // Stage 1.
         self.keyword_hits(data, |kw, start, end| {
+            s.begin_seen |= kw == self.begin_kw;
+            s.percent_seen |= kw == self.percent_kw;
             for &r in &self.kw_rules[kw] {
                 let ri = r as usize;
                 if !s.rule_on[ri] {

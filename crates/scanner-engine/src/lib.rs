@@ -503,6 +503,11 @@ pub struct ScanScratch {
     provider_secrets: Vec<regex_automata::Span>,
     suppressed: Suppressed,
     decode: decode::DecodeScratch,
+    /// Whether the last scan of a layer met `-----BEGIN` (any case), `%`:
+    /// without them the split-literal and percent passes have nothing to
+    /// find.
+    begin_seen: bool,
+    percent_seen: bool,
     /// See [`ScanScratch::keep_allowed`].
     keep_allowed: bool,
 }

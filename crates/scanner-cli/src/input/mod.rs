@@ -88,7 +88,15 @@ pub enum Content {
     /// to the archive). `cut`: the archive's limits ended the read early;
     /// what was read is scanned and the member reported with 0 bytes, as
     /// a member read inline is. Charged to a budget by its length.
-    Member { data: Vec<u8>, cut: bool },
+    ///
+    /// The member is `data[range]`: the members of one batch are read one
+    /// after another into one buffer, which they share (a fresh `Vec` per
+    /// member cost 2.5% of the instructions of a scan of `.crate` files).
+    Member {
+        data: Arc<Vec<u8>>,
+        range: std::ops::Range<usize>,
+        cut: bool,
+    },
 }
 
 /// One thing to scan.
@@ -102,7 +110,8 @@ impl Item {
     /// charge): what a file or stream holds is its worker's buffer instead.
     pub fn held_bytes(&self) -> u64 {
         match &self.content {
-            Content::Bytes(b) | Content::Member { data: b, .. } => b.len() as u64,
+            Content::Bytes(b) => b.len() as u64,
+            Content::Member { range, .. } => range.len() as u64,
             Content::GitBlob { size, .. } => *size,
             Content::File(_) | Content::WalkedFile { .. } | Content::Stream(_) => 0,
         }

@@ -566,12 +566,17 @@ mod tests {
         let secret = format!("token = \"{token}\"\n");
         let secret2 = secret.replace("3AHQ", "JRYf");
         let filler = "an ordinary line, nothing in it\n".repeat(10_000);
-        let member = |name: &str, data: String, cut: bool| Item {
-            provenance: Provenance::path(format!("a.tar!{name}")),
-            content: Content::Member {
-                data: data.into_bytes(),
-                cut,
-            },
+        // Each with bytes of its neighbours around it, as in a batch.
+        let member = |name: &str, data: String, cut: bool| {
+            let buf = format!("NEIGHBOUR{data}NEIGHBOUR").into_bytes();
+            Item {
+                provenance: Provenance::path(format!("a.tar!{name}")),
+                content: Content::Member {
+                    range: 9..buf.len() - 9,
+                    data: Arc::new(buf),
+                    cut,
+                },
+            }
         };
         for threads in [1, 3] {
             let items = vec![

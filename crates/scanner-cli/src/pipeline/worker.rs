@@ -17,12 +17,14 @@
 //!
 //! An archive is walked by one worker (decompression is sequential), which
 //! reads every member but scans only the large ones itself: small members
-//! go in batches to its deque as [`Content::Member`] items for idle workers
-//! to steal, under the [`Shared::members`] budget ([`scan_archive`]). A
+//! are read one after another into one buffer per batch, and go to its
+//! deque as [`Content::Member`] items sharing it, for idle workers to
+//! steal, under the [`Shared::members`] budget ([`scan_archive`]). A
 //! large archive then keeps every core busy, and the memory it holds is
 //! that budget's 2 MiB per worker.
 
 use std::io::{self, Read as _, Seek as _};
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -81,6 +83,10 @@ pub struct WorkerScratch {
     git: Option<BlobReader>,
     /// Blob bytes, reused from blob to blob.
     blob: Vec<u8>,
+    /// The buffer of [`MemberBatch`], reused from batch to batch and from
+    /// archive to archive while batches are scanned here (a spawned batch
+    /// takes it along).
+    members: Vec<u8>,
 }
 
 impl WorkerScratch {
@@ -114,6 +120,7 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
                 found: Vec::new(),
                 git: None,
                 blob: Vec::new(),
+                members: Vec::new(),
             }
         },
         move |task: Task, ctx: &mut WorkerCtx<Task, WorkerScratch>| {
@@ -298,7 +305,7 @@ fn scan_item(
             Ok(Some(outcome_of(read, w)))
         })(),
         Content::Bytes(data) => scan_bytes(&provenance, data, &permit, w, spawner, sh),
-        Content::Member { data, cut } => scan_member(&provenance, &data, cut, w, sh),
+        Content::Member { data, range, cut } => scan_member(&provenance, &data[range], cut, w, sh),
         Content::GitBlob { repo, oid, size } => (|| -> Read1 {
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
@@ -439,7 +446,7 @@ fn scan_archive(
     let budget = archive::Budget::new(limits.clone());
     let display = provenance.path.to_string_lossy().into_owned();
     let scope = archive::Scope::top(&budget, &display);
-    let mut batch = MemberBatch::default();
+    let mut batch = MemberBatch::new(std::mem::take(&mut w.members));
     let walked = archive::walk(
         kind,
         archive::Source::Seekable(file),
@@ -457,24 +464,26 @@ fn scan_archive(
                 return Ok(archive::Flow::Continue);
             }
             // The declared size only chooses the way: a member that lies
-            // about it is still read at most `SMALL_MEMBER + 1` bytes here.
+            // about it is still read at most `SMALL_MEMBER + 1` bytes here,
+            // at the end of the batch's buffer.
             let mut head = Vec::new();
             if leaf.size.is_none_or(|s| s <= SMALL_MEMBER) {
-                let declared = leaf.size.unwrap_or(0).min(SMALL_MEMBER);
-                head.reserve_exact(declared as usize + 1);
-                let read = member.take(SMALL_MEMBER + 1).read_to_end(&mut head);
-                let cut = match read {
+                let start = batch.used;
+                let cut = match batch.read(member) {
                     Err(_) if sh.stop.is_stopped() => return Ok(archive::Flow::Stop),
                     Err(_) => true,
-                    Ok(_) => false,
+                    Ok(()) => false,
                 };
-                if cut || head.len() as u64 <= SMALL_MEMBER {
-                    batch.push(member_prov, head, cut);
+                if cut || (batch.used - start) as u64 <= SMALL_MEMBER {
+                    batch.push(member_prov, start, cut);
                     if batch.is_full() {
                         batch.dispatch(w, spawner, sh);
                     }
                     return Ok(archive::Flow::Continue);
                 }
+                // Large after all: its first bytes leave the buffer.
+                head = batch.data[start..batch.used].to_vec();
+                batch.used = start;
             }
             // Large: scanned here as it is inflated, after what was read.
             let mut rest = io::Cursor::new(head).chain(member);
@@ -507,6 +516,7 @@ fn scan_archive(
     if !sh.stop.is_stopped() {
         batch.dispatch(w, spawner, sh);
     }
+    w.members = batch.data;
     let stats = budget.into_stats();
     let _ = sh.tx.send(Msg::Archive(stats));
     walked?;
@@ -517,49 +527,112 @@ fn scan_archive(
 }
 
 /// Small members read by [`scan_archive`], waiting to become one task.
-#[derive(Default)]
 struct MemberBatch {
-    items: Vec<Item>,
+    /// The members' bytes, one after another, up to `used`. The rest are
+    /// zeroes or bytes of an earlier batch: memory a `read` may be handed
+    /// must be initialised, and a buffer initialised once and reused costs
+    /// no clearing per member (`read_to_end` cleared up to 8 KiB a read,
+    /// as much as the scan of a small member).
+    data: Vec<u8>,
+    used: usize,
+    /// Each member: who it is, where it is in `data`, whether the limits
+    /// cut its read short.
+    members: Vec<(Provenance, Range<usize>, bool)>,
     /// What the batch is charged: its bytes and [`MEMBER_OVERHEAD`] each.
     charge: u64,
 }
 
+/// The most a read asks for: the most `data` grows beyond what it holds.
+const MEMBER_READ: usize = 64 << 10;
+/// What `data` can come to hold: a batch one byte short of full, then a
+/// member read to `SMALL_MEMBER + 1` bytes in reads of `MEMBER_READ`.
+/// Reserved at once, so that it never moves what it holds (the pages are
+/// only touched as they fill).
+const MEMBER_BATCH_CAPACITY: usize = (MEMBER_BATCH_BYTES + SMALL_MEMBER) as usize + MEMBER_READ;
+
 impl MemberBatch {
-    fn push(&mut self, provenance: Provenance, data: Vec<u8>, cut: bool) {
-        self.charge += data.len() as u64 + MEMBER_OVERHEAD;
-        self.items.push(Item {
-            provenance,
-            content: Content::Member { data, cut },
-        });
+    fn new(mut data: Vec<u8>) -> MemberBatch {
+        data.reserve(MEMBER_BATCH_CAPACITY.saturating_sub(data.len()));
+        MemberBatch {
+            data,
+            used: 0,
+            members: Vec::new(),
+            charge: 0,
+        }
+    }
+
+    /// Reads `member` at `used`, up to `SMALL_MEMBER + 1` bytes; what was
+    /// read before an error stays.
+    fn read(&mut self, member: &mut dyn io::Read) -> io::Result<()> {
+        let limit = self.used + SMALL_MEMBER as usize + 1;
+        while self.used < limit {
+            let want = (limit - self.used).min(MEMBER_READ);
+            if self.data.len() < self.used + want {
+                self.data.resize(self.used + want, 0);
+            }
+            match member.read(&mut self.data[self.used..self.used + want]) {
+                Ok(0) => break,
+                Ok(n) => self.used += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the member read into `data[start..]`.
+    fn push(&mut self, provenance: Provenance, start: usize, cut: bool) {
+        let range = start..self.used;
+        self.charge += range.len() as u64 + MEMBER_OVERHEAD;
+        self.members.push((provenance, range, cut));
     }
 
     fn is_full(&self) -> bool {
-        self.items.len() >= MEMBER_BATCH_LEN || self.charge >= MEMBER_BATCH_BYTES
+        self.members.len() >= MEMBER_BATCH_LEN || self.charge >= MEMBER_BATCH_BYTES
     }
 
     /// Spawns the batch on this worker's deque if the members budget has
     /// room, else scans it here: the walker then does its share of the
-    /// scanning, and the read-ahead stays bounded.
+    /// scanning, and the read-ahead stays bounded. Either way the batch is
+    /// empty after, with a buffer to fill (the same one if scanned here, a
+    /// new one if spawned).
     fn dispatch(&mut self, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) {
-        if self.items.is_empty() {
+        if self.members.is_empty() {
             return;
         }
-        let items = std::mem::take(&mut self.items);
         let charge = std::mem::take(&mut self.charge);
         // With one worker nobody could steal it: no point holding it.
         let permit = (sh.opts.threads > 1)
             .then(|| sh.members.try_acquire(charge))
             .flatten();
         match permit {
-            Some(permit) => spawner.spawn_local(Task::Batch { items, permit }),
+            Some(permit) => {
+                let mut data =
+                    std::mem::replace(&mut self.data, Vec::with_capacity(MEMBER_BATCH_CAPACITY));
+                data.truncate(self.used);
+                self.used = 0;
+                let data = Arc::new(data);
+                let items = self
+                    .members
+                    .drain(..)
+                    .map(|(provenance, range, cut)| Item {
+                        provenance,
+                        content: Content::Member {
+                            data: Arc::clone(&data),
+                            range,
+                            cut,
+                        },
+                    })
+                    .collect();
+                spawner.spawn_local(Task::Batch { items, permit });
+            }
             None => {
-                for item in items {
-                    if let Content::Member { data, cut } = item.content {
-                        w.found.clear();
-                        let read = scan_member(&item.provenance, &data, cut, w, sh);
-                        report(item.provenance, read, w, sh);
-                    }
+                for (provenance, range, cut) in self.members.drain(..) {
+                    w.found.clear();
+                    let read = scan_member(&provenance, &self.data[range], cut, w, sh);
+                    report(provenance, read, w, sh);
                 }
+                self.used = 0;
             }
         }
     }
