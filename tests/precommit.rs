@@ -658,6 +658,14 @@ fn precommit_framework_builds_the_hook_and_blocks_a_staged_secret() {
         .env("GIT_CONFIG_GLOBAL", &gitconfig)
         .env("PATH", &path)
         .env("PRE_COMMIT_HOME", work.path().join("pre-commit-home"))
+        // What is tested is that the framework builds and runs the hook, not how fast the
+        // binary is: the framework's `cargo install` gets an unoptimised release profile,
+        // which builds in a fraction of the time (CI has 2 cores).
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+        .env("CARGO_PROFILE_RELEASE_LTO", "off")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "0")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "256")
+        .env("CARGO_INCREMENTAL", "0")
         .output()
         .expect("cannot run `pre-commit` (pip install pre-commit)");
         let said = format!(
