@@ -525,46 +525,14 @@ fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id().to_string();
-    let signal = |sig: &str| {
-        let ok = Command::new("kill").args([sig, &pid]).status().unwrap();
-        assert!(ok.success(), "kill {sig} {pid}");
-    };
-    // The read position of big.txt in the scanner, once it has it open.
-    let position = || -> Option<u64> {
-        for fd in fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten() {
-            if fs::read_link(fd.path()).ok()? == path {
-                let info =
-                    fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_str()?))
-                        .ok()?;
-                let pos = info.lines().find_map(|l| l.strip_prefix("pos:"))?;
-                return pos.trim().parse().ok();
-            }
-        }
-        None
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let cut = loop {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the scan never reached the middle of the file"
-        );
-        if let Some(pos) = position().filter(|&p| p > 1 << 20) {
-            signal("-STOP");
-            // Stopped: the position no longer moves.
-            match position() {
-                Some(pos) if pos < size - (1 << 20) => break pos,
-                _ => panic!("read past the middle ({pos} of {size}) before it could be stopped"),
-            }
-        }
-    };
+    let cut = common::stop_mid_read(&child, &path, 1 << 20, size - (1 << 20));
     fs::OpenOptions::new()
         .write(true)
         .open(&path)
         .unwrap()
         .set_len(cut)
         .unwrap();
-    signal("-CONT");
+    common::signal(&child, "-CONT");
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();

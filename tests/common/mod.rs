@@ -395,3 +395,48 @@ pub fn run_axes(dir: &Path, args: &[&str]) -> Run {
     }
     first.expect("AXES is not empty").1
 }
+
+/// A scanner process held still (SIGSTOP) while it reads `path` front to back: returns once
+/// the kernel's read position of its descriptor for `path` is past `from` bytes, with the
+/// process stopped, and gives that position. Panics if the read got past `before` first (the
+/// file was read too fast to be caught mid-way) or never started within a minute. Resume it
+/// with [`signal`]`(child, "-CONT")`.
+#[cfg(target_os = "linux")]
+pub fn stop_mid_read(child: &std::process::Child, path: &Path, from: u64, before: u64) -> u64 {
+    let pid = child.id();
+    let position = || -> Option<u64> {
+        for fd in fs::read_dir(format!("/proc/{pid}/fd")).ok()?.flatten() {
+            if fs::read_link(fd.path()).ok()? == path {
+                let fd = fd.file_name();
+                let info = fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.to_str()?));
+                let info = info.ok()?;
+                let pos = info.lines().find_map(|l| l.strip_prefix("pos:"))?;
+                return pos.trim().parse().ok();
+            }
+        }
+        None
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scanner never read {} past {from} bytes",
+            path.display()
+        );
+        if let Some(pos) = position().filter(|&p| p >= from) {
+            signal(child, "-STOP");
+            // Stopped: the position no longer moves.
+            match position() {
+                Some(pos) if pos < before => return pos,
+                _ => panic!("read past {before} bytes (at {pos}) before it could be stopped"),
+            }
+        }
+    }
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`, `-INT`...) to `child` with kill(1).
+pub fn signal(child: &std::process::Child, sig: &str) {
+    let pid = child.id().to_string();
+    let ok = Command::new("kill").args([sig, &pid]).status().unwrap();
+    assert!(ok.success(), "kill {sig} {pid}");
+}
