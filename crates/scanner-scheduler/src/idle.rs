@@ -292,6 +292,23 @@ mod loom_idle {
             self.sleepers.wake_one()
         }
 
+        /// Two worker threads running `body(world, index, own parker)`.
+        fn two_workers(
+            body: fn(&World, usize, &Parker) -> usize,
+        ) -> (Arc<World>, Vec<thread::JoinHandle<usize>>) {
+            let parkers = [Parker::new(), Parker::new()];
+            let w = World::new(&parkers);
+            let workers = parkers
+                .into_iter()
+                .enumerate()
+                .map(|(me, parker)| {
+                    let w = w.clone();
+                    thread::spawn(move || body(&w, me, &parker))
+                })
+                .collect();
+            (w, workers)
+        }
+
         /// `Shared::signal_done`.
         fn end(&self) {
             if !self.done.swap(true, Ordering::SeqCst) {
@@ -337,23 +354,14 @@ mod loom_idle {
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(3);
         model.check(|| {
-            let parkers = [Parker::new(), Parker::new()];
-            let w = World::new(&parkers);
-            let [p0, p1] = parkers;
-            let workers: Vec<_> = [(0, p0), (1, p1)]
-                .into_iter()
-                .map(|(me, parker)| {
-                    let w = w.clone();
-                    thread::spawn(move || {
-                        let took = w.worker(me, &parker, 1);
-                        if took == 1 {
-                            w.end();
-                        }
-                        // The other worker: back in the loop until done.
-                        took + w.worker(me, &parker, usize::MAX)
-                    })
-                })
-                .collect();
+            let (w, workers) = World::two_workers(|w, me, parker| {
+                let took = w.worker(me, parker, 1);
+                if took == 1 {
+                    w.end();
+                }
+                // The other worker: back in the loop until done.
+                took + w.worker(me, parker, usize::MAX)
+            });
             w.push();
             let took: usize = workers.into_iter().map(|t| t.join().unwrap()).sum();
             assert_eq!(took, 1);
@@ -366,16 +374,7 @@ mod loom_idle {
     #[test]
     fn loom_sleep_done_wakes_everyone() {
         loom::model(|| {
-            let parkers = [Parker::new(), Parker::new()];
-            let w = World::new(&parkers);
-            let [p0, p1] = parkers;
-            let workers: Vec<_> = [(0, p0), (1, p1)]
-                .into_iter()
-                .map(|(me, parker)| {
-                    let w = w.clone();
-                    thread::spawn(move || w.worker(me, &parker, usize::MAX))
-                })
-                .collect();
+            let (w, workers) = World::two_workers(|w, me, parker| w.worker(me, parker, usize::MAX));
             w.end();
             for t in workers {
                 assert_eq!(t.join().unwrap(), 0);
