@@ -387,3 +387,195 @@ fn a_corrupt_blob_is_named_and_the_other_blobs_are_still_scanned() {
         run.stderr
     );
 }
+
+/// Writes `path` and commits it, returning the commit id.
+fn commit_file(r: &Repo, path: &str, content: &str, msg: &str) -> String {
+    r.write(path, content);
+    r.git(&["add", "."]);
+    commit_at(r, msg, "2024-03-01T00:00:00+00:00");
+    head(r)
+}
+
+fn stats_json(r: &Repo, name: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(r.path(name)).unwrap()).unwrap()
+}
+
+/// Version `i` of a file holding `secret` between a header and a footer
+/// that take turns changing: each version edits one side of the secret.
+fn edited_around(i: u32, secret: &str) -> String {
+    format!("header {}\n{secret}\nfooter {}\n", i.div_ceil(2), i / 2)
+}
+
+/// A secret that survives fifty edits of its file is reported once, at the
+/// commit that added it; each later version counts it as unchanged.
+#[test]
+fn a_secret_kept_through_fifty_edits_is_reported_once_at_its_first_commit() {
+    let r = Repo::new();
+    let secret = format!("TOKEN={}", token(20));
+    let first = commit_file(&r, "app.env", &edited_around(0, &secret), "add");
+    for i in 1..=50 {
+        commit_file(
+            &r,
+            "app.env",
+            &edited_around(i, &secret),
+            &format!("edit {i}"),
+        );
+    }
+    let run = history(&r, &["--stats-json", "s.json"]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["app.env:2:7:2:47"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, first);
+    let v = stats_json(&r, "s.json");
+    assert_eq!(v["files"], 51);
+    assert_eq!(v["suppressed"]["unchanged in a later version"], 50);
+    // The generic assignment rule's match on the same token is dropped by the engine in every
+    // version, before any version comparison: counted 51 times.
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 51 allowlist, 50 unchanged in a later version")
+    );
+    // Whatever the number of workers.
+    let one = history(&r, &["--threads", "1"]).stdout;
+    let four = history(&r, &["--threads", "4"]).stdout;
+    assert_eq!(one, run.stdout);
+    assert_eq!(four, run.stdout);
+
+    // `-v` lists each, with the commit of the later version.
+    let run = history(&r, &["-v"]);
+    run.expect(1);
+    let listed: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("scanner: suppressed:"))
+        .filter(|l| l.ends_with(": unchanged in a later version"))
+        .collect();
+    assert_eq!(listed.len(), 50, "{}", run.stderr);
+
+    // A baseline written from this history suppresses exactly the one finding.
+    history(&r, &["--write-baseline", "base.json"]).expect(1);
+    let run = history(&r, &["--baseline", "base.json"]);
+    run.expect(0);
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 51 allowlist, 1 baseline, 50 unchanged in a later version")
+    );
+}
+
+#[test]
+fn a_secret_added_in_the_tenth_version_is_reported_at_the_tenth_commit() {
+    let r = Repo::new();
+    let secret = format!("TOKEN={}", token(21));
+    let mut tenth = String::new();
+    for i in 1..=20u32 {
+        let body = if i >= 10 {
+            format!("line {i}\n{secret}\nend\n")
+        } else {
+            format!("line {i}\nend\n")
+        };
+        let id = commit_file(&r, "cfg.env", &body, &format!("v{i}"));
+        if i == 10 {
+            tenth = id;
+        }
+    }
+    let run = history(&r, &["--stats-json", "s.json"]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["cfg.env:2:7:2:47"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, tenth);
+    assert_eq!(
+        stats_json(&r, "s.json")["suppressed"]["unchanged in a later version"],
+        10
+    );
+}
+
+#[test]
+fn a_secret_changed_in_place_is_reported_in_both_versions() {
+    let r = Repo::new();
+    let one = commit_file(&r, "k.env", &format!("a\nTOKEN={}\nz\n", token(22)), "one");
+    let two = commit_file(&r, "k.env", &format!("a\nTOKEN={}\nz\n", token(23)), "two");
+    let run = history(&r, &[]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["k.env:2:7:2:47", "k.env:2:7:2:47"]);
+    let mut commits: Vec<String> = found
+        .iter()
+        .map(|f| f.commit.as_ref().unwrap().id.clone())
+        .collect();
+    commits.sort();
+    let mut want = vec![one, two];
+    want.sort();
+    assert_eq!(commits, want);
+}
+
+/// A copy to a new path is a new file: scanned whole, even where its
+/// first version differs from the original.
+#[test]
+fn a_secret_in_a_file_copied_to_a_new_path_is_reported_at_both_paths() {
+    let r = Repo::new();
+    let secret = format!("TOKEN={}", token(24));
+    commit_file(&r, "a.env", &format!("{secret}\nfrom a\n"), "a");
+    commit_file(&r, "b.env", &format!("{secret}\nfrom b\n"), "b");
+    // A rename (with an edit) is a delete and an add: reported again too.
+    r.git(&["mv", "a.env", "c.env"]);
+    commit_file(&r, "c.env", &format!("{secret}\nfrom c\n"), "rename");
+    let run = history(&r, &[]);
+    run.expect(1);
+    let mut paths = run.path_lines();
+    paths.sort();
+    assert_eq!(paths, ["a.env:1", "b.env:1", "c.env:1"]);
+}
+
+/// A version split across workers is filtered once its pieces are put
+/// together: the secret before the edit is unchanged, the one in it is new.
+#[test]
+fn a_split_version_reports_only_what_changed() {
+    let r = Repo::new();
+    let mut text = format!("TOKEN={}\n", token(25));
+    text.push_str(&"filler line\n".repeat(30_000));
+    commit_file(&r, "big.txt", &text, "one");
+    text.push_str(&format!("TOKEN={}\n", token(26)));
+    let second = commit_file(&r, "big.txt", &text, "two");
+    let args = [
+        "--threads",
+        "4",
+        "--split-threshold",
+        "100000",
+        "--split-grain",
+        "20000",
+        "--stats-json",
+        "s.json",
+    ];
+    let run = history(&r, &args);
+    let found = run.expect(1).findings();
+    assert_eq!(
+        run.locations(),
+        ["big.txt:1:7:1:47", "big.txt:30002:7:30002:47"]
+    );
+    assert_eq!(found[1].commit.as_ref().unwrap().id, second);
+    assert_eq!(
+        stats_json(&r, "s.json")["suppressed"]["unchanged in a later version"],
+        1
+    );
+}
+
+/// A version whose predecessor was not scanned (over `--max-filesize`, or
+/// binary) is reported whole: its findings were reported nowhere else.
+#[test]
+fn a_version_of_a_file_that_was_skipped_before_is_reported_whole() {
+    let r = Repo::new();
+    let secret = format!("TOKEN={}\n", token(27));
+    commit_file(&r, "a.env", &format!("{secret}{}", "x".repeat(3000)), "big");
+    let small = commit_file(&r, "a.env", &format!("{secret}small\n"), "small");
+    let mut binary = secret.clone().into_bytes();
+    binary.extend([0u8; 16]);
+    r.write("b.env", binary);
+    r.git(&["add", "."]);
+    commit_at(&r, "binary", "2024-03-01T00:00:00+00:00");
+    let text = commit_file(&r, "b.env", &format!("{secret}text now\n"), "text");
+    let run = history(&r, &["--max-filesize", "2000"]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.path_lines(), ["a.env:1", "b.env:1"]);
+    let commits: Vec<&str> = found
+        .iter()
+        .map(|f| f.commit.as_ref().unwrap().id.as_str())
+        .collect();
+    assert_eq!(commits, [small.as_str(), text.as_str()]);
+}

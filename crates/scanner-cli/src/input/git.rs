@@ -379,6 +379,7 @@ pub fn source(
                     repo: std::sync::Arc::clone(&repo),
                     oid,
                     size: 0,
+                    base: None,
                 },
             });
         }

@@ -17,9 +17,12 @@
 //!    earliest that introduced it. Every blob of every listed commit's tree is either in its
 //!    first parent's tree or in this diff, so by induction from the roots no blob is missed;
 //!    a merge contributes only what it did not take from its first parent (what its other
-//!    parents brought is already seen, what the merge itself resolved is new). A `seen` set of
-//!    object ids (20 bytes + 1 control byte per distinct blob, in a table at most 7/8 full:
-//!    about 24-48 bytes per distinct blob) makes each blob yielded once. Deletions carry no
+//!    parents brought is already seen, what the merge itself resolved is new). A `seen` map of
+//!    object ids to a 64-bit hash of the path each was first yielded at (20 + 8 bytes + 1
+//!    control byte per distinct blob, in a table at most 7/8 full: about 33-66 bytes per
+//!    distinct blob, 6-12 MB for a million blobs) makes each blob yielded once, and tells
+//!    whether a modification's old blob was yielded at the same path (see "Versions of a
+//!    file"). Deletions carry no
 //!    content and are skipped; submodule entries (mode `160000`, a commit id of another
 //!    repository) are counted and skipped; symlinks (mode `120000`) are yielded: their blob is
 //!    the target path, and a target can be a token.
@@ -35,6 +38,21 @@
 //! in parallel by the caller, in-process: one [`ObjectStore`] per repository (gitoxide's
 //! `ThreadSafeRepository`, opened once at the git directory git resolved), one [`BlobReader`]
 //! per worker thread on it, each with its own pack cache.
+//!
+//! # Versions of a file
+//!
+//! Each edit of a file is a new blob, so a secret that survives fifty edits is in fifty
+//! blobs. A blob B gets a [`HistoryBlob::base`] A when its commit's raw entry is a
+//! modification (`M`) of a regular file at path P from A, the commit is not a merge, and A
+//! was itself first yielded at P. The caller then reports only the findings of B whose
+//! match intersects the changed span of B against A: the bytes between their common prefix
+//! and common suffix, widened by one byte on each side (a match whose boundary assertion
+//! looks at the first changed byte). A finding wholly in the shared prefix or suffix is in A
+//! at the same offset from the same end, at the same path, and was reported with A (by
+//! induction, back to the version that introduced it). Everything else is new and reported
+//! whole: an added file, a copy to a new path (with `--no-renames` a rename is a delete and
+//! an add), what a merge resolved, a blob whose old version was first seen elsewhere or
+//! lies outside the selected range (`--since`, `A..B`).
 //!
 //! # Why git for the walk and gitoxide for the contents
 //!
@@ -60,7 +78,7 @@
 //! environment and the user's and system's configuration, and is built without gitoxide's
 //! network features: it cannot fetch either, and a blob it cannot find is `NotFound`.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -219,6 +237,13 @@ pub struct HistoryBlob {
     /// True for a symlink: the content is its target.
     pub symlink: bool,
     pub commit: Arc<CommitInfo>,
+    /// The blob this one modifies, when its findings were already reported there: `commit`
+    /// changed [`HistoryBlob::path`] from `base` to this blob (status `M`, a regular file on
+    /// both sides, not a merge), and `base` was itself yielded at that same path. Findings
+    /// that lie wholly in what the two share (their common prefix and suffix) exist in
+    /// `base` at the same path and were reported with it; only the rest are new here. `None`:
+    /// everything in the blob is new (see the module docs, "Versions of a file").
+    pub base: Option<Oid>,
 }
 
 /// What to enumerate.
@@ -451,7 +476,15 @@ impl Hasher for OidHasher {
     fn write_usize(&mut self, _: usize) {}
 }
 
-type OidSet = HashSet<Oid, BuildHasherDefault<OidHasher>>;
+type OidMap = HashMap<Oid, u64, BuildHasherDefault<OidHasher>>;
+
+/// A path's 64-bit hash, stable within a run (SipHash with fixed keys). Two paths that
+/// collide would only let a version be compared with a blob first seen at the other path.
+fn hash_path(path: &[u8]) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    h.write(path);
+    h.finish()
+}
 
 /// A child whose stderr is collected on a thread, so it can never fill and block the child.
 struct Running {
@@ -558,6 +591,7 @@ struct Pending {
     path: Vec<u8>,
     symlink: bool,
     commit: Arc<CommitInfo>,
+    base: Option<Oid>,
 }
 
 enum Msg {
@@ -624,7 +658,7 @@ pub fn enumerate(
         "--no-notes",
         "--no-mailmap",
         "--encoding=UTF-8",
-        "--format=%x01%H%x00%an%x00%ae%x00%aI%x00%s%x00",
+        "--format=%x01%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00",
     ]);
     if let Some(since) = &opts.since {
         log.arg(format!("--since={since}"));
@@ -687,6 +721,7 @@ pub fn enumerate(
                             path: p.path,
                             symlink: p.symlink,
                             commit: p.commit,
+                            base: p.base,
                         };
                         if !on_blob(blob) {
                             stopped = true;
@@ -815,8 +850,11 @@ fn parse_log(
     let mut input = BufReader::with_capacity(256 * 1024, log_out);
     let mut ask = BufWriter::with_capacity(16 * 1024, check_in);
     let mut stats = HistoryStats::default();
-    let mut seen = OidSet::default();
+    // Each blob yielded, with a hash of the path it was yielded at (for `base`).
+    let mut seen = OidMap::default();
     let mut commit: Option<Arc<CommitInfo>> = None;
+    // Whether `commit` has more than one parent: what a merge resolved is scanned whole.
+    let mut merge = false;
     let mut tok = Vec::with_capacity(256);
     let mut hex = Vec::with_capacity(41);
     loop {
@@ -839,6 +877,7 @@ fn parse_log(
                 }
                 Ok(String::from_utf8_lossy(&tok).into_owned())
             };
+            merge = field()?.contains(' ');
             let author_name = field()?;
             let author_email = field()?;
             let author_date = field()?;
@@ -877,25 +916,35 @@ fn parse_log(
             let symlink = kind == 0o12;
             if kind == 0o16 {
                 // A gitlink: a commit of another repository, nothing to read here.
-                stats.submodules += u64::from(seen.insert(entry.dst_id));
+                stats.submodules += u64::from(seen.insert(entry.dst_id, 0).is_none());
                 continue;
             }
             if kind != 0o10 && !symlink {
                 continue;
             }
-            if !seen.insert(entry.dst_id) {
+            let path = tok.strip_suffix(b"\0").unwrap_or(&tok);
+            let path_hash = hash_path(path);
+            if seen.contains_key(&entry.dst_id) {
                 stats.duplicate_blobs += 1;
                 continue;
             }
+            seen.insert(entry.dst_id, path_hash);
+            let base = (entry.status == b'M'
+                && !merge
+                && entry.src_mode >> 12 == 0o10
+                && entry.dst_mode >> 12 == 0o10
+                && seen.get(&entry.src_id) == Some(&path_hash))
+            .then_some(entry.src_id);
             hex.clear();
             entry.dst_id.write_hex(&mut hex);
             hex.push(b'\n');
             ask.write_all(&hex).map_err(|e| io_err(CHECK, e))?;
             let pending = Pending {
                 oid: entry.dst_id,
-                path: tok.strip_suffix(b"\0").unwrap_or(&tok).to_vec(),
+                path: path.to_vec(),
                 symlink,
                 commit: Arc::clone(commit),
+                base,
             };
             if tx.send(Msg::Blob(pending)).is_err() {
                 break;
@@ -929,7 +978,9 @@ fn trim_newlines(t: &[u8]) -> &[u8] {
 
 /// One `--raw` line: `:100644 100644 <src id> <dst id> M`.
 struct RawEntry {
+    src_mode: u32,
     dst_mode: u32,
+    src_id: Oid,
     dst_id: Oid,
     status: u8,
 }
@@ -937,13 +988,16 @@ struct RawEntry {
 impl RawEntry {
     fn parse(line: &[u8]) -> Option<RawEntry> {
         let mut f = line.strip_prefix(b":")?.split(|&b| b == b' ');
-        let _src_mode = f.next()?;
-        let dst_mode = u32::from_str_radix(std::str::from_utf8(f.next()?).ok()?, 8).ok()?;
-        let _src_id = f.next()?;
+        let mode = |f: &[u8]| u32::from_str_radix(std::str::from_utf8(f).ok()?, 8).ok();
+        let src_mode = mode(f.next()?)?;
+        let dst_mode = mode(f.next()?)?;
+        let src_id = Oid::from_hex(f.next()?)?;
         let dst_id = Oid::from_hex(f.next()?)?;
         let status = *f.next()?.first()?;
         Some(RawEntry {
+            src_mode,
             dst_mode,
+            src_id,
             dst_id,
             status,
         })
@@ -1615,6 +1669,86 @@ mod tests {
             commit(d, &format!("v{v}"));
         }
         tmp
+    }
+
+    /// Each yielded blob as (path, content, content of its base), in yield order.
+    fn bases(o: &HistoryOptions) -> Vec<(String, String, Option<String>)> {
+        let mut blobs = Vec::new();
+        enumerate(o, |b| {
+            blobs.push(b);
+            true
+        })
+        .unwrap();
+        let mut reader = BlobReader::new(&o.repo).unwrap();
+        let mut read = |oid: &Oid| {
+            let mut buf = Vec::new();
+            reader.read_to_vec(oid, &mut buf).unwrap();
+            String::from_utf8(buf).unwrap()
+        };
+        blobs
+            .iter()
+            .map(|b| {
+                let path = String::from_utf8_lossy(&b.path).into_owned();
+                (path, read(&b.oid), b.base.as_ref().map(&mut read))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_modification_names_its_base_only_when_the_base_was_yielded_at_the_same_path() {
+        let tmp = init();
+        let d = tmp.path();
+        write(d, "a", "a1\n");
+        write(d, "x", "shared\n");
+        commit(d, "one");
+        write(d, "a", "a2\n");
+        // The same content at a new path is not yielded again...
+        write(d, "y", "shared\n");
+        commit(d, "two");
+        // ...so its next version at that path has no base: the old one was reported at `x`.
+        write(d, "y", "shared, edited\n");
+        // A file turned into a symlink is a type change, not a modification.
+        std::fs::remove_file(d.join("x")).unwrap();
+        std::os::unix::fs::symlink("a", d.join("x")).unwrap();
+        commit(d, "three");
+        // A merge that resolves to new content: scanned whole.
+        g(d, &["checkout", "-q", "-b", "side"]);
+        write(d, "a", "a-side\n");
+        commit(d, "side");
+        g(d, &["checkout", "-q", "main"]);
+        write(d, "a", "a-main\n");
+        commit(d, "main");
+        let _ = std::process::Command::new("git")
+            .current_dir(d)
+            .args(["merge", "-q", "--no-commit", "side"])
+            .output()
+            .unwrap();
+        write(d, "a", "a-merged\n");
+        g(d, &["add", "-A"]);
+        g(d, &["commit", "-q", "-m", "merge"]);
+        write(d, "a", "a-after\n");
+        commit(d, "after");
+
+        let s = |v: &str| v.to_string();
+        assert_eq!(
+            bases(&opts(d)),
+            vec![
+                (s("a"), s("a1\n"), None),
+                (s("x"), s("shared\n"), None),
+                (s("a"), s("a2\n"), Some(s("a1\n"))),
+                (s("x"), s("a"), None),
+                (s("y"), s("shared, edited\n"), None),
+                // Both sides of the merge modify `a2`.
+                (s("a"), s("a-main\n"), Some(s("a2\n"))),
+                (s("a"), s("a-side\n"), Some(s("a2\n"))),
+                (s("a"), s("a-merged\n"), None),
+                (s("a"), s("a-after\n"), Some(s("a-merged\n"))),
+            ]
+        );
+        // Outside the selected range the old version was not yielded: no base.
+        let mut o = opts(d);
+        o.revs = vec![s("HEAD~1..HEAD")];
+        assert_eq!(bases(&o), vec![(s("a"), s("a-after\n"), None)]);
     }
 
     #[test]

@@ -80,6 +80,10 @@ pub enum Content {
         repo: Arc<crate::input::history::ObjectStore>,
         oid: Oid,
         size: u64,
+        /// The version of the same file this blob modifies
+        /// ([`crate::input::history::HistoryBlob::base`]): only findings in what changed
+        /// since it are reported, the others are suppressed as unchanged.
+        base: Option<Oid>,
     },
     /// A small archive member, read whole into memory by the worker that
     /// walks the archive so that any worker can scan it (decompression is

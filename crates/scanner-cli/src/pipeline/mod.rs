@@ -55,6 +55,7 @@
 pub mod reader;
 pub mod sink;
 pub mod split;
+pub mod versions;
 pub mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -418,6 +419,7 @@ pub fn scan(
                             repo: Arc::clone(&repo),
                             oid: blob.oid,
                             size: blob.size,
+                            base: blob.base,
                         },
                     });
                     if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {

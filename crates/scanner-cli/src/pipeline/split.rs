@@ -60,6 +60,10 @@ pub struct SplitInput {
     /// input.
     pub remaining: AtomicU64,
     pub pieces: Mutex<Pieces>,
+    /// A history blob's changed span since the version it modifies: the
+    /// findings outside it are marked unchanged when the pieces are put
+    /// together ([`super::versions`]).
+    pub changed: Option<std::ops::Range<u64>>,
 }
 
 impl SplitInput {
@@ -70,6 +74,7 @@ impl SplitInput {
             size,
             remaining: AtomicU64::new(size),
             pieces: Mutex::new(Pieces::default()),
+            changed: None,
         }
     }
 }
@@ -119,6 +124,9 @@ pub fn finish(split: &SplitInput) -> (Outcome, Suppressed) {
         }
         base = base.then(piece.end);
         bytes += piece.bytes;
+    }
+    if let Some(changed) = &split.changed {
+        super::versions::mark_unchanged(&mut findings, changed);
     }
     let outcome = match pieces.error {
         Some((_, e)) => Outcome::Failed {

@@ -83,6 +83,8 @@ pub struct WorkerScratch {
     git: Option<BlobReader>,
     /// Blob bytes, reused from blob to blob.
     blob: Vec<u8>,
+    /// The bytes of the version a history blob modifies, reused likewise.
+    base: Vec<u8>,
     /// The buffer of [`MemberBatch`], reused from batch to batch and from
     /// archive to archive while batches are scanned here (a spawned batch
     /// takes it along).
@@ -120,6 +122,7 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
                 found: Vec::new(),
                 git: None,
                 blob: Vec::new(),
+                base: Vec::new(),
                 members: Vec::new(),
             }
         },
@@ -304,9 +307,14 @@ fn scan_item(
             }
             Ok(Some(outcome_of(read, w)))
         })(),
-        Content::Bytes(data) => scan_bytes(&provenance, data, &permit, w, spawner, sh),
+        Content::Bytes(data) => scan_bytes(&provenance, data, None, &permit, w, spawner, sh),
         Content::Member { data, range, cut } => scan_member(&provenance, &data[range], cut, w, sh),
-        Content::GitBlob { repo, oid, size } => (|| -> Read1 {
+        Content::GitBlob {
+            repo,
+            oid,
+            size,
+            base,
+        } => (|| -> Read1 {
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
@@ -317,7 +325,8 @@ fn scan_item(
                 w.blob = data;
                 return Err(e);
             }
-            scan_bytes(&provenance, data, &permit, w, spawner, sh)
+            let changed = base.and_then(|b| changed_since(&b, &data, &repo, w, sh));
+            scan_bytes(&provenance, data, changed, &permit, w, spawner, sh)
         })(),
         Content::Stream(mut stream) => (|| -> Read1 {
             let path = provenance.path.to_string_lossy();
@@ -378,7 +387,7 @@ fn scan_batch(
         if sh.stop.is_stopped() {
             return;
         }
-        let Content::GitBlob { oid, .. } = item.content else {
+        let Content::GitBlob { oid, base, .. } = item.content else {
             scan_item(item, permit.clone(), w, spawner, sh);
             continue;
         };
@@ -396,7 +405,10 @@ fn scan_batch(
                 Err(e)
             }
             // `--max-filesize` is checked there, on the bytes read.
-            Ok(_) => scan_bytes(&provenance, data, &permit, w, spawner, sh),
+            Ok(_) => {
+                let changed = base.and_then(|b| changed_since(&b, &data, &repo, w, sh));
+                scan_bytes(&provenance, data, changed, &permit, w, spawner, sh)
+            }
         };
         report(provenance, outcome, w, sh);
     }
@@ -674,12 +686,45 @@ fn scan_member(
     }
 }
 
+/// The span of a history blob's `data` that changed since its `base` (the
+/// version of the same file it modifies), read through the worker's blob
+/// reader: its pack cache holds what the blob was just rebuilt from, so the
+/// base mostly costs no inflating. `None` (scan and report the blob whole)
+/// when the base was not itself scanned: unreadable (its own error was
+/// reported with it), over `--max-filesize`, or skipped as binary. Its
+/// findings would otherwise be reported nowhere.
+fn changed_since(
+    base: &crate::input::Oid,
+    data: &[u8],
+    repo: &Arc<ObjectStore>,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> Option<Range<u64>> {
+    let mut old = std::mem::take(&mut w.base);
+    old.clear();
+    let read = w
+        .blob_reader(repo)
+        .and_then(|reader| reader.read_to_vec(base, &mut old));
+    let usable = read.is_ok()
+        && sh.opts.scope.check_size(old.len() as u64).is_none()
+        && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)]));
+    let changed = usable.then(|| super::versions::changed_span(&old, data));
+    if old.capacity() <= KEEP_BLOB_CAPACITY {
+        w.base = old;
+    }
+    changed
+}
+
 /// Scans bytes in memory (a history or staged blob); splits them when
 /// large. The buffer becomes the worker's blob buffer again, for the next
-/// blob, unless a split took it.
+/// blob, unless a split took it. With `changed` (a history blob that
+/// modifies an earlier version), findings wholly outside it are marked
+/// unchanged ([`super::versions`]).
+#[allow(clippy::too_many_arguments)]
 fn scan_bytes(
     provenance: &Provenance,
     data: Vec<u8>,
+    changed: Option<Range<u64>>,
     permit: &Permit,
     w: &mut WorkerScratch,
     spawner: &Spawner<Task>,
@@ -691,13 +736,17 @@ fn scan_bytes(
     } else if !sh.opts.binary && reader::is_binary(&data[..data.len().min(reader::SNIFF_LEN)]) {
         Outcome::Skipped(Skip::Binary)
     } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
-        let input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
+        let mut input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
+        input.changed = changed;
         scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
         return Ok(None);
     } else {
         let path = provenance.path.to_string_lossy();
         sh.engine
             .scan(&ScanInput::whole(&data, &path), &mut w.scan, &mut w.found);
+        if let Some(changed) = &changed {
+            super::versions::mark_unchanged(&mut w.found, changed);
+        }
         Outcome::Scanned {
             bytes: size,
             findings: std::mem::take(&mut w.found),
