@@ -6,6 +6,18 @@ mod common;
 use common::{git_in, git_ok, isolate, token, Commit, Repo, Run, BIN};
 use std::process::Command;
 
+/// Four workers and blobs split above 100 KB into 20 KB pieces, with the stats written.
+const SPLIT_SMALL: [&str; 8] = [
+    "--threads",
+    "4",
+    "--split-threshold",
+    "100000",
+    "--split-grain",
+    "20000",
+    "--stats-json",
+    "s.json",
+];
+
 fn history(r: &Repo, extra: &[&str]) -> Run {
     let mut args = vec!["scan", "--history", "--format", "json"];
     args.extend(extra);
@@ -171,17 +183,7 @@ fn a_large_blob_is_split_and_found_once() {
     r.write("big.txt", text);
     r.git(&["add", "."]);
     commit_at(&r, "big", "2024-01-01T00:00:00+00:00");
-    let args = [
-        "--threads",
-        "4",
-        "--split-threshold",
-        "100000",
-        "--split-grain",
-        "20000",
-        "--stats-json",
-        "s.json",
-    ];
-    let run = history(&r, &args);
+    let run = history(&r, &SPLIT_SMALL);
     assert_eq!(run.expect(1).locations(), ["big.txt:50001:3:50001:43"]);
 }
 
@@ -533,17 +535,7 @@ fn a_split_version_reports_only_what_changed() {
     commit_file(&r, "big.txt", &text, "one");
     text.push_str(&format!("TOKEN={}\n", token(26)));
     let second = commit_file(&r, "big.txt", &text, "two");
-    let args = [
-        "--threads",
-        "4",
-        "--split-threshold",
-        "100000",
-        "--split-grain",
-        "20000",
-        "--stats-json",
-        "s.json",
-    ];
-    let run = history(&r, &args);
+    let run = history(&r, &SPLIT_SMALL);
     let found = run.expect(1).findings();
     assert_eq!(
         run.locations(),
