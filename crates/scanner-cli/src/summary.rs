@@ -45,7 +45,9 @@
 //! `{"commits", "blobs", "blob_bytes", "duplicate_blobs", "submodules",
 //! "symlinks", "deletions"}`: commits walked, distinct blobs listed (each
 //! scanned once), and added or modified entries whose blob was already
-//! listed.
+//! listed. There `suppressed` may hold `unchanged in a later version`:
+//! findings of a file's later version that lie outside what it changed,
+//! reported with the version that introduced them.
 //!
 //! Every run adds `shard` (`{"index": K, "count": N}` with `--shard`, else
 //! `null`) and `run` (version, rule-set and options digests, the report's

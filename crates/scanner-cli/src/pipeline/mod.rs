@@ -43,6 +43,10 @@
 //! allow decision (inline allow, allowlist, config) drops, marked
 //! `allowed`, and the sink drops it instead: one place, `sink_loop`, then
 //! counts and lists every suppressed finding with its path and final line.
+//! A history blob that modifies an earlier version of its file is scanned
+//! whole, then its worker marks `allowed` (whatever `-v`) the findings
+//! outside what changed ([`versions`]), which the sink counts and lists
+//! the same way.
 //!
 //! # Stopping
 //!

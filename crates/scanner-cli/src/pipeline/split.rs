@@ -60,10 +60,13 @@ pub struct SplitInput {
     /// input.
     pub remaining: AtomicU64,
     pub pieces: Mutex<Pieces>,
-    /// A history blob's changed span since the version it modifies: the
-    /// findings outside it are marked unchanged when the pieces are put
-    /// together ([`super::versions`]).
-    pub changed: Option<std::ops::Range<u64>>,
+    /// A history blob's base (the version of the file it modifies): the
+    /// findings outside what changed since it are marked unchanged once
+    /// the pieces are put together (the worker's `mark_unchanged`).
+    pub base: Option<(
+        crate::input::Oid,
+        std::sync::Arc<crate::input::history::ObjectStore>,
+    )>,
 }
 
 impl SplitInput {
@@ -74,7 +77,7 @@ impl SplitInput {
             size,
             remaining: AtomicU64::new(size),
             pieces: Mutex::new(Pieces::default()),
-            changed: None,
+            base: None,
         }
     }
 }
@@ -124,9 +127,6 @@ pub fn finish(split: &SplitInput) -> (Outcome, Suppressed) {
         }
         base = base.then(piece.end);
         bytes += piece.bytes;
-    }
-    if let Some(changed) = &split.changed {
-        super::versions::mark_unchanged(&mut findings, changed);
     }
     let outcome = match pieces.error {
         Some((_, e)) => Outcome::Failed {

@@ -6,6 +6,26 @@
 //! [`changed_span`] is marked `allowed` with [`UNCHANGED`]: the sink counts
 //! it under that reason and lists it with `-v`, like any other suppression,
 //! and never reports it. It was reported with the base, at the same path.
+//! The base is read only when there is a finding to judge.
+//!
+//! # Scanning less (not done)
+//!
+//! Only 27% of the ripgrep history's blob bytes are new or changed; the
+//! rest is scanned only to be filtered. The chunk API cannot focus on a
+//! span cheaply (a chunk needs 3 `LEAD` before what it owns and the 41 KB
+//! overlap after: 91% of the bytes would still be scanned). An engine
+//! entry point `scan_focus(input, span)` would: run the keyword pass over
+//! the span widened by each rule's own window (a few hundred bytes for
+//! most rules), plus a second keyword search for the few long-window rules
+//! (PEM blocks, unbounded ones) over the whole blob, keeping only hits whose
+//! window reaches the span; extend decoding runs that cross the span's
+//! edges to their real ends; compute provider matches a window around each
+//! generic candidate (the duplicate check); keep the test-module detection
+//! over the whole blob (run only when there are findings); count lines up
+//! to the first finding with memchr. Its oracle: for random edits of real
+//! files, `scan_focus(new, span)` equals `scan(new)` filtered by
+//! [`mark_unchanged`]. A throwaway prototype (2 KB of context, no care for
+//! the rest) measured 25% fewer instructions on ripgrep (README, "History").
 
 use std::ops::Range;
 

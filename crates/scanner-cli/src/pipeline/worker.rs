@@ -325,8 +325,8 @@ fn scan_item(
                 w.blob = data;
                 return Err(e);
             }
-            let changed = base.and_then(|b| changed_since(&b, &data, &repo, w, sh));
-            scan_bytes(&provenance, data, changed, &permit, w, spawner, sh)
+            let base = base.map(|b| (b, Arc::clone(&repo)));
+            scan_bytes(&provenance, data, base, &permit, w, spawner, sh)
         })(),
         Content::Stream(mut stream) => (|| -> Read1 {
             let path = provenance.path.to_string_lossy();
@@ -406,8 +406,8 @@ fn scan_batch(
             }
             // `--max-filesize` is checked there, on the bytes read.
             Ok(_) => {
-                let changed = base.and_then(|b| changed_since(&b, &data, &repo, w, sh));
-                scan_bytes(&provenance, data, changed, &permit, w, spawner, sh)
+                let base = base.map(|b| (b, Arc::clone(&repo)));
+                scan_bytes(&provenance, data, base, &permit, w, spawner, sh)
             }
         };
         report(provenance, outcome, w, sh);
@@ -686,13 +686,36 @@ fn scan_member(
     }
 }
 
+/// A history blob's base: the version of the same file it modifies, and
+/// the store to read it from.
+type Base = (crate::input::Oid, Arc<ObjectStore>);
+
+/// Marks unchanged ([`super::versions`]) the `findings` of a history blob
+/// (`data`) that lie outside what changed since its `base`. The base is
+/// read only when some finding is to be judged: most blobs have none, and
+/// then cost nothing more than before.
+fn mark_unchanged(
+    findings: &mut [Finding],
+    data: &[u8],
+    base: &Base,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) {
+    if findings.iter().all(|f| f.allowed.is_some()) {
+        return;
+    }
+    if let Some(changed) = changed_since(&base.0, data, &base.1, w, sh) {
+        super::versions::mark_unchanged(findings, &changed);
+    }
+}
+
 /// The span of a history blob's `data` that changed since its `base` (the
 /// version of the same file it modifies), read through the worker's blob
-/// reader: its pack cache holds what the blob was just rebuilt from, so the
-/// base mostly costs no inflating. `None` (scan and report the blob whole)
-/// when the base was not itself scanned: unreadable (its own error was
-/// reported with it), over `--max-filesize`, or skipped as binary. Its
-/// findings would otherwise be reported nowhere.
+/// reader (its pack cache often holds what the blob was rebuilt from).
+/// `None` (report the blob whole) when the base was not itself scanned:
+/// unreadable (its own error was reported with it), over
+/// `--max-filesize`, or skipped as binary. Its findings would otherwise
+/// be reported nowhere.
 fn changed_since(
     base: &crate::input::Oid,
     data: &[u8],
@@ -717,14 +740,14 @@ fn changed_since(
 
 /// Scans bytes in memory (a history or staged blob); splits them when
 /// large. The buffer becomes the worker's blob buffer again, for the next
-/// blob, unless a split took it. With `changed` (a history blob that
-/// modifies an earlier version), findings wholly outside it are marked
-/// unchanged ([`super::versions`]).
+/// blob, unless a split took it. With `base` (a history blob that
+/// modifies an earlier version), findings wholly outside what changed
+/// since it are marked unchanged ([`mark_unchanged`]).
 #[allow(clippy::too_many_arguments)]
 fn scan_bytes(
     provenance: &Provenance,
     data: Vec<u8>,
-    changed: Option<Range<u64>>,
+    base: Option<Base>,
     permit: &Permit,
     w: &mut WorkerScratch,
     spawner: &Spawner<Task>,
@@ -737,15 +760,17 @@ fn scan_bytes(
         Outcome::Skipped(Skip::Binary)
     } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
         let mut input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
-        input.changed = changed;
+        input.base = base;
         scan_range(Arc::new(input), 0, size, permit.clone(), w, spawner, sh);
         return Ok(None);
     } else {
         let path = provenance.path.to_string_lossy();
         sh.engine
             .scan(&ScanInput::whole(&data, &path), &mut w.scan, &mut w.found);
-        if let Some(changed) = &changed {
-            super::versions::mark_unchanged(&mut w.found, changed);
+        if let Some(base) = &base {
+            let mut found = std::mem::take(&mut w.found);
+            mark_unchanged(&mut found, &data, base, w, sh);
+            w.found = found;
         }
         Outcome::Scanned {
             bytes: size,
@@ -843,7 +868,14 @@ fn scan_range(
     if input.remaining.fetch_sub(end - start, Ordering::AcqRel) == end - start
         && !sh.stop.is_stopped()
     {
-        let (outcome, suppressed) = split::finish(&input);
+        let (mut outcome, suppressed) = split::finish(&input);
+        if let (Some(base), Backing::Bytes(data)) = (&input.base, &input.backing) {
+            if let Outcome::Scanned { findings, .. } | Outcome::Failed { findings, .. } =
+                &mut outcome
+            {
+                mark_unchanged(findings, data, base, w, sh);
+            }
+        }
         sh.send(input.provenance.clone(), outcome, suppressed);
     }
 }
