@@ -1091,14 +1091,6 @@ fn open_objects(repo: &Path) -> io::Result<gix::ThreadSafeRepository> {
         })
 }
 
-/// Inflated delta bases cached per [`BlobReader`]. Without a cache every blob re-inflates its
-/// whole delta chain: reading every blob of the synthetic history costs 2.1 s of CPU instead
-/// of 0.2 s. 8, 16, 32 and 96 MiB all land within the bench's noise of each other on both
-/// repositories (blobs come in history order, so the bases a blob needs were used moments
-/// ago), so the size is set by memory: 16 MiB per worker keeps a 2-thread history scan
-/// well under its RSS target while leaving room for histories with larger files.
-const PACK_CACHE_BYTES: usize = 16 << 20;
-
 /// Reads blobs by id, in-process, on the calling thread: one per worker thread, so blob
 /// decompression runs in parallel, each on a thread-local handle of a shared
 /// [`ObjectStore`].
@@ -1141,8 +1133,13 @@ impl BlobReader {
         &self.store
     }
 
-    /// Inflated delta bases kept per reader.
-    pub const PACK_CACHE_BYTES: usize = PACK_CACHE_BYTES;
+    /// Inflated delta bases cached per reader. Without a cache every blob re-inflates its
+    /// whole delta chain: reading every blob of the synthetic history costs 2.1 s of CPU instead
+    /// of 0.2 s. 8, 16, 32 and 96 MiB all land within the bench's noise of each other on both
+    /// repositories (blobs come in history order, so the bases a blob needs were used moments
+    /// ago), so the size is set by memory: 16 MiB per worker keeps a 2-thread history scan
+    /// well under its RSS target while leaving room for histories with larger files.
+    pub const PACK_CACHE_BYTES: usize = 16 << 20;
 
     /// The whole blob in `buf` (its previous content replaced), inflated straight into it:
     /// no copy. A missing object is `NotFound`; an object that is not a blob, or one that

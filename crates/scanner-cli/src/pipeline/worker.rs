@@ -732,9 +732,7 @@ fn changed_since(
         && sh.opts.scope.check_size(old.len() as u64).is_none()
         && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)]));
     let changed = usable.then(|| super::versions::changed_span(&old, data));
-    if old.capacity() <= KEEP_BLOB_CAPACITY {
-        w.base = old;
-    }
+    keep_buffer(&mut w.base, old);
     changed
 }
 
@@ -777,16 +775,19 @@ fn scan_bytes(
             findings: std::mem::take(&mut w.found),
         }
     };
-    // Kept for the next blob, unless it is huge: one large blob must not pin its size in
-    // this worker for the rest of the scan.
-    if data.capacity() <= KEEP_BLOB_CAPACITY {
-        w.blob = data;
-    }
+    keep_buffer(&mut w.blob, data);
     Ok(Some(outcome))
 }
 
-/// The largest in-memory input buffer a worker keeps for reuse.
-const KEEP_BLOB_CAPACITY: usize = 16 << 20;
+/// Puts `buf` back in the worker's `slot` for the next blob, unless it is
+/// huge: one large blob must not pin its size in this worker for the rest
+/// of the scan.
+fn keep_buffer(slot: &mut Vec<u8>, buf: Vec<u8>) {
+    const KEEP_CAPACITY: usize = 16 << 20;
+    if buf.capacity() <= KEEP_CAPACITY {
+        *slot = buf;
+    }
+}
 
 fn outcome_of(read: Read, w: &mut WorkerScratch) -> Outcome {
     match read {
