@@ -1031,11 +1031,6 @@ impl ObjectStore {
         }
     }
 
-    /// The path the store was named by.
-    pub fn path(&self) -> &Path {
-        &self.repo
-    }
-
     /// Opens the store now rather than on the first read; a failure is kept, and every read
     /// reports it.
     pub fn preload(&self) {
