@@ -571,3 +571,39 @@ fn a_version_of_a_file_that_was_skipped_before_is_reported_whole() {
         .collect();
     assert_eq!(commits, [small.as_str(), text.as_str()]);
 }
+
+/// `git replace` changes what git shows for an object, not what a clone or a push carries:
+/// pack transfer ignores replace refs. A blob hidden behind a replacement is still in the
+/// history, so its own content is scanned, and a commit grafted in by a replacement too.
+#[test]
+fn a_secret_behind_a_replace_ref_is_still_found() {
+    let r = Repo::new();
+    let added = commit_file(&r, "app.env", &format!("TOKEN={}\n", token(1)), "add");
+    let out = r.git_out(&["rev-parse", "HEAD:app.env"]);
+    let original = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    r.write("clean.txt", "nothing to see\n");
+    let out = r.git_out(&["hash-object", "-w", "clean.txt"]);
+    let clean = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    std::fs::remove_file(r.path("clean.txt")).unwrap();
+    r.git(&["replace", &original, &clean]);
+    // What git now shows for the blob is the replacement.
+    let shown = r.git_out(&["cat-file", "-p", &original]);
+    assert_eq!(String::from_utf8(shown.stdout).unwrap(), "nothing to see\n");
+
+    // A commit that exists only as the replacement of HEAD (a graft): its tree holds
+    // another token.
+    r.write("graft.env", format!("TOKEN={}\n", token(2)));
+    r.git(&["add", "graft.env"]);
+    let tree = String::from_utf8(r.git_out(&["write-tree"]).stdout).unwrap();
+    r.git(&["reset", "-q", "graft.env"]);
+    std::fs::remove_file(r.path("graft.env")).unwrap();
+    let out = r.git_out(&["commit-tree", tree.trim(), "-m", "graft"]);
+    let graft = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    r.git(&["replace", &added, &graft]);
+
+    let run = history(&r, &[]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["app.env:1:7:1:47", "graft.env:1:7:1:47"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, added);
+    assert_eq!(found[1].commit.as_ref().unwrap().id, graft);
+}

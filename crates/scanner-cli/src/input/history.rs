@@ -67,16 +67,20 @@
 //!
 //! # Isolation
 //!
-//! The repository's own configuration is honoured (alternates, `safe.directory`, replace
-//! refs), but every output knob that user configuration could flip is pinned on the command
-//! line (`--no-abbrev`, `--no-renames`, `--no-relative`, `--ignore-submodules=none`,
+//! The repository's own configuration is honoured (alternates, `safe.directory`), but every
+//! output knob that user configuration could flip is pinned on the command line
+//! (`--no-abbrev`, `--no-renames`, `--no-relative`, `--ignore-submodules=none`,
 //! `--no-color`, `--no-show-signature`, `--no-notes`, `--no-mailmap`, `--encoding=UTF-8`).
 //! Inherited `GIT_DIR`-style variables (set when we run inside a hook) are removed so that
 //! the path argument decides the repository, and `GIT_NO_LAZY_FETCH=1` keeps a partial clone
 //! off the network: a missing object is an error ([`HistoryError::MissingObject`]), never a
-//! fetch. The in-process reader opens the git directory git resolved, ignores the
-//! environment and the user's and system's configuration, and is built without gitoxide's
-//! network features: it cannot fetch either, and a blob it cannot find is `NotFound`.
+//! fetch. Replace refs (`git replace`) are ignored, by git and by the reader: they change
+//! what git shows for an object, not what a clone or a push carries, so a secret hidden
+//! behind one is still in the history. A commit that a replace ref grafts in is scanned too
+//! (`--all` starts from `refs/replace/` as from every ref). The in-process reader opens the
+//! git directory git resolved, ignores the environment and the user's and system's
+//! configuration, and is built without gitoxide's network features: it cannot fetch either,
+//! and a blob it cannot find is `NotFound`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -398,10 +402,14 @@ fn git(repo: &Path) -> Command {
         "GIT_OBJECT_DIRECTORY",
         "GIT_ALTERNATE_OBJECT_DIRECTORIES",
         "GIT_NAMESPACE",
+        "GIT_REPLACE_REF_BASE",
     ] {
         c.env_remove(var);
     }
-    c.env("GIT_NO_LAZY_FETCH", "1")
+    // Replace refs change what git shows for an object, not what a clone or a push carries
+    // (pack transfer ignores them): the objects themselves are what was committed.
+    c.env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_NO_LAZY_FETCH", "1")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_TERMINAL_PROMPT", "0")
         .args(["-c", "core.quotePath=false"]);
@@ -1074,8 +1082,10 @@ fn open_objects(repo: &Path) -> io::Result<gix::ThreadSafeRepository> {
     }
     // Isolated: neither the environment nor the user's or system's configuration; the
     // repository's own configuration is read, and nothing in it changes how an object is
-    // read by id.
-    let options = gix::open::Options::isolated().open_path_as_is(true);
+    // read by id: replace refs are off, as for the git commands (see `git`).
+    let options = gix::open::Options::isolated()
+        .open_path_as_is(true)
+        .config_overrides(["core.useReplaceRefs=false"]);
     gix::open_opts(git_dir, options)
         .map(gix::Repository::into_sync)
         .map_err(|e| {
