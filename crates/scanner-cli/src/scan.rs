@@ -37,7 +37,7 @@ use crate::config::{self, Config};
 use crate::filter::FindingFilter;
 use crate::input::scope::{OwnOutput, PathAllow};
 use crate::input::walk::{self, WalkOptions};
-use crate::input::{git, Scope, Source, VersionControl};
+use crate::input::{git, HistoryRepo, Scope, Source, VersionControl};
 use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{Format, Sink, SinkOptions};
@@ -150,6 +150,35 @@ impl ScanPlan {
             cwd.clone(),
         );
 
+        // --history: the walk starts while the engine builds.
+        let history = if args.history {
+            if args.paths.len() > 1 {
+                anyhow::bail!("--history takes one repository PATH");
+            }
+            let repo = roots[0].clone();
+            let options = |repo: PathBuf| crate::input::HistoryOptions {
+                repo,
+                revs: args.range.clone(),
+                since: args.since.clone(),
+                reflogs: args.reflogs,
+            };
+            let mut repos: Vec<HistoryRepo> = match crate::input::history::repositories_in(&repo) {
+                // A directory of repositories: each one, named by its directory.
+                Some(children) if !children.is_empty() => children
+                    .into_iter()
+                    .map(|child| {
+                        let name = child.file_name().map(PathBuf::from);
+                        HistoryRepo::new(name, options(child))
+                    })
+                    .collect(),
+                _ => vec![HistoryRepo::new(None, options(repo.clone()))],
+            };
+            repos[0].start_early();
+            Some((repo, repos))
+        } else {
+            None
+        };
+
         let config =
             config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
         // A gitleaks user's config is picked up as gitleaks would, unless
@@ -175,28 +204,7 @@ impl ScanPlan {
             Some(job) => Some(job.join().expect("git thread panicked")?),
             None => None,
         };
-        if args.history {
-            if args.paths.len() > 1 {
-                anyhow::bail!("--history takes one repository PATH");
-            }
-            let repo = roots[0].clone();
-            let options = |repo: PathBuf| crate::input::HistoryOptions {
-                repo,
-                revs: args.range.clone(),
-                since: args.since.clone(),
-                reflogs: args.reflogs,
-            };
-            let repos = match crate::input::history::repositories_in(&repo) {
-                // A directory of repositories: each one, named by its directory.
-                Some(children) if !children.is_empty() => children
-                    .into_iter()
-                    .map(|child| {
-                        let name = child.file_name().map(PathBuf::from);
-                        (name, options(child))
-                    })
-                    .collect(),
-                _ => vec![(None, options(repo.clone()))],
-            };
+        if let Some((repo, repos)) = history {
             git_source = Some(git::GitSource {
                 scan_base: repo,
                 source: Source::History(repos),
@@ -342,7 +350,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         sink.set_version_control(
             repos
                 .iter()
-                .map(|(_, o)| VersionControl::of(&o.repo))
+                .map(|r| VersionControl::of(&r.options.repo))
                 .collect(),
         );
     }

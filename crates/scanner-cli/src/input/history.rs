@@ -639,8 +639,26 @@ pub fn repositories_in(dir: &Path) -> Option<Vec<PathBuf>> {
 /// the protocol.
 pub fn enumerate(
     opts: &HistoryOptions,
-    mut on_blob: impl FnMut(HistoryBlob) -> bool,
+    on_blob: impl FnMut(HistoryBlob) -> bool,
 ) -> Result<HistoryStats, HistoryError> {
+    walk(start(opts)?, on_blob)
+}
+
+/// An [`enumerate`] whose git commands are running but whose output is not read yet.
+///
+/// `git log --reverse --topo-order` orders every selected commit before it writes the first
+/// one (about 45 ms on ripgrep's 4,528 commits); started before the rules are compiled
+/// (about 17 ms), the two overlap. Dropped without [`walk`], the children see their pipes
+/// close and exit.
+pub struct Started {
+    repo: PathBuf,
+    log: Running,
+    check: Running,
+}
+
+/// The first half of [`enumerate`]: lists the stash entries, then starts `git log` and
+/// `git cat-file --batch-check`.
+pub fn start(opts: &HistoryOptions) -> Result<Started, HistoryError> {
     let repo = opts.repo.as_path();
     let stash = if opts.revs.is_empty() {
         stash_entries(repo)?
@@ -679,7 +697,7 @@ pub fn enumerate(
     }
     log.arg("--end-of-options");
     log.args(&opts.revs).args(&stash).arg("--");
-    let mut log = Running::spawn(repo, log, LOG, false)?;
+    let log = Running::spawn(repo, log, LOG, false)?;
 
     let mut check = git(repo);
     check.args([
@@ -687,7 +705,7 @@ pub fn enumerate(
         "--buffer",
         "--batch-check=%(objectname) %(objecttype) %(objectsize)",
     ]);
-    let mut check = match Running::spawn(repo, check, CHECK, true) {
+    let check = match Running::spawn(repo, check, CHECK, true) {
         Ok(c) => c,
         Err(e) => {
             log.kill();
@@ -695,6 +713,24 @@ pub fn enumerate(
         }
     };
 
+    Ok(Started {
+        repo: repo.to_path_buf(),
+        log,
+        check,
+    })
+}
+
+/// The second half of [`enumerate`]: reads the walk to its end.
+pub fn walk(
+    started: Started,
+    mut on_blob: impl FnMut(HistoryBlob) -> bool,
+) -> Result<HistoryStats, HistoryError> {
+    let Started {
+        repo,
+        mut log,
+        mut check,
+    } = started;
+    let repo = repo.as_path();
     let log_out = log.child.stdout.take().expect("piped");
     let check_in = check.child.stdin.take().expect("piped");
     let mut check_out = BufReader::with_capacity(64 * 1024, check.child.stdout.take().unwrap());

@@ -137,5 +137,38 @@ pub enum Source {
     /// commit that introduced it (`--history`, see [`history`]). Several
     /// repositories (`--history DIR` on a directory of repositories): each
     /// one's paths are prefixed with its name (the directory's name).
-    History(Vec<(Option<PathBuf>, HistoryOptions)>),
+    History(Vec<HistoryRepo>),
+}
+
+/// One repository of [`Source::History`].
+pub struct HistoryRepo {
+    /// What its paths are led by: its directory's name, when a directory of repositories is
+    /// scanned; `None` for a single repository.
+    pub prefix: Option<PathBuf>,
+    pub options: HistoryOptions,
+    /// Its object store, shared by every worker.
+    pub store: std::sync::Arc<history::ObjectStore>,
+    /// Its walk, when started before the scan (see [`history::Started`]); otherwise the
+    /// scan starts it.
+    pub started: Option<Result<history::Started, history::HistoryError>>,
+}
+
+impl HistoryRepo {
+    pub fn new(prefix: Option<PathBuf>, options: HistoryOptions) -> HistoryRepo {
+        let store = std::sync::Arc::new(history::ObjectStore::new(&options.repo));
+        HistoryRepo {
+            prefix,
+            options,
+            store,
+            started: None,
+        }
+    }
+
+    /// Starts the walk and opens the object store now, on other threads and processes, so
+    /// that both overlap what the caller does next (compiling the rules).
+    pub fn start_early(&mut self) {
+        self.started = Some(history::start(&self.options));
+        let store = std::sync::Arc::clone(&self.store);
+        std::thread::spawn(move || store.preload());
+    }
 }

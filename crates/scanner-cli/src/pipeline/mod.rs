@@ -389,48 +389,55 @@ pub fn scan(
             let mut skips = SkipCounts::default();
             let mut total = crate::input::history::HistoryStats::default();
             let mut failed = None;
-            for (prefix, hopts) in repos {
+            for r in repos {
                 if stop.is_stopped() {
                     break;
                 }
-                // One object store per repository, shared by every worker.
-                let repo = Arc::new(crate::input::history::ObjectStore::new(&hopts.repo));
+                let crate::input::HistoryRepo {
+                    prefix,
+                    options: hopts,
+                    store: repo,
+                    started,
+                } = r;
                 let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
                 let mut group_bytes = 0;
-                let stats = crate::input::history::enumerate(&hopts, |blob| {
-                    if let Some(s) = opts.shard {
-                        // By blob id: a blob is listed once, whatever its paths.
-                        if !s.owns_key(&blob.oid.0) {
+                let started = started.unwrap_or_else(|| crate::input::history::start(&hopts));
+                let stats = started.and_then(|s| {
+                    crate::input::history::walk(s, |blob| {
+                        if let Some(s) = opts.shard {
+                            // By blob id: a blob is listed once, whatever its paths.
+                            if !s.owns_key(&blob.oid.0) {
+                                return !stop.is_stopped();
+                            }
+                        }
+                        let path = crate::input::git::path_from_bytes(blob.path);
+                        let path = match &prefix {
+                            Some(name) => name.join(path),
+                            None => path,
+                        };
+                        if let Some(skip) = opts.scope.check_listed(&path) {
+                            skips.add(skip, 1);
                             return !stop.is_stopped();
                         }
-                    }
-                    let path = crate::input::git::path_from_bytes(blob.path);
-                    let path = match &prefix {
-                        Some(name) => name.join(path),
-                        None => path,
-                    };
-                    if let Some(skip) = opts.scope.check_listed(&path) {
-                        skips.add(skip, 1);
-                        return !stop.is_stopped();
-                    }
-                    group_bytes += blob.size;
-                    group.push(Item {
-                        provenance: crate::input::Provenance {
-                            path,
-                            commit: Some(blob.commit),
-                        },
-                        content: crate::input::Content::GitBlob {
-                            repo: Arc::clone(&repo),
-                            oid: blob.oid,
-                            size: blob.size,
-                            base: blob.base,
-                        },
-                    });
-                    if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {
-                        group_bytes = 0;
-                        return feeder.push_batch(std::mem::take(&mut group));
-                    }
-                    true
+                        group_bytes += blob.size;
+                        group.push(Item {
+                            provenance: crate::input::Provenance {
+                                path,
+                                commit: Some(blob.commit),
+                            },
+                            content: crate::input::Content::GitBlob {
+                                repo: Arc::clone(&repo),
+                                oid: blob.oid,
+                                size: blob.size,
+                                base: blob.base,
+                            },
+                        });
+                        if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {
+                            group_bytes = 0;
+                            return feeder.push_batch(std::mem::take(&mut group));
+                        }
+                        true
+                    })
                 });
                 feeder.push_batch(group);
                 match stats {
