@@ -26,6 +26,7 @@
 set -euo pipefail
 
 RIPGREP_BUNDLE=${RIPGREP_BUNDLE:-$(cd "$(dirname "$0")/.." && pwd)/../shared/bench/ripgrep.bundle}
+[ -f "$RIPGREP_BUNDLE" ] || { echo "no ripgrep bundle at $RIPGREP_BUNDLE: set RIPGREP_BUNDLE" >&2; exit 2; }
 COMMITS=${COMMITS:-20000}
 SCANNER=${SCANNER:-}
 SCANNER_ARGS=${SCANNER_ARGS:-scan --history}
