@@ -104,12 +104,19 @@ impl Oid {
         Some(Oid(out))
     }
 
-    fn write_hex(&self, out: &mut Vec<u8>) {
+    /// The 40 lowercase hex digits.
+    fn hex(&self) -> [u8; 40] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        for b in self.0 {
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 15)]);
+        let mut out = [0u8; 40];
+        for (pair, b) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = HEX[usize::from(b >> 4)];
+            pair[1] = HEX[usize::from(b & 15)];
         }
+        out
+    }
+
+    fn write_hex(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.hex());
     }
 }
 
@@ -124,10 +131,10 @@ fn nibble(c: u8) -> Option<u8> {
 
 impl fmt::Display for Oid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        // One write, not one `{:02x}` per byte: that cost 5,800 instructions an id, 8% of
+        // a scan of the synthetic history when every blob's id was formatted once.
+        let hex = self.hex();
+        f.write_str(std::str::from_utf8(&hex).expect("hex digits are ASCII"))
     }
 }
 
@@ -804,28 +811,30 @@ fn read_size(
     if n == 0 {
         return Err(protocol(format!("no answer for {}", p.oid)));
     }
-    let text = String::from_utf8_lossy(line.trim_ascii_end());
-    let mut fields = text.split(' ');
+    // Read as bytes: text is made only for an error.
+    let text = || String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+    let mut fields = line.trim_ascii_end().split(|&b| b == b' ');
     let (Some(oid), Some(kind)) = (fields.next(), fields.next()) else {
-        return Err(protocol(text.to_string()));
+        return Err(protocol(text()));
     };
-    if oid != p.oid.to_string() {
-        return Err(protocol(format!("asked {}, got `{text}`", p.oid)));
+    if Oid::from_hex(oid) != Some(p.oid) {
+        return Err(protocol(format!("asked {}, got `{}`", p.oid, text())));
     }
     match (kind, fields.next()) {
-        ("blob", Some(size)) => size
-            .parse()
-            .map_err(|_| protocol(format!("bad size in `{text}`"))),
-        ("missing", _) => Err(HistoryError::MissingObject {
+        (b"blob", Some(size)) => std::str::from_utf8(size)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| protocol(format!("bad size in `{}`", text()))),
+        (b"missing", _) => Err(HistoryError::MissingObject {
             repo: repo.to_path_buf(),
-            oid: oid.to_string(),
+            oid: String::from_utf8_lossy(oid).into_owned(),
             detail: format!(
                 "blob at `{}` in commit {}",
                 String::from_utf8_lossy(&p.path),
                 p.commit.id
             ),
         }),
-        _ => Err(protocol(format!("expected a blob: `{text}`"))),
+        _ => Err(protocol(format!("expected a blob: `{}`", text()))),
     }
 }
 
@@ -1289,6 +1298,19 @@ mod tests {
         v.iter()
             .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn an_id_prints_as_its_40_lowercase_hex_digits() {
+        let hex = "00ff10a9b8c7d6e5f4031201abcdef9876543210";
+        let oid = Oid::from_hex(hex.to_uppercase().as_bytes()).unwrap();
+        assert_eq!(oid.to_string(), hex);
+        assert_eq!(format!("{oid:?}"), hex);
+        let mut out = b"x".to_vec();
+        oid.write_hex(&mut out);
+        assert_eq!(out, format!("x{hex}").as_bytes());
+        assert_eq!(Oid::from_hex(&hex.as_bytes()[1..]), None);
+        assert_eq!(Oid::from_hex(format!("{}g", &hex[1..]).as_bytes()), None);
     }
 
     #[test]
