@@ -1149,22 +1149,14 @@ impl BlobReader {
     /// no copy. A missing object is `NotFound`; an object that is not a blob, or one that
     /// cannot be decoded, is `InvalidData`.
     pub fn read_to_vec(&mut self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
-        self.decode_into(oid, buf)
-    }
-
-    /// Inflates blob `oid` into `buf`, which ends up holding exactly its content.
-    fn decode_into(&self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
         let (start, len) = {
             let data = self.find(oid, buf)?;
             (data.as_ptr() as usize, data.len())
         };
-        // The content is expected at the front of `buf`; if the store decoded it elsewhere
-        // in the buffer it is moved there, and if it lent it from elsewhere (never seen),
-        // decoded again and copied.
-        let base = buf.as_ptr() as usize;
-        if start >= base && start + len <= base + buf.len() {
-            buf.copy_within(start - base..start - base + len, 0);
-        } else {
+        // gitoxide resolves a delta chain in `buf` and leaves the result at its front (a
+        // loose or undeltified object is inflated there directly): nothing to move. Were it
+        // ever lent from elsewhere, it is decoded again and copied.
+        if start != buf.as_ptr() as usize || len > buf.len() {
             let mut other = Vec::new();
             *buf = self.find(oid, &mut other)?.to_vec();
         }
