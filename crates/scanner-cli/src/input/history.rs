@@ -65,6 +65,12 @@
 //! cat-file, and 0.2 s against 1.1-1.3 s on the 20,000-commit synthetic history of
 //! `scripts/bench-history.sh` (the module's `bench` test prints both).
 //!
+//! The sizes stay with `--batch-check` too. Asked in history order (its delta base cache
+//! then serves each chain), it takes 0.01 s of CPU for ripgrep's 7,066 blobs and 0.06 s for
+//! the synthetic history's 60,200. gitoxide's `try_header` on the enumerating thread, which
+//! walks every delta chain to its base to learn the object's type, took 0.016-0.03 s and
+//! 0.13-0.35 s (the `bench` test prints it too): no saving to pay for a change of protocol.
+//!
 //! # Isolation
 //!
 //! The repository's own configuration is honoured (alternates, `safe.directory`, replace
@@ -2161,6 +2167,25 @@ mod tests {
         let shared = gix::open_opts(&repo, gix::open::Options::isolated())
             .unwrap()
             .into_sync();
+        {
+            // What `--batch-check` would cost in-process: every blob's header, in order.
+            use gix::prelude::Header;
+            let r = shared.to_thread_local();
+            let (self0, _) = cpu_seconds();
+            let t = std::time::Instant::now();
+            let mut total = 0;
+            for oid in &blobs {
+                let id = gix::oid::try_from_bytes(&oid.0).unwrap();
+                total += r.objects.try_header(id).unwrap().unwrap().size();
+            }
+            let (self1, _) = cpu_seconds();
+            assert_eq!(total, stats.blob_bytes);
+            println!(
+                "gix try_header of every blob: wall {:.3?}, cpu {:.3} s",
+                t.elapsed(),
+                self1 - self0
+            );
+        }
         for (readers, cache) in [
             (1, 0),
             (1, 8 << 20),
