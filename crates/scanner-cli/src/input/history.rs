@@ -65,6 +65,12 @@
 //! cat-file, and 0.2 s against 1.1-1.3 s on the 20,000-commit synthetic history of
 //! `scripts/bench-history.sh` (the module's `bench` test prints both).
 //!
+//! The sizes stay with `--batch-check` too. Asked in history order (its delta base cache
+//! then serves each chain), it takes 0.01 s of CPU for ripgrep's 7,066 blobs and 0.06 s for
+//! the synthetic history's 60,200. gitoxide's `try_header` on the enumerating thread, which
+//! walks every delta chain to its base to learn the object's type, took 0.016-0.03 s and
+//! 0.13-0.35 s (the `bench` test prints it too): no saving to pay for a change of protocol.
+//!
 //! # Isolation
 //!
 //! The repository's own configuration is honoured (alternates, `safe.directory`), but every
@@ -108,12 +114,19 @@ impl Oid {
         Some(Oid(out))
     }
 
-    fn write_hex(&self, out: &mut Vec<u8>) {
+    /// The 40 lowercase hex digits.
+    fn hex(&self) -> [u8; 40] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        for b in self.0 {
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 15)]);
+        let mut out = [0u8; 40];
+        for (pair, b) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = HEX[usize::from(b >> 4)];
+            pair[1] = HEX[usize::from(b & 15)];
         }
+        out
+    }
+
+    fn write_hex(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.hex());
     }
 }
 
@@ -128,10 +141,10 @@ fn nibble(c: u8) -> Option<u8> {
 
 impl fmt::Display for Oid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        Ok(())
+        // One write, not one `{:02x}` per byte: that cost 5,800 instructions an id, 8% of
+        // a scan of the synthetic history when every blob's id was formatted once.
+        let hex = self.hex();
+        f.write_str(std::str::from_utf8(&hex).expect("hex digits are ASCII"))
     }
 }
 
@@ -848,28 +861,30 @@ fn read_size(
     if n == 0 {
         return Err(protocol(format!("no answer for {}", p.oid)));
     }
-    let text = String::from_utf8_lossy(line.trim_ascii_end());
-    let mut fields = text.split(' ');
+    // Read as bytes: text is made only for an error.
+    let text = || String::from_utf8_lossy(line.trim_ascii_end()).into_owned();
+    let mut fields = line.trim_ascii_end().split(|&b| b == b' ');
     let (Some(oid), Some(kind)) = (fields.next(), fields.next()) else {
-        return Err(protocol(text.to_string()));
+        return Err(protocol(text()));
     };
-    if oid != p.oid.to_string() {
-        return Err(protocol(format!("asked {}, got `{text}`", p.oid)));
+    if Oid::from_hex(oid) != Some(p.oid) {
+        return Err(protocol(format!("asked {}, got `{}`", p.oid, text())));
     }
     match (kind, fields.next()) {
-        ("blob", Some(size)) => size
-            .parse()
-            .map_err(|_| protocol(format!("bad size in `{text}`"))),
-        ("missing", _) => Err(HistoryError::MissingObject {
+        (b"blob", Some(size)) => std::str::from_utf8(size)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| protocol(format!("bad size in `{}`", text()))),
+        (b"missing", _) => Err(HistoryError::MissingObject {
             repo: repo.to_path_buf(),
-            oid: oid.to_string(),
+            oid: String::from_utf8_lossy(oid).into_owned(),
             detail: format!(
                 "blob at `{}` in commit {}",
                 String::from_utf8_lossy(&p.path),
                 p.commit.id
             ),
         }),
-        _ => Err(protocol(format!("expected a blob: `{text}`"))),
+        _ => Err(protocol(format!("expected a blob: `{}`", text()))),
     }
 }
 
@@ -1186,22 +1201,14 @@ impl BlobReader {
     /// no copy. A missing object is `NotFound`; an object that is not a blob, or one that
     /// cannot be decoded, is `InvalidData`.
     pub fn read_to_vec(&mut self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
-        self.decode_into(oid, buf)
-    }
-
-    /// Inflates blob `oid` into `buf`, which ends up holding exactly its content.
-    fn decode_into(&self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
         let (start, len) = {
             let data = self.find(oid, buf)?;
             (data.as_ptr() as usize, data.len())
         };
-        // The content is expected at the front of `buf`; if the store decoded it elsewhere
-        // in the buffer it is moved there, and if it lent it from elsewhere (never seen),
-        // decoded again and copied.
-        let base = buf.as_ptr() as usize;
-        if start >= base && start + len <= base + buf.len() {
-            buf.copy_within(start - base..start - base + len, 0);
-        } else {
+        // gitoxide resolves a delta chain in `buf` and leaves the result at its front (a
+        // loose or undeltified object is inflated there directly): nothing to move. Were it
+        // ever lent from elsewhere, it is decoded again and copied.
+        if start != buf.as_ptr() as usize || len > buf.len() {
             let mut other = Vec::new();
             *buf = self.find(oid, &mut other)?.to_vec();
         }
@@ -1335,6 +1342,19 @@ mod tests {
         v.iter()
             .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn an_id_prints_as_its_40_lowercase_hex_digits() {
+        let hex = "00ff10a9b8c7d6e5f4031201abcdef9876543210";
+        let oid = Oid::from_hex(hex.to_uppercase().as_bytes()).unwrap();
+        assert_eq!(oid.to_string(), hex);
+        assert_eq!(format!("{oid:?}"), hex);
+        let mut out = b"x".to_vec();
+        oid.write_hex(&mut out);
+        assert_eq!(out, format!("x{hex}").as_bytes());
+        assert_eq!(Oid::from_hex(&hex.as_bytes()[1..]), None);
+        assert_eq!(Oid::from_hex(format!("{}g", &hex[1..]).as_bytes()), None);
     }
 
     #[test]
@@ -2193,6 +2213,25 @@ mod tests {
         let shared = gix::open_opts(&repo, gix::open::Options::isolated())
             .unwrap()
             .into_sync();
+        {
+            // What `--batch-check` would cost in-process: every blob's header, in order.
+            use gix::prelude::Header;
+            let r = shared.to_thread_local();
+            let (self0, _) = cpu_seconds();
+            let t = std::time::Instant::now();
+            let mut total = 0;
+            for oid in &blobs {
+                let id = gix::oid::try_from_bytes(&oid.0).unwrap();
+                total += r.objects.try_header(id).unwrap().unwrap().size();
+            }
+            let (self1, _) = cpu_seconds();
+            assert_eq!(total, stats.blob_bytes);
+            println!(
+                "gix try_header of every blob: wall {:.3?}, cpu {:.3} s",
+                t.elapsed(),
+                self1 - self0
+            );
+        }
         for (readers, cache) in [
             (1, 0),
             (1, 8 << 20),

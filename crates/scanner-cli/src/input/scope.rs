@@ -114,6 +114,12 @@ impl Scope {
     }
 
     fn excluded_listed(&self, path: &Path) -> bool {
+        // Without `--exclude` there is nothing to match: a history scan asks about every
+        // blob, and walking each one's ancestors cost 2.5% of the instructions of a scan
+        // of 60,000 small blobs.
+        if self.excludes.is_empty() {
+            return false;
+        }
         let path = path.strip_prefix(&self.cwd).unwrap_or(path);
         // `matched_path_or_any_parents` without its assertion that the path is
         // under the matcher's root: outside it, unanchored globs still apply.
@@ -156,6 +162,9 @@ impl OwnOutput {
     }
 
     pub fn contains(&self, path: &Path) -> bool {
+        if self.files.is_empty() {
+            return false;
+        }
         let Some(name) = path.file_name() else {
             return false;
         };
