@@ -44,8 +44,40 @@
 //! inline marker earlier on its line) and, ending by `owned_len + 4 LEAD`
 //! with its keyword by `+ K`, everything its window, its anchored re-check
 //! and its line gates need after it inside `data`.
+//!
+//! # Focus
+//!
+//! [`Engine::scan_focus`] reports the findings of a whole-buffer scan whose
+//! secret meets a span (a history version's changes), reading around the
+//! span rather than the buffer:
+//!
+//! 1. Stage 1 walks the keyword automaton over the *zone* (the focus at
+//!    first) widened by `3 S + K + 64` bytes on the left and `2 S + K + 64`
+//!    on the right, `S` = [`FOCUS_SHORT_LEN`]: the hits of rules with
+//!    `max_len <= S` whose window may yield a match meeting the zone. The
+//!    few long-window rules (private keys, JWTs, unbounded regexes) have
+//!    their keywords searched over the whole buffer by a second, small
+//!    automaton. A hit is kept when its rule's matches can reach the zone
+//!    with `max_len + 64` bytes to spare on each side, so that the windows
+//!    that can yield such a match start where they do in a whole scan.
+//! 2. Stage 2 runs as in a whole scan (the haystack is the whole buffer).
+//! 3. A generic candidate of the focus whose secret reaches out of the
+//!    zone (a long-window generic rule) widens the zone to its secret and
+//!    the layer is scanned again: the provider matches its duplicate check
+//!    needs are those meeting its secret.
+//! 4. Gates and duplicates as in a whole scan; only candidates whose
+//!    secret meets the focus are counted ([`Suppressed`]) and reported.
+//! 5. Decoding takes the literal sequences and runs meeting the focus
+//!    (`src/decode.rs`, `focus_runs`), read to their real ends; test code
+//!    and positions are computed over the whole buffer, when there are
+//!    findings.
+//!
+//! A pure deletion leaves a focus of the two bytes around the cut (or an
+//! empty one): a secret joined by the cut meets them. `tests/focus.rs`
+//! checks random edits of real text against the whole scan.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -505,6 +537,39 @@ impl EngineBuilder {
             .unwrap_or(0)
             .max(MIN_LEAD);
         let has_generic = rules.iter().any(|r| r.generic);
+        // The keywords of the long-window rules, for `scan_focus`, which
+        // searches them over the whole buffer (module docs, "Focus").
+        let mut long_keywords: Vec<&str> = Vec::new();
+        let mut long_kw_rules: Vec<Vec<u32>> = Vec::new();
+        for (idx, rule) in rules.iter().enumerate() {
+            if rule.pattern.is_none() || rule.max_len <= FOCUS_SHORT_LEN {
+                continue;
+            }
+            for kw in &rule.keywords {
+                let k = match long_keywords.iter().position(|x| x == kw) {
+                    Some(k) => k,
+                    None => {
+                        long_keywords.push(kw);
+                        long_kw_rules.push(Vec::new());
+                        long_keywords.len() - 1
+                    }
+                };
+                long_kw_rules[k].push(idx as u32);
+            }
+        }
+        let long_ac = if long_keywords.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(&long_keywords)
+                    .map_err(|e| {
+                        Error::new(None, None, format!("cannot build keyword automaton: {e}"))
+                    })?,
+            )
+        };
         // The walks of `keyword_hits` overlap by the longest keyword, the
         // markers included; chunks by the longest a rule owns (the markers
         // are looked for in the owned range only, well inside a chunk).
@@ -521,6 +586,8 @@ impl EngineBuilder {
             rules,
             infos,
             ac,
+            long_ac,
+            long_kw_rules,
             keywords,
             kw_rules,
             begin_kw,
@@ -1004,15 +1071,28 @@ impl Rule {
 /// hits tell the split-literal pass that it has work (see `begin_kw`).
 const BEGIN_KEYWORD: &str = "-----begin";
 
-/// Compiled, read-only rule database; share it with `Arc` across workers.
 /// The smallest `LEAD` (see [`Engine::chunk_overlap`]).
 const MIN_LEAD: usize = 256;
+/// `scan_focus`: rules with a `max_len` up to this are searched for near
+/// the focus only, from one keyword walk over the focus widened by three
+/// times this on the left and twice on the right; the others (private
+/// keys, JWTs, unbounded rules: 40 of 529 built-in rules) by a search of
+/// their keywords over the whole buffer (module docs, "Focus").
+const FOCUS_SHORT_LEN: usize = 512;
+/// `scan_focus`: bytes of context beyond what a rule's windows need.
+const FOCUS_SLACK: usize = 64;
 
+/// Compiled, read-only rule database; share it with `Arc` across workers.
 pub struct Engine {
     id: u64,
     rules: Vec<Rule>,
     infos: Vec<RuleInfo>,
     ac: DFA,
+    /// The keywords of the rules whose `max_len` exceeds
+    /// [`FOCUS_SHORT_LEN`], and their rules: `scan_focus` searches them
+    /// over the whole buffer (module docs, "Focus").
+    long_ac: Option<AhoCorasick>,
+    long_kw_rules: Vec<Vec<u32>>,
     /// The longest keyword.
     max_kw: usize,
     keywords: Vec<String>,
@@ -1172,11 +1252,55 @@ impl Engine {
     pub fn scan(&self, input: &ScanInput<'_>, scratch: &mut ScanScratch, out: &mut Vec<Finding>) {
         let first = out.len();
         self.scan_layer(input, scratch, out, false);
-        crate::decode::rescan(self, input, scratch, out, first);
+        crate::decode::rescan(self, input, scratch, out, first, None);
         // Looked up only when there are findings: most buffers have none.
         if out.len() > first {
             if let Some(t) = crate::confidence::test_code_start(input.data, input.path) {
                 let from = input.base_offset + t as u64;
+                for f in out[first..].iter_mut().filter(|f| f.offset >= from) {
+                    crate::confidence::mark_test_code(&mut f.confidence, &mut f.tags);
+                }
+            }
+        }
+    }
+
+    /// Scans a whole buffer for the findings whose secret span
+    /// `[offset, end_offset)` intersects `focus` (`end_offset > focus.start
+    /// && offset < focus.end`, so an empty focus still keeps a secret that
+    /// straddles it): exactly those of [`scan`](Self::scan), in the same
+    /// order with the same fields, for work proportional to the focus and
+    /// the rules' windows around it rather than to the buffer (module docs,
+    /// "Focus"). Suppressed candidates are counted only when their secret
+    /// intersects the focus. `input` is a whole buffer (`base_offset` 0,
+    /// owning every byte), not a chunk.
+    pub fn scan_focus(
+        &self,
+        input: &ScanInput<'_>,
+        focus: Range<usize>,
+        scratch: &mut ScanScratch,
+        out: &mut Vec<Finding>,
+    ) {
+        debug_assert_eq!(input.base_offset, 0, "scan_focus takes whole buffers");
+        let input = ScanInput {
+            owned_len: input.data.len(),
+            base_offset: 0,
+            ..*input
+        };
+        let end = focus.end.min(input.data.len());
+        let focus = focus.start.min(end)..end;
+        let first = out.len();
+        // At most twice: the second time with the zone widened to the
+        // generic secrets that reach out of it.
+        let mut zone = focus.clone();
+        while let Some(wider) =
+            self.scan_layer_in(&input, scratch, out, false, Some((&focus, &zone)))
+        {
+            zone = wider;
+        }
+        crate::decode::rescan(self, &input, scratch, out, first, Some(&focus));
+        if out.len() > first {
+            if let Some(t) = crate::confidence::test_code_start(input.data, input.path) {
+                let from = t as u64;
                 for f in out[first..].iter_mut().filter(|f| f.offset >= from) {
                     crate::confidence::mark_test_code(&mut f.confidence, &mut f.tags);
                 }
@@ -1203,11 +1327,29 @@ impl Engine {
         out: &mut Vec<Finding>,
         nested: bool,
     ) {
+        self.scan_layer_in(input, scratch, out, nested, None);
+    }
+
+    /// [`scan_layer`](Self::scan_layer), or with `focus = (focus, zone)`
+    /// only the findings whose secret intersects `focus`, computing the
+    /// candidates whose match may intersect `zone` (which holds `focus`).
+    /// Returns, before gating anything, a wider zone when a generic
+    /// candidate of the focus has a secret reaching out of `zone`: the
+    /// provider matches it may duplicate must be computed (module docs,
+    /// "Focus").
+    fn scan_layer_in(
+        &self,
+        input: &ScanInput<'_>,
+        scratch: &mut ScanScratch,
+        out: &mut Vec<Finding>,
+        nested: bool,
+        focus: Option<(&Range<usize>, &Range<usize>)>,
+    ) -> Option<Range<usize>> {
         scratch.prepare(self);
         scratch.begin_seen = false;
         scratch.percent_seen = false;
         if self.path_allowlisted(input.path) {
-            return;
+            return None;
         }
         let data = input.data;
         let len = data.len();
@@ -1236,8 +1378,9 @@ impl Engine {
                 };
             }
         }
-        // Path-only rules report the file itself, once (first chunk).
-        if input.base_offset == 0 && !nested {
+        // Path-only rules report the file itself, once (first chunk); their
+        // finding spans no byte, so it never intersects a focus.
+        if input.base_offset == 0 && !nested && focus.is_none() {
             for (i, rule) in self.rules.iter().enumerate() {
                 if rule.pattern.is_none() && s.rule_on[i] && !self.path_dropped(i, input.path) {
                     s.candidates.push(Candidate {
@@ -1253,30 +1396,72 @@ impl Engine {
         }
 
         // Stage 1.
-        self.keyword_hits(data, |kw, start, end| {
-            s.begin_seen |= kw == self.begin_kw;
-            s.percent_seen |= kw == self.percent_kw;
-            for &r in &self.kw_rules[kw] {
-                let ri = r as usize;
-                if !s.rule_on[ri] {
-                    continue;
+        let open_window = |s: &mut ScanScratch, r: u32, start: usize, end: usize| {
+            let ri = r as usize;
+            let l = self.rules[ri].max_len;
+            let ws = start.saturating_sub(self.rules[ri].keyword_lead());
+            let we = (end + l).min(len);
+            let open = &mut s.open[ri];
+            if open.1 == 0 {
+                s.touched.push(r);
+                *open = (ws, we);
+            } else if ws <= open.1 {
+                open.0 = open.0.min(ws);
+                open.1 = open.1.max(we);
+            } else {
+                s.windows.push((r, open.0, open.1));
+                *open = (ws, we);
+            }
+        };
+        match focus {
+            None => self.keyword_hits(data, |kw, start, end| {
+                s.begin_seen |= kw == self.begin_kw;
+                s.percent_seen |= kw == self.percent_kw;
+                for &r in &self.kw_rules[kw] {
+                    if s.rule_on[r as usize] {
+                        open_window(s, r, start, end);
+                    }
                 }
-                let l = self.rules[ri].max_len;
-                let ws = start.saturating_sub(self.rules[ri].keyword_lead());
-                let we = (end + l).min(len);
-                let open = &mut s.open[ri];
-                if open.1 == 0 {
-                    s.touched.push(r);
-                    *open = (ws, we);
-                } else if ws <= open.1 {
-                    open.0 = open.0.min(ws);
-                    open.1 = open.1.max(we);
-                } else {
-                    s.windows.push((r, open.0, open.1));
-                    *open = (ws, we);
+            }),
+            Some((_, zone)) => {
+                // A hit of rule `r` yields matches in `[start - max_len,
+                // end + 2 max_len)`; one more `max_len` (and FOCUS_SLACK)
+                // each side gives the windows near the zone the same
+                // starts as in a whole scan.
+                let near = |r: usize, start: usize, end: usize| {
+                    let l = self.rules[r].max_len;
+                    end + 3 * l + FOCUS_SLACK > zone.start && start < zone.end + 2 * l + FOCUS_SLACK
+                };
+                // Short rules: their hits near the zone, from one walk.
+                let a = zone
+                    .start
+                    .saturating_sub(3 * FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK);
+                let b = (zone.end + 2 * FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK).min(len);
+                self.keyword_hits(&data[a..b], |kw, start, end| {
+                    let (start, end) = (a + start, a + end);
+                    for &r in &self.kw_rules[kw] {
+                        let ri = r as usize;
+                        if s.rule_on[ri]
+                            && self.rules[ri].max_len <= FOCUS_SHORT_LEN
+                            && near(ri, start, end)
+                        {
+                            open_window(s, r, start, end);
+                        }
+                    }
+                });
+                // Long rules: their few keywords over the whole buffer.
+                if let Some(ac) = &self.long_ac {
+                    for m in ac.find_overlapping_iter(data) {
+                        for &r in &self.long_kw_rules[m.pattern().as_usize()] {
+                            let ri = r as usize;
+                            if s.rule_on[ri] && near(ri, m.start(), m.end()) {
+                                open_window(s, r, m.start(), m.end());
+                            }
+                        }
+                    }
                 }
             }
-        });
+        }
         for &r in &s.touched {
             let open = &mut s.open[r as usize];
             s.windows.push((r, open.0, open.1));
@@ -1284,7 +1469,17 @@ impl Engine {
         }
         for &r in &self.unkeyed {
             if s.rule_on[r as usize] {
-                s.windows.push((r, 0, len));
+                let (ws, we) = match focus {
+                    None => (0, len),
+                    Some((_, zone)) => {
+                        let l = self.rules[r as usize].max_len;
+                        (
+                            zone.start.saturating_sub(3 * l + FOCUS_SLACK),
+                            (zone.end + 2 * l + FOCUS_SLACK).min(len),
+                        )
+                    }
+                };
+                s.windows.push((r, ws, we));
             }
         }
         s.windows.sort_unstable();
@@ -1345,9 +1540,27 @@ impl Engine {
             resume = at;
         }
 
+        // The secret of a finding (its `offset..end_offset`) meets the focus.
+        let in_focus =
+            |secret: Span| focus.is_none_or(|(f, _)| secret.end > f.start && secret.start < f.end);
+        if let Some((_, zone)) = focus {
+            let (mut lo, mut hi) = (zone.start, zone.end);
+            for c in &s.candidates {
+                if self.rules[c.rule as usize].generic && in_focus(c.secret) {
+                    lo = lo.min(c.secret.start);
+                    hi = hi.max(c.secret.end);
+                }
+            }
+            if (lo, hi) != (zone.start, zone.end) {
+                s.candidates.clear();
+                return Some(lo..hi);
+            }
+        }
+
         // Gates: a dropped candidate is marked with an empty match, and
-        // counted if this chunk owns it; one an allow decision dropped is
-        // marked `allowed` instead when the caller keeps those.
+        // counted if this chunk owns it (and it meets the focus); one an
+        // allow decision dropped is marked `allowed` instead when the
+        // caller keeps those.
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
         s.provider_secrets.clear();
@@ -1358,7 +1571,7 @@ impl Engine {
                     match reason.allow_label() {
                         Some(label) if s.keep_allowed => c.allowed = Some(label),
                         _ => {
-                            if c.owned {
+                            if c.owned && in_focus(c.secret) {
                                 s.suppressed.count(reason);
                             }
                             c.m = Span { start: 0, end: 0 };
@@ -1377,7 +1590,7 @@ impl Engine {
         let mut pos_at = 0;
         for c in &cands {
             let rule = &self.rules[c.rule as usize];
-            if !c.owned || (c.m.is_empty() && rule.pattern.is_some()) {
+            if !c.owned || (c.m.is_empty() && rule.pattern.is_some()) || !in_focus(c.secret) {
                 continue;
             }
             // An allowed candidate is counted under its allow reason, as it
@@ -1429,6 +1642,7 @@ impl Engine {
         }
         cands.clear();
         s.candidates = cands;
+        None
     }
 
     /// Stage 1: calls `hit(keyword, start, end)` for every occurrence of
