@@ -52,14 +52,15 @@
 //! span rather than the buffer:
 //!
 //! 1. Stage 1 walks the keyword automaton over the *zone* (the focus at
-//!    first) widened by `3 S + K + 64` bytes on the left and `2 S + K + 64`
-//!    on the right, `S` = [`FOCUS_SHORT_LEN`]: the hits of rules with
-//!    `max_len <= S` whose window may yield a match meeting the zone. The
-//!    few long-window rules (private keys, JWTs, unbounded regexes) have
-//!    their keywords searched over the whole buffer by a second, small
-//!    automaton. A hit is kept when its rule's matches can reach the zone
-//!    with `max_len + 64` bytes to spare on each side, so that the windows
-//!    that can yield such a match start where they do in a whole scan.
+//!    first) widened by `2 S + K + 64` bytes on the left and `S + K + 64`
+//!    on the right, `S` = [`FOCUS_SHORT_LEN`]: a hit of a rule with
+//!    `max_len = L <= S` yields matches in `[start - L, end + 2 L)`, so
+//!    this walk sees every hit whose matches may meet the zone (and keeps
+//!    only those). The keywords of the long-window rules (private keys,
+//!    JWTs, cloud credentials: 17 of 529 built-in rules) are found beyond
+//!    the walk, as far as each rule's windows reach, by one memchr pass per
+//!    keyword's rarest byte (`RareByteSearch`): an automaton step per byte
+//!    over the whole buffer would cost more than the walk saves.
 //! 2. Stage 2 runs as in a whole scan (the haystack is the whole buffer).
 //! 3. A generic candidate of the focus whose secret reaches out of the
 //!    zone (a long-window generic rule) widens the zone to its secret and
@@ -539,37 +540,15 @@ impl EngineBuilder {
         let has_generic = rules.iter().any(|r| r.generic);
         // The keywords of the long-window rules, for `scan_focus`, which
         // searches them over the whole buffer (module docs, "Focus").
-        let mut long_keywords: Vec<&str> = Vec::new();
-        let mut long_kw_rules: Vec<Vec<u32>> = Vec::new();
+        let mut long = RareByteSearch::default();
         for (idx, rule) in rules.iter().enumerate() {
             if rule.pattern.is_none() || rule.max_len <= FOCUS_SHORT_LEN {
                 continue;
             }
             for kw in &rule.keywords {
-                let k = match long_keywords.iter().position(|x| x == kw) {
-                    Some(k) => k,
-                    None => {
-                        long_keywords.push(kw);
-                        long_kw_rules.push(Vec::new());
-                        long_keywords.len() - 1
-                    }
-                };
-                long_kw_rules[k].push(idx as u32);
+                long.add(kw.as_bytes(), idx as u32, rule.max_len);
             }
         }
-        let long_ac = if long_keywords.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
-                    .match_kind(MatchKind::Standard)
-                    .build(&long_keywords)
-                    .map_err(|e| {
-                        Error::new(None, None, format!("cannot build keyword automaton: {e}"))
-                    })?,
-            )
-        };
         // The walks of `keyword_hits` overlap by the longest keyword, the
         // markers included; chunks by the longest a rule owns (the markers
         // are looked for in the owned range only, well inside a chunk).
@@ -586,8 +565,8 @@ impl EngineBuilder {
             rules,
             infos,
             ac,
-            long_ac,
-            long_kw_rules,
+            kw_long: keywords.iter().map(|k| long.index(k)).collect(),
+            long,
             keywords,
             kw_rules,
             begin_kw,
@@ -1074,13 +1053,167 @@ const BEGIN_KEYWORD: &str = "-----begin";
 /// The smallest `LEAD` (see [`Engine::chunk_overlap`]).
 const MIN_LEAD: usize = 256;
 /// `scan_focus`: rules with a `max_len` up to this are searched for near
-/// the focus only, from one keyword walk over the focus widened by three
-/// times this on the left and twice on the right; the others (private
-/// keys, JWTs, unbounded rules: 40 of 529 built-in rules) by a search of
-/// their keywords over the whole buffer (module docs, "Focus").
-const FOCUS_SHORT_LEN: usize = 512;
+/// the focus only, from one keyword walk over the focus widened by twice
+/// this on the left and once on the right; the others by a search of
+/// their keywords as far as their windows reach (module docs, "Focus").
+/// 1440 leaves out the rules of 2 KB windows and more, whose keywords
+/// are rare; the common keywords of medium windows (`secret`, `user:`,
+/// `sl.`) would cost more found over the whole buffer than walked.
+const FOCUS_SHORT_LEN: usize = 1440;
 /// `scan_focus`: bytes of context beyond what a rule's windows need.
 const FOCUS_SLACK: usize = 64;
+
+/// `scan_focus`'s search for the long-window rules' keywords over a whole
+/// buffer: each keyword is found from one of its bytes, the rarest in
+/// source text by [`RARITY`], then compared (ASCII case-insensitively, as
+/// the keyword automaton matches) where that byte stands. One memchr pass
+/// per chosen byte; `://` or `secret` cost a comparison per `:` or `c`,
+/// not an automaton step per byte. An occurrence is found once, from the
+/// first place of its chosen byte in the keyword.
+#[derive(Default)]
+struct RareByteSearch {
+    /// Lowercase keywords, and the rules owning each.
+    keywords: Vec<Vec<u8>>,
+    rules: Vec<Vec<u32>>,
+    /// Per chosen byte (lowercase): the keywords it finds, where the byte
+    /// stands in each, and the longest `max_len` of their rules.
+    by_byte: Vec<ByteKeywords>,
+    /// Per keyword: the index of its entry in `by_byte`.
+    byte_of: Vec<usize>,
+    max_len: usize,
+}
+
+/// The keywords [`RareByteSearch`] finds from one byte.
+struct ByteKeywords {
+    /// Lowercase.
+    byte: u8,
+    /// Keyword index, and where the byte stands in the keyword.
+    keywords: Vec<(u32, usize)>,
+    /// The longest `max_len` of their rules.
+    max_len: usize,
+}
+
+/// Bytes from the rarest to the most frequent in source text and prose
+/// (a rough order: rare letters, digits, then punctuation and common
+/// letters); a byte not listed counts as rarer than all.
+const RARITY: &[u8] = b"zqxjkv98765432bp10ygfwmu_-.:/=cldrhsnioate ";
+
+impl RareByteSearch {
+    /// The index of `keyword` (lowercase), if a long rule owns it.
+    fn index(&self, keyword: &str) -> Option<u32> {
+        let k = self.keywords.iter().position(|x| x == keyword.as_bytes())?;
+        Some(k as u32)
+    }
+
+    fn add(&mut self, keyword: &[u8], rule: u32, max_len: usize) {
+        let k = match self.keywords.iter().position(|x| x == keyword) {
+            Some(k) => k,
+            None => {
+                self.keywords.push(keyword.to_vec());
+                self.rules.push(Vec::new());
+                let rank = |b: u8| RARITY.iter().position(|&r| r == b).map_or(0, |i| i + 1);
+                let Some((off, &b)) = keyword.iter().enumerate().min_by_key(|(_, &b)| rank(b))
+                else {
+                    return;
+                };
+                let k = self.keywords.len() - 1;
+                match self.by_byte.iter().position(|e| e.byte == b) {
+                    Some(i) => {
+                        self.by_byte[i].keywords.push((k as u32, off));
+                        self.byte_of.push(i);
+                    }
+                    None => {
+                        self.by_byte.push(ByteKeywords {
+                            byte: b,
+                            keywords: vec![(k as u32, off)],
+                            max_len: 0,
+                        });
+                        self.byte_of.push(self.by_byte.len() - 1);
+                    }
+                }
+                self.max_len = self.max_len.max(keyword.len());
+                k
+            }
+        };
+        let entry = &mut self.by_byte[self.byte_of[k]];
+        entry.max_len = entry.max_len.max(max_len);
+        if !self.rules[k].contains(&rule) {
+            self.rules[k].push(rule);
+        }
+    }
+
+    /// Appends `(end, start, keyword)`, unordered, for every occurrence
+    /// whose rules' windows may reach `zone` (`2 max_len` before it,
+    /// `max_len` after, and FOCUS_SLACK) and that does not lie wholly in
+    /// `walked` (where the keyword automaton found it); and some that do,
+    /// within the longest keyword of its edges.
+    fn find(
+        &self,
+        data: &[u8],
+        zone: &Range<usize>,
+        walked: Range<usize>,
+        out: &mut Vec<(usize, usize, u32)>,
+    ) {
+        for ByteKeywords {
+            byte: b,
+            keywords: list,
+            max_len,
+        } in &self.by_byte
+        {
+            let k = FOCUS_SLACK + self.max_len;
+            let far = zone.start.saturating_sub(2 * max_len + k)
+                ..(zone.end + max_len + k).min(data.len());
+            // The chosen byte of an occurrence wholly in `walked` lies in
+            // `walked` shortened by the longest keyword at each end.
+            let inner = (walked.start + self.max_len).min(walked.end)
+                ..walked.end.saturating_sub(self.max_len).max(walked.start);
+            let left = far.start..far.end.min(inner.start).max(far.start);
+            let right = inner.end.max(far.start).min(far.end)..far.end;
+            // (Overlapping when `walked` is short: `out` is de-duplicated.)
+            self.find_byte(data, *b, list, left, out);
+            self.find_byte(data, *b, list, right, out);
+        }
+    }
+
+    fn find_byte(
+        &self,
+        data: &[u8],
+        b: u8,
+        list: &[(u32, usize)],
+        range: Range<usize>,
+        out: &mut Vec<(usize, usize, u32)>,
+    ) {
+        if range.is_empty() {
+            return;
+        }
+        let hay = &data[range.clone()];
+        {
+            let mut check = |i: usize| {
+                let at = range.start + i;
+                for &(k, off) in list {
+                    let kw = &self.keywords[k as usize];
+                    let Some(start) = at.checked_sub(off) else {
+                        continue;
+                    };
+                    // The first byte first: most places of a frequent
+                    // byte fail there.
+                    if start + kw.len() <= data.len()
+                        && data[start].to_ascii_lowercase() == kw[0]
+                        && data[start..start + kw.len()].eq_ignore_ascii_case(kw)
+                    {
+                        out.push((start + kw.len(), start, k));
+                    }
+                }
+            };
+            let upper = b.to_ascii_uppercase();
+            if upper == b {
+                memchr::memchr_iter(b, hay).for_each(&mut check);
+            } else {
+                memchr::memchr2_iter(b, upper, hay).for_each(&mut check);
+            }
+        }
+    }
+}
 
 /// Compiled, read-only rule database; share it with `Arc` across workers.
 pub struct Engine {
@@ -1091,8 +1224,9 @@ pub struct Engine {
     /// The keywords of the rules whose `max_len` exceeds
     /// [`FOCUS_SHORT_LEN`], and their rules: `scan_focus` searches them
     /// over the whole buffer (module docs, "Focus").
-    long_ac: Option<AhoCorasick>,
-    long_kw_rules: Vec<Vec<u32>>,
+    long: RareByteSearch,
+    /// Per keyword of `ac`: its index in `long`, if a long rule owns it.
+    kw_long: Vec<Option<u32>>,
     /// The longest keyword.
     max_kw: usize,
     keywords: Vec<String>,
@@ -1425,20 +1559,23 @@ impl Engine {
             }),
             Some((_, zone)) => {
                 // A hit of rule `r` yields matches in `[start - max_len,
-                // end + 2 max_len)`; one more `max_len` (and FOCUS_SLACK)
-                // each side gives the windows near the zone the same
-                // starts as in a whole scan.
+                // end + 2 max_len)` (its window, then a match starting at
+                // the window's end); FOCUS_SLACK more on each side.
                 let near = |r: usize, start: usize, end: usize| {
                     let l = self.rules[r].max_len;
-                    end + 3 * l + FOCUS_SLACK > zone.start && start < zone.end + 2 * l + FOCUS_SLACK
+                    end + 2 * l + FOCUS_SLACK > zone.start && start < zone.end + l + FOCUS_SLACK
                 };
                 // Short rules: their hits near the zone, from one walk.
                 let a = zone
                     .start
-                    .saturating_sub(3 * FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK);
-                let b = (zone.end + 2 * FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK).min(len);
+                    .saturating_sub(2 * FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK);
+                let b = (zone.end + FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK).min(len);
+                s.long_hits.clear();
                 self.keyword_hits(&data[a..b], |kw, start, end| {
                     let (start, end) = (a + start, a + end);
+                    if let Some(k) = self.kw_long[kw] {
+                        s.long_hits.push((end, start, k));
+                    }
                     for &r in &self.kw_rules[kw] {
                         let ri = r as usize;
                         if s.rule_on[ri]
@@ -1449,14 +1586,17 @@ impl Engine {
                         }
                     }
                 });
-                // Long rules: their few keywords over the whole buffer.
-                if let Some(ac) = &self.long_ac {
-                    for m in ac.find_overlapping_iter(data) {
-                        for &r in &self.long_kw_rules[m.pattern().as_usize()] {
-                            let ri = r as usize;
-                            if s.rule_on[ri] && near(ri, m.start(), m.end()) {
-                                open_window(s, r, m.start(), m.end());
-                            }
+                // Long rules: their keywords beyond the walk, as far as
+                // their windows reach.
+                self.long.find(data, zone, a..b, &mut s.long_hits);
+                s.long_hits.sort_unstable();
+                s.long_hits.dedup();
+                for i in 0..s.long_hits.len() {
+                    let (end, start, kw) = s.long_hits[i];
+                    for &r in &self.long.rules[kw as usize] {
+                        let ri = r as usize;
+                        if s.rule_on[ri] && near(ri, start, end) {
+                            open_window(s, r, start, end);
                         }
                     }
                 }
@@ -1474,8 +1614,8 @@ impl Engine {
                     Some((_, zone)) => {
                         let l = self.rules[r as usize].max_len;
                         (
-                            zone.start.saturating_sub(3 * l + FOCUS_SLACK),
-                            (zone.end + 2 * l + FOCUS_SLACK).min(len),
+                            zone.start.saturating_sub(2 * l + FOCUS_SLACK),
+                            (zone.end + l + FOCUS_SLACK).min(len),
                         )
                     }
                 };
@@ -2149,6 +2289,48 @@ negative_examples = ["k ab"]
 
     /// The two-walk search gives the iterator's hits, in its order, at
     /// every length around the split and with keywords across the middle.
+    #[test]
+    fn rare_byte_search_finds_every_occurrence_in_any_case() {
+        let mut search = RareByteSearch::default();
+        let kws: [&[u8]; 6] = [
+            b"eyj",
+            b"ops_eyj",
+            b"://",
+            b"secret",
+            b"-----begin rsa",
+            b"sl.",
+        ];
+        for (i, kw) in kws.iter().enumerate() {
+            search.add(kw, i as u32, 100);
+        }
+        let text = b"x ops_EYJ eyJeyj SECRET sEcReT ://:// sl.sl -----BEGIN RSA -----begin rsaX";
+        let mut got = Vec::new();
+        // Nothing walked: the whole text is searched.
+        search.find(text, &(0..text.len()), 0..0, &mut got);
+        got.sort_unstable();
+        let mut want = Vec::new();
+        for (k, kw) in kws.iter().enumerate() {
+            for at in 0..=text.len() - kw.len() {
+                if text[at..at + kw.len()].eq_ignore_ascii_case(kw) {
+                    want.push((at + kw.len(), at, k as u32));
+                }
+            }
+        }
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(want.len(), 11);
+        // The middle walked: what crosses its edges is found, and what
+        // lies wholly in it may be (near its edges), never twice.
+        let mut got = Vec::new();
+        search.find(text, &(0..text.len()), 20..60, &mut got);
+        got.sort_unstable();
+        assert!(got.windows(2).all(|w| w[0] != w[1]), "{got:?}");
+        assert!(got.iter().all(|h| want.contains(h)), "{got:?}");
+        want.retain(|&(end, start, _)| start < 20 || end > 60);
+        assert!(want.iter().all(|h| got.contains(h)), "{got:?}");
+        assert_eq!(want.len(), 6);
+    }
+
     #[test]
     fn keyword_hits_are_the_overlapping_iterator_hits() {
         let engine = Engine::builtin().unwrap();
