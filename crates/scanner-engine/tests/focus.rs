@@ -364,3 +364,36 @@ max_len = 3100
         assert_eq!(focused(&e, new.as_bytes(), "app.env", span), vec![]);
     }
 }
+
+/// A key longer than the walk around the focus reaches (4 KB of base64):
+/// an edit of its last line still finds it, from its `-----BEGIN` far
+/// before the focus.
+#[test]
+fn an_edit_at_the_end_of_a_long_key_finds_the_key() {
+    let e = builtin();
+    let mut r = Rng(17);
+    let b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let body: Vec<String> = (0..64).map(|_| r.chars(b64, 64)).collect();
+    let filler = "let x = 1;\n".repeat(400);
+    let key = |last: &str| {
+        format!(
+            "{filler}const KEY: &str = \"-----BEGIN RSA PRIVATE KEY-----\n{}\n{last}\n-----END RSA PRIVATE KEY-----\";\n{filler}",
+            body.join("\n")
+        )
+    };
+    let old = key("AAAAAAAAAAAAAAAA");
+    for last in ["AAAAAAAAAAAAAAAB", "AAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAQ"] {
+        let new = key(last);
+        let span = changed_span(old.as_bytes(), new.as_bytes());
+        let want = expected(e, new.as_bytes(), "src/key.rs", &span);
+        assert_eq!(
+            brief(&want)
+                .iter()
+                .map(|f| f.0.as_str())
+                .collect::<Vec<_>>(),
+            ["private-key-rsa"]
+        );
+        assert!(span.start as u64 - want[0].offset > 4000, "{span:?}");
+        assert_eq!(focused(e, new.as_bytes(), "src/key.rs", span), want);
+    }
+}
