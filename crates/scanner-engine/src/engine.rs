@@ -1058,7 +1058,9 @@ const MIN_LEAD: usize = 256;
 /// their keywords as far as their windows reach (module docs, "Focus").
 /// 1440 leaves out the rules of 2 KB windows and more, whose keywords
 /// are rare; the common keywords of medium windows (`secret`, `user:`,
-/// `sl.`) would cost more found over the whole buffer than walked.
+/// `sl.`) would cost more found over the whole buffer than walked. On the
+/// ripgrep history (callgrind, one thread): 4.26 G instructions with 512,
+/// 4.11 G with 1440, 4.13 G with 2400.
 const FOCUS_SHORT_LEN: usize = 1440;
 /// `scan_focus`: bytes of context beyond what a rule's windows need.
 const FOCUS_SLACK: usize = 64;
