@@ -31,6 +31,9 @@ pub struct ScanReport {
     pub archives: crate::input::archive::ArchiveStats,
     /// `--history`: commits walked, distinct blobs, duplicates.
     pub history: Option<crate::input::history::HistoryStats>,
+    /// `--history`: bytes of later versions outside what they changed,
+    /// not scanned again (`pipeline/versions.rs`).
+    pub unchanged_bytes: u64,
     pub metrics: MetricsSnapshot,
     pub elapsed: Duration,
 }

@@ -43,11 +43,15 @@
 //! labels printed in the summary. MB are 10^6 bytes. With `--history`,
 //! `files` counts distinct blobs scanned and `history` is
 //! `{"commits", "blobs", "blob_bytes", "duplicate_blobs", "submodules",
-//! "symlinks", "deletions"}`: commits walked, distinct blobs listed (each
-//! scanned once), and added or modified entries whose blob was already
-//! listed. There `suppressed` may hold `unchanged in a later version`:
-//! findings of a file's later version that lie outside what it changed,
-//! reported with the version that introduced them.
+//! "symlinks", "deletions", "unchanged_bytes"}`: commits walked, distinct
+//! blobs listed (each scanned once), added or modified entries whose blob
+//! was already listed, and the bytes of later versions of files that lie
+//! outside what each changed: counted in `bytes` (they were read) but
+//! scanned only as far as the rules' windows around the changes reach;
+//! their findings were reported with the version that introduced them.
+//! There `suppressed` may hold `unchanged in a later version`: findings
+//! of a large version (one scanned in pieces, which is scanned whole)
+//! that lie outside what it changed.
 //!
 //! Every run adds `shard` (`{"index": K, "count": N}` with `--shard`, else
 //! `null`) and `run` (version, rule-set and options digests, the report's
@@ -259,6 +263,7 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
             "submodules": h.submodules,
             "symlinks": h.symlinks,
             "deletions": h.deletions,
+            "unchanged_bytes": r.unchanged_bytes,
         })),
         "scheduler": {
             "wall_secs": wall,

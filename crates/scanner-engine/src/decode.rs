@@ -178,6 +178,7 @@ pub(crate) fn rescan(
     scratch: &mut ScanScratch,
     out: &mut Vec<Finding>,
     first: usize,
+    focus: Option<&std::ops::Range<usize>>,
 ) {
     let lead = engine.lead();
     let cap = 2 * lead;
@@ -201,8 +202,16 @@ pub(crate) fn rescan(
     let mut units: Vec<(Run, Vec<u8>)> = Vec::new();
     // Markers of this buffer, before scans of decoded text replace them.
     let percent = scratch.percent_seen;
-    if scratch.begin_seen {
-        crate::literals::find(data, own_lo, own_hi, cap, |start, end, text| {
+    // With a focus, the sequences and runs that meet it: a sequence is read
+    // over at most `cap` bytes, so it starts at most that far before; the
+    // focus scan met no marker outside its windows, so the searches for
+    // `-----BEGIN` and `%` below stand in for the markers.
+    let (lit_lo, lit_hi) = match focus {
+        None => (own_lo, own_hi),
+        Some(f) => (f.start.saturating_sub(cap), f.end),
+    };
+    if scratch.begin_seen || focus.is_some() {
+        crate::literals::find(data, lit_lo, lit_hi, cap, |start, end, text| {
             units.push((
                 Run {
                     start,
@@ -246,7 +255,10 @@ pub(crate) fn rescan(
 
     if engine.decode_depth() > 0 {
         ds.runs.clear();
-        find_runs(data, own_lo, own_hi, cap, percent, &mut ds.runs);
+        match focus {
+            None => find_runs(data, own_lo, own_hi, cap, percent, &mut ds.runs),
+            Some(f) => focus_runs(data, f, cap, &mut ds.runs),
+        }
         let mut pos = input.start;
         let mut pos_at = 0;
         let mut buf = std::mem::take(&mut ds.buf);
@@ -277,6 +289,10 @@ pub(crate) fn rescan(
         ds.buf = buf;
     }
 
+    if let Some(focus) = focus {
+        ds.found
+            .retain(|f| f.end_offset > focus.start as u64 && f.offset < focus.end as u64);
+    }
     // Drop what a marker on the run's line allows.
     for mut f in ds.found.drain(..) {
         let at = (f.offset - input.base_offset) as usize;
@@ -455,6 +471,33 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
     if percent {
         find_percent_runs(data, lo, hi, cap, runs);
     }
+}
+
+/// The candidate runs of [`find_runs`] over a whole buffer that meet
+/// `focus` (and a few that end just before it), in the same order.
+///
+/// A base64 run is a maximal run of the alphabet (then up to two `=`), so
+/// one that meets the focus and starts before it is the one holding the
+/// focus' first byte: the search starts where that run starts (found by
+/// walking back over at most `cap` bytes: a run that starts further back
+/// is cut before the focus). A percent run starts at most `cap` before
+/// its end; [`find_percent_runs`] gives the same runs from any `lo`.
+fn focus_runs(data: &[u8], focus: &std::ops::Range<usize>, cap: usize, runs: &mut Vec<Run>) {
+    const ALPHA: u8 = B64 | STD | URL;
+    let in_alpha = |i: usize| CLASS[data[i] as usize] & ALPHA != 0;
+    let mut lo = focus.start;
+    let mut pad = 0;
+    while pad < 2 && lo > 0 && data[lo - 1] == b'=' {
+        lo -= 1;
+        pad += 1;
+    }
+    let floor = focus.start.saturating_sub(cap + 2);
+    while lo > floor && in_alpha(lo - 1) {
+        lo -= 1;
+    }
+    find_runs(data, lo, focus.end, cap, false, runs);
+    // Sorted with the base64 runs as `find_runs` sorts them.
+    find_percent_runs(data, floor, focus.end, cap, runs);
 }
 
 /// Whether `run` (alphabet bytes, at least 2) decodes to a first byte

@@ -501,6 +501,9 @@ pub struct ScanScratch {
     candidates: Vec<engine::Candidate>,
     /// Secrets of the surviving provider (non-`generic`) candidates.
     provider_secrets: Vec<regex_automata::Span>,
+    /// `scan_focus`: the long-window rules' keyword hits, (end, start,
+    /// keyword), before sorting and de-duplication.
+    long_hits: Vec<(usize, usize, u32)>,
     suppressed: Suppressed,
     decode: decode::DecodeScratch,
     /// Whether the last scan of a layer met `-----BEGIN` (any case), `%`:

@@ -477,6 +477,7 @@ pub fn scan(
     report.skips.merge(&produced?);
     report.history = history;
     (report.files, report.bytes) = counts.get();
+    report.unchanged_bytes = counts.unchanged.load(std::sync::atomic::Ordering::Relaxed);
     report.metrics = metrics;
     report.elapsed = started.elapsed();
     report.interrupted = stop.is_stopped() && !report.broken_pipe;

@@ -31,6 +31,11 @@ use crate::summary::Progress;
 pub struct Counts {
     pub files: AtomicU64,
     pub bytes: AtomicU64,
+    /// Bytes of history blobs that lie outside what changed since the
+    /// version they modify: counted in `bytes` (read), but scanned only
+    /// as far as the rules' windows around the changes reach
+    /// (`pipeline/versions.rs`).
+    pub unchanged: AtomicU64,
 }
 
 impl Counts {

@@ -2,37 +2,40 @@
 //! the version it modifies.
 //!
 //! A history blob with a base (see `input/history.rs`, "Versions of a
-//! file") is scanned whole, then every finding that lies wholly outside
-//! [`changed_span`] is marked `allowed` with [`UNCHANGED`]: the sink counts
-//! it under that reason and lists it with `-v`, like any other suppression,
-//! and never reports it. It was reported with the base, at the same path.
-//! The base is read only when there is a finding to judge.
+//! file") reports only the findings whose secret meets [`changed_span`]:
+//! the others were reported with the base, at the same path.
 //!
-//! # Scanning less (not done)
+//! # Scanning only what changed
 //!
-//! Only 27% of the ripgrep history's blob bytes are new or changed; the
-//! rest is scanned only to be filtered. The chunk API cannot focus on a
-//! span cheaply (a chunk needs 3 `LEAD` before what it owns and the 41 KB
-//! overlap after: 91% of the bytes would still be scanned). An engine
-//! entry point `scan_focus(input, span)` would: run the keyword pass over
-//! the span widened by each rule's own window (a few hundred bytes for
-//! most rules), plus a second keyword search for the few long-window rules
-//! (PEM blocks, unbounded ones) over the whole blob, keeping only hits whose
-//! window reaches the span; extend decoding runs that cross the span's
-//! edges to their real ends; compute provider matches a window around each
-//! generic candidate (the duplicate check); keep the test-module detection
-//! over the whole blob (run only when there are findings); count lines up
-//! to the first finding with memchr. Its oracle: for random edits of real
-//! files, `scan_focus(new, span)` equals `scan(new)` filtered by
-//! [`mark_unchanged`]. A throwaway prototype (2 KB of context, no care for
-//! the rest) measured 25% fewer instructions on ripgrep (README, "History").
+//! The worker reads the base first (its blob reader, whose pack cache
+//! often holds what the blob was rebuilt from), computes the span, and
+//! calls `Engine::scan_focus`, which finds exactly the findings of a whole
+//! scan that meet the span while reading around it: the keyword pass over
+//! the span widened by the short rules' windows, the few long-window rules
+//! (PEM blocks, unbounded ones) by a search of their keywords over the
+//! whole blob, decoding runs and split literals that meet the span read to
+//! their real ends, provider matches around a generic candidate for the
+//! duplicate check, test-module detection and line counting over the blob
+//! only when there are findings (`crates/scanner-engine/src/engine.rs`,
+//! "Focus"; its oracle is `crates/scanner-engine/tests/focus.rs`). The
+//! bytes outside the span are counted in `--stats-json` as
+//! `history.unchanged_bytes`. A base that was not itself scanned
+//! (unreadable, over `--max-filesize`, binary) leaves the blob scanned
+//! whole.
+//!
+//! A blob large enough to be split (scanned in pieces by several workers)
+//! is still scanned whole; once its pieces are put together, its base is
+//! read and every finding that lies wholly outside the span is marked
+//! `allowed` with [`UNCHANGED`] ([`mark_unchanged`]): the sink counts it
+//! under that reason and lists it with `-v`, like any other suppression,
+//! and never reports it.
 
 use std::ops::Range;
 
 use scanner_engine::Finding;
 
-/// The reason findings in the unchanged part of a later version are
-/// counted under (summary, `--stats-json`, `-v`).
+/// The reason findings in the unchanged part of a later, split version
+/// are counted under (summary, `--stats-json`, `-v`).
 pub const UNCHANGED: &str = "unchanged in a later version";
 
 /// The bytes of `new` that differ from `old`: between their common prefix

@@ -739,8 +739,11 @@ fn changed_since(
 /// Scans bytes in memory (a history or staged blob); splits them when
 /// large. The buffer becomes the worker's blob buffer again, for the next
 /// blob, unless a split took it. With `base` (a history blob that
-/// modifies an earlier version), findings wholly outside what changed
-/// since it are marked unchanged ([`mark_unchanged`]).
+/// modifies an earlier version), the base is read first and only the
+/// findings meeting what changed since it are looked for
+/// ([`Engine::scan_focus`](scanner_engine::Engine::scan_focus)); a split
+/// blob is scanned whole and the others marked unchanged
+/// ([`mark_unchanged`]).
 #[allow(clippy::too_many_arguments)]
 fn scan_bytes(
     provenance: &Provenance,
@@ -763,12 +766,18 @@ fn scan_bytes(
         return Ok(None);
     } else {
         let path = provenance.path.to_string_lossy();
-        sh.engine
-            .scan(&ScanInput::whole(&data, &path), &mut w.scan, &mut w.found);
-        if let Some(base) = &base {
-            let mut found = std::mem::take(&mut w.found);
-            mark_unchanged(&mut found, &data, base, w, sh);
-            w.found = found;
+        let input = ScanInput::whole(&data, &path);
+        // A base that was not itself scanned gives no span: scan whole.
+        match base.and_then(|(oid, repo)| changed_since(&oid, &data, &repo, w, sh)) {
+            Some(changed) => {
+                let changed = changed.start as usize..changed.end as usize;
+                sh.counts
+                    .unchanged
+                    .fetch_add((data.len() - changed.len()) as u64, Ordering::Relaxed);
+                sh.engine
+                    .scan_focus(&input, changed, &mut w.scan, &mut w.found);
+            }
+            None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }
         Outcome::Scanned {
             bytes: size,

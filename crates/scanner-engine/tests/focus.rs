@@ -1,0 +1,399 @@
+//! `Engine::scan_focus` finds exactly what `Engine::scan` finds whose
+//! secret meets the focus: for random edits of real text holding secrets
+//! (the rule files with every example, the test data, encoded and split
+//! keys, a generic assignment holding a provider token, test modules),
+//! scanning the new version focused on what changed equals scanning it
+//! whole and keeping the findings that meet the change.
+
+mod common;
+
+use common::*;
+use scanner_engine::{Engine, Finding, ScanInput};
+
+/// What the history scan focuses on: the bytes between the common prefix
+/// and the common suffix of the two versions, widened by one byte each
+/// side (`pipeline/versions.rs`, `changed_span`, written naively here).
+fn changed_span(old: &[u8], new: &[u8]) -> std::ops::Range<usize> {
+    let mut p = 0;
+    while p < old.len() && p < new.len() && old[p] == new[p] {
+        p += 1;
+    }
+    let mut s = 0;
+    while s < old.len() - p && s < new.len() - p && old[old.len() - 1 - s] == new[new.len() - 1 - s]
+    {
+        s += 1;
+    }
+    let start = p.saturating_sub(1);
+    let end = (new.len() - s + 1).min(new.len()).max(start);
+    start..end
+}
+
+/// `scan(data)` filtered to the findings whose secret meets `focus`, as
+/// `mark_unchanged` keeps them.
+fn expected(e: &Engine, data: &[u8], path: &str, focus: &std::ops::Range<usize>) -> Vec<Finding> {
+    scan_path(e, data, path)
+        .into_iter()
+        .filter(|f| f.end_offset > focus.start as u64 && f.offset < focus.end as u64)
+        .collect()
+}
+
+fn focused(e: &Engine, data: &[u8], path: &str, focus: std::ops::Range<usize>) -> Vec<Finding> {
+    let mut scratch = e.new_scratch();
+    let mut out = Vec::new();
+    e.scan_focus(&ScanInput::whole(data, path), focus, &mut scratch, &mut out);
+    out
+}
+
+fn builtin() -> &'static Engine {
+    static E: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+    E.get_or_init(|| Engine::builtin().unwrap())
+}
+
+/// The PEM key of the `private-key-rsa` rule's first example.
+fn pem() -> String {
+    let text = std::fs::read_to_string(format!(
+        "{}/rules/private-keys.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let begin = text.find("'''\n-----BEGIN RSA PRIVATE KEY-----").unwrap() + 4;
+    let end = text[begin..].find("-----END RSA PRIVATE KEY-----").unwrap() + begin + 29;
+    text[begin..end].to_string()
+}
+
+/// Source text with the secrets the focus must get right: a PEM key, the
+/// same key as split string literals, base64, hex and percent-encoded
+/// tokens, a generic assignment whose value is a provider token (the
+/// duplicate check), a generic one alone, an inline allow, and a Rust
+/// test module at the end.
+fn mixed(r: &mut Rng) -> String {
+    let pem = pem();
+    let literals: String = pem
+        .lines()
+        .map(|l| format!("    \"{l}\\n\"\n"))
+        .collect::<String>();
+    let mut out = String::new();
+    let filler = [
+        "fn main() {\n    let value = config.get(\"timeout\").unwrap_or(30);\n}\n",
+        "// the token is read from the environment at start-up\n",
+        "  \"version\": \"1.2.3\",\r\n",
+        "url = \"https://example.com/a%20b?q=1\"\n",
+        "const password_hint = \"see the vault\";\n",
+    ];
+    for i in 0..24 {
+        for _ in 0..r.below(6) {
+            out.push_str(r.pick(&filler));
+        }
+        let ghp = format!("ghp_{}", r.token(ALNUM, 36));
+        out.push_str(&match i % 12 {
+            0 => format!("{pem}\n"),
+            1 => format!("static const char *KEY =\n{literals};\n"),
+            2 => format!(
+                "blob = \"{}\"\n",
+                base64(format!("GITHUB_TOKEN={ghp}\n").as_bytes(), false)
+            ),
+            3 => format!("data = {}\n", hex(format!("token: {ghp}").as_bytes())),
+            4 => format!(
+                "link = https://x.test/?t={}\n",
+                percent(format!("token={ghp}").as_bytes())
+            ),
+            5 => format!("password = \"{ghp}\"\n"),
+            6 => format!("password = \"{}\"\n", r.token(ALNUM, 18)),
+            7 => format!("GITHUB_TOKEN={ghp} # scanner:allow\n"),
+            8 => format!(
+                "SLACK_BOT_TOKEN=xoxb-{}-{}-{}\n",
+                r.token(b"0123456789", 12),
+                r.token(b"0123456789", 13),
+                r.token(ALNUM, 24)
+            ),
+            9 => format!("stripe_key = \"sk_live_{}\"\n", r.token(ALNUM, 24)),
+            10 => format!("api_secret: {}\n", r.token(ALNUM, 32)),
+            _ => format!("{ghp}\n"),
+        });
+    }
+    out.push_str("#[cfg(test)]\nmod tests {\n");
+    out.push_str(&format!(
+        "    const T: &str = \"ghp_{}\";\n}}\n",
+        r.token(ALNUM, 36)
+    ));
+    out
+}
+
+/// One random edit of `old`: an insertion, deletion or replacement of a
+/// random size, at a random place or next to or inside a secret of
+/// `old` (`findings`). Inserted text is a copy of some of `old` (so it
+/// may be a secret, or half of one), a secret, or noise.
+fn edit(r: &mut Rng, old: &[u8], findings: &[Finding]) -> Vec<u8> {
+    let at = if !findings.is_empty() && r.below(3) > 0 {
+        let f = &findings[r.below(findings.len())];
+        let (s, e) = (f.offset as usize, f.end_offset as usize);
+        let around = [s, e, s.saturating_sub(1), e + 1, (s + e) / 2, s + 1];
+        around[r.below(around.len())].min(old.len())
+    } else {
+        r.below(old.len() + 1)
+    };
+    let size = match r.below(4) {
+        0 => 1 + r.below(3),
+        1 => 1 + r.below(40),
+        2 => 1 + r.below(600),
+        _ => 1 + r.below(6000),
+    };
+    let (del, ins) = match r.below(3) {
+        0 => (0, size),
+        1 => (size.min(old.len() - at), 0),
+        _ => (size.min(old.len() - at), 1 + r.below(size)),
+    };
+    let inserted: Vec<u8> = match r.below(4) {
+        0 => {
+            let from = r.below(old.len().saturating_sub(ins) + 1);
+            old[from..(from + ins).min(old.len())].to_vec()
+        }
+        1 => format!("ghp_{}", r.token(ALNUM, 36))
+            .into_bytes()
+            .into_iter()
+            .cycle()
+            .take(ins)
+            .collect(),
+        2 => r.chars(b" \n=\"'abcXYZ019_-+/%", ins).into_bytes(),
+        _ => r.chars(ALNUM, ins).into_bytes(),
+    };
+    let mut new = old[..at].to_vec();
+    new.extend_from_slice(&inserted);
+    new.extend_from_slice(&old[at + del..]);
+    new
+}
+
+/// Runs `edits` random edits on `text`, each from the previous version,
+/// checking the focused scan of every version; returns how many findings
+/// met a focus (so that a test can tell it did not pass vacuously).
+fn check_edits(e: &Engine, text: &[u8], path: &str, seed: u64, edits: usize) -> usize {
+    let mut r = Rng(seed);
+    let mut old = text.to_vec();
+    let mut met = 0;
+    for i in 0..edits {
+        let findings = scan_path(e, &old, path);
+        let new = edit(&mut r, &old, &findings);
+        let span = changed_span(&old, &new);
+        let want = expected(e, &new, path, &span);
+        let got = focused(e, &new, path, span.clone());
+        assert_eq!(
+            brief(&got),
+            brief(&want),
+            "{path}, seed {seed}, edit {i}: span {span:?} of {} bytes",
+            new.len()
+        );
+        assert_eq!(got, want, "{path}, seed {seed}, edit {i}: span {span:?}");
+        met += got.len();
+        old = new;
+    }
+    met
+}
+
+#[test]
+fn focus_equals_filtered_whole_scan_on_edited_rule_files() {
+    let e = builtin();
+    let mut met = 0;
+    for (k, name) in BUILTIN_NAMES.iter().enumerate() {
+        let path = format!("{}/rules/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read(&path).unwrap();
+        met += check_edits(e, &text, "examples.txt", 1000 + k as u64, 16);
+    }
+    // The bound only guards against a vacuous pass.
+    assert!(met > 100, "only {met} findings met a focus");
+}
+
+#[test]
+fn focus_equals_filtered_whole_scan_on_edited_mixed_source() {
+    let e = builtin();
+    let mut r = Rng(7);
+    let text = mixed(&mut r);
+    // What the text holds, so that the edits below start from all of it.
+    let whole = scan_path(e, text.as_bytes(), "src/lib.rs");
+
+    let rules: std::collections::BTreeSet<&str> = whole.iter().map(|f| &*f.rule_id).collect();
+    for want in [
+        "private-key-rsa",
+        "github-classic-pat",
+        "slack-bot-token",
+        "generic-password-assignment",
+    ] {
+        assert!(rules.contains(want), "{want} missing from {rules:?}");
+    }
+    assert!(whole.iter().any(|f| !f.decoded.is_empty()));
+    assert!(whole.iter().any(|f| f.tags.contains(&"test-code")));
+    let mut met = 0;
+    for seed in 0..16 {
+        met += check_edits(e, text.as_bytes(), "src/lib.rs", 50 + seed, 10);
+    }
+    assert!(met > 50, "only {met} findings met a focus");
+}
+
+/// The test data with its placeholders (`testdata/README.md`) filled in:
+/// `{{TOKEN:n}}` a GitHub token, `{{TOKEN64:n}}` the same in base64,
+/// `{{AWS:n}}` an access key id (no valid checksums: the focus does not
+/// care).
+fn expand(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.windows(2).position(|w| w == b"{{") {
+        out.extend_from_slice(&rest[..at]);
+        let end = rest[at..]
+            .windows(2)
+            .position(|w| w == b"}}")
+            .map(|e| at + e);
+        let inner = end.and_then(|end| std::str::from_utf8(&rest[at + 2..end]).ok());
+        let Some((kind, Ok(n))) = inner
+            .and_then(|i| i.split_once(':'))
+            .map(|(k, n)| (k, n.parse::<u64>()))
+        else {
+            // Not a placeholder (a template's braces).
+            out.extend_from_slice(b"{{");
+            rest = &rest[at + 2..];
+            continue;
+        };
+        let (end, inner) = (end.unwrap(), inner.unwrap());
+        let mut r = Rng(n + 1);
+        let token = format!("ghp_{}", r.token(ALNUM, 36));
+        out.extend_from_slice(
+            match kind {
+                "TOKEN" => token,
+                "TOKEN64" => base64(token.as_bytes(), false),
+                "AWS" => format!("AKIA{}", r.token(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)),
+                _ => panic!("unknown placeholder {inner}"),
+            }
+            .as_bytes(),
+        );
+        rest = &rest[end + 2..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+#[test]
+fn focus_equals_filtered_whole_scan_on_edited_test_data() {
+    let e = builtin();
+    let root = format!("{}/../../testdata/", env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from(&root)];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if !p.to_string_lossy().ends_with(".json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut met = 0;
+    for (k, p) in files.iter().enumerate() {
+        let text = expand(&std::fs::read(p).unwrap());
+        if text.is_empty() {
+            continue;
+        }
+        // The path as a scan of `testdata` gives it.
+        let path = p.to_string_lossy();
+        met += check_edits(e, &text, &path[root.len()..], 300 + k as u64, 8);
+    }
+    assert!(met > 5, "only {met} findings met a focus");
+}
+
+/// A deletion leaves a focus of two bytes (one each side of the cut): a
+/// secret joined from its two sides is still found, and nothing else.
+#[test]
+fn a_deletion_joining_a_secret_finds_it() {
+    let e = builtin();
+    let mut r = Rng(5);
+    let token = format!("ghp_{}", r.token(ALNUM, 36));
+    let filler = "let x = 1;\n".repeat(500);
+    let old = format!(
+        "{filler}{}XXXX{} other\n{filler}",
+        &token[..20],
+        &token[20..]
+    );
+    let new = format!("{filler}{token} other\n{filler}");
+    let span = changed_span(old.as_bytes(), new.as_bytes());
+    assert_eq!(span.len(), 2);
+    let got = focused(e, new.as_bytes(), "src/a.rs", span);
+    assert_eq!(
+        brief(&got),
+        vec![("github-classic-pat".into(), 501, 1, token)]
+    );
+}
+
+/// A generic secret that starts in the focus and reaches far out of it
+/// (a long-window generic rule) holds a provider token: the provider's
+/// match, far from the focus, must be computed for the duplicate check.
+#[test]
+fn a_generic_secret_reaching_out_of_the_focus_is_checked_against_providers() {
+    let e = engine(
+        r#"
+[[rules]]
+id = "tok"
+regex = '''\b(tok_[a-z0-9]{20})\b'''
+keywords = ["tok_"]
+
+[[rules]]
+id = "long-generic"
+regex = '''conf=([a-z0-9_ ]{10,3000});'''
+keywords = ["conf="]
+generic = true
+max_len = 3100
+"#,
+    );
+    let mut r = Rng(3);
+    let filler = "x = 1;\n".repeat(300);
+    let tok = format!("tok_{}", r.chars(b"abcdefghij0123456789", 20));
+    let body = r.chars(b"abcdefghijklmnopqrstuvwxyz0123456789 ", 2500);
+    for (old_mark, new_mark) in [("aa", "ab"), ("aa", "a")] {
+        let old = format!("{filler}conf={old_mark} {body} {tok} ;\n{filler}");
+        let new = format!("{filler}conf={new_mark} {body} {tok} ;\n{filler}");
+        let span = changed_span(old.as_bytes(), new.as_bytes());
+        assert!(span.len() <= 3, "{span:?}");
+        let whole = scan_path(&e, new.as_bytes(), "app.env");
+        // Without the token, the generic secret is a finding.
+        let alone = scan_path(&e, new.replace(&tok, "zzzzzzzzzz").as_bytes(), "app.env");
+        assert_eq!(alone.len(), 1, "{alone:?}");
+        assert_eq!(&*alone[0].rule_id, "long-generic");
+        // The generic secret is dropped: the provider token is inside it.
+        assert_eq!(
+            brief(&whole),
+            vec![("tok".into(), 301, 2508 + new_mark.len() as u32, tok.clone())]
+        );
+        assert_eq!(focused(&e, new.as_bytes(), "app.env", span), vec![]);
+    }
+}
+
+/// A key longer than the walk around the focus reaches (4 KB of base64):
+/// an edit of its last line still finds it, from its `-----BEGIN` far
+/// before the focus.
+#[test]
+fn an_edit_at_the_end_of_a_long_key_finds_the_key() {
+    let e = builtin();
+    let mut r = Rng(17);
+    let b64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let body: Vec<String> = (0..64).map(|_| r.chars(b64, 64)).collect();
+    let filler = "let x = 1;\n".repeat(400);
+    let key = |last: &str| {
+        format!(
+            "{filler}const KEY: &str = \"-----BEGIN RSA PRIVATE KEY-----\n{}\n{last}\n-----END RSA PRIVATE KEY-----\";\n{filler}",
+            body.join("\n")
+        )
+    };
+    let old = key("AAAAAAAAAAAAAAAA");
+    for last in ["AAAAAAAAAAAAAAAB", "AAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAQ"] {
+        let new = key(last);
+        let span = changed_span(old.as_bytes(), new.as_bytes());
+        let want = expected(e, new.as_bytes(), "src/key.rs", &span);
+        assert_eq!(
+            brief(&want)
+                .iter()
+                .map(|f| f.0.as_str())
+                .collect::<Vec<_>>(),
+            ["private-key-rsa"]
+        );
+        assert!(span.start as u64 - want[0].offset > 4000, "{span:?}");
+        assert_eq!(focused(e, new.as_bytes(), "src/key.rs", span), want);
+    }
+}
