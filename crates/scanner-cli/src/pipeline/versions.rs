@@ -23,19 +23,22 @@
 //! (unreadable, over `--max-filesize`, binary) leaves the blob scanned
 //! whole.
 //!
-//! A blob large enough to be split (scanned in pieces by several workers)
-//! is still scanned whole; once its pieces are put together, its base is
-//! read and every finding that lies wholly outside the span is marked
-//! `allowed` with [`UNCHANGED`] ([`mark_unchanged`]): the sink counts it
-//! under that reason and lists it with `-v`, like any other suppression,
-//! and never reports it.
+//! Two kinds of blob are still scanned whole: one large enough to be split
+//! (scanned in pieces by several workers), and one under 8 KiB
+//! (`FOCUS_MIN_BYTES` in `worker.rs`), for which reading the base costs more
+//! than the focus saves. When such a blob has findings (once its pieces are
+//! put together), its base is read and every finding that lies wholly
+//! outside the span is marked `allowed` with [`UNCHANGED`]
+//! ([`mark_unchanged`]): the sink counts it under that reason and lists it
+//! with `-v`, like any other suppression, and never reports it. Its bytes
+//! were scanned, so they are not in `history.unchanged_bytes`.
 
 use std::ops::Range;
 
 use scanner_engine::Finding;
 
-/// The reason findings in the unchanged part of a later, split version
-/// are counted under (summary, `--stats-json`, `-v`).
+/// The reason findings in the unchanged part of a later version scanned
+/// whole (split, or small) are counted under (summary, `--stats-json`, `-v`).
 pub const UNCHANGED: &str = "unchanged in a later version";
 
 /// The bytes of `new` that differ from `old`: between their common prefix
