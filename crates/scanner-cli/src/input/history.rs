@@ -32,7 +32,10 @@
 //!    the parser closes cat-file's stdin at the end, which flushes the rest). Nothing is held per
 //!    commit: memory is the `seen` set plus what sits in the pipes. The pipes are the
 //!    back-pressure: a slow `on_blob` fills `cat-file`'s stdout, which blocks the parser,
-//!    which blocks `git log`.
+//!    which blocks `git log`. `git log` itself holds what it parsed of every listed commit
+//!    (its object table, and the list `--reverse` outputs from) plus its delta base cache,
+//!    capped here at 16 MiB: 52 MB at its peak on the 20,000-commit synthetic history, of
+//!    which 24 MB is the mapped pack; the rest grows with the number of commits.
 //!
 //! Reading blob contents is the expensive part (inflating zlib, applying deltas) and is done
 //! in parallel by the caller, in-process: one [`ObjectStore`] per repository (gitoxide's
@@ -680,6 +683,10 @@ pub fn start(opts: &HistoryOptions) -> Result<Started, HistoryError> {
     };
 
     let mut log = git(repo);
+    // git's cache of inflated delta bases (trees, for the diffs) defaults to 96 MiB, and a
+    // long history fills it: `git log --raw` peaked at 133 MB on the 20,000-commit synthetic
+    // history, 52 MB with 16 MiB, for the same CPU time (0.42-0.57 s either way).
+    log.args(["-c", "core.deltaBaseCacheLimit=16m"]);
     log.args([
         "log",
         "--reverse",
