@@ -50,8 +50,9 @@
 //! scanned only as far as the rules' windows around the changes reach;
 //! their findings were reported with the version that introduced them.
 //! There `suppressed` may hold `unchanged in a later version`: findings
-//! of a large version (one scanned in pieces, which is scanned whole)
-//! that lie outside what it changed.
+//! of a version scanned whole (one scanned in pieces, or one under 8 KiB)
+//! that lie outside what it changed. The summary says how many MB were
+//! unchanged (`history: ... unchanged since the version before`).
 //!
 //! Every run adds `shard` (`{"index": K, "count": N}` with `--shard`, else
 //! `null`) and `run` (version, rule-set and options digests, the report's
@@ -174,6 +175,13 @@ pub fn summary_lines(r: &ScanReport) -> Vec<String> {
             line.push_str(&format!("; inside archives: {}", s.join(", ")));
         }
         lines.push(line);
+    }
+    if r.unchanged_bytes > 0 {
+        lines.push(format!(
+            "history: {} of later versions unchanged since the version before, scanned only \
+             around the changes",
+            megabytes(r.unchanged_bytes)
+        ));
     }
     let skipped: Vec<String> = r
         .skips

@@ -2289,8 +2289,8 @@ negative_examples = ["k ab"]
         }
     }
 
-    /// The two-walk search gives the iterator's hits, in its order, at
-    /// every length around the split and with keywords across the middle.
+    /// The rare-byte search finds every occurrence of every keyword in any
+    /// case, and with a walked middle, at least what crosses its edges.
     #[test]
     fn rare_byte_search_finds_every_occurrence_in_any_case() {
         let mut search = RareByteSearch::default();
@@ -2333,6 +2333,8 @@ negative_examples = ["k ab"]
         assert_eq!(want.len(), 6);
     }
 
+    /// The two-walk search gives the iterator's hits, in its order, at
+    /// every length around the split and with keywords across the middle.
     #[test]
     fn keyword_hits_are_the_overlapping_iterator_hits() {
         let engine = Engine::builtin().unwrap();
