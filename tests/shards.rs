@@ -421,6 +421,85 @@ fn history_shards_split_by_blob() {
     assert_eq!(r.stdout, whole.stdout);
 }
 
+/// Later versions of a file are scanned against the version before, which
+/// may lie in another shard: each shard reads it from the object store, so
+/// the shards together still report each kept secret once, at the commit
+/// that added it, and leave the same bytes unscanned as a whole run.
+#[test]
+fn history_shards_agree_on_versions_whose_base_is_elsewhere() {
+    let repo = Repo::new();
+    // Over 8 KiB, so that later versions are scanned around their changes.
+    let notes: String = (0..500)
+        .map(|n| format!("note {n:04} unchanged\n"))
+        .collect();
+    for v in 0..5u32 {
+        for f in 0..6u32 {
+            let added = if f == 0 && v >= 2 {
+                format!("late = \"{}\"\n", token(300))
+            } else {
+                String::new()
+            };
+            repo.write(
+                format!("f{f}.env"),
+                format!(
+                    "token = \"{}\"\n{added}{notes}version {v}\n",
+                    token(200 + f)
+                ),
+            );
+        }
+        repo.git(&["add", "."]);
+        repo.commit(&format!("v{v}"));
+    }
+    let whole_stats = repo.root.join("whole.stats.json");
+    let whole = repo.scan(&[
+        "scan",
+        "-q",
+        "--history",
+        "--format",
+        "json",
+        "--stats-json",
+        whole_stats.to_str().unwrap(),
+    ]);
+    whole.expect(1);
+    // Each kept token once, at its first version; the late one at its own.
+    assert_eq!(whole.findings().len(), 7, "{:?}", whole.locations());
+    let v: Value = serde_json::from_str(&fs::read_to_string(&whole_stats).unwrap()).unwrap();
+    let unchanged = v["history"]["unchanged_bytes"].as_u64().unwrap();
+    assert!(unchanged > 200_000, "{unchanged}");
+    let n = 3;
+    let mut files = Vec::new();
+    let mut unchanged_shards = 0;
+    for k in 1..=n {
+        let spec = format!("{k}/{n}");
+        let out = repo.root.join(format!("s{k}.json"));
+        let st = repo.root.join(format!("s{k}.stats.json"));
+        let r = repo.scan(&[
+            "scan",
+            "-q",
+            "--history",
+            "--shard",
+            &spec,
+            "--format",
+            "json",
+            "-o",
+            out.to_str().unwrap(),
+            "--stats-json",
+            st.to_str().unwrap(),
+        ]);
+        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&fs::read_to_string(&st).unwrap()).unwrap();
+        unchanged_shards += v["history"]["unchanged_bytes"].as_u64().unwrap();
+        files.push(out.to_str().unwrap().to_owned());
+        files.push(st.to_str().unwrap().to_owned());
+    }
+    assert_eq!(unchanged_shards, unchanged);
+    let mut args = vec!["merge", "-q", "--format", "json"];
+    args.extend(files.iter().map(String::as_str));
+    let r = repo.scan(&args);
+    r.expect(1);
+    assert_eq!(r.stdout, whole.stdout);
+}
+
 /// Hashing alone would let two large files land in one shard; large files
 /// are dealt by size, so each of 4 shards gets one of the 4 large files,
 /// and a large binary (skipped after 8 KiB) weighs almost nothing.
