@@ -319,8 +319,12 @@ fn scan_item(
                 return Ok(Some(Outcome::Skipped(skip)));
             }
             let mut data = std::mem::take(&mut w.blob);
-            data.clear();
-            let read = w.blob_reader(&repo)?.read_to_vec(&oid, &mut data);
+            // Inflated straight into `data` (its old content replaced): no
+            // copy between the store and the scan. A missing or corrupt blob
+            // is reported against itself; the next ones follow.
+            let read = w
+                .blob_reader(&repo)
+                .and_then(|reader| reader.read_to_vec(&oid, &mut data));
             if let Err(e) = read {
                 w.blob = data;
                 return Err(e);
@@ -365,8 +369,8 @@ fn report(provenance: Provenance, outcome: Read1, w: &mut WorkerScratch, sh: &Sh
     sh.send(provenance, outcome, w.scan.take_suppressed());
 }
 
-/// Scans a batch of history blobs, read in order through the worker's
-/// blob reader. Anything else in a batch is scanned item by item.
+/// Scans a batch of items (history blobs, read in order through the
+/// worker's blob reader) one after another.
 fn scan_batch(
     items: Vec<Item>,
     permit: Permit,
@@ -374,43 +378,11 @@ fn scan_batch(
     spawner: &Spawner<Task>,
     sh: &Shared,
 ) {
-    let repo = match items.first().map(|i| &i.content) {
-        Some(Content::GitBlob { repo, .. }) => Arc::clone(repo),
-        _ => {
-            for item in items {
-                scan_item(item, permit.clone(), w, spawner, sh);
-            }
-            return;
-        }
-    };
     for item in items {
         if sh.stop.is_stopped() {
             return;
         }
-        let Content::GitBlob { oid, base, .. } = item.content else {
-            scan_item(item, permit.clone(), w, spawner, sh);
-            continue;
-        };
-        let provenance = item.provenance;
-        w.found.clear();
-        let mut data = std::mem::take(&mut w.blob);
-        // Inflated straight into `data`: no copy between the store and the scan.
-        let read = w
-            .blob_reader(&repo)
-            .and_then(|reader| reader.read_to_vec(&oid, &mut data));
-        let outcome = match read {
-            // A missing or corrupt blob is reported against itself; the next ones follow.
-            Err(e) => {
-                w.blob = data;
-                Err(e)
-            }
-            // `--max-filesize` is checked there, on the bytes read.
-            Ok(_) => {
-                let base = base.map(|b| (b, Arc::clone(&repo)));
-                scan_bytes(&provenance, data, base, &permit, w, spawner, sh)
-            }
-        };
-        report(provenance, outcome, w, sh);
+        scan_item(item, permit.clone(), w, spawner, sh);
     }
 }
 
