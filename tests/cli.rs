@@ -507,7 +507,7 @@ fn split_file_stats_show_the_pieces() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let t = Tree::new();
     let filler = "filler filler filler filler filler filler filler filler\n";
     let mut data = secret_line(1);
@@ -515,8 +515,7 @@ fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
     data.push_str(&secret_line(2));
     let size = data.len() as u64;
     let path = t.write("big.txt", &data);
-    let child = Command::new(env!("CARGO_BIN_EXE_scanner"))
-        .current_dir(t.path())
+    let child = common::scanner_in(t.path())
         // One worker and no splitting: the file is read front to back
         // through one descriptor, whose position the kernel shows.
         .args(["scan", "--threads", "1", "--split-threshold", "0"])

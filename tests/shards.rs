@@ -386,14 +386,22 @@ fn history_shards_split_by_blob() {
     let whole = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
     whole.expect(1);
     assert_eq!(whole.findings().len(), 12);
-    let n = 3;
+    let (merged, stats) = history_in_shards(&repo, 3);
+    let blobs: u64 = stats.iter().map(|v| v["files"].as_u64().unwrap()).sum();
+    assert_eq!(blobs, 12);
+    merged.expect(1);
+    assert_eq!(merged.stdout, whole.stdout);
+}
+
+/// `scan --history` in `n` shards (JSON reports and `--stats-json`), then
+/// `scanner merge` of them: the merge's run and each shard's stats.
+fn history_in_shards(repo: &Repo, n: u32) -> (Run, Vec<Value>) {
     let mut files = Vec::new();
-    let mut blobs = 0;
+    let mut stats = Vec::new();
     for k in 1..=n {
         let spec = format!("{k}/{n}");
-        let (o, s) = (format!("s{k}.json"), format!("s{k}.stats.json"));
-        let out = repo.root.join(&o);
-        let st = repo.root.join(&s);
+        let out = repo.root.join(format!("s{k}.json"));
+        let st = repo.root.join(format!("s{k}.stats.json"));
         let r = repo.scan(&[
             "scan",
             "-q",
@@ -408,17 +416,13 @@ fn history_shards_split_by_blob() {
             st.to_str().unwrap(),
         ]);
         assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
-        let v: Value = serde_json::from_str(&fs::read_to_string(&st).unwrap()).unwrap();
-        blobs += v["files"].as_u64().unwrap();
+        stats.push(serde_json::from_str(&fs::read_to_string(&st).unwrap()).unwrap());
         files.push(out.to_str().unwrap().to_owned());
         files.push(st.to_str().unwrap().to_owned());
     }
-    assert_eq!(blobs, 12);
     let mut args = vec!["merge", "-q", "--format", "json"];
     args.extend(files.iter().map(String::as_str));
-    let r = repo.scan(&args);
-    r.expect(1);
-    assert_eq!(r.stdout, whole.stdout);
+    (repo.scan(&args), stats)
 }
 
 /// Later versions of a file are scanned against the version before, which
@@ -466,38 +470,14 @@ fn history_shards_agree_on_versions_whose_base_is_elsewhere() {
     let v: Value = serde_json::from_str(&fs::read_to_string(&whole_stats).unwrap()).unwrap();
     let unchanged = v["history"]["unchanged_bytes"].as_u64().unwrap();
     assert!(unchanged > 200_000, "{unchanged}");
-    let n = 3;
-    let mut files = Vec::new();
-    let mut unchanged_shards = 0;
-    for k in 1..=n {
-        let spec = format!("{k}/{n}");
-        let out = repo.root.join(format!("s{k}.json"));
-        let st = repo.root.join(format!("s{k}.stats.json"));
-        let r = repo.scan(&[
-            "scan",
-            "-q",
-            "--history",
-            "--shard",
-            &spec,
-            "--format",
-            "json",
-            "-o",
-            out.to_str().unwrap(),
-            "--stats-json",
-            st.to_str().unwrap(),
-        ]);
-        assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
-        let v: Value = serde_json::from_str(&fs::read_to_string(&st).unwrap()).unwrap();
-        unchanged_shards += v["history"]["unchanged_bytes"].as_u64().unwrap();
-        files.push(out.to_str().unwrap().to_owned());
-        files.push(st.to_str().unwrap().to_owned());
-    }
+    let (merged, stats) = history_in_shards(&repo, 3);
+    let unchanged_shards: u64 = stats
+        .iter()
+        .map(|v| v["history"]["unchanged_bytes"].as_u64().unwrap())
+        .sum();
     assert_eq!(unchanged_shards, unchanged);
-    let mut args = vec!["merge", "-q", "--format", "json"];
-    args.extend(files.iter().map(String::as_str));
-    let r = repo.scan(&args);
-    r.expect(1);
-    assert_eq!(r.stdout, whole.stdout);
+    merged.expect(1);
+    assert_eq!(merged.stdout, whole.stdout);
 }
 
 /// Hashing alone would let two large files land in one shard; large files
