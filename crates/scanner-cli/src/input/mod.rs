@@ -21,6 +21,7 @@
 pub mod archive;
 pub mod git;
 pub mod history;
+pub mod pack;
 pub mod scope;
 pub mod utf16;
 pub mod walk;

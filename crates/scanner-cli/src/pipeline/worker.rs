@@ -695,16 +695,17 @@ fn changed_since(
     w: &mut WorkerScratch,
     sh: &Shared,
 ) -> Option<Range<u64>> {
-    let mut old = std::mem::take(&mut w.base);
-    old.clear();
-    let read = w
+    let mut scratch = std::mem::take(&mut w.base);
+    let changed = match w
         .blob_reader(repo)
-        .and_then(|reader| reader.read_to_vec(base, &mut old));
-    let usable = read.is_ok()
-        && sh.opts.scope.check_size(old.len() as u64).is_none()
-        && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)]));
-    let changed = usable.then(|| super::versions::changed_span(&old, data));
-    keep_buffer(&mut w.base, old);
+        .and_then(|reader| reader.read_base(base, &mut scratch))
+    {
+        Ok(old) => (sh.opts.scope.check_size(old.len() as u64).is_none()
+            && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)])))
+        .then(|| super::versions::changed_span(old, data)),
+        Err(_) => None,
+    };
+    keep_buffer(&mut w.base, scratch);
     changed
 }
 

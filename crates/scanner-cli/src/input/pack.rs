@@ -1,0 +1,640 @@
+//! Reading objects straight from a repository's pack files, keeping every
+//! object a delta chain is rebuilt through.
+//!
+//! # Why not gitoxide's decoder alone
+//!
+//! Git packs the newest version of a file whole and each older version as a
+//! delta against a newer one (`git verify-pack -v` on ripgrep's pack: the
+//! first `Cargo.lock` is 7 deltas deep, and each later version one step
+//! nearer the whole object). A history scan reads versions oldest first, so
+//! each read starts at the deep end of a chain. gitoxide's decoder caches
+//! only the object it was asked for: the next version, one step up the same
+//! chain, is not in its cache, and is rebuilt from the whole object again,
+//! every delta in between inflated again. Here, as in git's own delta base
+//! cache, every object a chain passes through is kept ([`DeltaCache`]): the
+//! first version of a file pays for its chain once, and each later version is
+//! then in the cache or one delta away from it.
+//!
+//! # Scope
+//!
+//! [`Packs`] holds the repository's own packs (`objects/pack/*.idx` and their
+//! `.pack`). An object that is not in them (a loose object, one reached
+//! through alternates), or whose delta base is named by id and lies in no
+//! pack of ours, is `Ok(None)` from [`PackReader::read`]: the caller reads it
+//! through gitoxide, which knows every kind of object store. A pack that
+//! cannot be opened is left out the same way, and gitoxide reports what is
+//! wrong with it when one of its objects is read.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+
+use gix::odb::pack::data::{self, entry::Header};
+use gix::odb::pack::index;
+
+use super::history::Oid;
+
+/// The repository's packs, opened once and shared by every reader.
+pub struct Packs {
+    packs: Vec<(index::File, data::File)>,
+}
+
+impl Packs {
+    /// Opens every pack under `objects_dir/pack` whose index and data both
+    /// open; the largest first, where most objects are.
+    pub fn open(objects_dir: &Path) -> Packs {
+        let kind = gix::hash::Kind::Sha1;
+        let mut packs: Vec<(index::File, data::File)> = std::fs::read_dir(objects_dir.join("pack"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "idx"))
+            .filter_map(|idx| {
+                let index = index::File::at(&idx, kind).ok()?;
+                let data = data::File::at(idx.with_extension("pack"), kind).ok()?;
+                (index.num_objects() == data.num_objects()).then_some((index, data))
+            })
+            .collect();
+        packs.sort_by_key(|(_, d)| std::cmp::Reverse(d.data_len()));
+        Packs { packs }
+    }
+
+    /// The pack holding `oid` and the object's offset in it.
+    fn locate(&self, oid: &gix::oid) -> Option<(usize, u64)> {
+        self.packs.iter().enumerate().find_map(|(p, (index, _))| {
+            let i = index.lookup(oid)?;
+            Some((p, index.pack_offset_at_index(i)))
+        })
+    }
+}
+
+/// An object read from a pack: its kind, its bytes in the caller's buffer.
+pub type Kind = gix::objs::Kind;
+
+/// Reads objects from [`Packs`] for one thread, with its own [`DeltaCache`].
+pub struct PackReader {
+    packs: Arc<Packs>,
+    cache: DeltaCache,
+    inflate: gix::zlib::Inflate,
+    /// The deltas of the chain being resolved, target first.
+    chain: Vec<data::Entry>,
+    /// One delta's instructions, inflated.
+    delta: Vec<u8>,
+}
+
+/// The longest delta chain followed: git's own default depth is 50, and
+/// `--depth` tops out at 4095. Longer is a corrupt (cyclic) pack.
+const MAX_CHAIN: usize = 10_000;
+
+impl PackReader {
+    /// A reader of `packs` caching up to `cache_bytes` of rebuilt objects.
+    pub fn new(packs: Arc<Packs>, cache_bytes: usize) -> PackReader {
+        PackReader {
+            packs,
+            cache: DeltaCache::new(cache_bytes),
+            inflate: Default::default(),
+            chain: Vec::new(),
+            delta: Vec::new(),
+        }
+    }
+
+    /// Reads `oid` into `out` (its previous content replaced) and returns its
+    /// kind. `Ok(None)`: not readable from these packs (see the module's
+    /// "Scope"), `out` unspecified. `Err`: the pack is corrupt, described.
+    pub fn read(&mut self, oid: &Oid, out: &mut Vec<u8>) -> Result<Option<Kind>, String> {
+        let id = gix::oid::try_from_bytes(&oid.0).expect("20 bytes is a SHA-1 id");
+        let Some((p, offset)) = self.packs.locate(id) else {
+            return Ok(None);
+        };
+        let packs = Arc::clone(&self.packs);
+        let (index, pack) = &packs.packs[p];
+        // Down the chain to an object in the cache or stored whole.
+        self.chain.clear();
+        let mut at = offset;
+        let start = loop {
+            if self.cache.contains((p, at)) {
+                break None;
+            }
+            let entry = pack.entry(at).map_err(|e| e.to_string())?;
+            at = match entry.header {
+                Header::OfsDelta { base_distance } => entry
+                    .checked_base_pack_offset(base_distance)
+                    .ok_or("a delta's base lies before the pack's start")?,
+                Header::RefDelta { base_id } => match index.lookup(base_id) {
+                    Some(i) => index.pack_offset_at_index(i),
+                    None => return Ok(None),
+                },
+                _ => break Some(entry),
+            };
+            self.chain.push(entry);
+            if self.chain.len() > MAX_CHAIN {
+                return Err(format!("a delta chain longer than {MAX_CHAIN} (a cycle?)"));
+            }
+        };
+        // The chain's start: cached, or stored whole and inflated here.
+        let (kind, mut base) = match start {
+            None => (self.cache.kind((p, at)), None),
+            Some(whole) => {
+                let kind = whole.header.as_kind().expect("not a delta");
+                let target = self.chain.is_empty();
+                let mut buf = if target {
+                    std::mem::take(out)
+                } else {
+                    self.cache.spare()
+                };
+                let inflated = self.inflate(pack, &whole, &mut buf);
+                if target {
+                    *out = buf;
+                    inflated?;
+                    self.cache.put_copy((p, offset), out, kind);
+                    return Ok(Some(kind));
+                }
+                inflated?;
+                (kind, Some(buf))
+            }
+        };
+        // Up the chain: each delta applied to the object below it, which is
+        // then kept (held here, not borrowed from the cache: an object too
+        // large for the cache is not kept there).
+        while let Some(entry) = self.chain.pop() {
+            let mut delta = std::mem::take(&mut self.delta);
+            let inflated = self.inflate(pack, &entry, &mut delta);
+            self.delta = delta;
+            inflated?;
+            let target = self.chain.is_empty();
+            let mut buf = if target {
+                std::mem::take(out)
+            } else {
+                self.cache.spare()
+            };
+            let applied = match &base {
+                Some(held) => apply(held, &self.delta, &mut buf),
+                None => apply(self.cache.get((p, at)), &self.delta, &mut buf),
+            };
+            if let Some(held) = base.take() {
+                self.cache.put((p, at), held, kind);
+            }
+            if target {
+                *out = buf;
+                applied?;
+                self.cache.put_copy((p, offset), out, kind);
+                return Ok(Some(kind));
+            }
+            applied?;
+            (at, base) = (entry.pack_offset(), Some(buf));
+        }
+        // The target itself was in the cache.
+        out.clear();
+        out.extend_from_slice(self.cache.get((p, at)));
+        Ok(Some(kind))
+    }
+
+    /// Whether the cache holds the blob `oid`.
+    pub fn holds(&self, oid: &Oid) -> bool {
+        self.cached_key(oid).is_some()
+    }
+
+    /// The blob `oid` if the cache holds it.
+    pub fn cached(&mut self, oid: &Oid) -> Option<&[u8]> {
+        let key = self.cached_key(oid)?;
+        Some(self.cache.get(key))
+    }
+
+    fn cached_key(&self, oid: &Oid) -> Option<(usize, u64)> {
+        let id = gix::oid::try_from_bytes(&oid.0).expect("20 bytes is a SHA-1 id");
+        let key = self.packs.locate(id)?;
+        (self.cache.contains(key) && self.cache.kind(key) == Kind::Blob).then_some(key)
+    }
+
+    /// Inflates `entry`'s data (a whole object, or a delta's instructions)
+    /// into `buf`, sized by its header.
+    fn inflate(
+        &mut self,
+        pack: &data::File,
+        entry: &data::Entry,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        // Deflate expands at most about 1032:1.
+        let size = usize::try_from(entry.decompressed_size)
+            .ok()
+            .filter(|&n| n <= pack.data_len().saturating_mul(1032))
+            .ok_or("an object larger than its pack could hold")?;
+        buf.clear();
+        buf.resize(size, 0);
+        pack.decompress_entry(entry, &mut self.inflate, buf)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Applies git's delta `delta` to `base`, into `out` (cleared first): a
+/// header of two sizes (base, result; 7 bits a byte, low first), then
+/// instructions: `1xxxxxxx` copies from the base (the low 4 bits say which
+/// offset bytes follow, the next 3 which size bytes; size 0 means 65536),
+/// `0nnnnnnn` (n > 0) inserts the next n bytes. Every size is checked:
+/// a corrupt delta is an error, never a read out of bounds or a runaway
+/// allocation.
+fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    const CORRUPT: &str = "a corrupt delta";
+    let mut i = 0;
+    let mut size = || -> Option<usize> {
+        let mut n = 0usize;
+        for shift in (0..64).step_by(7) {
+            let b = *delta.get(i)?;
+            i += 1;
+            n |= usize::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                return Some(n);
+            }
+        }
+        None
+    };
+    let (base_len, result_len) = (size().ok_or(CORRUPT)?, size().ok_or(CORRUPT)?);
+    if base_len != base.len() {
+        return Err(format!(
+            "a delta expects a base of {base_len} bytes, its base has {}",
+            base.len()
+        ));
+    }
+    out.clear();
+    out.reserve(result_len.min(base.len() + delta.len()));
+    while let Some(&op) = delta.get(i) {
+        i += 1;
+        let piece = if op & 0x80 != 0 {
+            let mut field = |bits: u8, bytes: usize| -> Option<usize> {
+                let mut v = 0usize;
+                for k in 0..bytes {
+                    if bits & (1 << k) != 0 {
+                        v |= usize::from(*delta.get(i)?) << (8 * k);
+                        i += 1;
+                    }
+                }
+                Some(v)
+            };
+            let offset = field(op & 0x0f, 4).ok_or(CORRUPT)?;
+            let len = match field((op >> 4) & 0x07, 3).ok_or(CORRUPT)? {
+                0 => 0x10000,
+                n => n,
+            };
+            base.get(offset..offset.checked_add(len).ok_or(CORRUPT)?)
+        } else if op != 0 {
+            let piece = delta.get(i..i + usize::from(op));
+            i += usize::from(op);
+            piece
+        } else {
+            None
+        };
+        let piece = piece.ok_or(CORRUPT)?;
+        if out.len() + piece.len() > result_len {
+            return Err(CORRUPT.into());
+        }
+        out.extend_from_slice(piece);
+    }
+    if out.len() != result_len {
+        return Err(CORRUPT.into());
+    }
+    Ok(())
+}
+
+/// Objects rebuilt from a pack, by (pack, offset), least recently used
+/// dropped first past a byte cap. An object over half the cap is not kept:
+/// it would push out everything else.
+struct DeltaCache {
+    map: HashMap<(usize, u64), Cached>,
+    /// Last use → key: the least recently used first.
+    order: BTreeMap<u64, (usize, u64)>,
+    clock: u64,
+    bytes: usize,
+    cap: usize,
+    /// A dropped object's buffer, for the next object rebuilt.
+    spare: Vec<u8>,
+}
+
+struct Cached {
+    data: Vec<u8>,
+    kind: Kind,
+    used: u64,
+}
+
+impl DeltaCache {
+    fn new(cap: usize) -> DeltaCache {
+        DeltaCache {
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+            clock: 0,
+            bytes: 0,
+            cap,
+            spare: Vec::new(),
+        }
+    }
+
+    fn contains(&self, key: (usize, u64)) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    fn kind(&self, key: (usize, u64)) -> Kind {
+        self.map[&key].kind
+    }
+
+    /// The object at `key`, which must be cached; marked used.
+    fn get(&mut self, key: (usize, u64)) -> &[u8] {
+        self.clock += 1;
+        let c = self.map.get_mut(&key).expect("looked up before");
+        self.order.remove(&c.used);
+        c.used = self.clock;
+        self.order.insert(c.used, key);
+        &c.data
+    }
+
+    fn spare(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.spare)
+    }
+
+    /// Keeps a copy of `data` (an object handed to the caller).
+    fn put_copy(&mut self, key: (usize, u64), data: &[u8], kind: Kind) {
+        if data.len() <= self.cap / 2 {
+            let mut copy = self.spare();
+            copy.clear();
+            copy.extend_from_slice(data);
+            self.put(key, copy, kind);
+        }
+    }
+
+    fn put(&mut self, key: (usize, u64), data: Vec<u8>, kind: Kind) {
+        if data.len() > self.cap / 2 {
+            self.spare = data;
+            return;
+        }
+        self.clock += 1;
+        self.bytes += data.len();
+        self.order.insert(self.clock, key);
+        let old = self.map.insert(
+            key,
+            Cached {
+                data,
+                kind,
+                used: self.clock,
+            },
+        );
+        if let Some(old) = old {
+            self.order.remove(&old.used);
+            self.bytes -= old.data.len();
+        }
+        while self.bytes > self.cap {
+            let (_, oldest) = self.order.pop_first().expect("bytes are in the map");
+            let gone = self
+                .map
+                .remove(&oldest)
+                .expect("ordered keys are in the map");
+            self.bytes -= gone.data.len();
+            self.spare = gone.data;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Vec<u8> {
+        let mut child = Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.unwrap_or_default().to_vec();
+        let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+        let out = child.wait_with_output().unwrap();
+        feeder.join().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// A repository of `VERSIONS` commits editing a small and a large file
+    /// (over 64 KiB, so that deltas copy whole 64 KiB runs), made by
+    /// `git fast-import`, then packed with `repack_args`. Returns it with
+    /// every blob id, oldest first.
+    const VERSIONS: usize = 80;
+    fn repo(repack_args: &[&str]) -> (tempfile::TempDir, Vec<Oid>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        git(d, &["init", "-q", "--bare"], None);
+        let mut stream = Vec::new();
+        let mut small: Vec<String> = (0..40).map(|i| format!("line {i}\n")).collect();
+        let mut large: Vec<String> = (0..9000).map(|i| format!("row {i:05}\n")).collect();
+        for v in 0..VERSIONS {
+            let n = small.len();
+            small[(v * 7) % n] = format!("edited {v}\n");
+            if v % 3 == 0 {
+                small.insert(v % 11, format!("inserted {v}\n"));
+            }
+            if v % 5 == 0 {
+                small.remove((v * 3) % small.len());
+            }
+            let n = large.len();
+            large[(v * 131) % n] = format!("changed in version {v}\n");
+            let (s, l) = (small.concat(), large.concat());
+            write!(
+                stream,
+                "commit refs/heads/main\ncommitter A <a@b> {} +0000\n",
+                1_000_000 + v
+            )
+            .unwrap();
+            write!(stream, "data 2\nv\n").unwrap();
+            for (path, body) in [("small.txt", &s), ("large.txt", &l)] {
+                write!(
+                    stream,
+                    "M 100644 inline {path}\ndata {}\n{body}\n",
+                    body.len()
+                )
+                .unwrap();
+            }
+        }
+        git(d, &["fast-import", "--quiet"], Some(&stream));
+        git(
+            d,
+            &repack_args
+                .iter()
+                .copied()
+                .chain(["-adfq", "--depth=50", "--window=50"])
+                .collect::<Vec<_>>(),
+            None,
+        );
+        let mut ids: Vec<Oid> = Vec::new();
+        let log = git(d, &["log", "--reverse", "--format=%H", "main"], None);
+        for c in String::from_utf8(log).unwrap().lines() {
+            for path in ["small.txt", "large.txt"] {
+                let hex = git(d, &["rev-parse", &format!("{c}:{path}")], None);
+                let oid = Oid::from_hex(hex.trim_ascii()).unwrap();
+                if !ids.contains(&oid) {
+                    ids.push(oid);
+                }
+            }
+        }
+        (tmp, ids)
+    }
+
+    fn headers(d: &Path) -> (usize, usize) {
+        let packs = Packs::open(&d.join("objects"));
+        assert_eq!(packs.packs.len(), 1);
+        let (index, pack) = &packs.packs[0];
+        index.iter().fold((0, 0), |(ofs, refs), e| {
+            match pack.entry(e.pack_offset).unwrap().header {
+                Header::OfsDelta { .. } => (ofs + 1, refs),
+                Header::RefDelta { .. } => (ofs, refs + 1),
+                _ => (ofs, refs),
+            }
+        })
+    }
+
+    /// What git shows for each of `ids`: one `git cat-file --batch`.
+    fn shown(d: &Path, ids: &[Oid]) -> HashMap<Oid, Vec<u8>> {
+        let ask: String = ids.iter().map(|o| format!("{o}\n")).collect();
+        let out = git(d, &["cat-file", "--batch"], Some(ask.as_bytes()));
+        let mut rest = &out[..];
+        ids.iter()
+            .map(|&oid| {
+                let eol = rest.iter().position(|&b| b == b'\n').unwrap();
+                let header = std::str::from_utf8(&rest[..eol]).unwrap();
+                let size: usize = header.rsplit(' ').next().unwrap().parse().unwrap();
+                let body = rest[eol + 1..eol + 1 + size].to_vec();
+                rest = &rest[eol + 2 + size..];
+                (oid, body)
+            })
+            .collect()
+    }
+
+    /// Reads `ids` in order through one reader; each must be what git shows.
+    fn check(d: &Path, ids: &[Oid], want: &HashMap<Oid, Vec<u8>>, cache: usize) {
+        let mut reader = PackReader::new(Arc::new(Packs::open(&d.join("objects"))), cache);
+        let mut buf = Vec::new();
+        for oid in ids {
+            let kind = reader.read(oid, &mut buf).unwrap();
+            assert_eq!(kind, Some(Kind::Blob), "{oid}");
+            assert!(
+                buf == want[oid],
+                "{oid}: {} bytes read, git shows {}",
+                buf.len(),
+                want[oid].len()
+            );
+        }
+    }
+
+    #[test]
+    fn every_version_reads_as_git_shows_it_in_any_order_and_cache_size() {
+        for repack in [
+            &["repack"][..],
+            &["-c", "repack.useDeltaBaseOffset=false", "repack"],
+        ] {
+            let (tmp, ids) = repo(repack);
+            let (ofs, refs) = headers(tmp.path());
+            // The pack is what the test is about: long chains of the one kind.
+            if repack.len() == 1 {
+                assert!(
+                    ofs > 100 && refs == 0,
+                    "{ofs} ofs-deltas, {refs} ref-deltas"
+                );
+            } else {
+                assert!(
+                    refs > 100 && ofs == 0,
+                    "{ofs} ofs-deltas, {refs} ref-deltas"
+                );
+            }
+            let want = shown(tmp.path(), &ids);
+            let reversed: Vec<Oid> = ids.iter().rev().copied().collect();
+            // 4 KiB keeps no large version: every chain is rebuilt, and evicted.
+            for cache in [4 << 10, 16 << 20] {
+                check(tmp.path(), &ids, &want, cache);
+                check(tmp.path(), &reversed, &want, cache);
+            }
+        }
+    }
+
+    #[test]
+    fn an_object_outside_the_packs_is_left_to_the_caller() {
+        let (tmp, ids) = repo(&["repack"]);
+        let d = tmp.path();
+        let loose = git(d, &["hash-object", "-w", "--stdin"], Some(b"loose\n"));
+        let loose = Oid::from_hex(loose.trim_ascii()).unwrap();
+        let mut reader = PackReader::new(Arc::new(Packs::open(&d.join("objects"))), 1 << 20);
+        let mut buf = Vec::new();
+        assert_eq!(reader.read(&loose, &mut buf), Ok(None));
+        assert_eq!(reader.read(&ids[0], &mut buf), Ok(Some(Kind::Blob)));
+    }
+
+    #[test]
+    fn a_damaged_delta_is_an_error_and_the_reader_goes_on() {
+        let (tmp, ids) = repo(&["repack"]);
+        let d = tmp.path();
+        let packs = Packs::open(&d.join("objects"));
+        let (index, pack) = &packs.packs[0];
+        // The oldest small version: a delta, deep in its chain.
+        let victim = ids[0];
+        let offset = index.pack_offset_at_index(
+            index
+                .lookup(gix::oid::try_from_bytes(&victim.0).unwrap())
+                .unwrap(),
+        );
+        let entry = pack.entry(offset).unwrap();
+        assert!(entry.header.is_delta());
+        let path = pack.path().to_path_buf();
+        drop(packs);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Past zlib's two-byte header: the deflate stream itself.
+        for b in &mut bytes[entry.data_offset as usize + 2..entry.data_offset as usize + 6] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&path, bytes).unwrap();
+        let mut reader = PackReader::new(Arc::new(Packs::open(&d.join("objects"))), 1 << 20);
+        let mut buf = Vec::new();
+        let err = reader.read(&victim, &mut buf).unwrap_err();
+        assert!(err.contains("decompress"), "{err}");
+        let last = *ids.last().unwrap();
+        assert_eq!(reader.read(&last, &mut buf), Ok(Some(Kind::Blob)));
+        assert_eq!(buf, git(d, &["cat-file", "blob", &last.to_string()], None));
+    }
+
+    #[test]
+    fn apply_copies_and_inserts_and_refuses_what_does_not_add_up() {
+        let base: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+        // Base 70,000 bytes, result 65,536 + 3 + 2: copy 64 KiB from 0
+        // (size bytes absent: 65536), insert "abc", copy 2 from offset 300
+        // (one offset byte 0x2c and 0x01 << 8, one size byte).
+        let header = [0xf0, 0xa2, 0x04, 0x85, 0x80, 0x04];
+        let mut delta = header.to_vec();
+        delta.extend([0x80, 0x03, b'a', b'b', b'c', 0x93, 0x2c, 0x01, 0x02]);
+        let mut out = Vec::new();
+        apply(&base, &delta, &mut out).unwrap();
+        let mut want = base[..65_536].to_vec();
+        want.extend(b"abc");
+        want.extend(&base[300..302]);
+        assert_eq!(out, want);
+        let mut bad = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut d = delta.clone();
+            edit(&mut d);
+            apply(&base, &d, &mut out).unwrap_err()
+        };
+        // A base of another size; a copy past the base's end; an insert
+        // past the delta's end; the reserved opcode 0; a result longer,
+        // or shorter, than its header says.
+        assert!(bad(&|d| d[0] = 0xf1).contains("expects a base of 70001 bytes"));
+        assert_eq!(bad(&|d| d.extend([0x8c, 0xff, 0xff])), "a corrupt delta");
+        assert_eq!(bad(&|d| d.truncate(10)), "a corrupt delta");
+        assert_eq!(bad(&|d| d.push(0)), "a corrupt delta");
+        assert_eq!(bad(&|d| d.extend([0x01, b'x'])), "a corrupt delta");
+        assert_eq!(bad(&|d| d.truncate(11)), "a corrupt delta");
+    }
+}
