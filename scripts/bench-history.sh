@@ -18,8 +18,9 @@
 #
 # With MODULE_BENCH=1 it also runs the history module's ignored `bench` test in release mode
 # on each repository: enumerate() alone, then reading every blob through 1 and 2
-# `git cat-file --batch` processes and through 1 and 2 in-process (gix) readers at several
-# pack cache sizes, each with its wall and CPU time (git children included).
+# `git cat-file --batch` processes, through 1 and 2 gitoxide readers at several pack cache
+# sizes, and through 1 and 2 of our own pack readers (what the workers use) at several
+# cache sizes, each with its wall and CPU time (git children included).
 #
 # Usage: SCANNER=target/release/scanner scripts/bench-history.sh
 # Needs git and hyperfine (`apt-get install -y hyperfine`).

@@ -2329,5 +2329,26 @@ mod tests {
                 },
             );
         }
+        // What the workers use: our own chain resolution (`super::pack`).
+        let packs = Arc::new(crate::input::pack::Packs::open(shared.objects_dir()));
+        for (readers, cache) in [(1, 1 << 20), (1, 8 << 20), (1, 16 << 20), (2, 8 << 20)] {
+            timed_read(
+                &format!("pack reader, cache {} MiB", cache >> 20),
+                &blobs,
+                readers,
+                stats.blob_bytes,
+                |chunk| {
+                    let mut r = crate::input::pack::PackReader::new(Arc::clone(&packs), cache);
+                    let mut buf = Vec::new();
+                    let mut total = 0;
+                    for oid in chunk {
+                        let kind = r.read(oid, &mut buf).unwrap();
+                        assert_eq!(kind, Some(gix::objs::Kind::Blob));
+                        total += buf.len() as u64;
+                    }
+                    total
+                },
+            );
+        }
     }
 }
