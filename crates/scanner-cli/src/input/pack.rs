@@ -11,7 +11,7 @@
 //! only the object it was asked for: the next version, one step up the same
 //! chain, is not in its cache, and is rebuilt from the whole object again,
 //! every delta in between inflated again. Here, as in git's own delta base
-//! cache, every object a chain passes through is kept ([`DeltaCache`]): the
+//! cache, every object a chain passes through is kept (`DeltaCache`): the
 //! first version of a file pays for its chain once, and each later version is
 //! then in the cache or one delta away from it.
 //!
@@ -72,7 +72,7 @@ impl Packs {
 /// An object read from a pack: its kind, its bytes in the caller's buffer.
 pub type Kind = gix::objs::Kind;
 
-/// Reads objects from [`Packs`] for one thread, with its own [`DeltaCache`].
+/// Reads objects from [`Packs`] for one thread, with its own `DeltaCache`.
 pub struct PackReader {
     packs: Arc<Packs>,
     cache: DeltaCache,
