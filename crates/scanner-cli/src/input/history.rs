@@ -120,6 +120,11 @@ impl Oid {
         Some(Oid(out))
     }
 
+    /// The id as gitoxide takes it.
+    pub fn as_gix(&self) -> &gix::oid {
+        gix::oid::try_from_bytes(&self.0).expect("20 bytes is a SHA-1 id")
+    }
+
     /// The 40 lowercase hex digits.
     fn hex(&self) -> [u8; 40] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -1231,25 +1236,14 @@ impl BlobReader {
     /// cache, for what is read through it, has the same cap.
     pub const PACK_CACHE_BYTES: usize = 8 << 20;
 
-    /// The whole blob in `buf` (its previous content replaced), inflated straight into it:
-    /// no copy. A missing object is `NotFound`; an object that is not a blob, or one that
-    /// cannot be decoded, is `InvalidData`.
+    /// The whole blob in `buf` (its previous content replaced), inflated or rebuilt
+    /// straight into it (copied only when the reader's cache already holds it). A missing
+    /// object is `NotFound`; an object that is not a blob, or one that cannot be decoded, is
+    /// `InvalidData`.
     pub fn read_to_vec(&mut self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<u64> {
-        let repo = self.store.repo.display();
         match self.packed.read(oid, buf) {
-            Ok(Some(gix::objs::Kind::Blob)) => return Ok(buf.len() as u64),
-            Ok(Some(kind)) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{repo}: object {oid} is a {kind}, not a blob"),
-                ))
-            }
-            Err(e) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{repo}: object {oid} is corrupt or unreadable: {e}"),
-                ))
-            }
+            Ok(Some(kind)) => return self.blob(oid, kind).map(|()| buf.len() as u64),
+            Err(e) => return Err(self.corrupt(oid, e)),
             Ok(None) => {}
         }
         let (start, len) = {
@@ -1285,29 +1279,48 @@ impl BlobReader {
     /// Looks `oid` up, with `buf` as the store's scratch; the content of the blob.
     fn find<'a>(&self, oid: &Oid, buf: &'a mut Vec<u8>) -> io::Result<&'a [u8]> {
         use gix::prelude::Find;
-        let repo = self.store.repo.display();
-        let id = gix::oid::try_from_bytes(&oid.0).expect("20 bytes is a SHA-1 id");
-        let found = self.repo.objects.try_find(id, buf).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{repo}: object {oid} is corrupt or unreadable: {e}"),
-            )
-        })?;
+        let id = oid.as_gix();
+        let found = self
+            .repo
+            .objects
+            .try_find(id, buf)
+            .map_err(|e| self.corrupt(oid, e))?;
         let Some(data) = found else {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!(
-                    "{repo}: object {oid} is missing (not fetched in a partial clone, or corrupt)"
+                    "{}: object {oid} is missing (not fetched in a partial clone, or corrupt)",
+                    self.store.repo.display()
                 ),
             ));
         };
-        if data.kind != gix::objs::Kind::Blob {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{repo}: object {oid} is a {}, not a blob", data.kind),
-            ));
-        }
+        self.blob(oid, data.kind)?;
         Ok(data.data)
+    }
+
+    /// `oid`, read as a `kind`, must be a blob.
+    fn blob(&self, oid: &Oid, kind: gix::objs::Kind) -> io::Result<()> {
+        if kind == gix::objs::Kind::Blob {
+            return Ok(());
+        }
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: object {oid} is a {kind}, not a blob",
+                self.store.repo.display()
+            ),
+        ))
+    }
+
+    /// `oid` could not be decoded: `why`.
+    fn corrupt(&self, oid: &Oid, why: impl fmt::Display) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{}: object {oid} is corrupt or unreadable: {why}",
+                self.store.repo.display()
+            ),
+        )
     }
 }
 
@@ -2287,7 +2300,7 @@ mod tests {
             let t = std::time::Instant::now();
             let mut total = 0;
             for oid in &blobs {
-                let id = gix::oid::try_from_bytes(&oid.0).unwrap();
+                let id = oid.as_gix();
                 total += r.objects.try_header(id).unwrap().unwrap().size();
             }
             let (self1, _) = cpu_seconds();
@@ -2323,7 +2336,7 @@ mod tests {
                     let mut buf = Vec::new();
                     let mut total = 0;
                     for oid in chunk {
-                        let id = gix::oid::try_from_bytes(&oid.0).unwrap();
+                        let id = oid.as_gix();
                         let data = r.objects.try_find(id, &mut buf).unwrap().unwrap();
                         assert_eq!(data.kind, gix::objs::Kind::Blob);
                         total += data.data.len() as u64;

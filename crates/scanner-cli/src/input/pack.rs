@@ -69,7 +69,7 @@ impl Packs {
     }
 }
 
-/// An object read from a pack: its kind, its bytes in the caller's buffer.
+/// What an object is: blob, tree, commit or tag.
 pub type Kind = gix::objs::Kind;
 
 /// Reads objects from [`Packs`] for one thread, with its own `DeltaCache`.
@@ -103,8 +103,7 @@ impl PackReader {
     /// kind. `Ok(None)`: not readable from these packs (see the module's
     /// "Scope"), `out` unspecified. `Err`: the pack is corrupt, described.
     pub fn read(&mut self, oid: &Oid, out: &mut Vec<u8>) -> Result<Option<Kind>, String> {
-        let id = gix::oid::try_from_bytes(&oid.0).expect("20 bytes is a SHA-1 id");
-        let Some((p, offset)) = self.packs.locate(id) else {
+        let Some((p, offset)) = self.packs.locate(oid.as_gix()) else {
             return Ok(None);
         };
         let packs = Arc::clone(&self.packs);
@@ -202,8 +201,7 @@ impl PackReader {
     }
 
     fn cached_key(&self, oid: &Oid) -> Option<(usize, u64)> {
-        let id = gix::oid::try_from_bytes(&oid.0).expect("20 bytes is a SHA-1 id");
-        let key = self.packs.locate(id)?;
+        let key = self.packs.locate(oid.as_gix())?;
         (self.cache.contains(key) && self.cache.kind(key) == Kind::Blob).then_some(key)
     }
 
@@ -583,11 +581,7 @@ mod tests {
         let (index, pack) = &packs.packs[0];
         // The oldest small version: a delta, deep in its chain.
         let victim = ids[0];
-        let offset = index.pack_offset_at_index(
-            index
-                .lookup(gix::oid::try_from_bytes(&victim.0).unwrap())
-                .unwrap(),
-        );
+        let offset = index.pack_offset_at_index(index.lookup(victim.as_gix()).unwrap());
         let entry = pack.entry(offset).unwrap();
         assert!(entry.header.is_delta());
         let path = pack.path().to_path_buf();
