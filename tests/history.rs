@@ -390,6 +390,55 @@ fn a_corrupt_blob_is_named_and_the_other_blobs_are_still_scanned() {
     );
 }
 
+/// The same in a pack, where the scanner's own pack reader meets the damage.
+#[test]
+fn a_corrupt_blob_in_a_pack_is_named_and_the_other_blobs_are_still_scanned() {
+    let r = Repo::new();
+    r.write("config/app.env", format!("TOKEN={}\n", token(1)));
+    let text: String = (0..400).map(|i| format!("line {i} of notes\n")).collect();
+    r.write("notes.txt", &text);
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-02T03:04:05+00:00");
+    r.git(&["repack", "-adq"]);
+    let out = r.git_out(&["rev-parse", "HEAD:notes.txt"]);
+    let oid = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let pack = std::fs::read_dir(r.path(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    // `<id> blob <size> <size in pack> <offset>`: damage the middle of its deflate stream,
+    // past the entry's header, which `--batch-check` reads for the size.
+    let verify = r.git_out(&[
+        "verify-pack",
+        "-v",
+        pack.with_extension("idx").to_str().unwrap(),
+    ]);
+    let verify = String::from_utf8(verify.stdout).unwrap();
+    let line: Vec<&str> = verify
+        .lines()
+        .find(|l| l.starts_with(&oid))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(line.len(), 5, "a whole object, not a delta: {line:?}");
+    let (in_pack, offset): (usize, usize) = (line[3].parse().unwrap(), line[4].parse().unwrap());
+    let mut bytes = std::fs::read(&pack).unwrap();
+    for b in &mut bytes[offset + in_pack / 2..offset + in_pack / 2 + 4] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&pack, bytes).unwrap();
+
+    let run = history(&r, &[]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["config/app.env:1"]);
+    assert!(
+        run.stderr.contains(&format!("object {oid} is corrupt")),
+        "{}",
+        run.stderr
+    );
+}
+
 /// Writes `path` and commits it, returning the commit id.
 fn commit_file(r: &Repo, path: &str, content: &str, msg: &str) -> String {
     r.write(path, content);
