@@ -1269,8 +1269,8 @@ impl BlobReader {
         oid: &Oid,
         scratch: &'a mut Vec<u8>,
     ) -> io::Result<&'a [u8]> {
-        if self.packed.holds(oid) {
-            return Ok(self.packed.cached(oid).expect("held"));
+        if let Some(key) = self.packed.cached_key(oid) {
+            return Ok(self.packed.cached(key));
         }
         self.read_to_vec(oid, scratch)?;
         Ok(scratch)

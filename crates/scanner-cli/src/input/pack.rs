@@ -69,6 +69,10 @@ impl Packs {
     }
 }
 
+/// Where [`PackReader`]'s cache holds an object: (pack, offset).
+#[derive(Clone, Copy)]
+pub struct CacheKey((usize, u64));
+
 /// What an object is: blob, tree, commit or tag.
 pub type Kind = gix::objs::Kind;
 
@@ -189,20 +193,15 @@ impl PackReader {
         Ok(Some(kind))
     }
 
-    /// Whether the cache holds the blob `oid`.
-    pub fn holds(&self, oid: &Oid) -> bool {
-        self.cached_key(oid).is_some()
-    }
-
-    /// The blob `oid` if the cache holds it.
-    pub fn cached(&mut self, oid: &Oid) -> Option<&[u8]> {
-        let key = self.cached_key(oid)?;
-        Some(self.cache.get(key))
-    }
-
-    fn cached_key(&self, oid: &Oid) -> Option<(usize, u64)> {
+    /// Where the cache holds the blob `oid`, for [`PackReader::cached`].
+    pub fn cached_key(&self, oid: &Oid) -> Option<CacheKey> {
         let key = self.packs.locate(oid.as_gix())?;
-        (self.cache.contains(key) && self.cache.kind(key) == Kind::Blob).then_some(key)
+        (self.cache.contains(key) && self.cache.kind(key) == Kind::Blob).then_some(CacheKey(key))
+    }
+
+    /// The object at `key`, from [`PackReader::cached_key`] since the last read.
+    pub fn cached(&mut self, key: CacheKey) -> &[u8] {
+        self.cache.get(key.0)
     }
 
     /// Inflates `entry`'s data (a whole object, or a delta's instructions)
