@@ -638,6 +638,37 @@ fn a_secret_added_in_the_tenth_version_is_reported_at_the_tenth_commit() {
     assert!(versions.iter().all(|v| v.len() < 8 << 10));
 }
 
+/// A version that edits lines above and below a secret: the secret's line
+/// is kept, so it is reported once, at the commit that added it, whether
+/// the version is scanned around its changes (11 KB) or whole (0.5 KB).
+#[test]
+fn a_secret_between_two_edits_is_reported_once() {
+    for (lines, focused) in [(700, true), (40, false)] {
+        let r = Repo::new();
+        let secret = format!("TOKEN={}", token(27));
+        let body = |top: &str, bottom: &str| -> String {
+            let mut text: Vec<String> = (0..lines).map(|i| format!("let v{i} = {i};\n")).collect();
+            text[lines / 2] = format!("{secret}\n");
+            text[2] = format!("{top}\n");
+            text[lines - 3] = format!("{bottom}\n");
+            text.concat()
+        };
+        let first = commit_file(&r, "cfg.env", &body("top = 1", "bottom = 1"), "one");
+        let second = body("top = 2", "bottom = 2");
+        assert_eq!(second.len() >= 8 << 10, focused, "{}", second.len());
+        commit_file(&r, "cfg.env", &second, "two");
+        let run = history(&r, &["--stats-json", "s.json"]);
+        let found = run.expect(1).findings();
+        let line = lines / 2 + 1;
+        assert_eq!(run.locations(), [format!("cfg.env:{line}:7:{line}:47")]);
+        assert_eq!(found[0].commit.as_ref().unwrap().id, first);
+        let v = stats_json(&r, "s.json");
+        assert_eq!(v["suppressed"]["unchanged in a later version"], 1);
+        // Scanned around its changes, or whole.
+        assert_eq!(v["history"]["unchanged_bytes"].as_u64().unwrap() > 0, focused);
+    }
+}
+
 #[test]
 fn a_secret_changed_in_place_is_reported_in_both_versions() {
     let r = Repo::new();

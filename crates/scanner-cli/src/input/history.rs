@@ -49,10 +49,10 @@
 //! blobs. A blob B gets a [`HistoryBlob::base`] A when its commit's raw entry is a
 //! modification (`M`) of a regular file at path P from A, the commit is not a merge, and A
 //! was itself first yielded at P. The caller then reports only the findings of B whose
-//! match intersects the changed span of B against A: the bytes between their common prefix
-//! and common suffix, widened by one byte on each side (a match whose boundary assertion
-//! looks at the first changed byte). A finding wholly in the shared prefix or suffix is in A
-//! at the same offset from the same end, at the same path, and was reported with A (by
+//! match intersects what changed in B since A: the lines of B that are not lines of A kept
+//! in order (`pipeline/versions.rs`), each run widened by one byte on each side (a match
+//! whose boundary assertion looks at the first changed byte). A finding wholly in lines B
+//! kept from A is in A, on the same line, at the same path, and was reported with A (by
 //! induction, back to the version that introduced it). Everything else is new and reported
 //! whole: an added file, a copy to a new path (with `--no-renames` a rename is a delete and
 //! an add), what a merge resolved, a blob whose old version was first seen elsewhere or
@@ -268,8 +268,8 @@ pub struct HistoryBlob {
     /// The blob this one modifies, when its findings were already reported there: `commit`
     /// changed [`HistoryBlob::path`] from `base` to this blob (status `M`, a regular file on
     /// both sides, not a merge), and `base` was itself yielded at that same path. Findings
-    /// that lie wholly in what the two share (their common prefix and suffix) exist in
-    /// `base` at the same path and were reported with it; only the rest are new here. `None`:
+    /// that lie wholly in lines this blob kept from `base` exist in `base` at the same path
+    /// and were reported with it; only the rest are new here. `None`:
     /// everything in the blob is new (see the module docs, "Versions of a file").
     pub base: Option<Oid>,
 }

@@ -2,17 +2,21 @@
 //! the version it modifies.
 //!
 //! A history blob with a base (see `input/history.rs`, "Versions of a
-//! file") reports only the findings whose secret meets [`changed_span`]:
-//! the others were reported with the base, at the same path.
+//! file") reports only the findings whose match meets [`changed_spans`]:
+//! the lines it does not keep from the base (whole lines, the same bytes,
+//! in the same order). The others were reported with the base, at the same
+//! path. With the one span between the common prefix and suffix
+//! ([`changed_span`]), a secret on a line between two edits was reported
+//! again with every version that edited the file above and below it.
 //!
 //! # Scanning only what changed
 //!
 //! The worker reads the base first (its blob reader, whose pack cache
-//! often holds what the blob was rebuilt from), computes the span, and
-//! calls `Engine::scan_focus`, which finds exactly the findings of a whole
-//! scan that meet the span while reading around it: the keyword pass over
-//! the span widened by the short rules' windows, the few long-window rules
-//! (PEM blocks, unbounded ones) by a search of their keywords over the
+//! often holds what the blob was rebuilt from), computes [`changed_span`],
+//! and calls `Engine::scan_focus`, which finds exactly the findings of a
+//! whole scan that meet the span while reading around it: the keyword pass
+//! over the span widened by the short rules' windows, the few long-window
+//! rules (PEM blocks, unbounded ones) by a search of their keywords over the
 //! whole blob, decoding runs and split literals that meet the span read to
 //! their real ends, provider matches around a generic candidate for the
 //! duplicate check, test-module detection and line counting over the blob
@@ -26,19 +30,24 @@
 //! Two kinds of blob are still scanned whole: one large enough to be split
 //! (scanned in pieces by several workers), and one under 8 KiB
 //! (`FOCUS_MIN_BYTES` in `worker.rs`), for which reading the base costs more
-//! than the focus saves. When such a blob has findings (once its pieces are
-//! put together), its base is read and every finding that lies wholly
-//! outside the span is marked `allowed` with [`UNCHANGED`]
+//! than the focus saves.
+//!
+//! # Judging the findings
+//!
+//! When a blob with a base has findings (once its pieces are put together,
+//! for a split one), its base is read again and every finding that meets
+//! none of [`changed_spans`] is marked `allowed` with [`UNCHANGED`]
 //! ([`mark_unchanged`]): the sink counts it under that reason and lists it
-//! with `-v`, like any other suppression, and never reports it. Its bytes
-//! were scanned, so they are not in `history.unchanged_bytes`.
+//! with `-v`, like any other suppression, and never reports it. Lines are
+//! compared only then: most blobs have no finding.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use scanner_engine::Finding;
 
-/// The reason findings in the unchanged part of a later version scanned
-/// whole (split, or small) are counted under (summary, `--stats-json`, `-v`).
+/// The reason findings in the unchanged lines of a later version are counted
+/// under (summary, `--stats-json`, `-v`).
 pub const UNCHANGED: &str = "unchanged in a later version";
 
 /// The bytes of `new` that differ from `old`: between their common prefix
@@ -57,6 +66,83 @@ pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
     let end = (new.len() - suffix + 1).min(new.len());
     start as u64..end.max(start) as u64
 }
+
+/// The bytes of `new` that differ from `old`, line by line: [`changed_span`]
+/// without the lines `new` keeps from `old` (whole lines, the same bytes, in
+/// the same order). A secret on a line between two edits was reported with
+/// `old`; with the one span it was reported again with `new`. Each run of
+/// changed lines is widened by one byte on each side as in `changed_span`;
+/// lines cut from `old` between two kept ones leave the two bytes around the
+/// cut. Ascending, not overlapping, all within `changed_span`.
+///
+/// Lines are matched greedily, each to the first equal line of `old` after
+/// the last one matched and at most [`LOOKAHEAD`] lines on: an unmatched
+/// line counts as changed, so a poor match reports more, never less.
+pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
+    let prefix = common_prefix(old, new);
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = common_suffix(
+        &old[old.len() - max_suffix..],
+        &new[new.len() - max_suffix..],
+    );
+    // Whole lines in both: from the start of the line the first change is
+    // on (the same offset in both), to the end of the line the common
+    // suffix starts on (the same distance from each end).
+    let start = memchr::memrchr(b'\n', &new[..prefix]).map_or(0, |i| i + 1);
+    let cut = new.len() - suffix;
+    let tail = if cut == 0 || new[cut - 1] == b'\n' {
+        suffix
+    } else {
+        memchr::memchr(b'\n', &new[cut..]).map_or(0, |i| suffix - i - 1)
+    };
+    let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
+    let mut at_line: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    for (i, line) in old_mid.split_inclusive(|&b| b == b'\n').enumerate() {
+        at_line.entry(line).or_default().push(i);
+    }
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    let mut next_old = 0;
+    let mut at = start;
+    for line in new_mid.split_inclusive(|&b| b == b'\n') {
+        let matched = at_line.get(line).and_then(|at_old| {
+            let k = at_old.partition_point(|&i| i < next_old);
+            at_old
+                .get(k)
+                .copied()
+                .filter(|&i| i - next_old <= LOOKAHEAD)
+        });
+        match matched {
+            Some(i) => {
+                if i > next_old {
+                    // Lines cut from `old` just before this one.
+                    runs.push(at..at);
+                }
+                next_old = i + 1;
+            }
+            None => runs.push(at..at + line.len()),
+        }
+        at += line.len();
+    }
+    if next_old < old_mid.split_inclusive(|&b| b == b'\n').count() {
+        runs.push(at..at);
+    }
+    // Within the common prefix and suffix, then widened as in `changed_span`.
+    let (lo, hi) = (prefix, new.len() - suffix);
+    let mut spans: Vec<Range<u64>> = Vec::new();
+    for run in runs {
+        let (s, e) = (run.start.clamp(lo, hi), run.end.clamp(lo, hi));
+        let (s, e) = (s.saturating_sub(1), (e + 1).min(new.len()));
+        match spans.last_mut() {
+            Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
+            _ => spans.push(s as u64..e.max(s) as u64),
+        }
+    }
+    spans
+}
+
+/// How far past the last matched line [`changed_spans`] looks for a line's
+/// match in the old version.
+const LOOKAHEAD: usize = 256;
 
 /// Compared a block at a time with slice equality (memcmp), then byte by
 /// byte inside the first block that differs: the common parts are most of
@@ -92,12 +178,15 @@ fn common_suffix(a: &[u8], b: &[u8]) -> usize {
         .unwrap_or(n - i)
 }
 
-/// Marks [`UNCHANGED`] every finding not already allowed whose match does
-/// not intersect `changed`; returns how many.
-pub fn mark_unchanged(findings: &mut [Finding], changed: &Range<u64>) -> usize {
+/// Marks [`UNCHANGED`] every finding not already allowed whose match
+/// intersects none of `changed`; returns how many.
+pub fn mark_unchanged(findings: &mut [Finding], changed: &[Range<u64>]) -> usize {
     let mut n = 0;
     for f in findings.iter_mut().filter(|f| f.allowed.is_none()) {
-        if f.end_offset <= changed.start || f.offset >= changed.end {
+        if !changed
+            .iter()
+            .any(|c| f.end_offset > c.start && f.offset < c.end)
+        {
             f.allowed = Some(UNCHANGED);
             n += 1;
         }
@@ -164,6 +253,135 @@ mod tests {
                     changed_span(&base, &new),
                     naive(&base, &new),
                     "edit at {at}: -{del} +{ins}"
+                );
+            }
+        }
+    }
+
+    /// Lines `0..n` as `line i\n`, with the edits `f` makes.
+    fn text(n: usize, f: impl Fn(usize) -> Option<String>) -> Vec<u8> {
+        (0..n)
+            .map(|i| f(i).unwrap_or_else(|| format!("line {i}\n")))
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    fn at(hay: &[u8], needle: &[u8]) -> usize {
+        hay.windows(needle.len()).position(|w| w == needle).unwrap()
+    }
+
+    #[test]
+    fn the_lines_kept_between_two_edits_are_not_changed() {
+        let old = text(10, |_| None);
+        let new = text(10, |i| match i {
+            2 => Some("edited 2\n".into()),
+            7 => Some("edited 7\n".into()),
+            _ => None,
+        });
+        let (l2, l7) = (at(&new, b"edited 2"), at(&new, b"edited 7"));
+        let (l3, l8) = (l2 + 9, l7 + 9);
+        // The common suffix takes ` 7\n`: the one span runs from the first
+        // edit to there ...
+        let hull = (l2 - 1) as u64..(l8 - 2) as u64;
+        assert_eq!(changed_span(&old, &new), hull);
+        // ... and the lines from each edit to the end of its line.
+        assert_eq!(
+            changed_spans(&old, &new),
+            vec![(l2 - 1) as u64..(l3 + 1) as u64, (l7 - 1) as u64..hull.end]
+        );
+    }
+
+    #[test]
+    fn lines_cut_between_kept_lines_leave_the_bytes_around_the_cut() {
+        let old = text(10, |_| None);
+        let edited = text(10, |i| (i == 1).then(|| "edited 1\n".into()));
+        let mut new = edited.clone();
+        let (l5, l7) = (at(&new, b"line 5"), at(&new, b"line 7"));
+        new.drain(l5..l7);
+        let spans = changed_spans(&old, &new);
+        assert_eq!(spans.len(), 2, "{spans:?}");
+        // The edited line whole (the common suffix starts after the cut).
+        let l1 = at(&new, b"edited 1");
+        assert_eq!(spans[0], (l1 - 1) as u64..(l1 + 9 + 1) as u64);
+        // Two bytes at the cut (where exactly, the common prefix and
+        // suffix decide: `line 5\nline 6\n` cut, or `5\nline 6\nline `).
+        let cut = spans[1].start as usize + 1;
+        assert_eq!(spans[1].end - spans[1].start, 2, "{spans:?}");
+        assert!((l5 - 2..=l5 + 6).contains(&cut), "{spans:?}, cut at {l5}");
+    }
+
+    #[test]
+    fn one_changed_line_or_a_change_inside_a_line_gives_the_one_span() {
+        for (old, new) in [
+            (&b"abcX\ndef\n"[..], &b"abcY\ndef\n"[..]),
+            (b"abc\nX\ndef\n", b"abc\nY\nZ\ndef\n"),
+            (b"abc", b"abcdef"),
+            (b"", b"new"),
+            (b"old", b""),
+            (b"same line\nend", b"same line\nEnd"),
+        ] {
+            assert_eq!(
+                changed_spans(old, new),
+                vec![changed_span(old, new)],
+                "{:?} -> {:?}",
+                String::from_utf8_lossy(old),
+                String::from_utf8_lossy(new)
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_changed_at_its_end_is_not_taken_for_a_later_line() {
+        // The first change is inside `ab`: the rest of that line, `b\n`,
+        // equals a later line of the old version, but the line is new.
+        let old = b"x\naZ\nb\nV\ny\n";
+        let new = b"x\nab\nW\ny\n";
+        let spans = changed_spans(old, new);
+        assert!(
+            spans.iter().any(|s| s.start <= 2 && s.end >= 4),
+            "the new line `ab` must be changed: {spans:?}"
+        );
+    }
+
+    proptest::proptest! {
+        /// Random line edits: every span lies within the one span, and the
+        /// lines of `new` no span touches are lines of `old`, in order.
+        #[test]
+        fn what_no_span_touches_is_old_lines_in_order(
+            edits in proptest::collection::vec((0usize..40, 0u8..4, 0usize..3), 0..8)
+        ) {
+            let mut lines: Vec<String> = (0..40).map(|i| format!("l{}\n", i % 13)).collect();
+            let old = lines.concat().into_bytes();
+            for (at, op, n) in edits {
+                let at = at.min(lines.len());
+                match op {
+                    0 => lines.insert(at, format!("new {n}\n")),
+                    1 if at < lines.len() => { lines.remove(at); }
+                    2 if at < lines.len() => lines[at] = format!("l{n}x\n"),
+                    _ => lines.insert(at, format!("l{}\n", n + 5)),
+                }
+            }
+            let new = lines.concat().into_bytes();
+            let hull = changed_span(&old, &new);
+            let spans = changed_spans(&old, &new);
+            for s in &spans {
+                proptest::prop_assert!(hull.start <= s.start && s.end <= hull.end, "{:?} outside {:?}", s, hull);
+            }
+            for w in spans.windows(2) {
+                proptest::prop_assert!(w[0].end < w[1].start, "{:?}", spans);
+            }
+            let mut old_lines = old.split_inclusive(|&b| b == b'\n');
+            let mut at = 0u64;
+            for line in new.split_inclusive(|&b| b == b'\n') {
+                let range = at..at + line.len() as u64;
+                at = range.end;
+                if spans.iter().any(|s| s.start < range.end && range.start < s.end) {
+                    continue;
+                }
+                proptest::prop_assert!(
+                    old_lines.any(|l| l == line),
+                    "untouched line {:?} is not a later line of the old version",
+                    String::from_utf8_lossy(line)
                 );
             }
         }

@@ -663,9 +663,10 @@ fn scan_member(
 type Base = (crate::input::Oid, Arc<ObjectStore>);
 
 /// Marks unchanged ([`super::versions`]) the `findings` of a history blob
-/// (`data`) that lie outside what changed since its `base`. The base is
-/// read only when some finding is to be judged: most blobs have none, and
-/// then cost nothing more than before.
+/// (`data`) that lie outside what changed since its `base`, line by line
+/// ([`changed_spans`](super::versions::changed_spans)). The base is read
+/// only when some finding is to be judged: most blobs have none, and then
+/// cost nothing more.
 fn mark_unchanged(
     findings: &mut [Finding],
     data: &[u8],
@@ -676,37 +677,35 @@ fn mark_unchanged(
     if findings.iter().all(|f| f.allowed.is_some()) {
         return;
     }
-    if let Some(changed) = changed_since(&base.0, data, &base.1, w, sh) {
+    if let Some(changed) = with_base(base, w, sh, |old| super::versions::changed_spans(old, data)) {
         super::versions::mark_unchanged(findings, &changed);
     }
 }
 
-/// The span of a history blob's `data` that changed since its `base` (the
-/// version of the same file it modifies), read through the worker's blob
-/// reader (its pack cache often holds what the blob was rebuilt from).
-/// `None` (report the blob whole) when the base was not itself scanned:
-/// unreadable (its own error was reported with it), over
-/// `--max-filesize`, or skipped as binary. Its findings would otherwise
-/// be reported nowhere.
-fn changed_since(
-    base: &crate::input::Oid,
-    data: &[u8],
-    repo: &Arc<ObjectStore>,
+/// `f` of a history blob's `base` (the version of the same file it
+/// modifies), read through the worker's blob reader (its pack cache often
+/// holds what the blob was rebuilt from). `None` (judge the blob whole)
+/// when the base was not itself scanned: unreadable (its own error was
+/// reported with it), over `--max-filesize`, or skipped as binary. Its
+/// findings would otherwise be reported nowhere.
+fn with_base<T>(
+    (base, repo): &Base,
     w: &mut WorkerScratch,
     sh: &Shared,
-) -> Option<Range<u64>> {
+    f: impl FnOnce(&[u8]) -> T,
+) -> Option<T> {
     let mut scratch = std::mem::take(&mut w.base);
-    let changed = match w
+    let out = match w
         .blob_reader(repo)
         .and_then(|reader| reader.read_base(base, &mut scratch))
     {
         Ok(old) => (sh.opts.scope.check_size(old.len() as u64).is_none()
             && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)])))
-        .then(|| super::versions::changed_span(old, data)),
+        .then(|| f(old)),
         Err(_) => None,
     };
     keep_buffer(&mut w.base, scratch);
-    changed
+    out
 }
 
 /// The smallest history blob scanned around its changes only. The focused
@@ -749,12 +748,12 @@ fn scan_bytes(
     } else {
         let path = provenance.path.to_string_lossy();
         let input = ScanInput::whole(&data, &path);
-        let (focus, small) = match base {
-            Some(b) if data.len() >= FOCUS_MIN_BYTES => (Some(b), None),
-            b => (None, b),
-        };
-        // A base that was not itself scanned gives no span: scan whole.
-        match focus.and_then(|(oid, repo)| changed_since(&oid, &data, &repo, w, sh)) {
+        // The span between the common prefix and suffix; a base that was
+        // not itself scanned gives none: scan whole.
+        let focus = base.as_ref().filter(|_| data.len() >= FOCUS_MIN_BYTES);
+        match focus
+            .and_then(|b| with_base(b, w, sh, |old| super::versions::changed_span(old, &data)))
+        {
             Some(changed) => {
                 let changed = changed.start as usize..changed.end as usize;
                 sh.counts
@@ -765,8 +764,9 @@ fn scan_bytes(
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }
+        // Then line by line, when there is a finding to judge.
         let mut findings = std::mem::take(&mut w.found);
-        if let Some(base) = &small {
+        if let Some(base) = &base {
             mark_unchanged(&mut findings, &data, base, w, sh);
         }
         Outcome::Scanned {
