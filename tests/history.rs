@@ -665,7 +665,10 @@ fn a_secret_between_two_edits_is_reported_once() {
         let v = stats_json(&r, "s.json");
         assert_eq!(v["suppressed"]["unchanged in a later version"], 1);
         // Scanned around its changes, or whole.
-        assert_eq!(v["history"]["unchanged_bytes"].as_u64().unwrap() > 0, focused);
+        assert_eq!(
+            v["history"]["unchanged_bytes"].as_u64().unwrap() > 0,
+            focused
+        );
     }
 }
 

@@ -97,8 +97,10 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     };
     let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
     let mut at_line: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    let mut old_lines = 0;
     for (i, line) in old_mid.split_inclusive(|&b| b == b'\n').enumerate() {
         at_line.entry(line).or_default().push(i);
+        old_lines = i + 1;
     }
     let mut runs: Vec<Range<usize>> = Vec::new();
     let mut next_old = 0;
@@ -123,7 +125,7 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
         }
         at += line.len();
     }
-    if next_old < old_mid.split_inclusive(|&b| b == b'\n').count() {
+    if next_old < old_lines {
         runs.push(at..at);
     }
     // Within the common prefix and suffix, then widened as in `changed_span`.
