@@ -1026,8 +1026,21 @@ impl Rule {
                         ));
                     }
                 }
+                // A keyed rule's regex runs only in the windows its keywords
+                // open, a few hundred bytes: a literal prefilter (and the
+                // reverse-inner strategy built on one) saves nothing there,
+                // and extracting it cost a fifth of compiling. Unkeyed rules
+                // search whole buffers and keep theirs. The JSON is the same
+                // on the cargo registry (120 findings); instructions on
+                // ripgrep's history 2.579 -> 2.532 G, on 37 MB of crates
+                // 832 -> 783 M; the registry's wall time is unchanged.
+                let prefilter = self.keywords.is_empty();
                 meta::Regex::builder()
-                    .configure(meta::Config::new().utf8_empty(false))
+                    .configure(
+                        meta::Config::new()
+                            .utf8_empty(false)
+                            .auto_prefilter(prefilter),
+                    )
                     .build_from_hir(hir)
                     .map_err(|e| {
                         // The top error says only "error building NFA": the
