@@ -40,8 +40,8 @@
 //! Reading blob contents is the expensive part (inflating zlib, applying deltas) and is done
 //! in parallel by the caller, in-process: one [`ObjectStore`] per repository (gitoxide's
 //! `ThreadSafeRepository`, opened once at the git directory git resolved, and the
-//! repository's packs), one [`BlobReader`] per worker thread on it, each with its own cache
-//! of rebuilt objects ([`super::pack`]).
+//! repository's packs), one [`BlobReader`] per worker thread on it, each with its own caches
+//! of rebuilt and whole objects ([`super::pack`]).
 //!
 //! # Versions of a file
 //!
@@ -1184,9 +1184,8 @@ fn open_objects(repo: &Path) -> io::Result<gix::ThreadSafeRepository> {
 /// reader, and the objects stored whole that chains start from, up to
 /// [`BlobReader::WHOLE_CACHE_BYTES`]: blobs come in history order, so consecutive versions
 /// of a file share most of their delta chain, and each version is then in the cache or one
-/// delta away from it. Any
-/// other object (loose, or in an alternate's pack) is read by gitoxide, with its own pack
-/// cache of the same size.
+/// delta away from it. Any other object (loose, or in an alternate's pack) is read by
+/// gitoxide, with its own pack cache of [`BlobReader::PACK_CACHE_BYTES`].
 pub struct BlobReader {
     store: Arc<ObjectStore>,
     /// Objects in the repository's packs: most of them.
@@ -1228,7 +1227,8 @@ impl BlobReader {
     }
 
     /// Objects rebuilt from packs, cached per reader ([`super::pack`]). Median of 5 runs of
-    /// `scanner scan --history` on ripgrep's history, 2 threads, by cache size:
+    /// `scanner scan --history` on ripgrep's history, 2 threads, by cache size (measured
+    /// when whole objects shared this cache; see [`BlobReader::WHOLE_CACHE_BYTES`]):
     ///
     /// | per reader | wall | user CPU | system CPU | peak RSS |
     /// | --- | --- | --- | --- | --- |

@@ -76,7 +76,7 @@ pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
 /// cut. Ascending, not overlapping, all within `changed_span`.
 ///
 /// Lines are matched greedily, each to the first equal line of `old` after
-/// the last one matched and at most [`LOOKAHEAD`] lines on: an unmatched
+/// the last one matched and at most `LOOKAHEAD` (256) lines on: an unmatched
 /// line counts as changed, so a poor match reports more, never less.
 pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     let prefix = common_prefix(old, new);
