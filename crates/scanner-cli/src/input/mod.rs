@@ -19,6 +19,7 @@
 //! staged blobs are what git will commit, whatever an ignore file says.
 
 pub mod archive;
+pub mod commits;
 pub mod git;
 pub mod history;
 pub mod pack;
@@ -168,7 +169,7 @@ impl HistoryRepo {
     /// Starts the walk and opens the object store now, on other threads and processes, so
     /// that both overlap what the caller does next (compiling the rules).
     pub fn start_early(&mut self) {
-        self.started = Some(history::start(&self.options));
+        self.started = Some(history::start(&self.options, &self.store));
         let store = std::sync::Arc::clone(&self.store);
         std::thread::spawn(move || store.preload());
     }

@@ -401,7 +401,8 @@ pub fn scan(
                 } = r;
                 let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
                 let mut group_bytes = 0;
-                let started = started.unwrap_or_else(|| crate::input::history::start(&hopts));
+                let started =
+                    started.unwrap_or_else(|| crate::input::history::start(&hopts, &repo));
                 let stats = started.and_then(|s| {
                     crate::input::history::walk(s, |blob| {
                         if let Some(s) = opts.shard {
