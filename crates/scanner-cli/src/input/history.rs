@@ -911,8 +911,8 @@ fn read_size(
     }
 }
 
-/// The parser thread: commit ids in from `git rev-list`, each commit read and diffed
-/// against its first parent in-process ([`super::commits`]), new blob ids out to
+/// The parser thread: commits in from `git rev-list` (ids, tree, author), each one's tree
+/// diffed against its first parent's in-process ([`super::commits`]), new blob ids out to
 /// `cat-file`, metadata to the caller. Returns the counts it owns (commits, duplicates,
 /// submodules, deletions).
 fn read_commits(
