@@ -351,8 +351,8 @@ fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
 }
 
 /// Objects from a pack (rebuilt, or stored whole: one cache each), by
-/// (pack, offset), least recently used dropped first past a byte cap. An object over half the cap is not kept:
-/// it would push out everything else.
+/// (pack, offset), least recently used dropped first past a byte cap. An
+/// object over half the cap is not kept: it would push out everything else.
 struct DeltaCache {
     map: HashMap<(usize, u64), Cached, BuildHasherDefault<KeyHasher>>,
     /// Last use → key: the least recently used first.

@@ -56,12 +56,7 @@ pub const UNCHANGED: &str = "unchanged in a later version";
 /// changed byte (`\b`, a lookahead of one) counts as changed. Empty (but
 /// still widened) for a pure deletion.
 pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
-    let prefix = common_prefix(old, new);
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = common_suffix(
-        &old[old.len() - max_suffix..],
-        &new[new.len() - max_suffix..],
-    );
+    let (prefix, suffix) = common_ends(old, new);
     let start = prefix.saturating_sub(1);
     let end = (new.len() - suffix + 1).min(new.len());
     start as u64..end.max(start) as u64
@@ -79,12 +74,7 @@ pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
 /// the last one matched and at most `LOOKAHEAD` (256) lines on: an unmatched
 /// line counts as changed, so a poor match reports more, never less.
 pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
-    let prefix = common_prefix(old, new);
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = common_suffix(
-        &old[old.len() - max_suffix..],
-        &new[new.len() - max_suffix..],
-    );
+    let (prefix, suffix) = common_ends(old, new);
     // Whole lines in both: from the start of the line the first change is
     // on (the same offset in both), to the end of the line the common
     // suffix starts on (the same distance from each end).
@@ -140,6 +130,18 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
         }
     }
     spans
+}
+
+/// The lengths of the common prefix of `old` and `new` and of their common
+/// suffix after it (the two do not overlap).
+fn common_ends(old: &[u8], new: &[u8]) -> (usize, usize) {
+    let prefix = common_prefix(old, new);
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = common_suffix(
+        &old[old.len() - max_suffix..],
+        &new[new.len() - max_suffix..],
+    );
+    (prefix, suffix)
 }
 
 /// How far past the last matched line [`changed_spans`] looks for a line's
