@@ -405,6 +405,11 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         let extra = crate::shard::stats_extra(shard, &args, engine.rules(), &report_digest);
         summary::write_stats_json_with(path, &report, extra)?;
     }
+    // Freeing the engine (every rule's regexes and their caches) took 6-9 ms
+    // on one thread after the scan, 2% of a history scan of ripgrep: the
+    // process exit returns that memory at once. `run` is the binary's, one
+    // scan per process.
+    std::mem::forget(engine);
     Ok(exit_for(&report, &args))
 }
 
