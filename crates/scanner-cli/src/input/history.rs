@@ -624,7 +624,7 @@ fn stash_entries(repo: &Path) -> Result<Vec<String>, HistoryError> {
         .collect())
 }
 
-const LOG: &str = "git rev-list";
+const LIST: &str = "git rev-list";
 const CHECK: &str = "git cat-file --batch-check";
 
 /// A blob found by the parser, waiting for its size.
@@ -690,7 +690,7 @@ pub fn enumerate(
 pub struct Started {
     repo: PathBuf,
     store: Arc<ObjectStore>,
-    log: Running,
+    list: Running,
     check: Running,
 }
 
@@ -704,8 +704,8 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
         Vec::new()
     };
 
-    let mut log = git(repo);
-    log.args([
+    let mut list = git(repo);
+    list.args([
         "rev-list",
         "--reverse",
         "--topo-order",
@@ -717,17 +717,17 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
         "--format=%T%x00%an%x00%ae%x00%aI%x00%s%x00",
     ]);
     if let Some(since) = &opts.since {
-        log.arg(format!("--since={since}"));
+        list.arg(format!("--since={since}"));
     }
     if opts.reflogs {
-        log.arg("--reflog");
+        list.arg("--reflog");
     }
     if opts.revs.is_empty() {
-        log.arg("--all");
+        list.arg("--all");
     }
-    log.arg("--end-of-options");
-    log.args(&opts.revs).args(&stash).arg("--");
-    let log = Running::spawn(repo, log, LOG, false)?;
+    list.arg("--end-of-options");
+    list.args(&opts.revs).args(&stash).arg("--");
+    let list = Running::spawn(repo, list, LIST, false)?;
 
     let mut check = git(repo);
     check.args([
@@ -738,7 +738,7 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
     let check = match Running::spawn(repo, check, CHECK, true) {
         Ok(c) => c,
         Err(e) => {
-            log.kill();
+            list.kill();
             return Err(e);
         }
     };
@@ -746,7 +746,7 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
     Ok(Started {
         repo: repo.to_path_buf(),
         store: Arc::clone(store),
-        log,
+        list,
         check,
     })
 }
@@ -759,17 +759,17 @@ pub fn walk(
     let Started {
         repo,
         store,
-        mut log,
+        mut list,
         mut check,
     } = started;
     let repo = repo.as_path();
-    let log_out = log.child.stdout.take().expect("piped");
+    let list_out = list.child.stdout.take().expect("piped");
     let check_in = check.child.stdin.take().expect("piped");
     let mut check_out = BufReader::with_capacity(64 * 1024, check.child.stdout.take().unwrap());
     let (tx, rx) = mpsc::channel::<Msg>();
     let parser_repo = repo.to_path_buf();
     let parser = thread::spawn(move || {
-        let result = read_commits(&parser_repo, &store, log_out, check_in, &tx);
+        let result = read_commits(&parser_repo, &store, list_out, check_in, &tx);
         let _ = tx.send(Msg::Done(result));
     });
 
@@ -802,13 +802,13 @@ pub fn walk(
                         if !on_blob(blob) {
                             stopped = true;
                             // Unblocks the parser: its reads and writes fail, it sends Done.
-                            let _ = log.child.kill();
+                            let _ = list.child.kill();
                             let _ = check.child.kill();
                         }
                     }
                     Err(e) => {
                         ours = Some(e);
-                        let _ = log.child.kill();
+                        let _ = list.child.kill();
                         let _ = check.child.kill();
                     }
                 }
@@ -824,30 +824,30 @@ pub fn walk(
     if parser_panicked && ours.is_none() {
         ours = Some(HistoryError::Protocol {
             repo: repo.to_path_buf(),
-            command: LOG,
+            command: LIST,
             detail: "the parser thread panicked".into(),
         });
     }
     if let Some(e) = ours {
-        log.kill();
+        list.kill();
         check.kill();
         return Err(e);
     }
     if stopped {
-        log.kill();
+        list.kill();
         check.kill();
         let mut stats = outcome.unwrap_or_default();
         stats.stopped = true;
         merge_yielded(&mut stats, &yielded);
         return Ok(stats);
     }
-    let log_result = log.finish(repo);
+    let list_result = list.finish(repo);
     let check_result = check.finish(repo);
     // git's own diagnosis (e.g. "bad revision") beats the parser's broken pipe; a git that
     // died of the parser's error (its pipe closed, nothing said) does not.
-    match (log_result, &outcome) {
+    match (list_result, &outcome) {
         (Err(HistoryError::Git { stderr, .. }), Err(_)) if stderr.is_empty() => {}
-        (log_result, _) => log_result?,
+        (list_result, _) => list_result?,
     }
     let mut stats = outcome?;
     check_result?;
@@ -918,7 +918,7 @@ fn read_size(
 fn read_commits(
     repo: &Path,
     store: &Arc<ObjectStore>,
-    log_out: ChildStdout,
+    list_out: ChildStdout,
     check_in: ChildStdin,
     tx: &mpsc::Sender<Msg>,
 ) -> Result<HistoryStats, HistoryError> {
@@ -929,7 +929,7 @@ fn read_commits(
     };
     let protocol = |detail: String| HistoryError::Protocol {
         repo: repo.to_path_buf(),
-        command: LOG,
+        command: LIST,
         detail,
     };
     let missing = |e: super::commits::ObjectError, what: String| HistoryError::MissingObject {
@@ -937,7 +937,7 @@ fn read_commits(
         oid: e.oid.to_string(),
         detail: format!("{what}: {}", e.source),
     };
-    let mut input = BufReader::with_capacity(64 * 1024, log_out);
+    let mut input = BufReader::with_capacity(64 * 1024, list_out);
     let mut ask = BufWriter::with_capacity(16 * 1024, check_in);
     let (rebuilt, whole) = TREE_CACHE_BYTES;
     let mut reader = BlobReader::with_caches(store, rebuilt, whole).map_err(|e| {
@@ -970,7 +970,7 @@ fn read_commits(
         line.clear();
         if input
             .read_until(b'\n', &mut line)
-            .map_err(|e| io_err(LOG, e))?
+            .map_err(|e| io_err(LIST, e))?
             == 0
         {
             break;
@@ -1002,7 +1002,7 @@ fn read_commits(
         let merge = next_id()?.is_some();
         // The tree and the author's fields, each ended by a NUL (any byte may be in them).
         let mut field = || -> Result<String, HistoryError> {
-            if !next_token(&mut input, &mut tok).map_err(|e| io_err(LOG, e))? {
+            if !next_token(&mut input, &mut tok).map_err(|e| io_err(LIST, e))? {
                 return Err(protocol(format!("commit {id} cut short")));
             }
             Ok(String::from_utf8_lossy(&tok).into_owned())
@@ -1140,7 +1140,7 @@ fn next_token(input: &mut impl BufRead, tok: &mut Vec<u8>) -> io::Result<bool> {
 /// the more useful error. The repository is the one git resolves for the path
 /// (`git rev-parse --absolute-git-dir`, run with the same isolation as the enumeration), so
 /// a subdirectory, a bare repository, a worktree whose `.git` is a file and the inherited
-/// environment of a hook are all decided by git, as for the log; gitoxide then reads that
+/// environment of a hook are all decided by git, as for the walk; gitoxide then reads that
 /// directory with nothing but its own configuration (alternates, a shallow file or a
 /// partial clone's promisor settings change nothing about reading an object by id, and no
 /// code path here can fetch: the network features are not compiled in).
