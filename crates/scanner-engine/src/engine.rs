@@ -82,9 +82,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use aho_corasick::automaton::{Automaton, StateID};
-use aho_corasick::dfa::DFA;
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::AhoCorasick;
 use regex_automata::meta::{self, Regex};
 use regex_automata::util::captures::Captures;
 use regex_automata::{Anchored, Input, Span};
@@ -93,6 +91,7 @@ use regex_syntax::hir::Hir;
 use crate::confidence::{Checksum, Confidence};
 use crate::gates::{fingerprint, is_placeholder, shannon_entropy};
 use crate::generic::Verdict;
+use crate::keywords::Keywords;
 use crate::syntax::{AllowlistSyntax, ExampleSyntax, RuleFile, RuleSyntax};
 use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
@@ -519,15 +518,7 @@ impl EngineBuilder {
         };
         let begin_kw = marker(BEGIN_KEYWORD);
         let percent_kw = marker("%");
-        // A DFA without prefilter: with hundreds of keywords no prefilter
-        // applies, and without one the start state is not special, so
-        // `keyword_hits` leaves its loop only on a match state.
-        let ac = DFA::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .prefilter(false)
-            .build(&keywords)
-            .map_err(|e| Error::new(None, None, format!("cannot build keyword automaton: {e}")))?;
+        let ac = Keywords::new(&keywords).map_err(|e| Error::new(None, None, e))?;
         // At least the old default window: decoded runs and split string
         // literals are decoded over `2 LEAD` bytes, so a set of short
         // rules must not shrink what decoding can see.
@@ -549,10 +540,8 @@ impl EngineBuilder {
                 long.add(kw.as_bytes(), idx as u32, rule.max_len);
             }
         }
-        // The walks of `keyword_hits` overlap by the longest keyword, the
-        // markers included; chunks by the longest a rule owns (the markers
+        // Chunks overlap by the longest keyword a rule owns (the markers
         // are looked for in the owned range only, well inside a chunk).
-        let max_kw = keywords.iter().map(|k| k.len()).max().unwrap_or(0);
         let max_rule_kw = keywords
             .iter()
             .zip(&kw_rules)
@@ -577,7 +566,6 @@ impl EngineBuilder {
             lead,
             has_generic,
             overlap: 5 * lead + max_rule_kw + 16,
-            max_kw,
             decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
             names,
         };
@@ -1235,15 +1223,13 @@ pub struct Engine {
     id: u64,
     rules: Vec<Rule>,
     infos: Vec<RuleInfo>,
-    ac: DFA,
+    ac: Keywords,
     /// The keywords of the rules whose `max_len` exceeds
     /// [`FOCUS_SHORT_LEN`], and their rules: `scan_focus` searches them
     /// over the whole buffer (module docs, "Focus").
     long: RareByteSearch,
     /// Per keyword of `ac`: its index in `long`, if a long rule owns it.
     kw_long: Vec<Option<u32>>,
-    /// The longest keyword.
-    max_kw: usize,
     keywords: Vec<String>,
     kw_rules: Vec<Vec<u32>>,
     /// The indexes of [`BEGIN_KEYWORD`] and `%` in `keywords`: markers
@@ -1563,7 +1549,7 @@ impl Engine {
             }
         };
         match focus {
-            None => self.keyword_hits(data, |kw, start, end| {
+            None => self.ac.hits(data, |kw, start, end| {
                 s.begin_seen |= kw == self.begin_kw;
                 s.percent_seen |= kw == self.percent_kw;
                 for &r in &self.kw_rules[kw] {
@@ -1583,10 +1569,10 @@ impl Engine {
                 // Short rules: their hits near the zone, from one walk.
                 let a = zone
                     .start
-                    .saturating_sub(2 * FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK);
-                let b = (zone.end + FOCUS_SHORT_LEN + self.max_kw + FOCUS_SLACK).min(len);
+                    .saturating_sub(2 * FOCUS_SHORT_LEN + self.ac.max_len() + FOCUS_SLACK);
+                let b = (zone.end + FOCUS_SHORT_LEN + self.ac.max_len() + FOCUS_SLACK).min(len);
                 s.long_hits.clear();
-                self.keyword_hits(&data[a..b], |kw, start, end| {
+                self.ac.hits(&data[a..b], |kw, start, end| {
                     let (start, end) = (a + start, a + end);
                     if let Some(k) = self.kw_long[kw] {
                         s.long_hits.push((end, start, k));
@@ -1798,79 +1784,6 @@ impl Engine {
         cands.clear();
         s.candidates = cands;
         None
-    }
-
-    /// Stage 1: calls `hit(keyword, start, end)` for every occurrence of
-    /// every keyword (overlapping: `sk_` inside `sk_live_` too), in order of
-    /// end, keywords ending at the same byte in automaton order; the same
-    /// hits as `find_overlapping_iter`. Walking the DFA here rather than
-    /// through the iterator costs about a third of the instructions per
-    /// byte: the iterator re-enters its search for every match and checks
-    /// for prefilters and anchored starts at each byte.
-    ///
-    /// Each byte's transition waits for the previous one's (a load from a
-    /// table larger than the L2 cache), so one walk is bound by memory
-    /// latency, not by instructions. A buffer of [`TWO_WALKS_MIN`] bytes or
-    /// more is walked as [`WALKS`] parts at once, whose loads overlap: each
-    /// walk after the first starts `K - 1` bytes before its part (`K` the
-    /// longest keyword), so it sees whole every keyword that ends in its
-    /// part, and reports only those, after the previous walks' hits.
-    fn keyword_hits(&self, data: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
-        let dfa = &self.ac;
-        let Ok(start) = dfa.start_state(aho_corasick::Anchored::No) else {
-            return;
-        };
-        let each = |sid: StateID, end: usize, hit: &mut dyn FnMut(usize, usize, usize)| {
-            if dfa.is_match(sid) {
-                for k in 0..dfa.match_len(sid) {
-                    let pid = dfa.match_pattern(sid, k);
-                    hit(pid.as_usize(), end - dfa.pattern_len(pid), end);
-                }
-            }
-        };
-        if data.len() < TWO_WALKS_MIN {
-            let (mut at, mut sid) = (0, start);
-            while let Some(end) = next_special(dfa, data, at, &mut sid) {
-                at = end;
-                each(sid, end, &mut hit);
-            }
-            return;
-        }
-        // Walk `w` reports the keywords ending in `(w * part, (w + 1) *
-        // part]` (from 0 for the first, to the end for the last); all walk
-        // `part` bytes in step, then each finishes alone.
-        let part = data.len() / WALKS;
-        let kw = self.max_kw.max(1);
-        let from: [usize; WALKS] = std::array::from_fn(|w| (w * part + 1).saturating_sub(kw));
-        let mut sids = [start; WALKS];
-        let mut later: [Vec<(usize, usize, usize)>; WALKS] = Default::default();
-        let mut k = 0;
-        while let Some(d) = next_special_n(dfa, data, &from, part, k, &mut sids) {
-            k += d;
-            each(sids[0], k, &mut hit);
-            for w in 1..WALKS {
-                if from[w] + k > w * part {
-                    each(sids[w], from[w] + k, &mut |p, s, e| {
-                        later[w].push((p, s, e))
-                    });
-                }
-            }
-        }
-        for w in 1..WALKS {
-            for &(p, s, e) in &later[w] {
-                hit(p, s, e);
-            }
-            let limit = if w + 1 == WALKS {
-                data.len()
-            } else {
-                (w + 1) * part
-            };
-            let (mut at, mut sid) = (from[w] + part, sids[w]);
-            while let Some(end) = next_special(dfa, &data[..limit], at, &mut sid) {
-                at = end;
-                each(sid, end, &mut hit);
-            }
-        }
     }
 
     /// Path-scoped drops for a rule (user config and allowlists by path
@@ -2104,76 +2017,6 @@ impl Engine {
     }
 }
 
-/// The smallest buffer whose keyword search is split in [`WALKS`] walks.
-const TWO_WALKS_MIN: usize = 4096;
-
-/// How many walks [`Engine::keyword_hits`] splits a large buffer into.
-const WALKS: usize = 4;
-
-/// Runs `dfa` over `data[from[w] + k..from[w] + len]` from `sids[w]`, for
-/// every walk `w` in step, up to the first byte where any enters a special
-/// (match) state; returns how many bytes each consumed.
-#[inline(never)]
-fn next_special_n(
-    dfa: &DFA,
-    data: &[u8],
-    from: &[usize; WALKS],
-    len: usize,
-    k: usize,
-    sids: &mut [StateID; WALKS],
-) -> Option<usize> {
-    let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
-    let [a, b, c, d] = from.map(|f| &data[f + k..f + len]);
-    let mut s = *sids;
-    for (i, (((&x0, &x1), &x2), &x3)) in a.iter().zip(b).zip(c).zip(d).enumerate() {
-        s = [
-            step(s[0], x0),
-            step(s[1], x1),
-            step(s[2], x2),
-            step(s[3], x3),
-        ];
-        if s.iter().any(|&q| dfa.is_special(q)) {
-            *sids = s;
-            return Some(i + 1);
-        }
-    }
-    *sids = s;
-    None
-}
-
-/// Runs `dfa` from `sid` over `data[from..]` up to the first special
-/// (match) state; returns the end of the byte that entered it. Out of line
-/// so that its few registers stay registers: inlined into `scan_layer`,
-/// the loop spilled its state to the stack and cost 18 instructions a byte.
-/// Four bytes per iteration: the loop's own count and test were a third
-/// of what was left.
-#[inline(never)]
-fn next_special(dfa: &DFA, data: &[u8], from: usize, sid: &mut StateID) -> Option<usize> {
-    let step = |s: StateID, b: u8| dfa.next_state(aho_corasick::Anchored::No, s, b);
-    let mut s = *sid;
-    let rest = &data[from..];
-    let mut quads = rest.chunks_exact(4);
-    for (q, quad) in quads.by_ref().enumerate() {
-        for (k, &b) in quad.iter().enumerate() {
-            s = step(s, b);
-            if dfa.is_special(s) {
-                *sid = s;
-                return Some(from + 4 * q + k + 1);
-            }
-        }
-    }
-    let tail = rest.len() - quads.remainder().len();
-    for (k, &b) in quads.remainder().iter().enumerate() {
-        s = step(s, b);
-        if dfa.is_special(s) {
-            *sid = s;
-            return Some(from + tail + k + 1);
-        }
-    }
-    *sid = s;
-    None
-}
-
 /// The secret: `secretGroup` if set, else the first capture group that
 /// matched, else the whole match.
 fn secret_span(caps: &Captures, group: Option<usize>, m: Span) -> Span {
@@ -2344,50 +2187,6 @@ negative_examples = ["k ab"]
         want.retain(|&(end, start, _)| start < 20 || end > 60);
         assert!(want.iter().all(|h| got.contains(h)), "{got:?}");
         assert_eq!(want.len(), 6);
-    }
-
-    /// The two-walk search gives the iterator's hits, in its order, at
-    /// every length around the split and with keywords across the middle.
-    #[test]
-    fn keyword_hits_are_the_overlapping_iterator_hits() {
-        let engine = Engine::builtin().unwrap();
-        let ac = AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(engine.keywords())
-            .unwrap();
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as usize
-        };
-        for round in 0..60 {
-            let len = TWO_WALKS_MIN - 40 + round * 7 + next() % 3000;
-            let mut data = Vec::with_capacity(len + 64);
-            while data.len() < len {
-                if next() % 3 == 0 {
-                    let k = &engine.keywords()[next() % engine.keywords().len()];
-                    data.extend(k.bytes().map(|b| {
-                        if next() % 2 == 0 {
-                            b.to_ascii_uppercase()
-                        } else {
-                            b
-                        }
-                    }));
-                } else {
-                    data.extend_from_slice(&b"x =_-\n"[..1 + next() % 6]);
-                }
-            }
-            let want: Vec<(usize, usize, usize)> = ac
-                .find_overlapping_iter(&data)
-                .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
-                .collect();
-            let mut got = Vec::new();
-            engine.keyword_hits(&data, |p, s, e| got.push((p, s, e)));
-            assert_eq!(got, want, "length {}", data.len());
-        }
     }
 
     #[test]

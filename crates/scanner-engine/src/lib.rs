@@ -210,6 +210,7 @@ mod decode;
 mod engine;
 mod gates;
 mod generic;
+mod keywords;
 mod lead;
 mod literals;
 mod re2;
