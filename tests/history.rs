@@ -790,3 +790,51 @@ fn a_secret_behind_a_replace_ref_is_still_found() {
     assert_eq!(found[0].commit.as_ref().unwrap().id, added);
     assert_eq!(found[1].commit.as_ref().unwrap().id, graft);
 }
+
+/// A private key pasted into the middle of a large file (scanned only around
+/// its changes, and known to hold no long-window keyword before: the search
+/// for one far from the change is skipped) is found at the commit that
+/// pasted it, once: edits of the file's first line, 8 KB above, do not
+/// report it again, and an edit of its last line reports it at that commit.
+#[test]
+fn a_key_pasted_into_a_large_file_is_found_at_its_commit_once() {
+    let out = std::process::Command::new("openssl")
+        .args(["genrsa", "2048"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let pem = String::from_utf8(out.stdout).unwrap();
+    let notes = |from: u32| -> String {
+        (from..from + 400)
+            .map(|n| format!("note {n:04} unchanged\n"))
+            .collect()
+    };
+    let r = Repo::new();
+    let mut ids = Vec::new();
+    for i in 1..=7u32 {
+        let key = match i {
+            1 | 2 => String::new(),
+            7 => pem.replacen("-----END", "AAAA\n-----END", 1),
+            _ => pem.clone(),
+        };
+        let body = format!("version {i}\n{}{key}{}", notes(0), notes(400));
+        assert!(body.len() > 12 << 10);
+        ids.push(commit_file(&r, "notes.txt", &body, &format!("v{i}")));
+    }
+    let run = history(&r, &[]);
+    let found = run.expect(1).findings();
+    assert_eq!(
+        found
+            .iter()
+            .map(|f| (
+                f.rule_id.as_str(),
+                f.line,
+                f.commit.as_ref().unwrap().id.as_str()
+            ))
+            .collect::<Vec<_>>(),
+        [
+            ("private-key-pkcs8", 402, ids[2].as_str()),
+            ("private-key-pkcs8", 402, ids[6].as_str()),
+        ]
+    );
+}

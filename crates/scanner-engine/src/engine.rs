@@ -60,7 +60,11 @@
 //!    JWTs, cloud credentials: 17 of 529 built-in rules) are found beyond
 //!    the walk, as far as each rule's windows reach, by one memchr pass per
 //!    keyword's rarest byte (`RareByteSearch`): an automaton step per byte
-//!    over the whole buffer would cost more than the walk saves.
+//!    over the whole buffer would cost more than the walk saves. With
+//!    `quiet` (the caller's word that none of those keywords lies wholly
+//!    outside the focus: the previous version held none) that search is
+//!    skipped, and the walk tells whether the buffer holds one
+//!    ([`ScanScratch::no_long_keywords`], for the next version).
 //! 2. Stage 2 runs as in a whole scan (the haystack is the whole buffer).
 //! 3. A generic candidate of the focus whose secret reaches out of the
 //!    zone (a long-window generic rule) widens the zone to its secret and
@@ -1178,6 +1182,15 @@ impl RareByteSearch {
         }
     }
 
+    /// Whether [`find`](Self::find) around `zone` searches every byte of a
+    /// buffer of `len` bytes, for every keyword.
+    fn reaches_all(&self, len: usize, zone: &Range<usize>) -> bool {
+        let k = FOCUS_SLACK + self.max_len;
+        self.by_byte
+            .iter()
+            .all(|e| zone.start <= 2 * e.max_len + k && zone.end + e.max_len + k >= len)
+    }
+
     fn find_byte(
         &self,
         data: &[u8],
@@ -1408,10 +1421,18 @@ impl Engine {
     /// "Focus"). Suppressed candidates are counted only when their secret
     /// intersects the focus. `input` is a whole buffer (`base_offset` 0,
     /// owning every byte), not a chunk.
+    ///
+    /// `quiet`: the caller knows that no keyword of a long-window rule lies
+    /// wholly outside `focus` (module docs, "Focus", step 1): the buffer is
+    /// a new version of one whose scan left
+    /// [`ScanScratch::no_long_keywords`] true, and `focus` covers what
+    /// changed between them. The search for those keywords beyond the
+    /// focus's surroundings is then skipped.
     pub fn scan_focus(
         &self,
         input: &ScanInput<'_>,
         focus: Range<usize>,
+        quiet: bool,
         scratch: &mut ScanScratch,
         out: &mut Vec<Finding>,
     ) {
@@ -1428,7 +1449,7 @@ impl Engine {
         // generic secrets that reach out of it.
         let mut zone = focus.clone();
         while let Some(wider) =
-            self.scan_layer_in(&input, scratch, out, false, Some((&focus, &zone)))
+            self.scan_layer_in(&input, scratch, out, false, Some((&focus, &zone, quiet)))
         {
             zone = wider;
         }
@@ -1465,9 +1486,10 @@ impl Engine {
         self.scan_layer_in(input, scratch, out, nested, None);
     }
 
-    /// [`scan_layer`](Self::scan_layer), or with `focus = (focus, zone)`
-    /// only the findings whose secret intersects `focus`, computing the
-    /// candidates whose match may intersect `zone` (which holds `focus`).
+    /// [`scan_layer`](Self::scan_layer), or with `focus = (focus, zone,
+    /// quiet)` only the findings whose secret intersects `focus`, computing
+    /// the candidates whose match may intersect `zone` (which holds
+    /// `focus`; `quiet` as for [`scan_focus`](Self::scan_focus)).
     /// Returns, before gating anything, a wider zone when a generic
     /// candidate of the focus has a secret reaching out of `zone`: the
     /// provider matches it may duplicate must be computed (module docs,
@@ -1478,11 +1500,14 @@ impl Engine {
         scratch: &mut ScanScratch,
         out: &mut Vec<Finding>,
         nested: bool,
-        focus: Option<(&Range<usize>, &Range<usize>)>,
+        focus: Option<(&Range<usize>, &Range<usize>, bool)>,
     ) -> Option<Range<usize>> {
         scratch.prepare(self);
         scratch.begin_seen = false;
         scratch.percent_seen = false;
+        if !nested {
+            scratch.no_long_keywords = false;
+        }
         if self.path_allowlisted(input.path) {
             return None;
         }
@@ -1548,17 +1573,21 @@ impl Engine {
                 *open = (ws, we);
             }
         };
+        // Whether a keyword of a long-window rule was met, for
+        // `no_long_keywords`.
+        let mut long_seen = false;
         match focus {
             None => self.ac.hits(data, |kw, start, end| {
                 s.begin_seen |= kw == self.begin_kw;
                 s.percent_seen |= kw == self.percent_kw;
+                long_seen |= self.kw_long[kw].is_some();
                 for &r in &self.kw_rules[kw] {
                     if s.rule_on[r as usize] {
                         open_window(s, r, start, end);
                     }
                 }
             }),
-            Some((_, zone)) => {
+            Some((_, zone, quiet)) => {
                 // A hit of rule `r` yields matches in `[start - max_len,
                 // end + 2 max_len)` (its window, then a match starting at
                 // the window's end); FOCUS_SLACK more on each side.
@@ -1588,8 +1617,13 @@ impl Engine {
                     }
                 });
                 // Long rules: their keywords beyond the walk, as far as
-                // their windows reach.
-                self.long.find(data, zone, a..b, &mut s.long_hits);
+                // their windows reach; none there when the caller knows the
+                // bytes outside the focus (beyond the walk) hold none.
+                let searched_all = quiet || self.long.reaches_all(len, zone);
+                if !quiet {
+                    self.long.find(data, zone, a..b, &mut s.long_hits);
+                }
+                long_seen = !s.long_hits.is_empty() || !searched_all;
                 s.long_hits.sort_unstable();
                 s.long_hits.dedup();
                 for i in 0..s.long_hits.len() {
@@ -1603,6 +1637,12 @@ impl Engine {
                 }
             }
         }
+        // A whole buffer, or a focus whose long-window keywords were all
+        // looked for: none met.
+        let whole = input.base_offset == 0 && input.owned_len >= len;
+        if !nested {
+            s.no_long_keywords = !long_seen && (whole || focus.is_some());
+        }
         for &r in &s.touched {
             let open = &mut s.open[r as usize];
             s.windows.push((r, open.0, open.1));
@@ -1612,7 +1652,7 @@ impl Engine {
             if s.rule_on[r as usize] {
                 let (ws, we) = match focus {
                     None => (0, len),
-                    Some((_, zone)) => {
+                    Some((_, zone, _)) => {
                         let l = self.rules[r as usize].max_len;
                         (
                             zone.start.saturating_sub(2 * l + FOCUS_SLACK),
@@ -1682,9 +1722,10 @@ impl Engine {
         }
 
         // The secret of a finding (its `offset..end_offset`) meets the focus.
-        let in_focus =
-            |secret: Span| focus.is_none_or(|(f, _)| secret.end > f.start && secret.start < f.end);
-        if let Some((_, zone)) = focus {
+        let in_focus = |secret: Span| {
+            focus.is_none_or(|(f, _, _)| secret.end > f.start && secret.start < f.end)
+        };
+        if let Some((_, zone, _)) = focus {
             let (mut lo, mut hi) = (zone.start, zone.end);
             for c in &s.candidates {
                 if self.rules[c.rule as usize].generic && in_focus(c.secret) {

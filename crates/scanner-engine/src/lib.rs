@@ -512,6 +512,8 @@ pub struct ScanScratch {
     /// find.
     begin_seen: bool,
     percent_seen: bool,
+    /// See [`ScanScratch::no_long_keywords`].
+    no_long_keywords: bool,
     /// See [`ScanScratch::keep_allowed`].
     keep_allowed: bool,
 }
@@ -540,6 +542,17 @@ impl ScanScratch {
     /// rules' checks, duplicates) stay counts. Default off.
     pub fn keep_allowed(&mut self, yes: bool) {
         self.keep_allowed = yes;
+    }
+
+    /// True when the last [`Engine::scan`] of a whole buffer (not a chunk),
+    /// or [`Engine::scan_focus`], found that no keyword of a long-window
+    /// rule (the private keys, JWTs and cloud credentials that
+    /// `scan_focus` searches for over the whole buffer) occurs in it. A
+    /// new version of that buffer can then be scanned with `scan_focus`'s
+    /// `quiet`: its bytes outside what changed hold none either. False
+    /// when it was not looked for everywhere.
+    pub fn no_long_keywords(&self) -> bool {
+        self.no_long_keywords
     }
 }
 

@@ -3,7 +3,9 @@
 //! (the rule files with every example, the test data, encoded and split
 //! keys, a generic assignment holding a provider token, test modules),
 //! scanning the new version focused on what changed equals scanning it
-//! whole and keeping the findings that meet the change.
+//! whole and keeping the findings that meet the change; and so it does
+//! with `quiet` when the previous version's scan found no keyword of a
+//! long-window rule (`ScanScratch::no_long_keywords`).
 
 mod common;
 
@@ -38,10 +40,35 @@ fn expected(e: &Engine, data: &[u8], path: &str, focus: &std::ops::Range<usize>)
 }
 
 fn focused(e: &Engine, data: &[u8], path: &str, focus: std::ops::Range<usize>) -> Vec<Finding> {
+    focused_quiet(e, data, path, focus, false).0
+}
+
+/// `scan_focus` with `quiet`; and whether it found no long-window keyword
+/// in `data`.
+fn focused_quiet(
+    e: &Engine,
+    data: &[u8],
+    path: &str,
+    focus: std::ops::Range<usize>,
+    quiet: bool,
+) -> (Vec<Finding>, bool) {
     let mut scratch = e.new_scratch();
     let mut out = Vec::new();
-    e.scan_focus(&ScanInput::whole(data, path), focus, &mut scratch, &mut out);
-    out
+    e.scan_focus(
+        &ScanInput::whole(data, path),
+        focus,
+        quiet,
+        &mut scratch,
+        &mut out,
+    );
+    (out, scratch.no_long_keywords())
+}
+
+/// Whether a whole scan of `data` finds no long-window keyword in it.
+fn no_long_keywords(e: &Engine, data: &[u8], path: &str) -> bool {
+    let mut scratch = e.new_scratch();
+    e.scan(&ScanInput::whole(data, path), &mut scratch, &mut Vec::new());
+    scratch.no_long_keywords()
 }
 
 fn builtin() -> &'static Engine {
@@ -164,18 +191,35 @@ fn edit(r: &mut Rng, old: &[u8], findings: &[Finding]) -> Vec<u8> {
 }
 
 /// Runs `edits` random edits on `text`, each from the previous version,
-/// checking the focused scan of every version; returns how many findings
-/// met a focus (so that a test can tell it did not pass vacuously).
-fn check_edits(e: &Engine, text: &[u8], path: &str, seed: u64, edits: usize) -> usize {
+/// checking the focused scan of every version, `quiet` when the previous
+/// version's scan (whole for the first) found no long-window keyword;
+/// returns how many findings met a focus and how many scans were quiet (so
+/// that a test can tell it did not pass vacuously).
+fn check_edits(e: &Engine, text: &[u8], path: &str, seed: u64, edits: usize) -> (usize, usize) {
     let mut r = Rng(seed);
     let mut old = text.to_vec();
-    let mut met = 0;
+    let mut quiet = no_long_keywords(e, &old, path);
+    let (mut met, mut quiet_scans) = (0, 0);
     for i in 0..edits {
         let findings = scan_path(e, &old, path);
         let new = edit(&mut r, &old, &findings);
         let span = changed_span(&old, &new);
         let want = expected(e, &new, path, &span);
-        let got = focused(e, &new, path, span.clone());
+        let (got, none) = focused_quiet(e, &new, path, span.clone(), quiet);
+        // Found none only where a whole scan finds none, and never in
+        // text holding a PEM header or a JWT's start.
+        let holds = |t: &[u8]| {
+            let t = t.to_ascii_lowercase();
+            [&b"-----begin"[..], b"eyj"]
+                .iter()
+                .any(|k| t.windows(k.len()).any(|w| w == *k))
+        };
+        assert!(
+            !none || (no_long_keywords(e, &new, path) && !holds(&new)),
+            "{path}, seed {seed}, edit {i}"
+        );
+        quiet_scans += usize::from(quiet);
+        quiet = none;
         assert_eq!(
             brief(&got),
             brief(&want),
@@ -186,20 +230,22 @@ fn check_edits(e: &Engine, text: &[u8], path: &str, seed: u64, edits: usize) -> 
         met += got.len();
         old = new;
     }
-    met
+    (met, quiet_scans)
 }
 
 #[test]
 fn focus_equals_filtered_whole_scan_on_edited_rule_files() {
     let e = builtin();
-    let mut met = 0;
+    let (mut met, mut quiet) = (0, 0);
     for (k, name) in BUILTIN_NAMES.iter().enumerate() {
         let path = format!("{}/rules/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read(&path).unwrap();
-        met += check_edits(e, &text, "examples.txt", 1000 + k as u64, 16);
+        let (m, q) = check_edits(e, &text, "examples.txt", 1000 + k as u64, 16);
+        (met, quiet) = (met + m, quiet + q);
     }
-    // The bound only guards against a vacuous pass.
+    // The bounds only guard against a vacuous pass.
     assert!(met > 100, "only {met} findings met a focus");
+    assert!(quiet > 10, "only {quiet} quiet scans");
 }
 
 #[test]
@@ -223,7 +269,7 @@ fn focus_equals_filtered_whole_scan_on_edited_mixed_source() {
     assert!(whole.iter().any(|f| f.tags.contains(&"test-code")));
     let mut met = 0;
     for seed in 0..16 {
-        met += check_edits(e, text.as_bytes(), "src/lib.rs", 50 + seed, 10);
+        met += check_edits(e, text.as_bytes(), "src/lib.rs", 50 + seed, 10).0;
     }
     assert!(met > 50, "only {met} findings met a focus");
 }
@@ -286,7 +332,7 @@ fn focus_equals_filtered_whole_scan_on_edited_test_data() {
         }
     }
     files.sort();
-    let mut met = 0;
+    let (mut met, mut quiet) = (0, 0);
     for (k, p) in files.iter().enumerate() {
         let text = expand(&std::fs::read(p).unwrap());
         if text.is_empty() {
@@ -294,9 +340,11 @@ fn focus_equals_filtered_whole_scan_on_edited_test_data() {
         }
         // The path as a scan of `testdata` gives it.
         let path = p.to_string_lossy();
-        met += check_edits(e, &text, &path[root.len()..], 300 + k as u64, 8);
+        let (m, q) = check_edits(e, &text, &path[root.len()..], 300 + k as u64, 8);
+        (met, quiet) = (met + m, quiet + q);
     }
     assert!(met > 5, "only {met} findings met a focus");
+    assert!(quiet > 10, "only {quiet} quiet scans");
 }
 
 /// A deletion leaves a focus of two bytes (one each side of the cut): a
@@ -394,6 +442,36 @@ fn an_edit_at_the_end_of_a_long_key_finds_the_key() {
             ["private-key-rsa"]
         );
         assert!(span.start as u64 - want[0].offset > 4000, "{span:?}");
-        assert_eq!(focused(e, new.as_bytes(), "src/key.rs", span), want);
+        let (got, none) = focused_quiet(e, new.as_bytes(), "src/key.rs", span.clone(), false);
+        assert_eq!(got, want);
+        assert!(!none);
+        // `quiet` is the caller's word that no such keyword lies outside
+        // the focus: given wrongly, the key is not looked for.
+        let (got, _) = focused_quiet(e, new.as_bytes(), "src/key.rs", span, true);
+        assert_eq!(got, vec![]);
     }
+}
+
+/// A key pasted into a file with no long-window keyword is found by a
+/// `quiet` focus; the file then holds one, and says so.
+#[test]
+fn a_key_pasted_into_a_quiet_file_is_found_and_ends_quiet() {
+    let e = builtin();
+    let filler = "let x = 1; // a line of code\n".repeat(2000);
+    let old = format!("{filler}{filler}");
+    assert!(no_long_keywords(e, old.as_bytes(), "src/a.rs"));
+    let new = format!("{filler}const KEY: &str = \"{}\";\n{filler}", pem());
+    let span = changed_span(old.as_bytes(), new.as_bytes());
+    let want = expected(e, new.as_bytes(), "src/a.rs", &span);
+    assert_eq!(want.len(), 1, "{want:?}");
+    let (got, none) = focused_quiet(e, new.as_bytes(), "src/a.rs", span, true);
+    assert_eq!(got, want);
+    assert!(!none);
+    // An edit far from the key: its keyword is outside the walk, not
+    // known to be absent.
+    let newer = new.replacen("let x = 1;", "let y = 2;", 1);
+    let span = changed_span(new.as_bytes(), newer.as_bytes());
+    let (got, none) = focused_quiet(e, newer.as_bytes(), "src/a.rs", span, false);
+    assert_eq!(got, vec![]);
+    assert!(!none);
 }

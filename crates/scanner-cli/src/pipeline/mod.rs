@@ -318,6 +318,7 @@ pub fn scan(
         tx: tx.clone(),
         stop: stop.clone(),
         counts: Arc::clone(&counts),
+        quiet: Default::default(),
     });
     let executor = worker::executor(threads, &shared);
     drop(shared);

@@ -72,6 +72,8 @@ pub struct Shared {
     pub tx: Sender<Msg>,
     pub stop: StopHandle,
     pub counts: Arc<Counts>,
+    /// History blobs known to hold no long-window keyword.
+    pub quiet: super::versions::Quiet,
 }
 
 /// A worker's reusable state.
@@ -307,7 +309,7 @@ fn scan_item(
             }
             Ok(Some(outcome_of(read, w)))
         })(),
-        Content::Bytes(data) => scan_bytes(&provenance, data, None, &permit, w, spawner, sh),
+        Content::Bytes(data) => scan_bytes(&provenance, data, None, None, &permit, w, spawner, sh),
         Content::Member { data, range, cut } => scan_member(&provenance, &data[range], cut, w, sh),
         Content::GitBlob {
             repo,
@@ -330,7 +332,7 @@ fn scan_item(
                 return Err(e);
             }
             let base = base.map(|b| (b, Arc::clone(&repo)));
-            scan_bytes(&provenance, data, base, &permit, w, spawner, sh)
+            scan_bytes(&provenance, data, Some(oid), base, &permit, w, spawner, sh)
         })(),
         Content::Stream(mut stream) => (|| -> Read1 {
             let path = provenance.path.to_string_lossy();
@@ -724,11 +726,14 @@ const FOCUS_MIN_BYTES: usize = 8 << 10;
 /// findings meeting what changed since it are looked for
 /// ([`Engine::scan_focus`](scanner_engine::Engine::scan_focus)); a split
 /// blob, or one under [`FOCUS_MIN_BYTES`], is scanned whole and the
-/// findings outside the change marked unchanged ([`mark_unchanged`]).
+/// findings outside the change marked unchanged ([`mark_unchanged`]). A
+/// history blob (`oid`) whose scan finds no long-window keyword is
+/// recorded in [`Shared::quiet`], for the versions based on it.
 #[allow(clippy::too_many_arguments)]
 fn scan_bytes(
     provenance: &Provenance,
     data: Vec<u8>,
+    oid: Option<crate::input::Oid>,
     base: Option<Base>,
     permit: &Permit,
     w: &mut WorkerScratch,
@@ -759,10 +764,14 @@ fn scan_bytes(
                 sh.counts
                     .unchanged
                     .fetch_add((data.len() - changed.len()) as u64, Ordering::Relaxed);
+                let quiet = base.as_ref().is_some_and(|(b, _)| sh.quiet.contains(b));
                 sh.engine
-                    .scan_focus(&input, changed, &mut w.scan, &mut w.found);
+                    .scan_focus(&input, changed, quiet, &mut w.scan, &mut w.found);
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
+        }
+        if let Some(oid) = oid.filter(|_| w.scan.no_long_keywords()) {
+            sh.quiet.insert(oid);
         }
         // Then line by line, when there is a finding to judge.
         let mut findings = std::mem::take(&mut w.found);
