@@ -1161,15 +1161,8 @@ impl RareByteSearch {
         walked: Range<usize>,
         out: &mut Vec<(usize, usize, u32)>,
     ) {
-        for ByteKeywords {
-            byte: b,
-            keywords: list,
-            max_len,
-        } in &self.by_byte
-        {
-            let k = FOCUS_SLACK + self.max_len;
-            let far = zone.start.saturating_sub(2 * max_len + k)
-                ..(zone.end + max_len + k).min(data.len());
+        for entry in &self.by_byte {
+            let far = self.far(entry, zone, data.len());
             // The chosen byte of an occurrence wholly in `walked` lies in
             // `walked` shortened by the longest keyword at each end.
             let inner = (walked.start + self.max_len).min(walked.end)
@@ -1177,18 +1170,25 @@ impl RareByteSearch {
             let left = far.start..far.end.min(inner.start).max(far.start);
             let right = inner.end.max(far.start).min(far.end)..far.end;
             // (Overlapping when `walked` is short: `out` is de-duplicated.)
-            self.find_byte(data, *b, list, left, out);
-            self.find_byte(data, *b, list, right, out);
+            self.find_byte(data, entry.byte, &entry.keywords, left, out);
+            self.find_byte(data, entry.byte, &entry.keywords, right, out);
         }
+    }
+
+    /// Where [`find`](Self::find) looks for `entry`'s keywords around
+    /// `zone`, in a buffer of `len` bytes: as far as their rules' windows
+    /// reach (`2 max_len` before, `max_len` after), and FOCUS_SLACK.
+    fn far(&self, entry: &ByteKeywords, zone: &Range<usize>, len: usize) -> Range<usize> {
+        let k = FOCUS_SLACK + self.max_len;
+        zone.start.saturating_sub(2 * entry.max_len + k)..(zone.end + entry.max_len + k).min(len)
     }
 
     /// Whether [`find`](Self::find) around `zone` searches every byte of a
     /// buffer of `len` bytes, for every keyword.
     fn reaches_all(&self, len: usize, zone: &Range<usize>) -> bool {
-        let k = FOCUS_SLACK + self.max_len;
         self.by_byte
             .iter()
-            .all(|e| zone.start <= 2 * e.max_len + k && zone.end + e.max_len + k >= len)
+            .all(|e| self.far(e, zone, len) == (0..len))
     }
 
     fn find_byte(
@@ -1573,8 +1573,8 @@ impl Engine {
                 *open = (ws, we);
             }
         };
-        // Whether a keyword of a long-window rule was met, for
-        // `no_long_keywords`.
+        // Whether a keyword of a long-window rule was met, or not looked
+        // for everywhere: `no_long_keywords` is then false.
         let mut long_seen = false;
         match focus {
             None => self.ac.hits(data, |kw, start, end| {

@@ -121,10 +121,7 @@ impl Keywords {
         // tells them.
         let mut order: Vec<usize> = (0..states.len()).collect();
         order.sort_by_key(|&i| !dfa.is_special(states[i]));
-        let specials = order
-            .iter()
-            .take_while(|&&i| dfa.is_special(states[i]))
-            .count();
+        let specials = states.iter().filter(|&&s| dfa.is_special(s)).count();
         let mut renumbered = vec![0usize; states.len()];
         for (new, &old) in order.iter().enumerate() {
             renumbered[old] = new;
