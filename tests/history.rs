@@ -242,6 +242,59 @@ fn a_shallow_clone_scans_what_it_has() {
 }
 
 #[test]
+fn a_partial_clone_names_each_missing_blob_and_scans_every_other() {
+    let r = Repo::new();
+    r.write("old.env", format!("T={}\n", token(14)));
+    r.write("kept.env", format!("T={}\n", token(15)));
+    r.git(&["add", "."]);
+    commit_at(&r, "both", "2024-01-01T00:00:00+00:00");
+    let first = head(&r);
+    let old = String::from_utf8(r.git_out(&["rev-parse", "HEAD:old.env"]).stdout).unwrap();
+    r.git(&["rm", "-q", "old.env"]);
+    r.write("new.env", format!("T={}\n", token(16)));
+    r.git(&["add", "."]);
+    commit_at(&r, "swap", "2024-01-02T00:00:00+00:00");
+    r.git(&["config", "uploadpack.allowFilter", "true"]);
+    let dest = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", r.root.display());
+    let clone = dest.path().join("c");
+    git_in(
+        dest.path(),
+        &[
+            "clone",
+            "-q",
+            "--filter=blob:none",
+            &url,
+            clone.to_str().unwrap(),
+        ],
+    );
+    let run = Run::from_output(
+        isolate(Command::new(BIN).current_dir(&clone).args([
+            "scan",
+            "--history",
+            "--format",
+            "json",
+        ]))
+        .output()
+        .unwrap(),
+    );
+    // The checkout fetched HEAD's blobs; the deleted file's never came. It is named, with
+    // its commit, the scan is incomplete (exit 2), and the rest is found.
+    assert_eq!(run.expect(2).path_lines(), ["kept.env:1", "new.env:1"]);
+    let want = format!(
+        "scanner: warning: old.env: at commit {first}: .: object {} is missing (in a partial \
+         clone, fetch it first",
+        old.trim()
+    );
+    assert!(run.stderr.contains(&want), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not scanned: 1 unreadable"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn a_baseline_written_from_history_suppresses_the_same_findings() {
     let r = Repo::new();
     r.write("a.env", format!("T={}\n", token(13)));
@@ -402,8 +455,8 @@ fn the_pack(r: &Repo) -> (std::path::PathBuf, String) {
 #[test]
 fn a_corrupt_blob_is_named_and_the_other_blobs_are_still_scanned() {
     let r = Repo::new();
-    // Enough text that half of its zlib stream still holds the object's header: git's
-    // `--batch-check` (the enumeration) reads only that, the reader needs the whole.
+    // Enough text that half of its zlib stream still holds the object's header: the
+    // enumeration reads only that (for the size), the reader needs the whole.
     let oid = token_beside_notes(&r);
     let loose = r.path(format!(".git/objects/{}/{}", &oid[..2], &oid[2..]));
     let bytes = std::fs::read(&loose).unwrap();
@@ -419,7 +472,7 @@ fn a_corrupt_blob_in_a_pack_is_named_and_the_other_blobs_are_still_scanned() {
     let oid = token_beside_notes(&r);
     r.git(&["repack", "-adq"]);
     // `<id> blob <size> <size in pack> <offset>`: damage the middle of its deflate stream,
-    // past the entry's header, which `--batch-check` reads for the size.
+    // past the entry's header, which the enumeration reads for the size.
     let (pack, verify) = the_pack(&r);
     let line: Vec<&str> = verify
         .lines()

@@ -227,6 +227,39 @@ impl PackReader {
         Ok(Some(kind))
     }
 
+    /// The size of `oid` and, unless it is stored as a delta, its kind,
+    /// without rebuilding it: the size is in the entry's header, or for a
+    /// delta in the first bytes of its instructions (the size it rebuilds
+    /// to). A delta's kind is its chain's, known once it is read.
+    /// `Ok(None)` and `Err` as for [`PackReader::read`].
+    pub fn header(&mut self, oid: &Oid) -> Result<Option<(Option<Kind>, u64)>, String> {
+        let Some((p, offset)) = self.packs.locate(oid.as_gix()) else {
+            return Ok(None);
+        };
+        let pack = &self.packs.packs[p].1;
+        let entry = pack.entry(offset).map_err(|e| e.to_string())?;
+        if let Some(kind) = entry.header.as_kind() {
+            return Ok(Some((Some(kind), entry.decompressed_size)));
+        }
+        // The two sizes take at most 20 bytes; their compressed form, with a
+        // block header, fits well within 512.
+        let start = entry.data_offset;
+        let end = (start + 512).min(pack.pack_end() as u64);
+        let input = pack.entry_slice(start..end).ok_or(TRUNCATED)?;
+        let mut head = [0u8; 20];
+        let want = head.len().min(entry.decompressed_size as usize);
+        self.inflate.reset();
+        let (_, _, written) = self
+            .inflate
+            .once(input, &mut head[..want])
+            .map_err(|e| e.to_string())?;
+        let mut at = 0;
+        let sizes = delta_size(&head[..written], &mut at)
+            .and_then(|_base| delta_size(&head[..written], &mut at));
+        let size = sizes.ok_or(CORRUPT_DELTA)?;
+        Ok(Some((None, size as u64)))
+    }
+
     fn tier(&mut self, tier: Tier) -> &mut DeltaCache {
         match tier {
             Tier::Rebuilt => &mut self.rebuilt,
@@ -310,21 +343,10 @@ fn emptied(buf: &mut Vec<u8>, len: usize) -> &mut Vec<u8> {
 /// a corrupt delta is an error, never a read out of bounds or a runaway
 /// allocation.
 fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-    const CORRUPT: &str = "a corrupt delta";
+    const CORRUPT: &str = CORRUPT_DELTA;
     let mut i = 0;
-    let mut size = || -> Option<usize> {
-        let mut n = 0usize;
-        for shift in (0..64).step_by(7) {
-            let b = *delta.get(i)?;
-            i += 1;
-            n |= usize::from(b & 0x7f).checked_shl(shift)?;
-            if b & 0x80 == 0 {
-                return Some(n);
-            }
-        }
-        None
-    };
-    let (base_len, result_len) = (size().ok_or(CORRUPT)?, size().ok_or(CORRUPT)?);
+    let base_len = delta_size(delta, &mut i).ok_or(CORRUPT)?;
+    let result_len = delta_size(delta, &mut i).ok_or(CORRUPT)?;
     if base_len != base.len() {
         return Err(format!(
             "a delta expects a base of {base_len} bytes, its base has {}",
@@ -368,6 +390,26 @@ fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         return Err(CORRUPT.into());
     }
     Ok(())
+}
+
+const CORRUPT_DELTA: &str = "a corrupt delta";
+
+/// What an entry's bounds say is past the pack's end.
+const TRUNCATED: &str = "an entry past the pack's end";
+
+/// One of a delta's two leading sizes, read at `*at` (7 bits a byte, low
+/// first), `*at` moved past it; `None` if it is cut short or overflows.
+fn delta_size(delta: &[u8], at: &mut usize) -> Option<usize> {
+    let mut n = 0usize;
+    for shift in (0..64).step_by(7) {
+        let b = *delta.get(*at)?;
+        *at += 1;
+        n |= usize::from(b & 0x7f).checked_shl(shift)?;
+        if b & 0x80 == 0 {
+            return Some(n);
+        }
+    }
+    None
 }
 
 /// Objects from a pack (rebuilt, or stored whole: one cache each), by
@@ -663,6 +705,24 @@ mod tests {
                 );
             }
             let want = shown(tmp.path(), &ids);
+            // Each one's size without reading it: from its entry's header, or from the
+            // first bytes of a delta's instructions.
+            let packs = Arc::new(Packs::open(&tmp.path().join("objects")));
+            let mut reader = PackReader::new(packs, 0, 0);
+            let mut deltas = 0;
+            for oid in &ids {
+                let (kind, size) = reader.header(oid).unwrap().unwrap();
+                assert_eq!(size, want[oid].len() as u64, "{oid}");
+                match kind {
+                    None => deltas += 1,
+                    Some(kind) => assert_eq!(kind, Kind::Blob, "{oid}"),
+                }
+            }
+            assert!(
+                deltas > 100 && deltas < ids.len(),
+                "{deltas} of {}",
+                ids.len()
+            );
             let reversed: Vec<Oid> = ids.iter().rev().copied().collect();
             // 4 KiB keeps no large version: with both caches that small,
             // every chain is rebuilt from the start; with only the whole
@@ -691,6 +751,7 @@ mod tests {
             PackReader::new(Arc::new(Packs::open(&d.join("objects"))), 1 << 20, 1 << 20);
         let mut buf = Vec::new();
         assert_eq!(reader.read(&loose, &mut buf), Ok(None));
+        assert_eq!(reader.header(&loose), Ok(None));
         assert_eq!(reader.read(&ids[0], &mut buf), Ok(Some(Kind::Blob)));
     }
 

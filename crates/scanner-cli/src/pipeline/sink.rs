@@ -165,6 +165,10 @@ pub fn sink_loop(
                     Outcome::Failed { reason, findings } => {
                         report.skips.add(Skip::Unreadable, 1);
                         report.errors += 1;
+                        let reason = match &provenance.commit {
+                            Some(commit) => format!("at commit {}: {reason}", commit.id),
+                            None => reason,
+                        };
                         say(
                             &progress,
                             messages::warning_line(Some(&provenance.path), &reason),
