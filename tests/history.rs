@@ -295,6 +295,78 @@ fn a_partial_clone_names_each_missing_blob_and_scans_every_other() {
 }
 
 #[test]
+fn a_partial_clone_without_trees_scans_what_it_can_list_and_says_what_it_cannot() {
+    let r = Repo::new();
+    r.write("old.env", format!("T={}\n", token(17)));
+    r.git(&["add", "."]);
+    commit_at(&r, "old", "2024-01-01T00:00:00+00:00");
+    let first = head(&r);
+    r.write("new.env", format!("T={}\n", token(18)));
+    r.git(&["add", "."]);
+    commit_at(&r, "new", "2024-01-02T00:00:00+00:00");
+    let last = head(&r);
+    r.git(&["config", "uploadpack.allowFilter", "true"]);
+    let dest = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", r.root.display());
+    let clone = dest.path().join("c");
+    git_in(
+        dest.path(),
+        &[
+            "clone",
+            "-q",
+            "--filter=tree:0",
+            &url,
+            clone.to_str().unwrap(),
+        ],
+    );
+    let run = Run::from_output(
+        isolate(Command::new(BIN).current_dir(&clone).args([
+            "scan",
+            "--history",
+            "--format",
+            "json",
+            "--stats-json",
+            "s.json",
+        ]))
+        .output()
+        .unwrap(),
+    );
+    // The first commit's tree was never fetched: it cannot be listed, and says so. The
+    // checkout fetched the last one's: listed whole (its parent's cannot be read), both
+    // tokens found there.
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["new.env:1", "old.env:1"]);
+    let commits: Vec<String> = run
+        .findings()
+        .into_iter()
+        .map(|f| f.commit.unwrap().id)
+        .collect();
+    assert_eq!(commits, [last.clone(), last]);
+    assert!(
+        run.stderr.contains(&format!(
+            "scanner: warning: commit {first}: .: object {} is missing",
+            String::from_utf8(
+                r.git_out(&["rev-parse", &format!("{first}^{{tree}}")])
+                    .stdout
+            )
+            .unwrap()
+            .trim()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("1 commit(s) could not be listed whole"),
+        "{}",
+        run.stderr
+    );
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(clone.join("s.json")).unwrap()).unwrap();
+    assert_eq!(stats["history"]["unlisted_commits"], 1);
+    assert_eq!(stats["history"]["commits"], 2);
+}
+
+#[test]
 fn a_baseline_written_from_history_suppresses_the_same_findings() {
     let r = Repo::new();
     r.write("a.env", format!("T={}\n", token(13)));

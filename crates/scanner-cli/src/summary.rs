@@ -43,12 +43,13 @@
 //! labels printed in the summary. MB are 10^6 bytes. With `--history`,
 //! `files` counts distinct blobs scanned and `history` is
 //! `{"commits", "blobs", "blob_bytes", "duplicate_blobs", "submodules",
-//! "symlinks", "deletions", "unchanged_bytes"}`: commits walked, distinct
-//! blobs listed (each scanned once), added or modified entries whose blob
-//! was already listed, and the bytes of later versions of files that lie
-//! outside what each changed: counted in `bytes` (they were read) but
-//! scanned only as far as the rules' windows around the changes reach;
-//! their findings were reported with the version that introduced them.
+//! "symlinks", "deletions", "unlisted_commits", "unchanged_bytes"}`: commits
+//! walked, distinct blobs listed (each scanned once), added or modified
+//! entries whose blob was already listed, commits whose own tree could not
+//! be read whole (a partial clone without trees; an error), and the bytes
+//! of later versions of files that lie outside what each changed: counted
+//! in `bytes` (they were read) but scanned only as far as the rules'
+//! windows around the changes reach; their findings were reported with the version that introduced them.
 //! There `suppressed` may hold `unchanged in a later version`: findings
 //! of a version scanned whole (one scanned in pieces, or one under 8 KiB)
 //! that lie outside what it changed. The summary says how many MB were
@@ -271,6 +272,7 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
             "submodules": h.submodules,
             "symlinks": h.symlinks,
             "deletions": h.deletions,
+            "unlisted_commits": h.unlisted,
             "unchanged_bytes": r.unchanged_bytes,
         })),
         "scheduler": {

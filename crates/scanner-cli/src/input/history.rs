@@ -100,9 +100,12 @@
 //! never go through the mailmap, and the diff is ours).
 //! Inherited `GIT_DIR`-style variables (set when we run inside a hook) are removed so that
 //! the path argument decides the repository, and `GIT_NO_LAZY_FETCH=1` keeps a partial clone
-//! off the network: a missing object is an error, never a fetch (a missing blob is reported
-//! by the worker that reads it, and the scan goes on; a missing commit or tree ends the walk,
-//! [`HistoryError::MissingObject`], since what it holds cannot be listed). Replace refs (`git replace`) are ignored, by git and by the reader: they change
+//! off the network: a missing object is an error, never a fetch, and the scan goes on. A
+//! missing blob is reported by the worker that reads it. A commit whose tree is missing
+//! (`--filter=tree:0`) is counted ([`HistoryStats::unlisted`]) and the first one named; a
+//! child of it is listed whole, as a root is, so every blob of a tree that is there is
+//! scanned. The walk ends only when a parent commit itself cannot be read
+//! ([`HistoryError::MissingObject`]). Replace refs (`git replace`) are ignored, by git and by the reader: they change
 //! what git shows for an object, not what a clone or a push carries, so a secret hidden
 //! behind one is still in the history. A commit that a replace ref grafts in is scanned too
 //! (`--all` starts from `refs/replace/` as from every ref). The in-process reader opens the
@@ -320,6 +323,11 @@ pub struct HistoryStats {
     pub symlinks: u64,
     /// Deleted entries, skipped.
     pub deletions: u64,
+    /// Commits whose own tree could not be read whole (not fetched in a partial clone, or
+    /// corrupt): the blobs only they hold are not scanned. An error (exit 2).
+    pub unlisted: u64,
+    /// The first of them, described.
+    pub first_unlisted: Option<String>,
     /// True when `on_blob` asked to stop before the end.
     pub stopped: bool,
 }
@@ -334,6 +342,10 @@ impl HistoryStats {
         self.submodules += other.submodules;
         self.symlinks += other.symlinks;
         self.deletions += other.deletions;
+        self.unlisted += other.unlisted;
+        if self.first_unlisted.is_none() {
+            self.first_unlisted.clone_from(&other.first_unlisted);
+        }
         self.stopped |= other.stopped;
     }
 }
@@ -345,8 +357,8 @@ pub enum HistoryError {
     NotARepository { repo: PathBuf, detail: String },
     /// A revision git cannot resolve.
     UnknownRevision { repo: PathBuf, rev: String },
-    /// A commit or tree is absent (partial clone: never fetched) or unreadable (corrupt). (A
-    /// blob is reported by the worker that reads it.)
+    /// A parent commit is absent or unreadable (corrupt). (A blob is reported by the worker
+    /// that reads it, a tree in [`HistoryStats::unlisted`].)
     MissingObject {
         repo: PathBuf,
         oid: String,
@@ -925,8 +937,22 @@ fn read_commits(
                     .map_err(|e| missing(e, format!("the parent of commit {id}")))?,
             }),
         };
-        diff.run(&mut reader, parent_tree, Some(tree))
-            .map_err(|e| missing(e, format!("a tree of commit {id}")))?;
+        // A tree that cannot be read (not fetched in a partial clone made with
+        // `--filter=tree:...`, or corrupt) does not end the walk. Against a parent's, this
+        // commit's whole tree is listed instead, as for a root (what was seen before is
+        // skipped as ever); in this commit's own, what it alone holds is not listed, and the
+        // commit is counted and named.
+        let listed = diff.run(&mut reader, parent_tree, Some(tree));
+        let listed = match listed {
+            Err(_) if parent_tree.is_some() => diff.run(&mut reader, None, Some(tree)),
+            listed => listed,
+        };
+        if let Err(e) = listed {
+            stats.unlisted += 1;
+            if stats.first_unlisted.is_none() {
+                stats.first_unlisted = Some(format!("commit {id}: {}", e.source));
+            }
+        }
         if trees.len() == RECENT_TREES {
             trees.clear();
         }

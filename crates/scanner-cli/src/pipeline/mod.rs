@@ -445,6 +445,18 @@ pub fn scan(
                 match stats {
                     Ok(st) => {
                         skips.add(crate::report::Skip::Submodule, st.submodules);
+                        if let Some(first) = &st.first_unlisted {
+                            let _ = tx.send(Msg::Warning {
+                                // The reason names the repository.
+                                path: std::path::PathBuf::new(),
+                                reason: format!(
+                                    "{first}; {} commit(s) could not be listed whole: the blobs \
+                                     only they hold are not scanned",
+                                    st.unlisted
+                                ),
+                                is_error: true,
+                            });
+                        }
                         total.add(&st);
                     }
                     // One repository failing does not stop the others: it
