@@ -241,10 +241,10 @@ impl PackReader {
         if let Some(kind) = entry.header.as_kind() {
             return Ok(Some((Some(kind), entry.decompressed_size)));
         }
-        // The two sizes take at most 20 bytes; their compressed form, with a
-        // block header, fits well within 512.
+        // The two sizes take at most 20 bytes; their compressed form, after a
+        // block header of at most about 600 bytes, fits within 1 KiB.
         let start = entry.data_offset;
-        let end = (start + 512).min(pack.pack_end() as u64);
+        let end = (start + 1024).min(pack.pack_end() as u64);
         let input = pack.entry_slice(start..end).ok_or(TRUNCATED)?;
         let mut head = [0u8; 20];
         let want = head.len().min(entry.decompressed_size as usize);
