@@ -211,6 +211,25 @@ fn not_a_repository_and_an_unknown_revision_are_errors() {
     assert!(run.stderr.contains("no-such-branch"), "{}", run.stderr);
 }
 
+/// A clone of `r` made with `how` (`--depth 1`, `--filter=...`) in a temp dir, and the
+/// scanner's `--history --format json` run in it with `extra` arguments.
+fn scan_clone(r: &Repo, how: &str, extra: &[&str]) -> (tempfile::TempDir, Run) {
+    r.git(&["config", "uploadpack.allowFilter", "true"]);
+    let dest = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", r.root.display());
+    let clone = dest.path().join("c");
+    let clone_args = ["clone", "-q", how, &url, clone.to_str().unwrap()];
+    git_in(dest.path(), &clone_args);
+    let mut args = vec!["scan", "--history", "--format", "json"];
+    args.extend(extra);
+    let run = Run::from_output(
+        isolate(Command::new(BIN).current_dir(&clone).args(args))
+            .output()
+            .unwrap(),
+    );
+    (dest, run)
+}
+
 #[test]
 fn a_shallow_clone_scans_what_it_has() {
     let r = Repo::new();
@@ -220,23 +239,7 @@ fn a_shallow_clone_scans_what_it_has() {
     r.write("new.env", format!("T={}\n", token(12)));
     r.git(&["add", "."]);
     commit_at(&r, "new", "2024-01-02T00:00:00+00:00");
-    let dest = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", r.root.display());
-    let clone = dest.path().join("c");
-    git_in(
-        dest.path(),
-        &["clone", "-q", "--depth", "1", &url, clone.to_str().unwrap()],
-    );
-    let run = Run::from_output(
-        isolate(Command::new(BIN).current_dir(&clone).args([
-            "scan",
-            "--history",
-            "--format",
-            "json",
-        ]))
-        .output()
-        .unwrap(),
-    );
+    let (_clone, run) = scan_clone(&r, "--depth=1", &[]);
     // The shallow commit holds both files: both found, attributed to it.
     assert_eq!(run.expect(1).path_lines(), ["new.env:1", "old.env:1"]);
 }
@@ -254,30 +257,7 @@ fn a_partial_clone_names_each_missing_blob_and_scans_every_other() {
     r.write("new.env", format!("T={}\n", token(16)));
     r.git(&["add", "."]);
     commit_at(&r, "swap", "2024-01-02T00:00:00+00:00");
-    r.git(&["config", "uploadpack.allowFilter", "true"]);
-    let dest = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", r.root.display());
-    let clone = dest.path().join("c");
-    git_in(
-        dest.path(),
-        &[
-            "clone",
-            "-q",
-            "--filter=blob:none",
-            &url,
-            clone.to_str().unwrap(),
-        ],
-    );
-    let run = Run::from_output(
-        isolate(Command::new(BIN).current_dir(&clone).args([
-            "scan",
-            "--history",
-            "--format",
-            "json",
-        ]))
-        .output()
-        .unwrap(),
-    );
+    let (_clone, run) = scan_clone(&r, "--filter=blob:none", &[]);
     // The checkout fetched HEAD's blobs; the deleted file's never came. It is named, with
     // its commit, the scan is incomplete (exit 2), and the rest is found.
     assert_eq!(run.expect(2).path_lines(), ["kept.env:1", "new.env:1"]);
@@ -305,32 +285,7 @@ fn a_partial_clone_without_trees_scans_what_it_can_list_and_says_what_it_cannot(
     r.git(&["add", "."]);
     commit_at(&r, "new", "2024-01-02T00:00:00+00:00");
     let last = head(&r);
-    r.git(&["config", "uploadpack.allowFilter", "true"]);
-    let dest = tempfile::tempdir().unwrap();
-    let url = format!("file://{}", r.root.display());
-    let clone = dest.path().join("c");
-    git_in(
-        dest.path(),
-        &[
-            "clone",
-            "-q",
-            "--filter=tree:0",
-            &url,
-            clone.to_str().unwrap(),
-        ],
-    );
-    let run = Run::from_output(
-        isolate(Command::new(BIN).current_dir(&clone).args([
-            "scan",
-            "--history",
-            "--format",
-            "json",
-            "--stats-json",
-            "s.json",
-        ]))
-        .output()
-        .unwrap(),
-    );
+    let (clone, run) = scan_clone(&r, "--filter=tree:0", &["--stats-json", "s.json"]);
     // The first commit's tree was never fetched: it cannot be listed, and says so. The
     // checkout fetched the last one's: listed whole (its parent's cannot be read), both
     // tokens found there.
@@ -361,7 +316,8 @@ fn a_partial_clone_without_trees_scans_what_it_can_list_and_says_what_it_cannot(
         run.stderr
     );
     let stats: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(clone.join("s.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(clone.path().join("c/s.json")).unwrap())
+            .unwrap();
     assert_eq!(stats["history"]["unlisted_commits"], 1);
     assert_eq!(stats["history"]["commits"], 2);
 }
