@@ -20,7 +20,8 @@
 # on each repository: enumerate() alone, then reading every blob through 1 and 2
 # `git cat-file --batch` processes, through 1 and 2 gitoxide readers at several pack cache
 # sizes, and through 1 and 2 of our own pack readers (what the workers use) at several
-# cache sizes, each with its wall and CPU time (git children included).
+# cache sizes, and the blobs' sizes alone (gitoxide's headers, and the probe the walk
+# uses), each with its wall and CPU time (git children included).
 #
 # Usage: SCANNER=target/release/scanner scripts/bench-history.sh
 # Needs git and hyperfine (`apt-get install -y hyperfine`).
