@@ -41,19 +41,20 @@
 //!
 //! `skipped` and `suppressed` hold only the non-zero reasons; keys are the
 //! labels printed in the summary. MB are 10^6 bytes. With `--history`,
-//! `files` counts distinct blobs scanned and `history` is
-//! `{"commits", "blobs", "blob_bytes", "duplicate_blobs", "submodules",
-//! "symlinks", "deletions", "unlisted_commits", "unchanged_bytes"}`: commits
-//! walked, distinct blobs listed (each scanned once), added or modified
-//! entries whose blob was already listed, commits whose own tree could not
-//! be read whole (a partial clone without trees; an error), and the bytes
-//! of later versions of files that lie outside what each changed: counted
-//! in `bytes` (they were read) but scanned only as far as the rules'
-//! windows around the changes reach; their findings were reported with the version that introduced them.
-//! There `suppressed` may hold `unchanged in a later version`: findings
-//! of a version scanned whole (one scanned in pieces, or one under 8 KiB)
-//! that lie outside what it changed. The summary says how many MB were
-//! unchanged (`history: ... unchanged since the version before`).
+//! `files` counts distinct blobs scanned and `history` is `{"commits",
+//! "blobs", "blob_bytes", "duplicate_blobs", "submodules", "symlinks",
+//! "deletions", "unlisted_commits", "unchanged_bytes"}`: commits walked,
+//! distinct blobs listed (each scanned once), added or modified entries
+//! whose blob was already listed, commits whose own tree could not be read
+//! whole (a partial clone without trees; an error), and the bytes of later
+//! versions of files that lie outside what each changed: counted in `bytes`
+//! (they were read) but scanned only as far as the rules' windows around
+//! the changes reach; their findings were reported with the version that
+//! introduced them. There `suppressed` may hold `unchanged in a later
+//! version`: findings of a version scanned whole (one scanned in pieces, or
+//! one under 8 KiB) that lie outside what it changed. The summary says how
+//! many MB were unchanged (`history: ... unchanged since the version
+//! before`).
 //!
 //! Every run adds `shard` (`{"index": K, "count": N}` with `--shard`, else
 //! `null`) and `run` (version, rule-set and options digests, the report's

@@ -22,7 +22,7 @@
 //!    not take from its first parent (what its other parents brought is already seen, what
 //!    the merge itself resolved is new). A `seen` map of object ids to a 64-bit hash of the
 //!    path each was first yielded at (20 + 8 bytes + 1 control byte per distinct blob, in a
-//!    table at most 7/8 full: about 33-66 bytes per distinct blob, 6-12 MB for a million
+//!    table at most 7/8 full: about 33-66 bytes per distinct blob, 33-66 MB for a million
 //!    blobs) makes each blob yielded once, and tells whether a modification's old blob was
 //!    yielded at the same path (see "Versions of a file"). Deletions carry no content and
 //!    are skipped; submodule entries (mode `160000`, a commit id of another repository) are
@@ -36,10 +36,11 @@
 //!    them is read again: about 56 bytes each, 3.7 MB at most) and its reader's caches of
 //!    trees (1.5 MiB); memory is otherwise the `seen` set plus the 4,096 blobs the channel
 //!    to the caller holds at most. That bound is the back-pressure: a slow `on_blob` fills
-//!    the channel, which blocks the parser, which blocks `git rev-list`. `git rev-list` itself holds what it parsed of
-//!    every listed commit (its object table, and the list `--reverse` outputs from): 20 MB
-//!    at its peak on the 20,000-commit synthetic history, growing with the number of
-//!    commits (`git log --raw`, which diffed the trees before, peaked at 52 MB there).
+//!    the channel, which blocks the parser, which blocks `git rev-list`. `git rev-list`
+//!    itself holds what it parsed of every listed commit (its object table, and the list
+//!    `--reverse` outputs from): 20 MB at its peak on the 20,000-commit synthetic history,
+//!    growing with the number of commits, about 0.5 KB each (`git log --raw`, which diffed
+//!    the trees before, peaked at 52 MB there).
 //!
 //! Reading blob contents is the expensive part (inflating zlib, applying deltas) and is done
 //! in parallel by the caller, in-process: one [`ObjectStore`] per repository (gitoxide's
@@ -99,21 +100,21 @@
 //! The repository's own configuration is honoured (alternates, `safe.directory`), but every
 //! output knob that user configuration could flip is pinned on the command line
 //! (`--no-color`, `--no-show-signature`, `--no-notes`, `--encoding=UTF-8`; `%an` and `%ae`
-//! never go through the mailmap, and the diff is ours).
-//! Inherited `GIT_DIR`-style variables (set when we run inside a hook) are removed so that
-//! the path argument decides the repository, and `GIT_NO_LAZY_FETCH=1` keeps a partial clone
-//! off the network: a missing object is an error, never a fetch, and the scan goes on. A
-//! missing blob is reported by the worker that reads it. A commit whose tree is missing
-//! (`--filter=tree:0`) is counted ([`HistoryStats::unlisted`]) and the first one named; a
-//! child of it is listed whole, as a root is, so every blob of a tree that is there is
-//! scanned. The walk ends only when a parent commit itself cannot be read
-//! ([`HistoryError::MissingObject`]). Replace refs (`git replace`) are ignored, by git and by the reader: they change
-//! what git shows for an object, not what a clone or a push carries, so a secret hidden
-//! behind one is still in the history. A commit that a replace ref grafts in is scanned too
-//! (`--all` starts from `refs/replace/` as from every ref). The in-process reader opens the
-//! git directory git resolved, ignores the environment and the user's and system's
-//! configuration, and is built without gitoxide's network features: it cannot fetch either,
-//! and a blob it cannot find is `NotFound`.
+//! never go through the mailmap, and the diff is ours). Inherited `GIT_DIR`-style variables
+//! (set when we run inside a hook) are removed so that the path argument decides the
+//! repository, and `GIT_NO_LAZY_FETCH=1` keeps a partial clone off the network: a missing
+//! object is an error, never a fetch, and the scan goes on. A missing blob is reported by
+//! the worker that reads it. A commit whose tree is missing (`--filter=tree:0`) is counted
+//! ([`HistoryStats::unlisted`]) and the first one named; a child of it is listed whole, as
+//! a root is, so every blob of a tree that is there is scanned. The walk ends only when a
+//! parent commit itself cannot be read ([`HistoryError::MissingObject`]). Replace refs
+//! (`git replace`) are ignored, by git and by the reader: they change what git shows for an
+//! object, not what a clone or a push carries, so a secret hidden behind one is still in
+//! the history. A commit that a replace ref grafts in is scanned too (`--all` starts from
+//! `refs/replace/` as from every ref). The in-process reader opens the git directory git
+//! resolved, ignores the environment and the user's and system's configuration, and is
+//! built without gitoxide's network features: it cannot fetch either, and a blob it cannot
+//! find is `NotFound`.
 
 use std::collections::HashMap;
 use std::fmt;
