@@ -3,7 +3,7 @@
 //!
 //! # File format
 //!
-//! JSON, written by [`write`], sorted (by path, line, rule, fingerprint) so that a baseline
+//! JSON, written by [`write()`], sorted (by path, line, rule, fingerprint) so that a baseline
 //! diffs well under review and is the same whatever the thread count:
 //!
 //! ```json

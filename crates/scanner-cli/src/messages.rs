@@ -4,8 +4,8 @@
 //! characters cannot drive the terminal.
 //!
 //! Callers pass the parts (a path, a rule, the reason) and never format the
-//! prefix themselves. While a progress line is drawn, [`Messages`] prints
-//! between its redraws.
+//! prefix themselves. While a progress line is drawn, the sink prints
+//! them between its redraws ([`crate::summary::Progress`]).
 //!
 //! How much is said is decided here too ([`set_verbosity`], from
 //! `--log-level` and `-v`), the way ripgrep's `messages.rs` keeps its

@@ -20,9 +20,9 @@
 //!   ([`Scope`]);
 //! - what is suppressed after the scan: [`ScanPlan::filters`] (baseline,
 //!   diff context, config rule overrides) — each a
-//!   [`FindingFilter`](crate::filter::FindingFilter) run in the sink thread
+//!   [`crate::filter::FindingFilter`], run in the sink thread
 //!   after line numbers are final;
-//! - what is done after the scan: [`finish_filters`] (writing a baseline).
+//! - what is done after the scan: `finish_filters` (writing a baseline).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

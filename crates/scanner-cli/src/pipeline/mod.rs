@@ -15,7 +15,7 @@
 //!
 //! | piece | module |
 //! | --- | --- |
-//! | what is read, and what is out of scope | [`crate::input`] ([`Item`], [`Source`], [`Scope`](crate::input::Scope)) |
+//! | what is read, and what is out of scope | [`crate::input`] ([`Item`], [`Source`], [`crate::input::Scope`]) |
 //! | orchestration, the task type, stopping | here |
 //! | reading a task (file, bytes, stream) | [`worker`] |
 //! | chunked reads and the overlap rule | [`reader`] |
@@ -37,7 +37,7 @@
 //! generic duplicates; counted in its `Suppressed`), then in the sink
 //! thread the [`FindingFilter`]s (config per-rule scopes, `--diff` context,
 //! baseline), once line numbers are final. Paths out of scope never reach a
-//! worker: the [`Scope`](crate::input::Scope) drops them at the source.
+//! worker: the [`crate::input::Scope`] drops them at the source.
 //!
 //! With `-v` ([`ScanOptions::list_suppressed`]) the engine keeps what an
 //! allow decision (inline allow, allowlist, config) drops, marked

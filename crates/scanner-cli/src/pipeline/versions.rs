@@ -67,7 +67,7 @@ pub const UNCHANGED: &str = "unchanged in a later version";
 /// seven `memchr` passes over 25 KB around each change, for keywords that
 /// most files never hold.
 ///
-/// A fixed table of [`QUIET_SLOTS`] ids, each in the slot its first bytes
+/// A fixed table of `QUIET_SLOTS` ids, each in the slot its first bytes
 /// name, a newer id replacing an older one: its memory does not grow with
 /// the history, and a base pushed out (or not scanned yet, on another
 /// worker) only costs the search. An id is matched whole: a blob is never

@@ -19,7 +19,7 @@
 //! reads every member but scans only the large ones itself: small members
 //! are read one after another into one buffer per batch, and go to its
 //! deque as [`Content::Member`] items sharing it, for idle workers to
-//! steal, under the [`Shared::members`] budget ([`scan_archive`]). A
+//! steal, under the [`Shared::members`] budget (`scan_archive`). A
 //! large archive then keeps every core busy, and the memory it holds is
 //! that budget's 2 MiB per worker.
 
@@ -106,7 +106,7 @@ impl WorkerScratch {
     }
 }
 
-/// The pool: one [`WorkerScratch`] per worker, [`run`] for every task.
+/// The pool: one [`WorkerScratch`] per worker, `run` for every task.
 pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
     let init = Arc::clone(shared);
     let sh = Arc::clone(shared);
