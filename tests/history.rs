@@ -42,7 +42,12 @@ fn commit_at(r: &Repo, msg: &str, date: &str) {
 }
 
 fn head(r: &Repo) -> String {
-    let out = r.git_out(&["rev-parse", "HEAD"]);
+    rev_parse(r, "HEAD")
+}
+
+/// The object id `rev` names (`HEAD:path`, `ID^{tree}`).
+fn rev_parse(r: &Repo, rev: &str) -> String {
+    let out = r.git_out(&["rev-parse", rev]);
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -248,15 +253,10 @@ fn a_shallow_clone_scans_what_it_has() {
 fn a_partial_clone_names_each_missing_blob_and_scans_every_other() {
     let r = Repo::new();
     r.write("old.env", format!("T={}\n", token(14)));
-    r.write("kept.env", format!("T={}\n", token(15)));
-    r.git(&["add", "."]);
-    commit_at(&r, "both", "2024-01-01T00:00:00+00:00");
-    let first = head(&r);
-    let old = String::from_utf8(r.git_out(&["rev-parse", "HEAD:old.env"]).stdout).unwrap();
+    let first = commit_file(&r, "kept.env", &format!("T={}\n", token(15)), "both");
+    let old = rev_parse(&r, "HEAD:old.env");
     r.git(&["rm", "-q", "old.env"]);
-    r.write("new.env", format!("T={}\n", token(16)));
-    r.git(&["add", "."]);
-    commit_at(&r, "swap", "2024-01-02T00:00:00+00:00");
+    commit_file(&r, "new.env", &format!("T={}\n", token(16)), "swap");
     let (_clone, run) = scan_clone(&r, "--filter=blob:none", &[]);
     // The checkout fetched HEAD's blobs; the deleted file's never came. It is named, with
     // its commit, the scan is incomplete (exit 2), and the rest is found.
@@ -264,7 +264,7 @@ fn a_partial_clone_names_each_missing_blob_and_scans_every_other() {
     let want = format!(
         "scanner: warning: old.env: at commit {first}: .: object {} is missing (in a partial \
          clone, fetch it first",
-        old.trim()
+        old
     );
     assert!(run.stderr.contains(&want), "{}", run.stderr);
     assert!(
@@ -277,14 +277,8 @@ fn a_partial_clone_names_each_missing_blob_and_scans_every_other() {
 #[test]
 fn a_partial_clone_without_trees_scans_what_it_can_list_and_says_what_it_cannot() {
     let r = Repo::new();
-    r.write("old.env", format!("T={}\n", token(17)));
-    r.git(&["add", "."]);
-    commit_at(&r, "old", "2024-01-01T00:00:00+00:00");
-    let first = head(&r);
-    r.write("new.env", format!("T={}\n", token(18)));
-    r.git(&["add", "."]);
-    commit_at(&r, "new", "2024-01-02T00:00:00+00:00");
-    let last = head(&r);
+    let first = commit_file(&r, "old.env", &format!("T={}\n", token(17)), "old");
+    let last = commit_file(&r, "new.env", &format!("T={}\n", token(18)), "new");
     let (clone, run) = scan_clone(&r, "--filter=tree:0", &["--stats-json", "s.json"]);
     // The first commit's tree was never fetched: it cannot be listed, and says so. The
     // checkout fetched the last one's: listed whole (its parent's cannot be read), both
@@ -300,12 +294,7 @@ fn a_partial_clone_without_trees_scans_what_it_can_list_and_says_what_it_cannot(
     assert!(
         run.stderr.contains(&format!(
             "scanner: warning: commit {first}: .: object {} is missing",
-            String::from_utf8(
-                r.git_out(&["rev-parse", &format!("{first}^{{tree}}")])
-                    .stdout
-            )
-            .unwrap()
-            .trim()
+            rev_parse(&r, &format!("{first}^{{tree}}"))
         )),
         "{}",
         run.stderr
@@ -452,8 +441,7 @@ fn token_beside_notes(r: &Repo) -> String {
     r.write("notes.txt", &text);
     r.git(&["add", "."]);
     commit_at(r, "add", "2024-01-02T03:04:05+00:00");
-    let out = r.git_out(&["rev-parse", "HEAD:notes.txt"]);
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    rev_parse(r, "HEAD:notes.txt")
 }
 
 /// The damaged blob `oid` is named, the scan exits 2, and the token is still found.
@@ -843,8 +831,7 @@ fn a_version_of_a_file_that_was_skipped_before_is_reported_whole() {
 fn a_secret_behind_a_replace_ref_is_still_found() {
     let r = Repo::new();
     let added = commit_file(&r, "app.env", &format!("TOKEN={}\n", token(1)), "add");
-    let out = r.git_out(&["rev-parse", "HEAD:app.env"]);
-    let original = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let original = rev_parse(&r, "HEAD:app.env");
     r.write("clean.txt", "nothing to see\n");
     let out = r.git_out(&["hash-object", "-w", "clean.txt"]);
     let clean = String::from_utf8(out.stdout).unwrap().trim().to_string();

@@ -522,7 +522,7 @@ impl EngineBuilder {
         };
         let begin_kw = marker(BEGIN_KEYWORD);
         let percent_kw = marker("%");
-        let ac = Keywords::new(&keywords).map_err(|e| Error::new(None, None, e))?;
+        let automaton = Keywords::new(&keywords).map_err(|e| Error::new(None, None, e))?;
         // At least the old default window: decoded runs and split string
         // literals are decoded over `2 LEAD` bytes, so a set of short
         // rules must not shrink what decoding can see.
@@ -557,7 +557,7 @@ impl EngineBuilder {
             id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
             rules,
             infos,
-            ac,
+            automaton,
             kw_long: keywords.iter().map(|k| long.index(k)).collect(),
             long,
             keywords,
@@ -1236,12 +1236,13 @@ pub struct Engine {
     id: u64,
     rules: Vec<Rule>,
     infos: Vec<RuleInfo>,
-    ac: Keywords,
+    /// Stage 1: every keyword's occurrences ([`Keywords`]).
+    automaton: Keywords,
     /// The keywords of the rules whose `max_len` exceeds
     /// [`FOCUS_SHORT_LEN`], and their rules: `scan_focus` searches them
     /// over the whole buffer (module docs, "Focus").
     long: RareByteSearch,
-    /// Per keyword of `ac`: its index in `long`, if a long rule owns it.
+    /// Per keyword of `automaton`: its index in `long`, if a long rule owns it.
     kw_long: Vec<Option<u32>>,
     keywords: Vec<String>,
     kw_rules: Vec<Vec<u32>>,
@@ -1577,7 +1578,7 @@ impl Engine {
         // for everywhere: `no_long_keywords` is then false.
         let mut long_seen = false;
         match focus {
-            None => self.ac.hits(data, |kw, start, end| {
+            None => self.automaton.hits(data, |kw, start, end| {
                 s.begin_seen |= kw == self.begin_kw;
                 s.percent_seen |= kw == self.percent_kw;
                 long_seen |= self.kw_long[kw].is_some();
@@ -1598,10 +1599,11 @@ impl Engine {
                 // Short rules: their hits near the zone, from one walk.
                 let a = zone
                     .start
-                    .saturating_sub(2 * FOCUS_SHORT_LEN + self.ac.max_len() + FOCUS_SLACK);
-                let b = (zone.end + FOCUS_SHORT_LEN + self.ac.max_len() + FOCUS_SLACK).min(len);
+                    .saturating_sub(2 * FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK);
+                let b =
+                    (zone.end + FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK).min(len);
                 s.long_hits.clear();
-                self.ac.hits(&data[a..b], |kw, start, end| {
+                self.automaton.hits(&data[a..b], |kw, start, end| {
                     let (start, end) = (a + start, a + end);
                     if let Some(k) = self.kw_long[kw] {
                         s.long_hits.push((end, start, k));

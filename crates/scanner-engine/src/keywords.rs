@@ -28,7 +28,7 @@ use aho_corasick::dfa::DFA;
 use aho_corasick::{Anchored, MatchKind};
 
 /// The smallest buffer whose keyword search is split in [`WALKS`] walks.
-const TWO_WALKS_MIN: usize = 4096;
+const SPLIT_MIN: usize = 4096;
 
 /// How many walks [`Keywords::hits`] splits a large buffer into.
 const WALKS: usize = 4;
@@ -166,7 +166,7 @@ impl Keywords {
     ///
     /// Each byte's transition waits for the previous one's (a load from the
     /// table), so one walk is bound by memory latency, not by instructions.
-    /// A buffer of [`TWO_WALKS_MIN`] bytes or more is walked as [`WALKS`]
+    /// A buffer of [`SPLIT_MIN`] bytes or more is walked as [`WALKS`]
     /// parts at once, whose loads overlap: each walk after the first starts
     /// `K - 1` bytes before its part (`K` the longest keyword), so it sees
     /// whole every keyword that ends in its part, and reports only those,
@@ -182,7 +182,7 @@ impl Keywords {
                 }
             }
         };
-        if data.len() < TWO_WALKS_MIN {
+        if data.len() < SPLIT_MIN {
             let (mut at, mut s) = (0, self.start);
             while let Some(end) = self.next_special(data, at, &mut s) {
                 at = end;
@@ -333,9 +333,9 @@ mod tests {
         };
         for round in 0..80 {
             let len = if round < 20 {
-                next() % TWO_WALKS_MIN
+                next() % SPLIT_MIN
             } else {
-                TWO_WALKS_MIN - 40 + round * 7 + next() % 3000
+                SPLIT_MIN - 40 + round * 7 + next() % 3000
             };
             let mut data = Vec::with_capacity(len + 64);
             // A walk starts in the start state: a keyword's tail first is
