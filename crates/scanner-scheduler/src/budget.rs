@@ -26,7 +26,7 @@
 //! released state first.
 
 use crate::loom::sync::{Condvar, Mutex, MutexGuard};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// Producer budget. Cheap to clone (all clones share the same pool).
 ///
@@ -226,6 +226,26 @@ impl Permit {
     pub fn bytes(&self) -> u64 {
         self.held.as_ref().map_or(0, |h| h.bytes)
     }
+
+    /// Tells when this permit and every clone of it are gone (the task
+    /// that holds it, and everything it split off, done or dropped)
+    /// without keeping it: a producer can wait for one task to finish
+    /// before it sends the next of a sequence.
+    pub fn watch(&self) -> PermitWatch {
+        PermitWatch(self.held.as_ref().map(Arc::downgrade))
+    }
+}
+
+/// From [`Permit::watch`].
+#[derive(Clone, Debug)]
+pub struct PermitWatch(Option<Weak<Held>>);
+
+impl PermitWatch {
+    /// True once the permit watched, and every clone of it, has dropped
+    /// (always for a closed one).
+    pub fn released(&self) -> bool {
+        self.0.as_ref().is_none_or(|w| w.strong_count() == 0)
+    }
 }
 
 struct Held {
@@ -274,6 +294,20 @@ mod tests {
         assert!(b.try_acquire(0).is_none(), "tasks exhausted");
         drop((a, c));
         assert_eq!(b.peak(), (2, 100));
+    }
+
+    #[test]
+    fn a_watch_is_released_when_the_last_clone_drops() {
+        let budget = Budget::new(2, 100);
+        let permit = budget.acquire(10);
+        let watch = permit.watch();
+        let piece = permit.clone();
+        drop(permit);
+        assert!(!watch.released());
+        drop(piece);
+        assert!(watch.released());
+        budget.close();
+        assert!(budget.acquire(10).watch().released());
     }
 
     #[test]

@@ -224,6 +224,6 @@ mod metrics;
 mod rng;
 mod state;
 
-pub use budget::{Budget, Permit};
+pub use budget::{Budget, Permit, PermitWatch};
 pub use executor::{Executor, ExecutorConfig, ExecutorHandle, Spawner, TaskPanic, WorkerCtx};
 pub use metrics::{MetricsSnapshot, WorkerMetrics};
