@@ -150,6 +150,10 @@ impl ScanPlan {
             cwd.clone(),
         );
 
+        let threads = match args.threads {
+            Some(n) => n as usize,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
         // --history: the walk starts while the engine builds.
         let history = if args.history {
             if args.paths.len() > 1 {
@@ -161,6 +165,7 @@ impl ScanPlan {
                 revs: args.range.clone(),
                 since: args.since.clone(),
                 reflogs: args.reflogs,
+                chains: threads > 1,
             };
             let mut repos: Vec<HistoryRepo> = match crate::input::history::repositories_in(&repo) {
                 // A directory of repositories: each one, named by its directory.
@@ -229,10 +234,6 @@ impl ScanPlan {
         };
         let scope = Scope::new(glob_base, &args.exclude, allow, args.max_filesize)?;
 
-        let threads = match args.threads {
-            Some(n) => n as usize,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
         let defaults = ScanOptions::default();
         let options = ScanOptions {
             threads,

@@ -123,7 +123,19 @@ pub struct PackReader {
     chain: Vec<data::Entry>,
     /// One delta's instructions, inflated.
     delta: Vec<u8>,
+    /// [`PackReader::chain_start`]'s answers, for every object a chain it
+    /// followed passes through, by [`chain_key`]; emptied past
+    /// [`STARTS_KEPT`] entries.
+    starts: HashMap<u64, u64, BuildHasherDefault<KeyHasher>>,
+    /// The offsets the chain being followed passed through.
+    passed: Vec<u64>,
 }
+
+/// How many chain starts [`PackReader::chain_start`] remembers (17 bytes
+/// each, in a table at most 7/8 full): enough for the delta chains of the blobs a walk sizes in a
+/// row, bounded whatever the size of the history. Forgetting costs reading
+/// entry headers again, never a wrong answer.
+const STARTS_KEPT: usize = 1 << 18;
 
 /// The longest delta chain followed: git's own default depth is 50, and
 /// `--depth` tops out at 4095. Longer is a corrupt (cyclic) pack.
@@ -140,6 +152,8 @@ impl PackReader {
             inflate: Default::default(),
             chain: Vec::new(),
             delta: Vec::new(),
+            starts: HashMap::default(),
+            passed: Vec::new(),
         }
     }
 
@@ -260,6 +274,47 @@ impl PackReader {
         Ok(Some((None, size as u64)))
     }
 
+    /// Where `oid`'s delta chain starts: the pack and offset of the object
+    /// stored whole that it is rebuilt from (its own, if it is stored
+    /// whole), found from entry headers alone, as one number
+    /// ([`chain_key`]). Objects with the same start are rebuilt through one
+    /// another, so one reader reading them in order keeps rebuilding from
+    /// its caches. `None` when `oid` is not in these packs, or its chain is
+    /// broken or leaves them.
+    pub fn chain_start(&mut self, oid: &Oid) -> Option<u64> {
+        let (p, offset) = self.packs.locate(oid.as_gix())?;
+        let (index, pack) = &self.packs.packs[p];
+        let mut at = offset;
+        let mut passed = std::mem::take(&mut self.passed);
+        passed.clear();
+        let start = loop {
+            if let Some(&start) = self.starts.get(&chain_key(p, at)) {
+                break start;
+            }
+            let entry = pack.entry(at).ok()?;
+            let base = match entry.header {
+                Header::OfsDelta { base_distance } => {
+                    entry.checked_base_pack_offset(base_distance)?
+                }
+                Header::RefDelta { base_id } => index.pack_offset_at_index(index.lookup(base_id)?),
+                _ => break chain_key(p, at),
+            };
+            passed.push(at);
+            if passed.len() > MAX_CHAIN {
+                return None;
+            }
+            at = base;
+        };
+        if self.starts.len() + passed.len() > STARTS_KEPT {
+            self.starts.clear();
+        }
+        for &at in &passed {
+            self.starts.insert(chain_key(p, at), start);
+        }
+        self.passed = passed;
+        Some(start)
+    }
+
     fn tier(&mut self, tier: Tier) -> &mut DeltaCache {
         match tier {
             Tier::Rebuilt => &mut self.rebuilt,
@@ -320,6 +375,12 @@ impl PackReader {
             .map(drop)
             .map_err(|e| e.to_string())
     }
+}
+
+/// An object's pack and offset as one number: packs are far fewer than
+/// 2^16, and offsets far below 2^48.
+fn chain_key(pack: usize, offset: u64) -> u64 {
+    ((pack as u64) << 48) ^ offset
 }
 
 /// `buf` emptied, with room for `len` bytes. A buffer too small is replaced,
@@ -724,6 +785,41 @@ mod tests {
                 ids.len()
             );
             let reversed: Vec<Oid> = ids.iter().rev().copied().collect();
+            // Where each chain starts, as git's own verify-pack shows it (each
+            // object's offset and delta base), asked in both orders: the second
+            // time through, every answer comes from what the first remembered.
+            let idx = std::fs::read_dir(tmp.path().join("objects/pack"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.extension().is_some_and(|x| x == "idx"))
+                .unwrap();
+            let verified = git(
+                tmp.path(),
+                &["verify-pack", "-v", idx.to_str().unwrap()],
+                None,
+            );
+            let mut at: HashMap<Oid, (u64, Option<Oid>)> = HashMap::new();
+            for line in String::from_utf8(verified).unwrap().lines() {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                if let Some(oid) = Oid::from_hex(f[0].as_bytes()) {
+                    let base = f.get(6).map(|b| Oid::from_hex(b.as_bytes()).unwrap());
+                    at.insert(oid, (f[4].parse().unwrap(), base));
+                }
+            }
+            let start = |mut oid: Oid| loop {
+                match at[&oid] {
+                    (_, Some(base)) => oid = base,
+                    (offset, None) => return chain_key(0, offset),
+                }
+            };
+            let starts: std::collections::HashSet<u64> = ids.iter().map(|&o| start(o)).collect();
+            assert!(
+                starts.len() >= 2 && starts.len() < ids.len() / 10,
+                "{starts:?}"
+            );
+            for oid in ids.iter().chain(&reversed) {
+                assert_eq!(reader.chain_start(oid), Some(start(*oid)), "{oid}");
+            }
             // 4 KiB keeps no large version: with both caches that small,
             // every chain is rebuilt from the start; with only the whole
             // objects kept, from the kept start; with only the rebuilt ones,

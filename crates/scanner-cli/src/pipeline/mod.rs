@@ -68,7 +68,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use scanner_engine::Engine;
-use scanner_scheduler::{Budget, ExecutorHandle, Permit};
+use scanner_scheduler::{Budget, ExecutorHandle, Permit, PermitWatch};
 
 use crate::filter::FindingFilter;
 use crate::input::{walk, Item, Scope, Source};
@@ -225,13 +225,18 @@ impl Feeder<'_> {
         self.queue(bytes, |permit| Task::Item { item, permit })
     }
 
-    /// Queues `items` as one task, charged their bytes together.
-    fn push_batch(&mut self, items: Vec<Item>) -> bool {
-        if items.is_empty() {
-            return true;
-        }
+    /// Queues `items` as one task, charged their bytes together, and sends
+    /// it to the workers at once. `None` once the scan is stopping, else a
+    /// watch that tells when the task is done.
+    fn send_batch(&mut self, items: Vec<Item>) -> Option<PermitWatch> {
         let bytes = items.iter().map(Item::held_bytes).sum();
-        self.queue(bytes, |permit| Task::Batch { items, permit })
+        let mut watch = None;
+        let going = self.queue(bytes, |permit| {
+            watch = Some(permit.watch());
+            Task::Batch { items, permit }
+        });
+        self.flush();
+        watch.filter(|_| going)
     }
 
     /// Takes a permit for `bytes` and queues the task made with it.
@@ -271,6 +276,129 @@ impl Feeder<'_> {
         {
             self.stop.stop();
         }
+    }
+}
+
+/// History blobs into [`Task::Batch`]es, grouped so that each worker reads
+/// the objects of a delta chain, and the versions of a file, in order.
+///
+/// Reading a blob is cheap when its worker has just read one its delta
+/// chain passes through: the chain ends in its reader's caches. And the
+/// scan of a file's previous version tells whether the next may skip the
+/// search for long-window keywords (`versions::Quiet`). In the walk's
+/// order, consecutive versions of a file sit in consecutive batches, which
+/// two workers take at once: on ripgrep's history a third of the later
+/// versions found their base not scanned yet (5% with one worker), and two
+/// workers executed 2.60 G instructions where one executed 2.43 G
+/// (callgrind): each rebuilt chains the other had rebuilt already.
+///
+/// So with several workers each blob goes to one of [`GROUPS_PER_WORKER`]
+/// groups per worker by where its delta chain starts
+/// ([`HistoryBlob::chain`](crate::input::history::HistoryBlob::chain); by
+/// its path when it is not packed), and a full group is sent only once its
+/// previous batch is done; until then it goes on filling, up to
+/// [`GROUP_AHEAD`] times a batch, when it is sent regardless. The blobs of
+/// one chain, which are mostly the versions of one file, then go through
+/// their group one batch after the other, while the other groups keep the
+/// workers busy. By chain rather than by path: git also deltas files
+/// against files of other paths (of the same name, or alike), and grouping
+/// by path made the synthetic history of `scripts/bench-history.sh`, where
+/// every file looks alike, execute 22% more instructions. By chain start,
+/// ripgrep's two workers execute 2.54 G and the synthetic history's 4.50 G
+/// (4.40 G in the walk's order), and the time at two threads fell 5% on
+/// ripgrep, unchanged on the synthetic history (README, "History").
+///
+/// The groups hold at most `GROUPS_PER_WORKER × GROUP_AHEAD × BLOB_BATCH`
+/// items per worker (paths and ids, no contents), and the order of the
+/// batches changes nothing in what is reported: the sink orders the
+/// findings.
+struct BlobGroups {
+    groups: Vec<BlobGroup>,
+}
+
+#[derive(Default)]
+struct BlobGroup {
+    items: Vec<Item>,
+    bytes: u64,
+    /// The batch sent last, until it is done.
+    sent: Option<PermitWatch>,
+}
+
+/// Blob groups per worker: enough that the groups whose previous batch is
+/// still running leave others to send.
+const GROUPS_PER_WORKER: usize = 4;
+/// How many batches' worth a group holds, waiting for its previous batch,
+/// before it is sent anyway.
+const GROUP_AHEAD: usize = 4;
+
+impl BlobGroups {
+    fn new(threads: usize) -> BlobGroups {
+        // One worker reads everything in order anyway.
+        let n = if threads > 1 {
+            threads * GROUPS_PER_WORKER
+        } else {
+            1
+        };
+        BlobGroups {
+            groups: (0..n).map(|_| BlobGroup::default()).collect(),
+        }
+    }
+
+    /// Adds a history blob (`Content::GitBlob`) whose delta chain starts at
+    /// `chain`, and sends its
+    /// group through `send` when it is due (`send` returns a watch on the
+    /// batch's task, `None` once the scan is stopping). False once the scan
+    /// is stopping.
+    fn push(
+        &mut self,
+        item: Item,
+        chain: Option<u64>,
+        send: impl FnOnce(Vec<Item>) -> Option<PermitWatch>,
+    ) -> bool {
+        let n = self.groups.len();
+        let group = if n == 1 {
+            &mut self.groups[0]
+        } else {
+            use std::hash::{Hash, Hasher};
+            // Fixed keys: the same groups every run. A blob outside the packs
+            // goes by its path, where the versions of a file are.
+            let mut h = std::hash::DefaultHasher::new();
+            match chain {
+                Some(start) => start.hash(&mut h),
+                None => item.provenance.path.hash(&mut h),
+            }
+            &mut self.groups[(h.finish() % n as u64) as usize]
+        };
+        group.bytes += item.held_bytes();
+        group.items.push(item);
+        let full = group.items.len() >= BLOB_BATCH || group.bytes >= BLOB_BATCH_BYTES;
+        let waited_enough = group.items.len() >= BLOB_BATCH * GROUP_AHEAD
+            || group.bytes >= BLOB_BATCH_BYTES * GROUP_AHEAD as u64;
+        let idle = n == 1 || group.sent.as_ref().is_none_or(PermitWatch::released);
+        if full && (idle || waited_enough) {
+            return group.send(send);
+        }
+        true
+    }
+
+    /// Sends what every group holds.
+    fn finish(self, mut send: impl FnMut(Vec<Item>) -> Option<PermitWatch>) {
+        for mut group in self.groups {
+            if !group.send(&mut send) {
+                return;
+            }
+        }
+    }
+}
+
+impl BlobGroup {
+    fn send(&mut self, send: impl FnOnce(Vec<Item>) -> Option<PermitWatch>) -> bool {
+        if self.items.is_empty() {
+            return true;
+        }
+        self.bytes = 0;
+        self.sent = send(std::mem::take(&mut self.items));
+        self.sent.is_some()
     }
 }
 
@@ -400,8 +528,7 @@ pub fn scan(
                     store: repo,
                     started,
                 } = r;
-                let mut group: Vec<Item> = Vec::with_capacity(BLOB_BATCH);
-                let mut group_bytes = 0;
+                let mut groups = BlobGroups::new(threads);
                 let started =
                     started.unwrap_or_else(|| crate::input::history::start(&hopts, &repo));
                 let stats = started.and_then(|s| {
@@ -421,27 +548,25 @@ pub fn scan(
                             skips.add(skip, 1);
                             return !stop.is_stopped();
                         }
-                        group_bytes += blob.size;
-                        group.push(Item {
-                            provenance: crate::input::Provenance {
-                                path,
-                                commit: Some(blob.commit),
+                        groups.push(
+                            Item {
+                                provenance: crate::input::Provenance {
+                                    path,
+                                    commit: Some(blob.commit),
+                                },
+                                content: crate::input::Content::GitBlob {
+                                    repo: Arc::clone(&repo),
+                                    oid: blob.oid,
+                                    size: blob.size,
+                                    base: blob.base,
+                                },
                             },
-                            content: crate::input::Content::GitBlob {
-                                repo: Arc::clone(&repo),
-                                oid: blob.oid,
-                                size: blob.size,
-                                base: blob.base,
-                            },
-                        });
-                        if group.len() >= BLOB_BATCH || group_bytes >= BLOB_BATCH_BYTES {
-                            group_bytes = 0;
-                            return feeder.push_batch(std::mem::take(&mut group));
-                        }
-                        true
+                            blob.chain,
+                            |batch| feeder.send_batch(batch),
+                        )
                     })
                 });
-                feeder.push_batch(group);
+                groups.finish(|batch| feeder.send_batch(batch));
                 match stats {
                     Ok(st) => {
                         skips.add(crate::report::Skip::Submodule, st.submodules);
@@ -500,6 +625,7 @@ pub fn scan(
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
     use std::time::Duration;
 
     use super::*;
@@ -512,6 +638,70 @@ mod tests {
             color: false,
         };
         Sink::new(opts, Box::new(Vec::new()))
+    }
+
+    /// With two workers, the versions of one path go through one group, a
+    /// batch at a time: a full group waits for its previous batch unless it
+    /// holds GROUP_AHEAD batches' worth; one worker sends as soon as full.
+    #[test]
+    fn a_group_waits_for_its_previous_batch() {
+        let item = |path: &str| Item {
+            provenance: Provenance::path(path),
+            content: Content::Bytes(vec![b'x'; 10]),
+        };
+        let budget = Budget::new(0, 0);
+        let sent: RefCell<Vec<usize>> = RefCell::default();
+        let running: RefCell<Vec<Permit>> = RefCell::default();
+        let send = |batch: Vec<Item>| {
+            sent.borrow_mut().push(batch.len());
+            let permit = budget.acquire(1);
+            let watch = permit.watch();
+            running.borrow_mut().push(permit);
+            Some(watch)
+        };
+        let main = || item("src/main.rs");
+
+        let mut groups = BlobGroups::new(2);
+        for _ in 0..BLOB_BATCH {
+            assert!(groups.push(main(), None, send));
+        }
+        assert_eq!(
+            *sent.borrow(),
+            [BLOB_BATCH],
+            "nothing running: sent when full"
+        );
+        for _ in 0..BLOB_BATCH * GROUP_AHEAD - 1 {
+            assert!(groups.push(main(), None, send));
+        }
+        assert_eq!(sent.borrow().len(), 1, "held while the batch before runs");
+        assert!(groups.push(main(), None, send));
+        assert_eq!(
+            sent.borrow()[1],
+            BLOB_BATCH * GROUP_AHEAD,
+            "sent once it holds so much"
+        );
+        running.borrow_mut().clear();
+        for _ in 0..BLOB_BATCH {
+            assert!(groups.push(main(), None, send));
+        }
+        assert_eq!(
+            sent.borrow()[2..],
+            [BLOB_BATCH],
+            "the batch before done: sent when full"
+        );
+        assert!(groups.push(main(), None, send));
+        groups.finish(send);
+        assert_eq!(sent.borrow()[3..], [1]);
+
+        let mut groups = BlobGroups::new(1);
+        for _ in 0..2 * BLOB_BATCH {
+            assert!(groups.push(main(), None, send));
+        }
+        assert_eq!(
+            sent.borrow()[4..],
+            [BLOB_BATCH; 2],
+            "one worker: sent when full"
+        );
     }
 
     /// In-memory items larger in total than the byte budget, in one batch:
