@@ -100,6 +100,13 @@
 //! ripgrep's 7,066, 104 M against 95 M (2.768 → 2.759 G, time unchanged within noise). And a
 //! blob git cannot find no longer ends the walk.
 //!
+//! With [`HistoryOptions::chains`] (more than one worker), the walk also finds where each
+//! blob's delta chain starts ([`BlobReader::chain_start`]: entry headers down to the
+//! object stored whole, each offset passed remembered), and the pipeline sends the blobs
+//! of one chain start through one group of batches, one batch at a time
+//! (`pipeline::BlobGroups`): a worker then rebuilds each chain from its own caches rather
+//! than after another worker did.
+//!
 //! # Isolation
 //!
 //! The repository's own configuration is honoured (alternates, `safe.directory`), but every

@@ -129,6 +129,8 @@ pub struct PackReader {
     starts: HashMap<u64, u64, BuildHasherDefault<KeyHasher>>,
     /// The offsets the chain being followed passed through.
     passed: Vec<u64>,
+    /// The last object [`PackReader::located`] looked up, and where it is.
+    last_located: Option<(Oid, Option<(usize, u64)>)>,
 }
 
 /// How many chain starts [`PackReader::chain_start`] remembers (17 bytes
@@ -154,6 +156,7 @@ impl PackReader {
             delta: Vec::new(),
             starts: HashMap::default(),
             passed: Vec::new(),
+            last_located: None,
         }
     }
 
@@ -247,7 +250,7 @@ impl PackReader {
     /// to). A delta's kind is its chain's, known once it is read.
     /// `Ok(None)` and `Err` as for [`PackReader::read`].
     pub fn header(&mut self, oid: &Oid) -> Result<Option<(Option<Kind>, u64)>, String> {
-        let Some((p, offset)) = self.packs.locate(oid.as_gix()) else {
+        let Some((p, offset)) = self.located(oid) else {
             return Ok(None);
         };
         let pack = &self.packs.packs[p].1;
@@ -277,12 +280,12 @@ impl PackReader {
     /// Where `oid`'s delta chain starts: the pack and offset of the object
     /// stored whole that it is rebuilt from (its own, if it is stored
     /// whole), found from entry headers alone, as one number
-    /// ([`chain_key`]). Objects with the same start are rebuilt through one
+    /// (`chain_key`). Objects with the same start are rebuilt through one
     /// another, so one reader reading them in order keeps rebuilding from
     /// its caches. `None` when `oid` is not in these packs, or its chain is
     /// broken or leaves them.
     pub fn chain_start(&mut self, oid: &Oid) -> Option<u64> {
-        let (p, offset) = self.packs.locate(oid.as_gix())?;
+        let (p, offset) = self.located(oid)?;
         let (index, pack) = &self.packs.packs[p];
         let mut at = offset;
         let mut passed = std::mem::take(&mut self.passed);
@@ -313,6 +316,19 @@ impl PackReader {
         }
         self.passed = passed;
         Some(start)
+    }
+
+    /// Where `oid` is in the packs, remembered for the next call: the walk
+    /// asks for a blob's header, then for its chain's start.
+    fn located(&mut self, oid: &Oid) -> Option<(usize, u64)> {
+        match self.last_located {
+            Some((last, at)) if last == *oid => at,
+            _ => {
+                let at = self.packs.locate(oid.as_gix());
+                self.last_located = Some((*oid, at));
+                at
+            }
+        }
     }
 
     fn tier(&mut self, tier: Tier) -> &mut DeltaCache {
