@@ -304,9 +304,14 @@ impl Feeder<'_> {
 /// against files of other paths (of the same name, or alike), and grouping
 /// by path made the synthetic history of `scripts/bench-history.sh`, where
 /// every file looks alike, execute 22% more instructions. By chain start,
-/// ripgrep's two workers execute 2.54 G and the synthetic history's 4.50 G
-/// (4.40 G in the walk's order), and the time at two threads fell 5% on
-/// ripgrep, unchanged on the synthetic history (README, "History").
+/// ripgrep's two workers execute 2.52 G, and its scan at two threads takes
+/// 3-7% less time (0.93× the `cat-file` floor where the walk's order took
+/// 0.97-1.01×). The synthetic history loses 1-4% (0.74× → 0.77×): its
+/// chains cross files, and a group's next batch may go to the other
+/// worker, whose caches hold none of it (README, "History"). Sending a
+/// group's batches to the worker that ran the previous one would take a
+/// way to queue a task on one worker's deque from outside, which the
+/// executor does not have.
 ///
 /// The groups hold at most `GROUPS_PER_WORKER × GROUP_AHEAD × BLOB_BATCH`
 /// items per worker (paths and ids, no contents), and the order of the
