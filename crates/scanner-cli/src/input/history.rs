@@ -35,9 +35,10 @@
 //!    parser holds the trees of the last 65,536 commits it listed (a parent listed before
 //!    them is read again: about 56 bytes each, 3.7 MB at most) and its reader's caches of
 //!    trees (1.5 MiB); memory is otherwise the `seen` set plus the 4,096 blobs the channel
-//!    to the caller holds at most (and with [`HistoryOptions::chains`], the chain starts the
-//!    sizer remembers: at most 2^18, in a table of 2^19 slots of 17 bytes, 9 MB). That bound is the back-pressure: a slow `on_blob` fills
-//!    the channel, which blocks the parser, which blocks `git rev-list`. `git rev-list`
+//!    to the caller holds at most. That bound is the back-pressure: a slow `on_blob` fills
+//!    the channel, which blocks the parser, which blocks `git rev-list`. With
+//!    [`HistoryOptions::chains`], the sizer also remembers up to 2^18 chain starts (a table
+//!    of 2^19 slots of 17 bytes: 9 MB at most). `git rev-list`
 //!    itself holds what it parsed of every listed commit (its object table, and the list
 //!    `--reverse` outputs from): 20 MB at its peak on the 20,000-commit synthetic history,
 //!    growing with the number of commits, about 0.5 KB each (`git log --raw`, which diffed
