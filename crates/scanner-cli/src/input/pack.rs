@@ -134,9 +134,9 @@ pub struct PackReader {
 }
 
 /// How many chain starts [`PackReader::chain_start`] remembers (17 bytes
-/// each, in a table at most 7/8 full): enough for the delta chains of the blobs a walk sizes in a
-/// row, bounded whatever the size of the history. Forgetting costs reading
-/// entry headers again, never a wrong answer.
+/// each, in a table at most 7/8 full): enough for the delta chains of the
+/// blobs a walk sizes in a row, bounded whatever the size of the history.
+/// Forgetting costs reading entry headers again, never a wrong answer.
 const STARTS_KEPT: usize = 1 << 18;
 
 /// The longest delta chain followed: git's own default depth is 50, and
@@ -394,7 +394,8 @@ impl PackReader {
 }
 
 /// An object's pack and offset as one number: packs are far fewer than
-/// 2^16, and offsets far below 2^48.
+/// 2^16, and offsets far below 2^48 (were they not, two chains could share
+/// a start, which only groups them together).
 fn chain_key(pack: usize, offset: u64) -> u64 {
     ((pack as u64) << 48) ^ offset
 }
