@@ -1092,13 +1092,14 @@ fn next_token(input: &mut impl BufRead, tok: &mut Vec<u8>) -> io::Result<bool> {
 /// the number of workers.
 ///
 /// Opening is lazy (the first reader opens it) so that a path that is not a repository
-/// fails on the first read, after `enumerate` has reported the more useful error. The repository is the one git resolves for the path
-/// (`git rev-parse --absolute-git-dir`, run with the same isolation as the enumeration), so
-/// a subdirectory, a bare repository, a worktree whose `.git` is a file and the inherited
-/// environment of a hook are all decided by git, as for the walk; gitoxide then reads that
-/// directory with nothing but its own configuration (alternates, a shallow file or a
-/// partial clone's promisor settings change nothing about reading an object by id, and no
-/// code path here can fetch: the network features are not compiled in).
+/// fails on the first read, after `enumerate` has reported the more useful error. The
+/// repository is the one git resolves for the path (`git rev-parse --absolute-git-dir`, run
+/// with the same isolation as the enumeration), so a subdirectory, a bare repository, a
+/// worktree whose `.git` is a file and the inherited environment of a hook are all decided
+/// by git, as for the walk; gitoxide then reads that directory with nothing but its own
+/// configuration (alternates, a shallow file or a partial clone's promisor settings change
+/// nothing about reading an object by id, and no code path here can fetch: the network
+/// features are not compiled in).
 pub struct ObjectStore {
     repo: PathBuf,
     opened: std::sync::OnceLock<Result<gix::ThreadSafeRepository, (io::ErrorKind, String)>>,

@@ -177,16 +177,10 @@ impl PackReader {
                 break (kind, Base::Kept(tier));
             }
             let entry = pack.entry(at).map_err(|e| e.to_string())?;
-            at = match entry.header {
-                Header::OfsDelta { base_distance } => entry
-                    .checked_base_pack_offset(base_distance)
-                    .ok_or("a delta's base lies before the pack's start")?,
-                Header::RefDelta { base_id } => match index.lookup(base_id) {
-                    Some(i) => index.pack_offset_at_index(i),
-                    None => return Ok(None),
-                },
-                header => {
-                    let kind = header.as_kind().expect("not a delta");
+            at = match below(index, &entry)? {
+                Below::Delta(base) => base,
+                Below::Elsewhere => return Ok(None),
+                Below::Whole(kind) => {
                     let mut buf = self.whole.spare();
                     self.inflate(pack, &entry, &mut buf)?;
                     break (kind, Base::Held(buf, Tier::Whole));
@@ -295,12 +289,10 @@ impl PackReader {
                 break start;
             }
             let entry = pack.entry(at).ok()?;
-            let base = match entry.header {
-                Header::OfsDelta { base_distance } => {
-                    entry.checked_base_pack_offset(base_distance)?
-                }
-                Header::RefDelta { base_id } => index.pack_offset_at_index(index.lookup(base_id)?),
-                _ => break chain_key(p, at),
+            let base = match below(index, &entry).ok()? {
+                Below::Delta(base) => base,
+                Below::Elsewhere => return None,
+                Below::Whole(_) => break chain_key(p, at),
             };
             passed.push(at);
             if passed.len() > MAX_CHAIN {
@@ -391,6 +383,34 @@ impl PackReader {
             .map(drop)
             .map_err(|e| e.to_string())
     }
+}
+
+/// What an entry's header says its object is rebuilt from.
+enum Below {
+    /// Nothing: it is stored whole, of this kind.
+    Whole(Kind),
+    /// The object at this offset of the same pack (a delta).
+    Delta(u64),
+    /// An object named by id that is not in this pack: left to the caller
+    /// (the module's "Scope").
+    Elsewhere,
+}
+
+/// The step down a delta chain from `entry`, in `index`'s pack. `Err`: an
+/// offset delta whose base would lie before the pack's start.
+fn below(index: &index::File, entry: &data::Entry) -> Result<Below, &'static str> {
+    Ok(match entry.header {
+        Header::OfsDelta { base_distance } => Below::Delta(
+            entry
+                .checked_base_pack_offset(base_distance)
+                .ok_or("a delta's base lies before the pack's start")?,
+        ),
+        Header::RefDelta { base_id } => match index.lookup(base_id) {
+            Some(i) => Below::Delta(index.pack_offset_at_index(i)),
+            None => Below::Elsewhere,
+        },
+        header => Below::Whole(header.as_kind().expect("not a delta")),
+    })
 }
 
 /// An object's pack and offset as one number: packs are far fewer than

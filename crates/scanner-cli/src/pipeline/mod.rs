@@ -349,10 +349,9 @@ impl BlobGroups {
     }
 
     /// Adds a history blob (`Content::GitBlob`) whose delta chain starts at
-    /// `chain`, and sends its
-    /// group through `send` when it is due (`send` returns a watch on the
-    /// batch's task, `None` once the scan is stopping). False once the scan
-    /// is stopping.
+    /// `chain`, and sends its group through `send` when it is due (`send`
+    /// returns a watch on the batch's task, `None` once the scan is
+    /// stopping). False once the scan is stopping.
     fn push(
         &mut self,
         item: Item,
