@@ -38,7 +38,7 @@
 //! cannot be opened is left out the same way, and gitoxide reports what is
 //! wrong with it when one of its objects is read.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 use std::sync::Arc;
@@ -145,11 +145,12 @@ const MAX_CHAIN: usize = 10_000;
 
 impl PackReader {
     /// A reader of `packs` keeping up to `rebuilt_bytes` of objects rebuilt
-    /// from deltas and `whole_bytes` of objects stored whole.
+    /// from deltas (from [`REBUILT_START`], grown as it proves too small)
+    /// and `whole_bytes` of objects stored whole.
     pub fn new(packs: Arc<Packs>, rebuilt_bytes: usize, whole_bytes: usize) -> PackReader {
         PackReader {
             packs,
-            rebuilt: DeltaCache::new(rebuilt_bytes),
+            rebuilt: DeltaCache::growing(REBUILT_START.min(rebuilt_bytes), rebuilt_bytes),
             whole: DeltaCache::new(whole_bytes),
             inflate: Default::default(),
             chain: Vec::new(),
@@ -513,6 +514,12 @@ fn delta_size(delta: &[u8], at: &mut usize) -> Option<usize> {
 /// Objects from a pack (rebuilt, or stored whole: one cache each), by
 /// (pack, offset), least recently used dropped first past a byte cap. An
 /// object over half the cap is not kept: it would push out everything else.
+///
+/// The cap may grow ([`DeltaCache::growing`]): the cache remembers what it
+/// dropped lately (pushed out, or refused as too large), as much as a cache
+/// at the largest cap would still hold beside what it holds, and doubles its
+/// cap when, of [`GROW_WINDOW`] objects put, more than a quarter are such
+/// "ghosts": objects rebuilt again that a larger cache would have kept.
 struct DeltaCache {
     map: HashMap<(usize, u64), Cached, BuildHasherDefault<KeyHasher>>,
     /// Last use → key: the least recently used first.
@@ -520,9 +527,28 @@ struct DeltaCache {
     clock: u64,
     bytes: usize,
     cap: usize,
+    /// What `cap` may grow to.
+    max_cap: usize,
     /// A dropped object's buffer, for the next object rebuilt.
     spare: Vec<u8>,
+    /// Objects dropped lately, oldest first, with their sizes: at most
+    /// `max_cap - cap` bytes of them, what the largest cap would have kept.
+    ghosts: VecDeque<((usize, u64), usize)>,
+    ghost_keys: HashSet<(usize, u64), BuildHasherDefault<KeyHasher>>,
+    ghost_bytes: usize,
+    /// Objects put since the cap was last weighed, and how many were ghosts.
+    puts: u32,
+    ghost_puts: u32,
 }
+
+/// Where a reader's cache of rebuilt objects starts: a page fault costs
+/// 3-4 µs on the machines we measure on, and every reader has its own cache,
+/// so memory not needed is time lost. See [`BlobReader::PACK_CACHE_BYTES`](
+/// super::history::BlobReader::PACK_CACHE_BYTES) for the figures.
+pub const REBUILT_START: usize = 1 << 20;
+
+/// How many objects put between two looks at whether the cap should grow.
+const GROW_WINDOW: u32 = 256;
 
 /// Hashes [`DeltaCache`]'s keys, two numbers, in a few instructions (a
 /// multiply per number, as FxHash does): SipHash cost 2% of a history scan.
@@ -554,13 +580,61 @@ struct Cached {
 
 impl DeltaCache {
     fn new(cap: usize) -> DeltaCache {
+        DeltaCache::growing(cap, cap)
+    }
+
+    /// A cache capped at `cap` bytes, which doubles, up to `max_cap`, when
+    /// it proves too small (see the type).
+    fn growing(cap: usize, max_cap: usize) -> DeltaCache {
         DeltaCache {
             map: HashMap::default(),
             order: BTreeMap::new(),
             clock: 0,
             bytes: 0,
             cap,
+            max_cap: max_cap.max(cap),
             spare: Vec::new(),
+            ghosts: VecDeque::new(),
+            ghost_keys: HashSet::default(),
+            ghost_bytes: 0,
+            puts: 0,
+            ghost_puts: 0,
+        }
+    }
+
+    /// Counts an object about to be put, and grows the cap if too many of
+    /// the last [`GROW_WINDOW`] were objects it dropped lately.
+    fn count(&mut self, key: (usize, u64)) {
+        if self.cap >= self.max_cap {
+            return;
+        }
+        self.puts += 1;
+        self.ghost_puts += u32::from(self.ghost_keys.contains(&key));
+        if self.puts < GROW_WINDOW {
+            return;
+        }
+        if self.ghost_puts * 4 > self.puts {
+            self.cap = (self.cap * 2).min(self.max_cap);
+            self.ghosts.clear();
+            self.ghost_keys.clear();
+            self.ghost_bytes = 0;
+        }
+        self.puts = 0;
+        self.ghost_puts = 0;
+    }
+
+    /// Remembers an object of `len` bytes dropped, if a cache at the largest
+    /// cap would keep it.
+    fn ghost(&mut self, key: (usize, u64), len: usize) {
+        if self.cap >= self.max_cap || len > self.max_cap / 2 || !self.ghost_keys.insert(key) {
+            return;
+        }
+        self.ghosts.push_back((key, len));
+        self.ghost_bytes += len;
+        while self.ghost_bytes > self.max_cap - self.cap {
+            let (old, len) = self.ghosts.pop_front().expect("bytes are in the queue");
+            self.ghost_keys.remove(&old);
+            self.ghost_bytes -= len;
         }
     }
 
@@ -594,11 +668,16 @@ impl DeltaCache {
             let mut copy = self.spare();
             emptied(&mut copy, data.len()).extend_from_slice(data);
             self.put(key, copy, kind);
+        } else {
+            self.count(key);
+            self.ghost(key, data.len());
         }
     }
 
     fn put(&mut self, key: (usize, u64), mut data: Vec<u8>, kind: Kind) {
+        self.count(key);
         if !self.keeps(data.len()) {
+            self.ghost(key, data.len());
             self.spare = data;
             return;
         }
@@ -632,6 +711,7 @@ impl DeltaCache {
                 .remove(&oldest)
                 .expect("ordered keys are in the map");
             self.bytes -= gone.data.len();
+            self.ghost(oldest, gone.data.len());
             self.spare = gone.data;
         }
     }
@@ -642,6 +722,33 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::process::{Command, Stdio};
+
+    /// Puts `rounds` times, in turn, objects of 300 bytes at `keys` keys.
+    fn cycle(cache: &mut DeltaCache, keys: u64, rounds: u32) {
+        for i in 0..u64::from(rounds) {
+            cache.put((0, i % keys), vec![0; 300], Kind::Blob);
+        }
+    }
+
+    /// A cache that drops what is asked for again doubles its cap, up to its
+    /// largest; one whose objects fit does not grow.
+    #[test]
+    fn a_cache_grows_while_it_drops_what_is_read_again() {
+        // 8 objects of 300 bytes do not fit in 1,000 bytes: every put is
+        // one dropped lately.
+        let mut thrashing = DeltaCache::growing(1000, 4000);
+        cycle(&mut thrashing, 8, GROW_WINDOW - 1);
+        assert_eq!(thrashing.cap, 1000, "weighed every GROW_WINDOW puts");
+        cycle(&mut thrashing, 8, 1);
+        assert_eq!(thrashing.cap, 2000);
+        cycle(&mut thrashing, 8, 4 * GROW_WINDOW);
+        assert_eq!(thrashing.cap, 4000, "never past the largest cap");
+        assert_eq!(thrashing.bytes, 8 * 300, "they all fit now");
+
+        let mut fitting = DeltaCache::growing(1000, 4000);
+        cycle(&mut fitting, 3, 4 * GROW_WINDOW);
+        assert_eq!(fitting.cap, 1000);
+    }
 
     fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Vec<u8> {
         let mut child = Command::new("git")
