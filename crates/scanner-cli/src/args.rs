@@ -39,6 +39,36 @@ pub enum Command {
     Hook(HookCommand),
     /// Merge the reports of a sharded scan (`--shard K/N`) into one.
     Merge(MergeArgs),
+    /// Manage the baseline of accepted findings.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+#[derive(Subcommand)]
+pub enum BaselineCommand {
+    /// Record the findings at PATH:LINE in the baseline (`--baseline FILE`, else the
+    /// `baseline` of .scanner.toml; created if missing), so that scans and the hook stop
+    /// reporting them. PATH as the report prints it, relative to the current directory.
+    Add(BaselineAddArgs),
+}
+
+#[derive(Args)]
+pub struct BaselineAddArgs {
+    /// Where the findings are: PATH:LINE, as a report prints them.
+    #[arg(value_name = "PATH:LINE", required = true)]
+    pub locations: Vec<String>,
+
+    /// The baseline file to add to, instead of the `baseline` of .scanner.toml.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+
+    /// Use this config file instead of discovering .scanner.toml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Do not read any .scanner.toml.
+    #[arg(long)]
+    pub no_config: bool,
 }
 
 /// `scanner scan` flags.
@@ -270,6 +300,10 @@ pub struct ScanArgs {
     /// Smallest range a split file is cut down to (testing knob).
     #[arg(long, hide = true, value_parser = parse_size)]
     pub split_grain: Option<u64>,
+
+    /// Set by `scanner hook run`: after findings, say that the commit is refused and how out.
+    #[arg(skip)]
+    pub explain_refusal: bool,
 }
 
 /// `--log-level`: gitleaks' levels, mapped onto [`Verbosity`].
@@ -283,6 +317,18 @@ pub enum LogLevel {
 }
 
 impl ScanArgs {
+    /// A `scanner scan` command line's flags (`&["--staged"]`) with every other default, for
+    /// the commands that run a scan of their own (`hook run`, `baseline add`).
+    pub fn from_flags(flags: &[&str]) -> ScanArgs {
+        let argv = ["scanner", "scan"].iter().chain(flags);
+        match Cli::try_parse_from(argv) {
+            Ok(Cli {
+                command: Command::Scan(a),
+            }) => *a,
+            _ => panic!("fixed scan flags {flags:?} do not parse"),
+        }
+    }
+
     /// What goes to stderr: `-v` and `--log-level` (they conflict).
     pub fn verbosity(&self) -> Verbosity {
         match self.log_level {
@@ -379,6 +425,9 @@ pub enum HookCommand {
     /// Write a git pre-commit hook that runs `scanner scan --staged`
     /// (honours core.hooksPath).
     Install(HookInstallArgs),
+    /// What the installed hook runs: `scan --staged`, and after a finding, why the commit is
+    /// refused and the ways out.
+    Run,
 }
 
 #[derive(Args)]

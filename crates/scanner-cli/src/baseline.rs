@@ -120,8 +120,9 @@ pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
 }
 
 /// Writes `entries` (sorted, one per fingerprint and path) atomically (see
-/// [`crate::outfile`]): a reader never sees a half-written baseline.
-pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
+/// [`crate::outfile`]): a reader never sees a half-written baseline. Returns how many entries
+/// the file holds.
+pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<usize> {
     entries.sort_by(|a, b| {
         (&a.path, a.line, &a.rule_id, &a.fingerprint).cmp(&(
             &b.path,
@@ -132,13 +133,15 @@ pub fn write(path: &Path, mut entries: Vec<Entry>) -> anyhow::Result<()> {
     });
     let mut seen = BTreeSet::new();
     entries.retain(|e| seen.insert((e.fingerprint.clone(), e.path.clone())));
+    let n = entries.len();
     let mut json = serde_json::to_vec_pretty(&BaselineFile {
         version: VERSION,
         entries,
     })?;
     json.push(b'\n');
 
-    crate::outfile::OutputFile::write_whole(path, &json).context("cannot write the baseline")
+    crate::outfile::OutputFile::write_whole(path, &json).context("cannot write the baseline")?;
+    Ok(n)
 }
 
 /// Suppresses the findings recorded in a baseline (reason `baseline`) and remembers which
@@ -281,10 +284,118 @@ pub struct Pending {
 }
 
 impl Pending {
-    pub fn write(self) -> anyhow::Result<()> {
+    /// Writes the file; returns its path and how many findings it holds.
+    pub fn write(self) -> anyhow::Result<(PathBuf, usize)> {
         let entries = std::mem::take(&mut *self.entries.lock().expect("baseline recorder"));
-        write(&self.path, entries)
+        let n = write(&self.path, entries)?;
+        Ok((self.path, n))
     }
+}
+
+/// `scanner baseline add PATH:LINE...`: scans each PATH with the configuration a scan of it
+/// would use, and appends the findings it reports on LINE (those the baseline does not hold
+/// yet) to the baseline in effect: `--baseline FILE`, else the config's `baseline`. The file
+/// is created when missing. A location with no such finding is an error (exit 2), and then
+/// nothing is written.
+pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::ExitCode> {
+    let mut wanted = Vec::new();
+    for loc in &args.locations {
+        let (path, line) = loc
+            .rsplit_once(':')
+            .and_then(|(p, l)| Some((p, l.parse::<u32>().ok()?)))
+            .filter(|(p, l)| !p.is_empty() && *l > 0)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "`{}`: expected PATH:LINE, as a report prints it",
+                    escape(loc)
+                )
+            })?;
+        wanted.push((PathBuf::from(path), line));
+    }
+    let mut paths: Vec<PathBuf> = wanted.iter().map(|(p, _)| p.clone()).collect();
+    paths.sort();
+    paths.dedup();
+
+    let config = crate::config::discover(&paths, args.config.as_deref(), args.no_config)?;
+    let Some(target) = args
+        .baseline
+        .clone()
+        .or_else(|| config.and_then(|c| c.baseline))
+    else {
+        bail!(
+            "no baseline to add to: set `baseline = \".scanner-baseline.json\"` in {} \
+             (every scan and the hook then use it), or pass --baseline FILE",
+            crate::config::FILE_NAME
+        );
+    };
+
+    let mut scan = crate::args::ScanArgs::from_flags(&["--quiet"]);
+    scan.paths = paths;
+    scan.config = args.config.clone();
+    scan.no_config = args.no_config;
+    scan.baseline = target.exists().then(|| target.clone());
+    let mut plan = crate::scan::ScanPlan::new(&scan)?;
+    // Last: it sees what every other filter (the baseline among them) kept.
+    let keys = PathKey::new(&paths::current_dir()?, &target)?;
+    let (recorder, found) = Recorder::new(keys.clone());
+    plan.filters.push(Box::new(recorder));
+    let sink = crate::output::Sink::new(
+        crate::output::SinkOptions {
+            format: crate::output::Format::Json,
+            show_secrets: false,
+            color: false,
+        },
+        Box::new(std::io::sink()),
+    );
+    let stop = crate::pipeline::StopHandle::default();
+    let (report, _) = crate::pipeline::scan(
+        plan.source,
+        plan.engine,
+        sink,
+        plan.filters,
+        &plan.options,
+        &stop,
+    )?;
+    if report.errors > 0 {
+        bail!("could not read every file named (see the warnings above): nothing added");
+    }
+    let found = std::mem::take(&mut *found.lock().unwrap_or_else(|e| e.into_inner()));
+
+    let mut added: Vec<Entry> = Vec::new();
+    for (path, line) in &wanted {
+        let key = keys.key(path);
+        let here: Vec<&Entry> = found
+            .iter()
+            .filter(|e| e.path == key && e.line == *line)
+            .collect();
+        if here.is_empty() {
+            bail!(
+                "no finding to add at {}:{line} (none there, or the baseline or an allow \
+                 already suppresses it: `scanner scan -v {}` lists both): nothing added",
+                escape_path(path),
+                escape_path(path)
+            );
+        }
+        added.extend(here.into_iter().cloned());
+    }
+    let mut entries = if target.exists() {
+        load(&target)?
+    } else {
+        Vec::new()
+    };
+    let before = entries.len();
+    entries.extend(added.iter().cloned());
+    let total = write(&target, entries)?;
+    let n = total - before;
+    crate::messages::info(&format!(
+        "added {n} {} to {} ({total} in all):",
+        if n == 1 { "finding" } else { "findings" },
+        escape_path(&target)
+    ));
+    for e in &added {
+        crate::messages::hint(&format!("{}:{}  {}", escape(&e.path), e.line, e.rule_id));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 type Filters = Vec<Box<dyn crate::filter::FindingFilter>>;

@@ -19,6 +19,9 @@
 //! allow_paths = ["testdata/", "*.snap"]
 //! # Secrets never reported: regexes over the secret (the rule's capture), unanchored.
 //! allow_secrets = ["^AKIA_TEST_"]
+//! # The baseline every mode applies (plain scans, --staged, --diff, --history, the hooks);
+//! # relative to this file's directory. `--baseline FILE` replaces it.
+//! baseline = ".scanner-baseline.json"
 //!
 //! # Per-rule overrides.
 //! [rules.generic-password-assignment]
@@ -56,6 +59,7 @@ struct ConfigSyntax {
     allow_paths: Vec<String>,
     #[serde(default)]
     allow_secrets: Vec<String>,
+    baseline: Option<PathBuf>,
     #[serde(default)]
     rules: BTreeMap<String, RuleOverrideSyntax>,
 }
@@ -84,6 +88,8 @@ pub struct Config {
     pub allow_secrets: Vec<String>,
     /// Per-rule overrides by rule id.
     pub rules: BTreeMap<String, RuleOverride>,
+    /// `baseline`, resolved against [`Config::dir`].
+    pub baseline: Option<PathBuf>,
     allow_paths: Gitignore,
 }
 
@@ -194,6 +200,7 @@ impl Config {
             disable_rules: syntax.disable_rules,
             allow_secrets: syntax.allow_secrets,
             rules,
+            baseline: syntax.baseline.map(|p| dir.join(p)),
             allow_paths,
         })
     }
@@ -345,6 +352,7 @@ extra_rules = ["ci/rules.toml", "/abs/r.toml"]
 disable_rules = ["generic-api-key"]
 allow_paths = ["testdata/", "*.snap"]
 allow_secrets = ["^AKIA_TEST_"]
+baseline = "ci/baseline.json"
 
 [rules.github-pat]
 entropy = 3.5
@@ -362,6 +370,7 @@ allow_paths = ["docs/"]
         );
         assert_eq!(c.disable_rules, vec!["generic-api-key"]);
         assert_eq!(c.allow_secrets, vec!["^AKIA_TEST_"]);
+        assert_eq!(c.baseline, Some(PathBuf::from("/repo/ci/baseline.json")));
         let o = &c.rules["github-pat"];
         assert_eq!(o.entropy, Some(3.5));
         assert_eq!(o.allow_secrets, vec!["^ghp_0{36}$"]);

@@ -1,4 +1,7 @@
-//! `scanner hook install [--force]`: a git pre-commit hook running `scanner scan --staged`.
+//! `scanner hook install [--force]`: a git pre-commit hook running `scanner hook run`, which is
+//! `scanner scan --staged` (so the `.scanner.toml` it finds applies, its `baseline` included)
+//! followed, when a finding refuses the commit, by [`explain_refusal`]: one sentence saying so
+//! and one command per way out.
 //!
 //! The hook goes where git looks for it: `git rev-parse --git-path hooks/pre-commit`, which
 //! honours `core.hooksPath`, worktrees and `GIT_DIR`. It is a POSIX shell script that calls the
@@ -43,6 +46,52 @@ pub fn install(args: &HookInstallArgs) -> anyhow::Result<ExitCode> {
         ),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `scanner hook run`: what the installed hook runs.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let mut args = crate::args::ScanArgs::from_flags(&["--staged"]);
+    args.explain_refusal = true;
+    crate::scan::run(args)
+}
+
+/// After the findings of a refused commit: the refusal in one sentence, then the ways out, each
+/// as a command, for the first finding (`first`, its path relative to the repository root,
+/// where git runs the hook). `baseline` is the baseline in effect, if any.
+pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: Option<&Path>) {
+    let what = if findings == 1 {
+        "a secret".to_string()
+    } else {
+        format!("{findings} secrets")
+    };
+    crate::messages::info(&format!(
+        "commit refused: the staged changes hold {what} (listed above). Ways out, run from \
+         the repository root:"
+    ));
+    let Some((path, line)) = first else { return };
+    let p = escape_path(path);
+    let hint = crate::messages::hint;
+    hint(&format!(
+        "remove it:         edit {p}:{line}, then `git add {p}` (and revoke it if it was real)"
+    ));
+    hint(&format!(
+        "a false positive:  append a `scanner:allow` comment to {p}:{line}, then `git add {p}`"
+    ));
+    match baseline {
+        Some(b) => hint(&format!(
+            "accept it:         `scanner baseline add {p}:{line}`, then `git add {}`",
+            escape_path(b)
+        )),
+        None => hint(&format!(
+            "accept it:         set `baseline = \".scanner-baseline.json\"` in {}, then \
+             `scanner baseline add {p}:{line}` and `git add` both files",
+            crate::config::FILE_NAME
+        )),
+    }
+    hint(
+        "skip the check:    `git commit --no-verify` (the secret then enters the history, \
+         and every clone and push carries it)",
+    );
 }
 
 /// What was at the hook's path before.
@@ -142,7 +191,8 @@ fn script(exe: Option<&Path>) -> Vec<u8> {
     s.extend_from_slice(b"#!/bin/sh\n");
     s.extend_from_slice(MARKER.as_bytes());
     s.extend_from_slice(
-        b"\n# Scans exactly what is staged; a finding blocks the commit.\n\
+        b"\n# Scans exactly what is staged (`scanner scan --staged`, with .scanner.toml and its\n\
+# baseline); a finding blocks the commit and the hook says the ways out.\n\
 # Skip once with `git commit --no-verify`. See docs/precommit.md.\n",
     );
     s.extend_from_slice(b"scanner='");
@@ -160,7 +210,7 @@ fn script(exe: Option<&Path>) -> Vec<u8> {
 if [ ! -x \"$scanner\" ]; then\n\
     scanner=scanner\n\
 fi\n\
-exec \"$scanner\" scan --staged\n",
+exec \"$scanner\" hook run\n",
     );
     s
 }
@@ -176,7 +226,7 @@ mod tests {
         let s = String::from_utf8(script(Some(Path::new("/opt/it's here/scanner")))).unwrap();
         assert!(s.contains("scanner='/opt/it'\\''s here/scanner'\n"), "{s}");
         assert!(s.lines().any(|l| l == MARKER));
-        assert!(s.ends_with("exec \"$scanner\" scan --staged\n"));
+        assert!(s.ends_with("exec \"$scanner\" hook run\n"));
     }
 
     #[test]

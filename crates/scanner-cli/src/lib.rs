@@ -57,6 +57,8 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Scan(a) => scan::run(*a),
         args::Command::Rules(c) => rules_cmd::run(c),
         args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
+        args::Command::Hook(args::HookCommand::Run) => hook::run(),
+        args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline::add(&a),
         args::Command::Merge(a) => merge::run(a),
     }
 }

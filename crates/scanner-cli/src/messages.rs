@@ -81,6 +81,21 @@ pub fn note(message: &str) {
     }
 }
 
+/// Prints `scanner: MESSAGE` on stderr: what a command did (`wrote 3 findings to FILE`), or
+/// a statement the user acts on (a refused commit). Not under `--log-level error`.
+pub fn info(message: &str) {
+    if warnings_shown() {
+        eprintln!("scanner: {message}");
+    }
+}
+
+/// Prints an indented line that continues the [`info`] before it (a list under it).
+pub fn hint(line: &str) {
+    if warnings_shown() {
+        eprintln!("  {line}");
+    }
+}
+
 /// A finding that was not reported, and why (`-v`):
 /// `scanner: suppressed: PATH:LINE:COLUMN: rule `ID`: REASON`, with
 /// ` (commit ID)` after the position for a history finding. REASON is the

@@ -54,6 +54,9 @@ pub struct ScanPlan {
     pub filters: Vec<Box<dyn FindingFilter>>,
     /// `--write-baseline`: written after the scan.
     pub baseline_out: Option<baseline::Pending>,
+    /// The baseline in effect (`--baseline`, else the config's `baseline` when it exists):
+    /// never scanned as an input.
+    pub baseline: Option<PathBuf>,
 }
 
 /// Builds the rule set: `--rules FILE` or the built-in rules, then every
@@ -288,8 +291,9 @@ impl ScanPlan {
         if let Some(level) = args.min_confidence {
             filters.push(Box::new(crate::filter::MinConfidence(level.into())));
         }
+        let baseline = baseline_in_effect(args, config.as_deref());
         let (baseline_filters, baseline_out) = baseline::filters(
-            args.baseline.as_deref(),
+            baseline.as_deref(),
             args.write_baseline.as_deref(),
             args.report_unused,
             &scan_base,
@@ -302,15 +306,44 @@ impl ScanPlan {
             options,
             filters,
             baseline_out,
+            baseline,
         })
     }
+}
+
+/// `--baseline FILE`, else the config's `baseline`, which applies to every mode (plain scans,
+/// `--staged`, `--diff`, `--history`, the hooks). A configured file that does not exist yet
+/// suppresses nothing; a note says so, unless this run is writing it.
+fn baseline_in_effect(args: &ScanArgs, config: Option<&Config>) -> Option<PathBuf> {
+    if let Some(b) = &args.baseline {
+        return Some(b.clone());
+    }
+    let c = config?;
+    let b = c.baseline.as_ref()?;
+    if b.exists() {
+        return Some(b.clone());
+    }
+    if args.write_baseline.is_none() && !args.quiet {
+        messages::note(&format!(
+            "the baseline {} that {} names does not exist yet: it suppresses nothing \
+             (`scanner baseline add PATH:LINE` creates it)",
+            escape_path(b),
+            escape_path(&c.path)
+        ));
+    }
+    None
 }
 
 /// After the scan, before the exit status: work the filters left to do
 /// (write the `--write-baseline` file).
 fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()> {
     if let Some(pending) = baseline_out {
-        pending.write()?;
+        let (path, n) = pending.write()?;
+        messages::info(&format!(
+            "wrote {n} {} to {}",
+            if n == 1 { "finding" } else { "findings" },
+            escape_path(path)
+        ));
     }
     Ok(())
 }
@@ -357,11 +390,24 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     }
 
     let mut plan = plan;
+    // What this run reads or writes besides its inputs is never scanned: the report (`-o` and
+    // its temp file), the baselines, the stats file.
+    let mut own: Vec<&Path> = Vec::new();
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {
-        let mut own: Vec<&Path> = vec![dest];
+        own.push(dest);
         own.extend(a.temp_path());
+    }
+    own.extend(args.write_baseline.as_deref());
+    own.extend(plan.baseline.as_deref());
+    own.extend(args.stats_json.as_deref());
+    if !own.is_empty() {
         plan.options.scope.set_own_output(OwnOutput::new(&own));
     }
+    let reported = args.explain_refusal.then(|| {
+        let (filter, first) = FirstReported::new();
+        plan.filters.push(Box::new(filter));
+        first
+    });
     let shard = plan.options.shard;
     let ScanPlan {
         engine,
@@ -369,6 +415,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         options,
         filters,
         baseline_out,
+        baseline,
     } = plan;
     let stop = StopHandle::default();
     let caught = signals::install(stop.clone()).context("installing the signal handler")?;
@@ -394,6 +441,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         a.commit()
             .with_context(|| format!("-o {}", escape_path(path)))?;
     }
+    let wrote_baseline = baseline_out.is_some();
     finish_filters(baseline_out)?;
 
     if !args.quiet && messages::warnings_shown() {
@@ -411,7 +459,43 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     // process exit returns that memory at once. `run` is the binary's, one
     // scan per process.
     std::mem::forget(engine);
+    if let Some(first) = reported {
+        if report.findings > 0 && report.errors == 0 {
+            let first = first.lock().unwrap_or_else(|e| e.into_inner()).take();
+            crate::hook::explain_refusal(report.findings, first.as_ref(), baseline.as_deref());
+        }
+    }
+    // `--write-baseline` records the findings: writing them is what was asked, not a failure.
+    let incomplete = report.errors > 0 && !args.ignore_errors;
+    if wrote_baseline && !incomplete {
+        return Ok(ExitCode::SUCCESS);
+    }
     Ok(exit_for(&report, &args))
+}
+
+type FirstSlot = Arc<std::sync::Mutex<Option<(PathBuf, u32)>>>;
+
+/// The first finding reported (path and line), for the hook's refusal message: the last
+/// filter, so it sees only what every other filter kept.
+struct FirstReported(FirstSlot);
+
+impl FirstReported {
+    fn new() -> (FirstReported, FirstSlot) {
+        let slot = FirstSlot::default();
+        (FirstReported(slot.clone()), slot)
+    }
+}
+
+impl FindingFilter for FirstReported {
+    fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
+        let mut first = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let here = (f.path.clone(), f.finding.line);
+        // The smallest location, so that the message does not depend on the thread count.
+        if first.as_ref().is_none_or(|old| here < *old) {
+            *first = Some(here);
+        }
+        None
+    }
 }
 
 fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {

@@ -71,16 +71,41 @@ fn output(mut cmd: Command, what: &str) -> anyhow::Result<Vec<u8>> {
     Ok(out.stdout)
 }
 
-/// The root of the work tree containing `cwd`.
-pub fn toplevel(cwd: &Path) -> anyhow::Result<PathBuf> {
+/// The root of the work tree containing `cwd`. Outside one, the error is one sentence that
+/// names `cwd` and the flag (`needs`) that wants a repository.
+pub fn toplevel(cwd: &Path, needs: &str) -> anyhow::Result<PathBuf> {
     let mut c = git(cwd);
     c.args(["rev-parse", "--show-toplevel"]);
-    let mut out = output(c, "git rev-parse --show-toplevel")?;
+    let not_a_repository = || {
+        anyhow::anyhow!(
+            "not a git repository: {} ({needs} needs one)",
+            escape_path(cwd)
+        )
+    };
+    let out = c
+        .output()
+        .context("cannot run `git rev-parse --show-toplevel` (is git installed?)")?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("not a git repository") {
+        return Err(not_a_repository());
+    }
+    if !out.status.success() {
+        bail!(
+            "`git rev-parse --show-toplevel` failed ({}): {}",
+            out.status,
+            stderr.trim()
+        );
+    }
+    let mut out = out.stdout;
     while out.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
         out.pop();
     }
     if out.is_empty() {
-        bail!("not inside a git work tree: {}", escape_path(cwd));
+        // A bare repository: no work tree to stage from.
+        bail!(
+            "not inside a git work tree: {} ({needs} needs one)",
+            escape_path(cwd)
+        );
     }
     Ok(path_from_bytes(out))
 }
@@ -352,12 +377,12 @@ pub fn source(
     if staged {
         let top = {
             let cwd = cwd.to_path_buf();
-            std::thread::spawn(move || toplevel(&cwd))
+            std::thread::spawn(move || toplevel(&cwd, "--staged"))
         };
         let entries = staged_entries(cwd, pathspecs);
         // Outside a repository this is the error that says so (`git diff --cached` would
         // only complain about its options).
-        let scan_base = top.join().expect("toplevel thread").context("--staged")?;
+        let scan_base = top.join().expect("toplevel thread")?;
         // Each blob is read by a worker through its own reader, when its turn comes:
         // memory stays flat however large the index.
         let repo = std::sync::Arc::new(super::history::ObjectStore::new(&scan_base));
@@ -395,7 +420,7 @@ pub fn source(
     let Some(base) = diff else {
         return Ok(None);
     };
-    let top = toplevel(cwd).context("--diff")?;
+    let top = toplevel(cwd, "--diff")?;
     let added = added_lines(cwd, base, pathspecs).context("--diff")?;
     // The current directory within the repository (None: outside it, e.g. through a symlink).
     let sub = cwd.strip_prefix(&top).ok().map(Path::to_path_buf);
@@ -638,7 +663,10 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
                 (b"x\ny".to_vec(), b"nl\n".to_vec())
             ]
         );
-        assert_eq!(toplevel(&d.join("sub")).unwrap(), d.canonicalize().unwrap());
+        assert_eq!(
+            toplevel(&d.join("sub"), "--staged").unwrap(),
+            d.canonicalize().unwrap()
+        );
 
         run_git(d, &["commit", "-qm", "one"]);
         assert!(staged_blobs(d, &[]).unwrap().is_empty());

@@ -380,7 +380,7 @@ impl HistoryStats {
 #[derive(Debug)]
 pub enum HistoryError {
     /// The path is not inside a git repository, or does not exist.
-    NotARepository { repo: PathBuf, detail: String },
+    NotARepository { repo: PathBuf },
     /// A revision git cannot resolve.
     UnknownRevision { repo: PathBuf, rev: String },
     /// A parent commit is absent or unreadable (corrupt). (A blob is reported by the worker
@@ -415,9 +415,11 @@ pub enum HistoryError {
 impl fmt::Display for HistoryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HistoryError::NotARepository { repo, detail } => {
-                write!(f, "{}: not a git repository ({detail})", repo.display())
-            }
+            HistoryError::NotARepository { repo } => write!(
+                f,
+                "not a git repository: {} (--history needs one)",
+                repo.display()
+            ),
             HistoryError::UnknownRevision { repo, rev } => {
                 write!(f, "{}: unknown revision `{rev}`", repo.display())
             }
@@ -501,7 +503,7 @@ fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> HistoryError {
         Some(text[start..start + end].to_string())
     };
     if text.contains("not a git repository") || text.contains("cannot change to") {
-        return HistoryError::NotARepository { repo, detail: text };
+        return HistoryError::NotARepository { repo };
     }
     if let Some(rev) = quoted("bad revision '")
         .or_else(|| quoted("ambiguous argument '"))

@@ -2,7 +2,7 @@
 //!
 //! | rule | skip reason | source of the rule |
 //! | --- | --- | --- |
-//! | the run's own report (`-o FILE`, its temp file, stdout redirected into the tree) | `own report` | the run |
+//! | the run's own report (`-o FILE`, its temp file, stdout redirected into the tree), its baselines (`--baseline`, `--write-baseline`, the config's `baseline`) and `--stats-json` file | `own report` | the run |
 //! | `--exclude GLOB` (gitignore syntax, relative to the current directory) | `excluded` | flags |
 //! | `allow_paths` | `allowlisted path` | `.scanner.toml` |
 //! | `--max-filesize` | `too large` | flags (checked by the worker, which knows the size) |
