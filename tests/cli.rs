@@ -71,7 +71,7 @@ fn empty_directory_is_clean_and_json_is_an_empty_array() {
     r.expect(0);
     assert_eq!(r.stdout.trim(), "[]");
     assert!(
-        r.stderr.starts_with("scanned 0 files (0.0 KB)"),
+        r.stderr.starts_with("scanned 0 files (0 B)"),
         "{}",
         r.stderr
     );
@@ -726,16 +726,11 @@ fn summary_goes_to_stderr_and_quiet_silences_it() {
     let r = t.run(&["scan", "a.txt"]);
     r.expect(1);
     assert_eq!(r.stdout, format!("a.txt:1:3  {RULE}  ghp_…\n"));
-    assert!(
-        r.stderr.starts_with("scanned 1 file (0.0 KB) in "),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.trim_end().ends_with("MB/s: 1 finding"),
-        "{}",
-        r.stderr
-    );
+    // One finding, singular; no rate for a scan of a few bytes (it would read 0.0 MB/s).
+    let first = r.stderr.lines().next().unwrap();
+    assert!(first.starts_with("scanned 1 file ("), "{first}");
+    assert!(first.ends_with(" s: 1 finding"), "{first}");
+    assert!(!first.contains("MB/s"), "{first}");
     let r = t.run(&["scan", "-q", "a.txt"]);
     r.expect(1);
     assert_eq!(r.stderr, "");
@@ -974,4 +969,125 @@ fn log_level_error_hides_warnings_and_summary_but_keeps_exit_status_and_errors()
         r.stderr
     );
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}
+
+// ------------------------------------------------------- the first hour: wording
+
+/// A lowered confidence says why in the text report, from the tags the JSON report carries: a
+/// made-up token (its GitHub checksum fails) in a test path.
+#[test]
+fn text_report_says_why_a_confidence_is_lowered() {
+    let t = Tree::new();
+    let good = token(70);
+    // Another last character: the checksum (the last 6 characters) no longer matches.
+    let last = if good.ends_with('A') { 'B' } else { 'A' };
+    let fake = format!("{}{last}", &good[..good.len() - 1]);
+    t.write("tests/fixture.env", format!("T={fake}\n"));
+    t.write("app.env", format!("T={good}\n"));
+    let r = t.run(&["scan", "--color", "never"]);
+    r.expect(1);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "app.env:1:3  {RULE}  ghp_…\n\
+             tests/fixture.env:1:3  {RULE} [low: fails GitHub checksum, test path]  ghp_…\n"
+        )
+    );
+    let json = t.run(&["scan", "--format", "json", "tests"]);
+    let v: serde_json::Value = serde_json::from_str(&json.expect(1).stdout).unwrap();
+    assert_eq!(
+        v[0]["tags"],
+        serde_json::json!(["prefix", "checksum-invalid", "test-path"])
+    );
+}
+
+/// The text report is sorted as JSON is (path, line, column), so two runs print the same
+/// bytes whatever the thread count and the order files complete in.
+#[test]
+fn text_report_is_sorted_like_json_and_stable() {
+    let t = Tree::new();
+    for i in 0..40u32 {
+        // Larger files first in name order, so that completion order differs from it.
+        let pad = "x = 1\n".repeat(((40 - i) * 200) as usize);
+        t.write(
+            format!("d{}/f{i:02}.env", i % 3),
+            format!("{pad}A={}\nB={}\n", token(100 + i), token(200 + i)),
+        );
+    }
+    let text = |threads: &str| {
+        let r = t.run(&["scan", "--color", "never", "-j", threads]);
+        r.expect(1);
+        r.stdout.clone()
+    };
+    let one = text("1");
+    assert_eq!(one, text("4"));
+    assert_eq!(one, text("4"));
+    let json = t.run(&["scan", "--format", "json", "-j", "4"]);
+    let from_json: Vec<String> = json
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| format!("{}:{}:{}", f.path, f.line, f.column))
+        .collect();
+    let from_text: Vec<String> = one
+        .lines()
+        .map(|l| l.split("  ").next().unwrap().to_string())
+        .collect();
+    assert_eq!(from_text.len(), 80);
+    assert_eq!(from_text, from_json);
+    let help = t.run(&["scan", "--help"]);
+    let help = help.expect(0).stdout.split_whitespace().collect::<Vec<_>>();
+    assert!(
+        help.join(" ").contains(
+            "both are sorted by path, line and column, identical whatever the thread count, \
+             and written when the scan ends. `jsonl` streams"
+        ),
+        "{help:?}"
+    );
+}
+
+/// A generic assignment whose value is a provider's token is one finding, under the
+/// provider's id; the generic match is counted as the duplicate it is, not as an allowlist
+/// drop.
+#[test]
+fn a_generic_match_shadowed_by_a_provider_is_counted_as_a_duplicate() {
+    let t = Tree::new();
+    t.write("app.py", format!("api_key = \"{}\"\n", token(71)));
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["app.py:1:12:1:52"]);
+    assert_eq!(
+        r.summary_line("suppressed"),
+        Some("suppressed: 1 duplicate of a provider finding")
+    );
+    // -v lists the allowlist drops; the duplicate is only counted.
+    let r = t.run(&["scan", "-v", "--format", "json"]);
+    assert!(
+        !r.expect(1).stderr.contains("scanner: suppressed:"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `--help` states each default once, says that `--redact` is not a choice, and how `-q`,
+/// `-v` and `--log-level` relate.
+#[test]
+fn scan_help_says_each_default_once_and_how_the_switches_relate() {
+    let t = Tree::new();
+    let r = t.run(&["scan", "--help"]);
+    let help = &r.expect(0).stdout;
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!flat.contains("Default 3"), "{flat}");
+    assert!(!flat.contains("(default 1;"), "{flat}");
+    assert_eq!(flat.matches("[default: 3]").count(), 1, "{flat}");
+    assert!(
+        flat.contains("--redact Does nothing: secrets are always redacted unless --show-secrets."),
+        "{flat}"
+    );
+    assert!(
+        flat.contains(
+            "`--log-level error` (errors only) < the default `warn` (warnings, notes, summary) \
+             < -v, the same as `--log-level info`"
+        ),
+        "{flat}"
+    );
 }

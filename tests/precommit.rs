@@ -721,6 +721,17 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
     assert!(staged(&r).expect(0).stderr.contains("1 baseline"));
     let out = r.git_out(&["commit", "-q", "-m", "edit around it"]);
     assert!(out.status.success());
+    // Once the secret is gone, --report-unused names the configured baseline's stale entry.
+    r.write("app.py", "x = 2\n");
+    let run = r.scan(&["scan", "--report-unused"]);
+    assert!(
+        run.expect(0).stderr.contains(&format!(
+            "scanner: unused baseline entry in {}: app.py:2 {RULE}",
+            r.path(".scanner-baseline.json").display()
+        )),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -123,7 +123,7 @@ pub struct ScanArgs {
     pub no_archives: bool,
 
     /// Archives inside archives are opened this deep (1: the top-level
-    /// archive only). Default 3.
+    /// archive only).
     #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Input")]
     pub archive_depth: u32,
 
@@ -188,7 +188,8 @@ pub struct ScanArgs {
     #[arg(long, help_heading = "Rules")]
     pub no_config: bool,
 
-    /// Suppress the findings recorded in this baseline file.
+    /// Suppress the findings recorded in this baseline file (instead of
+    /// the `baseline` of .scanner.toml).
     #[arg(long, value_name = "FILE", help_heading = "Baseline")]
     pub baseline: Option<PathBuf>,
 
@@ -196,12 +197,15 @@ pub struct ScanArgs {
     #[arg(long, value_name = "FILE", help_heading = "Baseline")]
     pub write_baseline: Option<PathBuf>,
 
-    /// List baseline entries that no longer match any finding.
-    #[arg(long, help_heading = "Baseline", requires = "baseline")]
+    /// List baseline entries that no longer match any finding (of
+    /// --baseline, else of the config's `baseline`).
+    #[arg(long, help_heading = "Baseline")]
     pub report_unused: bool,
 
-    /// Report format. `text` is for people; `json` is sorted and identical
-    /// whatever the thread count; `jsonl` streams; `sarif` is for code
+    /// Report format. `text` is for people; `json` is for tools; both are
+    /// sorted by path, line and column, identical whatever the thread
+    /// count, and written when the scan ends. `jsonl` streams each file's
+    /// findings as it completes (in completion order); `sarif` is for code
     /// scanning.
     #[arg(
         long,
@@ -223,14 +227,13 @@ pub struct ScanArgs {
     )]
     pub output: Option<PathBuf>,
 
-    /// The exit status when findings are reported (default 1; `--exit-code
-    /// 0` never fails a build on findings, as in gitleaks). Errors still
-    /// exit 2.
+    /// The exit status when findings are reported (`--exit-code 0` never
+    /// fails a build on findings, as in gitleaks). Errors still exit 2.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Output")]
     pub exit_code: u8,
 
-    /// Redact secrets in every format: the default, accepted so that a
-    /// gitleaks command line runs unchanged (`--show-secrets` turns it off).
+    /// Does nothing: secrets are always redacted unless --show-secrets.
+    /// Accepted only so that a gitleaks command line runs unchanged.
     #[arg(long, help_heading = "Output", conflicts_with = "show_secrets")]
     pub redact: bool,
 
@@ -248,6 +251,10 @@ pub struct ScanArgs {
     pub stats_json: Option<PathBuf>,
 
     /// No summary and no progress line on stderr (warnings still appear).
+    /// What else stderr carries is one scale, set by -v or --log-level:
+    /// `--log-level error` (errors only) < the default `warn` (warnings,
+    /// notes, summary) < -v, the same as `--log-level info` (also each
+    /// suppressed finding); -q removes the summary at any level.
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,
 
@@ -403,7 +410,7 @@ pub struct MergeArgs {
     #[arg(long, short = 'o', visible_alias = "report-path", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// The exit status when there are findings (default 1).
+    /// The exit status when there are findings.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub exit_code: u8,
 

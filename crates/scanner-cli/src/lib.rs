@@ -9,7 +9,7 @@
 //! | [`input`] | the input model: [`input::Item`], [`input::Source`], the one scope filter, the walker, git sources |
 //! | [`pipeline`] | budget, workers, chunked reads, large-input splitting, the sink thread |
 //! | [`filter`], [`gitleaksignore`] | post-scan suppression hooks (baseline, diff, config per-rule scopes, `--min-confidence`, `.gitleaksignore`) |
-//! | [`baseline`], [`config`], [`hook`] | baselines, `.scanner.toml`, `scanner hook install` (docs/precommit.md) |
+//! | [`baseline`], [`config`], [`hook`] | baselines and `scanner baseline add`, `.scanner.toml`, `scanner hook install` and `run` (docs/precommit.md) |
 //! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
 //! | [`outfile`] | every file written: `-o`, `--stats-json`, `--write-baseline` (atomic, special files written in place) |
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |

@@ -12,7 +12,8 @@
 //! suppressed: 4 placeholder, 1 baseline
 //! ```
 //!
-//! Every file not scanned appears under its reason (see `walk::Skip`), and
+//! The rate is left out below 1 MB scanned, where it would measure start-up. Every file not
+//! scanned appears under its reason (see `walk::Skip`), and
 //! every suppressed candidate under its reason, so nothing is hidden
 //! silently. Lines that would be empty are left out.
 //!
@@ -96,10 +97,12 @@ impl Progress {
 
     pub fn update(&self, files: u64, bytes: u64, findings: u64) {
         self.bar.set_message(format!(
-            "{} files, {}, {} findings",
+            "{} {}, {}, {} {}",
             thousands(files),
+            plural(files, "file", "files"),
             megabytes(bytes),
-            thousands(findings)
+            thousands(findings),
+            plural(findings, "finding", "findings")
         ));
     }
 
@@ -151,11 +154,16 @@ pub fn summary_lines(r: &ScanReport) -> Vec<String> {
             plural(r.files, "file", "files")
         ),
     };
+    // A rate over less than a megabyte measures start-up, not throughput: not shown.
+    let rate = if r.bytes >= 1_000_000 {
+        format!(", {:.1} MB/s", mb_per_sec(r.bytes, r.elapsed))
+    } else {
+        String::new()
+    };
     let mut lines = vec![format!(
-        "scanned {what} ({}) in {:.2} s, {:.1} MB/s: {} {}",
+        "scanned {what} ({}) in {:.2} s{rate}: {} {}",
         megabytes(r.bytes),
         r.elapsed.as_secs_f64(),
-        mb_per_sec(r.bytes, r.elapsed),
         thousands(r.findings),
         plural(r.findings, "finding", "findings"),
     )];
@@ -336,7 +344,9 @@ fn thousands(n: u64) -> String {
 }
 
 fn megabytes(bytes: u64) -> String {
-    if bytes < 1_000_000 {
+    if bytes < 1000 {
+        format!("{bytes} B")
+    } else if bytes < 1_000_000 {
         format!("{:.1} KB", bytes as f64 / 1e3)
     } else {
         format!("{:.1} MB", bytes as f64 / 1e6)
@@ -354,6 +364,7 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(megabytes(44), "44 B");
         assert_eq!(megabytes(1500), "1.5 KB");
         assert_eq!(megabytes(48_213_504), "48.2 MB");
     }
@@ -377,6 +388,17 @@ mod tests {
                 "not scanned: 12 ignored, 2 binary",
                 "suppressed: 1 baseline",
             ]
+        );
+        let small = ScanReport {
+            files: 2,
+            bytes: 1500,
+            findings: 1,
+            elapsed: Duration::from_millis(20),
+            ..Default::default()
+        };
+        assert_eq!(
+            summary_lines(&small),
+            ["scanned 2 files (1.5 KB) in 0.02 s: 1 finding"]
         );
         let v = stats_json(&r);
         assert_eq!(v["skipped"]["binary"], 2);

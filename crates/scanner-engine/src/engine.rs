@@ -1748,10 +1748,17 @@ impl Engine {
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
         s.provider_secrets.clear();
-        for c in cands.iter_mut() {
+        // A generic candidate that an allowlist drops may be a provider's secret (the generic
+        // rules allowlist the provider shapes): decided once every provider secret is known.
+        let mut generic_allowlisted = Vec::new();
+        for (i, c) in cands.iter_mut().enumerate() {
             let rule = &self.rules[c.rule as usize];
             if rule.pattern.is_some() {
                 if let Some(reason) = self.gate(c, data, input.path) {
+                    if rule.generic && reason == DropReason::Allowlist {
+                        generic_allowlisted.push(i);
+                        continue;
+                    }
                     match reason.allow_label() {
                         Some(label) if s.keep_allowed => c.allowed = Some(label),
                         _ => {
@@ -1767,6 +1774,24 @@ impl Engine {
                     s.provider_secrets.push(c.secret);
                 }
             }
+        }
+        // Counted as the duplicate it is when it overlaps a provider's secret, not as an
+        // allowlist drop.
+        for i in generic_allowlisted {
+            let c = &mut cands[i];
+            let duplicate = overlaps_any(&s.provider_secrets, c.secret, self.lead);
+            if !duplicate && s.keep_allowed {
+                c.allowed = DropReason::Allowlist.allow_label();
+                continue;
+            }
+            if c.owned && in_focus(c.secret) {
+                if duplicate {
+                    s.suppressed.duplicate += 1;
+                } else {
+                    s.suppressed.count(DropReason::Allowlist);
+                }
+            }
+            c.m = Span { start: 0, end: 0 };
         }
 
         // De-duplication, then positions.

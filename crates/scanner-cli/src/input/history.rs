@@ -72,9 +72,9 @@
 //! --raw` spent 670 M instructions on ripgrep's 4,528 commits and our parser 58 M more on
 //! its output; `git rev-list` with the fields above spends 326 M and the in-process diff
 //! 139 M (callgrind). On the 20,000-commit synthetic history of `scripts/bench-history.sh`,
-//! where the walk is a larger share, the scan's CPU time fell by a quarter (README,
-//! "History"). Reading commits in-process too would read every commit twice (`rev-list`
-//! parses each to order them). Measured again with our pack reader (2026-11-24): without
+//! where the walk is a larger share, the scan's CPU time fell by a quarter
+//! (docs/performance.md, "History"). Reading commits in-process too would read every commit
+//! twice (`rev-list` parses each to order them). Measured again with our pack reader (2026-11-24): without
 //! `--format`, `rev-list` executes 87 M instructions fewer on ripgrep and 265 M fewer on
 //! the synthetic history, and holds 4 MB less there, but reading each commit a second time
 //! costs 255 M and 681 M (each is a zlib stream of its own, and building its Huffman

@@ -6,7 +6,7 @@
 //!
 //! | `--format` | written by | when bytes reach the output |
 //! | --- | --- | --- |
-//! | `text` | [`text`] | per file, as files complete |
+//! | `text` | [`text`] | all at once in [`Sink::finish`], sorted |
 //! | `json` | [`json`] | all at once in [`Sink::finish`], sorted |
 //! | `jsonl` | [`json`] | per file, as files complete |
 //! | `sarif` | [`sarif`] | all at once in [`Sink::finish`], sorted |
@@ -16,9 +16,9 @@
 //!
 //! # Ordering
 //!
-//! `json` and `sarif` sort every finding by path (raw bytes), line, column, rule id, then end
-//! offset and fingerprint as tie-breakers, so the report is byte-for-byte identical whatever
-//! the thread count or the order files complete in. `text` and `jsonl` stream: files appear in
+//! `text`, `json` and `sarif` sort every finding by path (raw bytes), line, column, rule id,
+//! then end offset and fingerprint as tie-breakers, so the report is byte-for-byte identical
+//! whatever the thread count or the order files complete in. `jsonl` streams: files appear in
 //! completion order, each file's findings together (a batch is written whole, never
 //! interleaved with another file's) and sorted by position within the file.
 //!
@@ -91,7 +91,7 @@ pub struct SinkOptions {
 pub struct Sink {
     opts: SinkOptions,
     out: BufWriter<Box<dyn Write + Send>>,
-    /// `json` and `sarif` hold every finding until [`Sink::finish`] sorts them.
+    /// `text`, `json` and `sarif` hold every finding until [`Sink::finish`] sorts them.
     held: Vec<PathFinding>,
     /// Reused per batch so a batch reaches the output in one write.
     buf: Vec<u8>,
@@ -119,28 +119,23 @@ impl Sink {
     }
 
     /// All findings of one file (or one resolved piece), written whole so lines never
-    /// interleave. In `text` and `jsonl` the batch is written and flushed at once (a consumer of
-    /// `jsonl` sees each file as soon as it is done); `json` and `sarif` keep it for
-    /// [`Sink::finish`].
+    /// interleave. In `jsonl` the batch is written and flushed at once (a consumer sees each
+    /// file as soon as it is done); `text`, `json` and `sarif` keep it for [`Sink::finish`].
     pub fn write_file_findings(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
         match self.opts.format {
-            Format::Json | Format::Sarif => {
+            Format::Text | Format::Json | Format::Sarif => {
                 self.held.append(&mut batch);
                 Ok(())
             }
-            Format::Text | Format::Jsonl => {
+            Format::Jsonl => {
                 batch.sort_by(report_order);
                 self.buf.clear();
                 for f in &batch {
-                    if self.opts.format == Format::Text {
-                        text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
-                    } else {
-                        json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
-                        self.buf.push(b'\n');
-                    }
+                    json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
+                    self.buf.push(b'\n');
                 }
                 self.out.write_all(&self.buf)?;
                 self.out.flush()
@@ -148,11 +143,19 @@ impl Sink {
         }
     }
 
-    /// JSON/SARIF write here (sorted by path, line, column); text/jsonl just flush.
+    /// Text, JSON and SARIF write here (sorted by path, line, column); jsonl just flushes.
     /// `rules` describes the rules for SARIF's `tool.driver.rules`.
     pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
         match self.opts.format {
-            Format::Text | Format::Jsonl => {}
+            Format::Jsonl => {}
+            Format::Text => {
+                self.held.sort_by(report_order);
+                for f in &self.held {
+                    self.buf.clear();
+                    text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
+                    self.out.write_all(&self.buf)?;
+                }
+            }
             Format::Json => {
                 self.held.sort_by(report_order);
                 json::write_array(&mut self.out, &self.held, self.opts.show_secrets)?;
@@ -361,9 +364,10 @@ pub(crate) mod tests {
                 Ok(())
             }
         }
+        // `jsonl` streams: the error comes from the batch's write.
         let mut sink = Sink::new(
             SinkOptions {
-                format: Format::Text,
+                format: Format::Jsonl,
                 show_secrets: false,
                 color: false,
             },

@@ -9,8 +9,11 @@
 //!   there (git's own `REV:PATH` notation: `git show COMMIT:PATH` prints the blob);
 //! * `LINE` and `COLUMN` locate the first byte of the secret: 1-based, the column counted in
 //!   bytes (as in `json`);
-//! * `RULE_ID` is followed by ` [medium]` or ` [low]` when the confidence is not high, and by
-//!   ` (base64)`-style notes when the secret was found in decoded text;
+//! * `RULE_ID` is followed by ` [medium]` or ` [low]` when the confidence is not high, with
+//!   the reasons after a colon (` [low: fails GitHub checksum, test path]`): the finding's
+//!   `tags` (as `json` carries them) through [`tag_reason`], one phrase per tag that explains
+//!   a lower confidence; and by ` (base64)`-style notes when the secret was found in decoded
+//!   text;
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
@@ -29,13 +32,16 @@
 //! the path is magenta, the line and column green, the rule id bold yellow and the secret
 //! inside the snippet bold red, with plain SGR codes (`ESC[35m` ... `ESC[0m`).
 //!
-//! Lines are written per file as files complete; within a file, in position order.
+//! Lines are written when the scan ends, sorted as `json` is: by path, line and column (see
+//! [`super`]), so two runs over the same tree print the same bytes. `jsonl` is the format that
+//! streams.
 //!
 //! # Example
 //!
 //! ```text
 //! ./config/app.env:3:14  github-classic-pat  ghp_…
 //! ./src/db.py:3:23  postgres-connection-url  postgres://app:DaqW…@db.internal
+//! ./tests/fixtures/app.env:1:7  github-classic-pat [low: fails GitHub checksum, test path]  ghp_…
 //! ```
 //!
 //! and with `--show-secrets`, the same lines with the whole secrets. The snippet is what the
@@ -76,11 +82,20 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
     paint(&mut s, POS_COLOR, &format!("{}:{}", f.line, f.column));
     s.push_str("  ");
     paint(&mut s, RULE_COLOR, &escape(&f.rule_id));
-    // Only what lowers trust is shown: high confidence is the quiet default.
-    match f.confidence {
-        scanner_engine::Confidence::High => {}
-        scanner_engine::Confidence::Medium => s.push_str(" [medium]"),
-        scanner_engine::Confidence::Low => s.push_str(" [low]"),
+    // Only what lowers trust is shown, with why: high confidence is the quiet default.
+    if f.confidence != scanner_engine::Confidence::High {
+        s.push_str(" [");
+        s.push_str(f.confidence.as_str());
+        let mut reasons = f.tags.iter().filter_map(|t| tag_reason(t, &f.rule_id));
+        if let Some(first) = reasons.next() {
+            s.push_str(": ");
+            s.push_str(first);
+            for r in reasons {
+                s.push_str(", ");
+                s.push_str(r);
+            }
+        }
+        s.push(']');
     }
     for e in &f.decoded {
         s.push_str(" (");
@@ -105,6 +120,26 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
     }
     s.push('\n');
     out.extend_from_slice(s.as_bytes());
+}
+
+/// Why a tag lowers a finding's confidence, in words; `None` for the tags that do not lower it
+/// (`prefix`, `checksum-valid`). The one mapping from the tags of the `json` report (see
+/// `json.rs`, field `tags`) to the text report's reasons. `rule_id` names the vendor whose
+/// checksum failed.
+pub fn tag_reason(tag: &str, rule_id: &str) -> Option<&'static str> {
+    Some(match tag {
+        "checksum-invalid" if rule_id.starts_with("github-") => "fails GitHub checksum",
+        "checksum-invalid" if rule_id.starts_with("npm-") => "fails npm checksum",
+        "checksum-invalid" if rule_id.starts_with("pypi-") => "fails PyPI checksum",
+        "checksum-invalid" if rule_id == "jwt" => "not a well-formed JWT",
+        "checksum-invalid" => "fails its checksum",
+        "test-path" => "test path",
+        "doc-path" => "documentation path",
+        "test-code" => "in test code",
+        "published-example" => "published example",
+        "generic" => "generic pattern",
+        _ => return None,
+    })
 }
 
 /// `(before, Some(secret), after)` around the first copy of the secret in the match, or
@@ -201,6 +236,26 @@ mod tests {
         assert_eq!(
             snippet,
             format!("…{}{}{}…", "x".repeat(59), token(), "y".repeat(59))
+        );
+    }
+
+    #[test]
+    fn a_lowered_confidence_says_why_from_the_tags() {
+        let mut f = finding("tests/app.env", 1, 7);
+        f.finding.confidence = scanner_engine::Confidence::Low;
+        f.finding.tags = vec!["prefix", "checksum-invalid", "test-path"];
+        f.finding.rule_id = "github-classic-pat".into();
+        assert_eq!(
+            run(Format::Text, false, vec![vec![f.clone()]]),
+            "tests/app.env:1:7  github-classic-pat [low: fails GitHub checksum, test path]  \
+             token = \"ghp_…\"\n"
+        );
+        // A medium without a tag that explains it stays bare.
+        f.finding.confidence = scanner_engine::Confidence::Medium;
+        f.finding.tags = vec![];
+        assert_eq!(
+            run(Format::Text, false, vec![vec![f]]),
+            "tests/app.env:1:7  github-classic-pat [medium]  token = \"ghp_…\"\n"
         );
     }
 

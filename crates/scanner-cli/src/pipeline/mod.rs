@@ -310,7 +310,7 @@ impl Feeder<'_> {
 /// files are deltas of one another, and any grouping breaks up what the
 /// walk's order kept together. Queuing each group's batches for one worker
 /// (an inbox per worker in the executor) was measured and dropped: no
-/// change in time on ripgrep (README, "History").
+/// change in time on ripgrep (docs/performance.md, "History").
 ///
 /// The groups hold at most `GROUPS_PER_WORKER × GROUP_AHEAD × BLOB_BATCH`
 /// items per worker (paths and ids, no contents), and the order of the
