@@ -9,7 +9,7 @@
 //! | status | when |
 //! | --- | --- |
 //! | 0 | no finding, and every file in scope was read |
-//! | 1 | at least one finding reported (after suppressions) |
+//! | 1 | at least one finding reported (after suppressions); 0 instead when `--write-baseline` wrote them to its file |
 //! | 2 | an error: bad flag, rule or config, unreadable root; or a file or directory in scope could not be read (unless `--ignore-errors`), whether or not there were findings: a partial scan must not pass for a complete one |
 //!
 //! # Where things plug in
