@@ -168,15 +168,31 @@ pub fn summary_lines(r: &ScanReport) -> Vec<String> {
             plural(a.members, "member", "members"),
             megabytes(a.expanded_bytes)
         );
-        if !a.skip_counts.is_empty() {
-            let s: Vec<String> = a
-                .skip_counts
+        let (unread, noted): (Vec<_>, Vec<_>) = a
+            .skip_counts
+            .iter()
+            .partition(|(label, _)| crate::input::archive::label_incomplete(label));
+        if !noted.is_empty() {
+            let s: Vec<String> = noted
                 .iter()
-                .map(|(label, n)| format!("{} {label}", thousands(*n)))
+                .map(|(label, n)| format!("{} {label}", thousands(**n)))
                 .collect();
             line.push_str(&format!("; inside archives: {}", s.join(", ")));
         }
         lines.push(line);
+        // What was left unread, and the flag that would have read it.
+        if !unread.is_empty() {
+            let s: Vec<String> = unread
+                .iter()
+                .map(
+                    |(label, n)| match crate::input::archive::flag_for_label(label) {
+                        Some(flag) => format!("{} {label} (raise {flag})", thousands(**n)),
+                        None => format!("{} {label}", thousands(**n)),
+                    },
+                )
+                .collect();
+            lines.push(format!("not read inside archives: {}", s.join(", ")));
+        }
     }
     if r.unchanged_bytes > 0 {
         lines.push(format!(
