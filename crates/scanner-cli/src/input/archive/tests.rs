@@ -920,25 +920,23 @@ fn self_extracting_zip_is_found_by_name() {
     assert_eq!(stats.skipped, vec![]);
 }
 
-/// Python that writes `NAME.tar`: `a.txt`, then `s.env` whose header's size
-/// field is `FIELD` (12 bytes) while its data is 600 `x`s and [`KEY`], then
-/// `after.txt`.
-fn lying_tar(name: &str, field: &str) -> String {
-    format!(
-        "import tarfile\n\
-         def hdr(name, field):\n\
-         \x20   b = bytearray(tarfile.TarInfo(name).tobuf(format=tarfile.USTAR_FORMAT))\n\
-         \x20   b[124:136] = field; b[148:156] = b' ' * 8\n\
-         \x20   b[148:156] = ('%06o\\0 ' % sum(b)).encode()\n\
-         \x20   return bytes(b)\n\
-         pad = lambda d: d + bytes(-len(d) % 512)\n\
-         data = b'x' * 600 + b'\\n' + {key:?}.encode()\n\
-         out = hdr('a.txt', b'%011o\\0' % 6) + pad(b'alpha\\n')\n\
-         out += hdr('s.env', {field}) + pad(data)\n\
-         out += hdr('after.txt', b'%011o\\0' % 6) + pad(b'after\\n') + bytes(1024)\n\
-         open('{name}.tar', 'wb').write(out)\n",
-        key = KEY,
-    )
+/// Runs a generator of hostile archives in `tests/hostile/` (shared
+/// with the CLI's tests) in `dir`.
+fn testdata_py(dir: &Path, script: &str, args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/hostile")
+        .join(script);
+    let out = Command::new("python3")
+        .arg(script)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Members whose size field lies, read as GNU tar 1.34 reads them
@@ -948,9 +946,13 @@ fn lying_tar(name: &str, field: &str) -> String {
 #[test]
 fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
     let dir = tempfile::tempdir().unwrap();
-    py(dir.path(), &lying_tar("zero", "b'%011o\\0' % 0"));
-    py(dir.path(), &lying_tar("small", "b'%011o\\0' % 10"));
-    py(dir.path(), &lying_tar("huge", "b'%012o' % (8 << 30)"));
+    for size in ["0", "10", "huge"] {
+        testdata_py(
+            dir.path(),
+            "lying_tar.py",
+            &[&format!("{size}.tar"), size, KEY],
+        );
+    }
     let junk = |name: &str, n: u32| {
         ArchiveSkip::Corrupt(format!(
             "{n} blocks after member {name} are not tar headers (a member's size lies?): \
@@ -958,27 +960,27 @@ fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
         ))
     };
 
-    let (got, stats, _) = walk_file(dir.path(), "zero.tar", Limits::default());
+    let (got, stats, _) = walk_file(dir.path(), "0.tar", Limits::default());
     assert_eq!(
         got,
         leaves(&[
-            ("zero.tar!a.txt", "alpha\n"),
-            ("zero.tar!s.env", ""),
-            ("zero.tar!after.txt", "after\n")
+            ("0.tar!a.txt", "alpha\n"),
+            ("0.tar!s.env", ""),
+            ("0.tar!after.txt", "after\n")
         ])
     );
-    assert_eq!(stats.skipped, skips(&[("zero.tar", junk("s.env", 2))]));
+    assert_eq!(stats.skipped, skips(&[("0.tar", junk("s.env", 2))]));
 
-    let (got, stats, _) = walk_file(dir.path(), "small.tar", Limits::default());
+    let (got, stats, _) = walk_file(dir.path(), "10.tar", Limits::default());
     assert_eq!(
         got,
         leaves(&[
-            ("small.tar!a.txt", "alpha\n"),
-            ("small.tar!s.env", "xxxxxxxxxx"),
-            ("small.tar!after.txt", "after\n")
+            ("10.tar!a.txt", "alpha\n"),
+            ("10.tar!s.env", "xxxxxxxxxx"),
+            ("10.tar!after.txt", "after\n")
         ])
     );
-    assert_eq!(stats.skipped, skips(&[("small.tar", junk("s.env", 1))]));
+    assert_eq!(stats.skipped, skips(&[("10.tar", junk("s.env", 1))]));
 
     // The member reads to the end: its data, padding, the next header...
     let mut file = File::open(dir.path().join("huge.tar")).unwrap();
@@ -1020,27 +1022,13 @@ fn walk_file_sizes_unchecked(dir: &Path, name: &str) -> (Leaves, ArchiveStats, F
 #[test]
 fn zip_member_with_a_wrong_offset_is_found_by_its_local_header() {
     let dir = tempfile::tempdir().unwrap();
-    py(dir.path(), &zip_with_lost_offset("lost.zip", KEY));
+    testdata_py(dir.path(), "lost_offset_zip.py", &["lost.zip", KEY]);
     let (got, stats, _) = walk_file(dir.path(), "lost.zip", Limits::default());
     assert_eq!(
         got,
         leaves(&[("lost.zip!a.txt", "alpha\n"), ("lost.zip!s.env", KEY)])
     );
     assert_eq!(stats.skipped, vec![]);
-}
-
-/// Python that writes zip `name` holding `a.txt` and `s.env` (`secret`),
-/// whose directory entry for `s.env` says its local header is at 2^31.
-pub fn zip_with_lost_offset(name: &str, secret: &str) -> String {
-    format!(
-        "import zipfile, struct\n\
-         with zipfile.ZipFile('{name}', 'w', zipfile.ZIP_DEFLATED) as z:\n\
-         \x20   z.writestr('a.txt', 'alpha\\n'); z.writestr('s.env', {secret:?})\n\
-         d = bytearray(open('{name}', 'rb').read())\n\
-         at = d.rindex(b'PK\\x01\\x02')\n\
-         d[at+42:at+46] = struct.pack('<I', 1 << 31)\n\
-         open('{name}', 'wb').write(d)\n"
-    )
 }
 
 /// A directory declaring more entries than the member limit is not parsed:
