@@ -181,8 +181,13 @@ fn many_members(t: &Tree, name: &str, n: u32) {
         n - 1,
         token(8)
     );
+    python3(t, &["-c".as_ref(), py.as_ref()]);
+}
+
+/// Runs `python3 ARGS` in the tree; it must succeed.
+fn python3(t: &Tree, args: &[&std::ffi::OsStr]) {
     let out = Command::new("python3")
-        .args(["-c", &py])
+        .args(args)
         .current_dir(t.path())
         .output()
         .unwrap();
@@ -271,17 +276,9 @@ fn hostile(t: &Tree, script: &str, args: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/hostile")
         .join(script);
-    let out = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .current_dir(t.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut all = vec![script.as_os_str()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    python3(t, &all);
 }
 
 /// Tar members whose size field lies, read as GNU tar reads them: what

@@ -85,7 +85,7 @@
 //!   "Skipping to next header"); a size too large reads to the end of the
 //!   archive (reported as truncated);
 //! - a zip member whose central-directory entry points to no local header
-//!   is looked for by its local header ([`find_local_headers`]).
+//!   is looked for by its local header (`find_local_headers`).
 //!
 //! Memory stays bounded: members are read through, never buffered, except
 //! the first [`Limits::spool_memory`] bytes of a nested zip (the rest goes
@@ -1134,7 +1134,7 @@ fn zip_lost_members(
 /// for each `i`, found by reading the whole zip once for the signature.
 /// Each header is used once, in file order, so that two members of the same
 /// name find their own.
-pub fn find_local_headers(src: &mut dyn ReadSeek, names: &[&[u8]]) -> io::Result<Vec<Option<u64>>> {
+fn find_local_headers(src: &mut dyn ReadSeek, names: &[&[u8]]) -> io::Result<Vec<Option<u64>>> {
     const SIG: &[u8] = b"PK\x03\x04";
     const CHUNK: usize = 1 << 16;
     let mut found = vec![None; names.len()];

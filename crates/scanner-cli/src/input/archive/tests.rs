@@ -22,15 +22,19 @@ fn sh(dir: &Path, script: &str) {
 }
 
 fn py(dir: &Path, code: &str) {
+    python3(dir, &["-c".as_ref(), code.as_ref()]);
+}
+
+/// Runs `python3 ARGS` in `dir`; it must succeed.
+fn python3(dir: &Path, args: &[&std::ffi::OsStr]) {
     let out = Command::new("python3")
-        .arg("-c")
-        .arg(code)
+        .args(args)
         .current_dir(dir)
         .output()
         .expect("run python3");
     assert!(
         out.status.success(),
-        "{code}: {}",
+        "{args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -926,17 +930,9 @@ fn testdata_py(dir: &Path, script: &str, args: &[&str]) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/hostile")
         .join(script);
-    let out = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run python3");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut all = vec![script.as_os_str()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    python3(dir, &all);
 }
 
 /// Members whose size field lies, read as GNU tar 1.34 reads them
