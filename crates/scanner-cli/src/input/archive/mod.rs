@@ -500,6 +500,20 @@ impl Budget {
         true
     }
 
+    /// Charges `n` expanded bytes to the archive and the run; the limit
+    /// they spent, if any.
+    fn charge(&self, n: u64) -> Option<ArchiveSkip> {
+        let total = self.expanded.get() + n;
+        self.expanded.set(total);
+        if total > self.limits.max_total_bytes {
+            return Some(ArchiveSkip::TooLarge);
+        }
+        if self.run.charge(n) > self.limits.max_run_bytes {
+            return Some(ArchiveSkip::RunTooLarge);
+        }
+        None
+    }
+
     fn halt(&self, path: String, reason: ArchiveSkip) {
         if !self.halted.replace(true) {
             self.record(path, reason);
@@ -814,15 +828,9 @@ impl<'m> Meter<'m> {
     fn check(&self, n: u64) -> io::Result<()> {
         let read = self.read.get() + n;
         self.read.set(read);
-        let limits = &self.budget.limits;
         if self.charge {
-            let total = self.budget.expanded.get() + n;
-            self.budget.expanded.set(total);
-            if total > limits.max_total_bytes {
-                return Err(self.trip(ArchiveSkip::TooLarge));
-            }
-            if self.budget.run.charge(n) > limits.max_run_bytes {
-                return Err(self.trip(ArchiveSkip::RunTooLarge));
+            if let Some(spent) = self.budget.charge(n) {
+                return Err(self.trip(spent));
             }
         }
         if let Some(start) = self.header_start.get() {
@@ -1093,6 +1101,9 @@ fn zip_lost_members(
     let names: Vec<&[u8]> = lost.iter().map(|(name, _)| &name[..]).collect();
     let found = find_local_headers(src, &names)?;
     for ((name, error), at) in lost.iter().zip(found) {
+        if scope.budget.halted() {
+            return Ok(Flow::Stop);
+        }
         let Some(at) = at else {
             scope.record(name, error.clone());
             continue;
@@ -1110,6 +1121,13 @@ fn zip_lost_members(
                 continue;
             }
         };
+        if file.is_dir() {
+            continue;
+        }
+        if file.is_symlink() {
+            scope.record(name, ArchiveSkip::SymlinkMember);
+            continue;
+        }
         if is_unsafe_name(name) {
             scope.record(name, ArchiveSkip::UnsafeName);
         }
@@ -1171,12 +1189,12 @@ fn find_local_headers(src: &mut dyn ReadSeek, names: &[&[u8]]) -> io::Result<Vec
                 found[i] = Some(at);
             }
         }
-        if found.iter().all(Option::is_some) {
+        if found.iter().all(Option::is_some) || pos + want as u64 >= len {
             break;
         }
         // The next chunk starts where a signature cut at this one's end
         // would start.
-        pos += (want.saturating_sub(SIG.len() - 1)).max(1) as u64;
+        pos += (want - (SIG.len() - 1)) as u64;
     }
     Ok(found)
 }
@@ -1304,9 +1322,20 @@ fn tar_members(
                 report_junk(scope, &last, junk);
                 return Ok(flow);
             }
-            // A bad header cost at least its block; no progress would mean
-            // a reader that fails without reading.
-            None if meter.read.get() > start => junk += 1,
+            // A bad header cost at least its block (no progress would mean
+            // a reader that fails without reading). Skipped bytes are
+            // expanded bytes too: charged, lest a stream of junk run on.
+            None if meter.read.get() > start => {
+                junk += 1;
+                // What was read since the last member ended: padding and
+                // the block that is not a header.
+                let skipped = meter.read.get() - meter.header_start.get().unwrap_or(start);
+                if let Some(spent) = scope.budget.charge(skipped) {
+                    report_junk(scope, &last, junk);
+                    scope.budget.halt(scope.path.clone(), spent);
+                    return Ok(Flow::Stop);
+                }
+            }
             None => {
                 report_junk(scope, &last, junk);
                 scope.record_here(ArchiveSkip::Corrupt("unreadable tar header".into()));

@@ -977,6 +977,21 @@ fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
         ])
     );
     assert_eq!(stats.skipped, skips(&[("10.tar", junk("s.env", 1))]));
+    // Skipped blocks are expanded bytes: charged (6 + 0 + 512 + 512).
+    let limits = Limits {
+        max_total_bytes: 1000,
+        ..Limits::default()
+    };
+    let (got, stats, flow) = walk_file(dir.path(), "0.tar", limits);
+    assert_eq!(got.len(), 2);
+    assert_eq!(
+        stats.skipped,
+        skips(&[
+            ("0.tar", junk("s.env", 2)),
+            ("0.tar", ArchiveSkip::TooLarge)
+        ])
+    );
+    assert_eq!((stats.expanded_bytes, flow), (1030, Flow::Stop));
 
     // The member reads to the end: its data, padding, the next header...
     let mut file = File::open(dir.path().join("huge.tar")).unwrap();
