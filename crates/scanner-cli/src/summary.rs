@@ -21,7 +21,7 @@
 //!
 //! ```text
 //! archives: 3 opened, 1,002 members (10.5 MB expanded); inside archives: 1 symlink
-//! not read inside archives: 1 corrupt, 1 too_large (raise --archive-max-bytes)
+//! not read inside archives: 2 corrupt, 1 too_large (raise --archive-max-bytes)
 //! ```
 //!
 //! # `--stats-json FILE`
@@ -406,5 +406,25 @@ mod tests {
         assert_eq!(v["skipped"]["binary"], 2);
         assert_eq!(v["suppressed"]["baseline"], 1);
         assert_eq!(v["scheduler"]["workers"].as_array().unwrap().len(), 0);
+    }
+
+    /// Archive skips: those that left content unread on their own line,
+    /// each with the flag that raises its limit.
+    #[test]
+    fn archive_lines() {
+        let mut r = ScanReport::default();
+        r.archives.archives = 3;
+        r.archives.members = 1002;
+        r.archives.expanded_bytes = 10_500_000;
+        for (label, n) in [("symlink", 1), ("too_large", 1), ("corrupt", 2)] {
+            r.archives.skip_counts.insert(label, n);
+        }
+        assert_eq!(
+            summary_lines(&r)[1..],
+            [
+                "archives: 3 opened, 1,002 members (10.5 MB expanded); inside archives: 1 symlink",
+                "not read inside archives: 2 corrupt, 1 too_large (raise --archive-max-bytes)",
+            ]
+        );
     }
 }
