@@ -1047,11 +1047,18 @@ fn zip_members(
 fn zip_declared_entries(src: &mut dyn ReadSeek) -> io::Result<Option<u64>> {
     const EOCD: &[u8] = b"PK\x05\x06";
     let len = src.seek(SeekFrom::End(0))?;
-    // The record is 22 bytes and a comment of up to 64 KiB.
-    let tail_len = len.min(22 + 0xffff);
+    // The record is 22 bytes and a comment of up to 64 KiB, which is
+    // usually empty: the last 22 bytes are tried first.
+    let mut tail_len = len.min(22);
     let mut tail = vec![0; tail_len as usize];
     src.seek(SeekFrom::Start(len - tail_len))?;
     src.read_exact(&mut tail)?;
+    if !tail.starts_with(EOCD) {
+        tail_len = len.min(22 + 0xffff);
+        tail.resize(tail_len as usize, 0);
+        src.seek(SeekFrom::Start(len - tail_len))?;
+        src.read_exact(&mut tail)?;
+    }
     let Some(at) = tail.windows(4).rposition(|w| w == EOCD) else {
         return Ok(None);
     };
