@@ -1365,9 +1365,14 @@ fn report_junk(scope: &Scope<'_>, last: &[u8], junk: u64) {
     } else {
         format!("after member {after}")
     };
+    let (blocks, are) = if junk == 1 {
+        ("block", "is not a tar header")
+    } else {
+        ("blocks", "are not tar headers")
+    };
     scope.record_here(ArchiveSkip::Corrupt(format!(
-        "{junk} blocks {what} are not tar headers (a member's size lies?): skipped to the next \
-         header, as GNU tar does"
+        "{junk} {blocks} {what} {are} (a member's size lies?): skipped to the next header, as GNU \
+         tar does"
     )));
 }
 

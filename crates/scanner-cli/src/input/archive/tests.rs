@@ -949,10 +949,13 @@ fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
             &[&format!("{size}.tar"), size, KEY],
         );
     }
-    let junk = |name: &str, n: u32| {
+    let junk = |n: u32| {
+        let blocks = match n {
+            1 => "1 block after member s.env is not a tar header",
+            _ => "2 blocks after member s.env are not tar headers",
+        };
         ArchiveSkip::Corrupt(format!(
-            "{n} blocks after member {name} are not tar headers (a member's size lies?): \
-             skipped to the next header, as GNU tar does"
+            "{blocks} (a member's size lies?): skipped to the next header, as GNU tar does"
         ))
     };
 
@@ -965,7 +968,7 @@ fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
             ("0.tar!after.txt", "after\n")
         ])
     );
-    assert_eq!(stats.skipped, skips(&[("0.tar", junk("s.env", 2))]));
+    assert_eq!(stats.skipped, skips(&[("0.tar", junk(2))]));
 
     let (got, stats, _) = walk_file(dir.path(), "10.tar", Limits::default());
     assert_eq!(
@@ -976,7 +979,7 @@ fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
             ("10.tar!after.txt", "after\n")
         ])
     );
-    assert_eq!(stats.skipped, skips(&[("10.tar", junk("s.env", 1))]));
+    assert_eq!(stats.skipped, skips(&[("10.tar", junk(1))]));
     // Skipped blocks are expanded bytes: charged (6 + 0 + 512 + 512).
     let limits = Limits {
         max_total_bytes: 1000,
@@ -986,10 +989,7 @@ fn tar_members_with_a_lying_size_are_read_as_gnu_tar_reads_them() {
     assert_eq!(got.len(), 2);
     assert_eq!(
         stats.skipped,
-        skips(&[
-            ("0.tar", junk("s.env", 2)),
-            ("0.tar", ArchiveSkip::TooLarge)
-        ])
+        skips(&[("0.tar", junk(2)), ("0.tar", ArchiveSkip::TooLarge)])
     );
     assert_eq!((stats.expanded_bytes, flow), (1030, Flow::Stop));
 
