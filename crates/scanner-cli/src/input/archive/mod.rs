@@ -57,8 +57,8 @@
 //!   stopped when it has cost as much as these bounds allow, not before;
 //! - member count per top-level archive ([`ArchiveSkip::TooManyMembers`]),
 //!   checked before a zip's central directory is parsed: a directory that
-//!   declares more entries is not parsed, the members are found by their
-//!   local headers up to the limit;
+//!   declares more entries is read one entry at a time up to the limit,
+//!   never held whole;
 //! - nesting depth ([`ArchiveSkip::TooDeep`]), at most [`MAX_DEPTH`]: every
 //!   level is a frame of the call stack;
 //! - the zstd window, at most [`MAX_ZSTD_WINDOW`] as the reference `zstd`
@@ -969,11 +969,12 @@ fn zip_members(
 ) -> io::Result<Flow> {
     // The `zip` crate parses the whole central directory before the first
     // member (about 600 bytes of memory an entry): one that declares more
-    // entries than the member limit allows is not parsed. The local
-    // headers lead to the members up to the limit.
-    if zip_declared_entries(src)?.is_some_and(|n| n > scope.budget.limits.max_members) {
-        src.seek(SeekFrom::Start(0))?;
-        return zip_stream_members(src, scope, on_member);
+    // entries than the member limit allows is read an entry at a time
+    // instead, up to the limit.
+    if let Some(dir) = zip_directory(src)? {
+        if dir.entries > scope.budget.limits.max_members {
+            return zip_directory_members(src, &dir, scope, on_member);
+        }
     }
     let mut zip = match zip::ZipArchive::new(&mut *src) {
         Ok(zip) => zip,
@@ -1042,9 +1043,26 @@ fn zip_members(
     zip_lost_members(src, lost, scope, on_member)
 }
 
-/// The number of entries a zip's end-of-central-directory record declares
-/// (its zip64 record's, when it has one), if the record is found.
-fn zip_declared_entries(src: &mut dyn ReadSeek) -> io::Result<Option<u64>> {
+/// Where a zip's central directory is and how many entries it declares,
+/// from its end-of-central-directory record (and its zip64 record, when it
+/// has one).
+struct Directory {
+    entries: u64,
+    /// The offset of the first entry, in the file.
+    start: u64,
+    /// What to add to an offset the zip declares to get one in the file:
+    /// the bytes before the zip (a self-extracting stub).
+    shift: u64,
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(b)
+}
+
+/// The [`Directory`] of a zip, if its end record is found.
+fn zip_directory(src: &mut dyn ReadSeek) -> io::Result<Option<Directory>> {
     const EOCD: &[u8] = b"PK\x05\x06";
     let len = src.seek(SeekFrom::End(0))?;
     // The record is 22 bytes and a comment of up to 64 KiB, which is
@@ -1065,31 +1083,167 @@ fn zip_declared_entries(src: &mut dyn ReadSeek) -> io::Result<Option<u64>> {
     let Some(record) = tail.get(at..at + 22) else {
         return Ok(None);
     };
-    let entries = u64::from(u16::from_le_bytes([record[10], record[11]]));
+    let eocd = len - tail_len + at as u64;
+    let directory = |entries: u64, size: u64, offset: u64, end: u64| Directory {
+        entries,
+        start: end.saturating_sub(size),
+        shift: end.saturating_sub(size).saturating_sub(offset),
+    };
+    let small = directory(
+        le(&record[10..12]),
+        le(&record[12..16]),
+        le(&record[16..20]),
+        eocd,
+    );
     // A zip64 locator just before the record gives where the zip64 record
-    // is, which holds the 64-bit count.
-    let locator = (len - tail_len + at as u64).checked_sub(20);
-    let Some(locator) = locator else {
-        return Ok(Some(entries));
+    // is, which holds the 64-bit count, size and offset.
+    let Some(locator) = eocd.checked_sub(20) else {
+        return Ok(Some(small));
     };
     let mut loc = [0u8; 20];
     src.seek(SeekFrom::Start(locator))?;
     src.read_exact(&mut loc)?;
-    if &loc[..4] != b"PK\x06\x07" {
-        return Ok(Some(entries));
+    let record64 = le(&loc[8..16]);
+    if &loc[..4] != b"PK\x06\x07" || record64 > locator.saturating_sub(56) {
+        return Ok(Some(small));
     }
-    let record64 = u64::from_le_bytes(loc[8..16].try_into().expect("8 bytes"));
-    let mut rec = [0u8; 40];
-    if record64 > len.saturating_sub(40) {
-        return Ok(Some(entries));
-    }
+    let mut rec = [0u8; 56];
     src.seek(SeekFrom::Start(record64))?;
     src.read_exact(&mut rec)?;
     if &rec[..4] != b"PK\x06\x06" {
-        return Ok(Some(entries));
+        return Ok(Some(small));
     }
-    let entries64 = u64::from_le_bytes(rec[32..40].try_into().expect("8 bytes"));
-    Ok(Some(entries.max(entries64)))
+    let big = directory(
+        le(&rec[32..40]),
+        le(&rec[40..48]),
+        le(&rec[48..56]),
+        record64,
+    );
+    Ok(Some(Directory {
+        entries: small.entries.max(big.entries),
+        ..big
+    }))
+}
+
+/// The content of the member whose local header is at `at`, `packed`
+/// bytes compressed with `method` (as the central directory says: a local
+/// header written before its data, with a data descriptor, has no sizes).
+/// Stored and deflated members; no CRC check (only the scan reads them).
+fn zip_local_data<'s>(
+    src: &'s mut dyn ReadSeek,
+    at: u64,
+    packed: u64,
+    method: u64,
+) -> Result<Box<dyn Read + 's>, ArchiveSkip> {
+    let corrupt = |e: io::Error| ArchiveSkip::Corrupt(e.to_string());
+    let mut fixed = [0u8; 30];
+    src.seek(SeekFrom::Start(at)).map_err(corrupt)?;
+    src.read_exact(&mut fixed)
+        .map_err(|_| ArchiveSkip::Truncated)?;
+    if &fixed[..4] != b"PK\x03\x04" {
+        return Err(ArchiveSkip::Corrupt(
+            "no local header where the directory says".into(),
+        ));
+    }
+    let skip = le(&fixed[26..28]) + le(&fixed[28..30]);
+    src.seek(SeekFrom::Current(skip as i64)).map_err(corrupt)?;
+    let data = src.take(packed);
+    match method {
+        0 => Ok(Box::new(data)),
+        8 => Ok(Box::new(flate2::read::DeflateDecoder::new(data))),
+        other => Err(ArchiveSkip::Unsupported(format!(
+            "compression method {other}"
+        ))),
+    }
+}
+
+/// The members of a zip whose directory declares more entries than the
+/// member limit: its entries read one at a time, each member read at its
+/// local header with the sizes the directory gives ([`zip_local_data`]: so
+/// members written with a data descriptor are read too), until the limit;
+/// the `zip` crate would parse the whole directory first.
+fn zip_directory_members(
+    src: &mut dyn ReadSeek,
+    dir: &Directory,
+    scope: &Scope<'_>,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    let mut pos = dir.start;
+    loop {
+        if scope.budget.halted() {
+            return Ok(Flow::Stop);
+        }
+        let mut fixed = [0u8; 46];
+        src.seek(SeekFrom::Start(pos))?;
+        if src.read_exact(&mut fixed).is_err() || &fixed[..4] != b"PK\x01\x02" {
+            // The end of the directory (its end records follow it).
+            return Ok(Flow::Continue);
+        }
+        let (name_len, extra_len) = (le(&fixed[28..30]) as usize, le(&fixed[30..32]) as usize);
+        let mut name = vec![0u8; name_len + extra_len];
+        if src.read_exact(&mut name).is_err() {
+            scope.record_here(ArchiveSkip::Truncated);
+            return Ok(Flow::Continue);
+        }
+        let extra = name.split_off(name_len);
+        pos += 46 + (name_len + extra_len) as u64 + le(&fixed[32..34]);
+        if !scope.budget.take_member(scope.path()) {
+            return Ok(Flow::Stop);
+        }
+        let (mut size, mut packed, mut local) =
+            (le(&fixed[24..28]), le(&fixed[20..24]), le(&fixed[42..46]));
+        // Zip64: the fields that are all ones are in extra field 1, in order.
+        let mut rest = &extra[..];
+        while rest.len() >= 4 {
+            let (id, len) = (le(&rest[..2]), le(&rest[2..4]) as usize);
+            let data = rest.get(4..4 + len).unwrap_or_default();
+            if id == 1 {
+                let mut values = data.chunks_exact(8).map(le);
+                for field in [&mut size, &mut packed, &mut local] {
+                    if *field == 0xffff_ffff {
+                        *field = values.next().unwrap_or(*field);
+                    }
+                }
+            }
+            rest = rest.get(4 + len..).unwrap_or_default();
+        }
+        let unix_mode = le(&fixed[38..42]) >> 16;
+        if name.ends_with(b"/") {
+            continue;
+        }
+        if fixed[5] == 3 && unix_mode & 0o170000 == 0o120000 {
+            scope.record(&name, ArchiveSkip::SymlinkMember);
+            continue;
+        }
+        if le(&fixed[8..10]) & 1 != 0 {
+            scope.record(&name, ArchiveSkip::Encrypted);
+            continue;
+        }
+        if is_unsafe_name(&name) {
+            scope.record(&name, ArchiveSkip::UnsafeName);
+        }
+        let method = le(&fixed[10..12]);
+        let mut file = match zip_local_data(src, local.saturating_add(dir.shift), packed, method) {
+            Ok(file) => file,
+            Err(reason) => {
+                scope.record(&name, reason);
+                continue;
+            }
+        };
+        let member = Member {
+            name: &name,
+            size: Some(size),
+        };
+        match deliver(scope, &member, &mut file, None, on_member)? {
+            Delivered::Flow(Flow::Continue) => {}
+            Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
+            Delivered::Failed(reason) => {
+                if record_failure(scope, &name, reason) {
+                    return Ok(Flow::Stop);
+                }
+            }
+        }
+    }
 }
 
 /// Delivers the members whose central-directory entry led to no local
