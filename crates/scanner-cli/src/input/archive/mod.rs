@@ -962,6 +962,28 @@ fn zip_error(e: zip::result::ZipError) -> ArchiveSkip {
     }
 }
 
+/// Delivers one member of a zip read by random access, where a member that
+/// fails ends itself only; [`Flow::Stop`] when the walk must stop.
+fn deliver_zip(
+    scope: &Scope<'_>,
+    name: &[u8],
+    size: u64,
+    reader: &mut dyn Read,
+    on_member: &mut OnMember<'_>,
+) -> io::Result<Flow> {
+    let member = Member {
+        name,
+        size: Some(size),
+    };
+    Ok(match deliver(scope, &member, reader, None, on_member)? {
+        Delivered::Flow(flow) => flow,
+        Delivered::Failed(reason) => match record_failure(scope, name, reason) {
+            true => Flow::Stop,
+            false => Flow::Continue,
+        },
+    })
+}
+
 fn zip_members(
     src: &mut dyn ReadSeek,
     scope: &Scope<'_>,
@@ -1025,18 +1047,8 @@ fn zip_members(
                 continue;
             }
         };
-        let member = Member {
-            name: &name,
-            size: Some(size),
-        };
-        match deliver(scope, &member, &mut file, None, on_member)? {
-            Delivered::Flow(Flow::Continue) => {}
-            Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
-            Delivered::Failed(reason) => {
-                if record_failure(scope, &name, reason) {
-                    return Ok(Flow::Stop);
-                }
-            }
+        if deliver_zip(scope, &name, size, &mut file, on_member)? == Flow::Stop {
+            return Ok(Flow::Stop);
         }
     }
     drop(zip);
@@ -1230,18 +1242,8 @@ fn zip_directory_members(
                 continue;
             }
         };
-        let member = Member {
-            name: &name,
-            size: Some(size),
-        };
-        match deliver(scope, &member, &mut file, None, on_member)? {
-            Delivered::Flow(Flow::Continue) => {}
-            Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
-            Delivered::Failed(reason) => {
-                if record_failure(scope, &name, reason) {
-                    return Ok(Flow::Stop);
-                }
-            }
+        if deliver_zip(scope, &name, size, &mut file, on_member)? == Flow::Stop {
+            return Ok(Flow::Stop);
         }
     }
 }
@@ -1292,18 +1294,9 @@ fn zip_lost_members(
         if is_unsafe_name(name) {
             scope.record(name, ArchiveSkip::UnsafeName);
         }
-        let member = Member {
-            name,
-            size: Some(file.size()),
-        };
-        match deliver(scope, &member, &mut file, None, on_member)? {
-            Delivered::Flow(Flow::Continue) => {}
-            Delivered::Flow(Flow::Stop) => return Ok(Flow::Stop),
-            Delivered::Failed(reason) => {
-                if record_failure(scope, name, reason) {
-                    return Ok(Flow::Stop);
-                }
-            }
+        let size = file.size();
+        if deliver_zip(scope, name, size, &mut file, on_member)? == Flow::Stop {
+            return Ok(Flow::Stop);
         }
     }
     Ok(Flow::Continue)
