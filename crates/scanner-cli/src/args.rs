@@ -123,9 +123,31 @@ pub struct ScanArgs {
     pub no_archives: bool,
 
     /// Archives inside archives are opened this deep (1: the top-level
-    /// archive only).
-    #[arg(long, value_name = "N", default_value_t = 3, help_heading = "Input")]
+    /// archive only). At most 32 (each level is stack).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(crate::input::archive::MAX_DEPTH)),
+        help_heading = "Input"
+    )]
     pub archive_depth: u32,
+
+    /// Bytes one archive may expand to, nested archives included (K, M or
+    /// G suffix). Default 1G. Past it the rest of the archive is not read
+    /// and the run exits 2.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
+    pub archive_max_bytes: Option<u64>,
+
+    /// Bytes all the archives of the run may expand to together. Default
+    /// 16G. Past it the rest is not read and the run exits 2.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, help_heading = "Input")]
+    pub archive_max_run_bytes: Option<u64>,
+
+    /// Members one archive may hold, nested archives included. Default
+    /// 100000. Past it the rest is not read and the run exits 2.
+    #[arg(long, value_name = "N", help_heading = "Input")]
+    pub archive_max_members: Option<u64>,
 
     /// Scan files that look binary (a NUL byte in the first 8 KiB) too.
     #[arg(long, help_heading = "Input")]

@@ -256,9 +256,15 @@ impl ScanPlan {
             split_grain: args.split_grain.unwrap_or(defaults.split_grain),
             progress: !args.quiet && messages::warnings_shown() && Progress::wanted(),
             stdout_id: stdout_id(),
-            archives: (!args.no_archives).then(|| crate::input::archive::Limits {
-                max_depth: args.archive_depth.max(1),
-                ..Default::default()
+            archives: (!args.no_archives).then(|| {
+                let d = crate::input::archive::Limits::default();
+                crate::input::archive::Limits {
+                    max_depth: args.archive_depth.max(1),
+                    max_total_bytes: args.archive_max_bytes.unwrap_or(d.max_total_bytes),
+                    max_run_bytes: args.archive_max_run_bytes.unwrap_or(d.max_run_bytes),
+                    max_members: args.archive_max_members.unwrap_or(d.max_members),
+                    ..d
+                }
             }),
             shard: crate::shard::Shard::resolve(args.shard)?,
             list_suppressed: messages::suppressed_shown(),

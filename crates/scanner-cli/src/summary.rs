@@ -15,7 +15,15 @@
 //! The rate is left out below 1 MB scanned, where it would measure start-up. Every file not
 //! scanned appears under its reason (see `walk::Skip`), and
 //! every suppressed candidate under its reason, so nothing is hidden
-//! silently. Lines that would be empty are left out.
+//! silently. Lines that would be empty are left out. Archives add a line of
+//! what was opened, and one of what was left unread inside them, by
+//! `archive::ArchiveSkip::label`, with the flag that raises the limit that
+//! stopped it (each such skip is also an error: exit 2):
+//!
+//! ```text
+//! archives: 3 opened, 1,002 members (10.5 MB expanded); inside archives: 1 symlink
+//! not read inside archives: 2 corrupt, 1 too_large (raise --archive-max-bytes)
+//! ```
 //!
 //! # `--stats-json FILE`
 //!
@@ -176,15 +184,31 @@ pub fn summary_lines(r: &ScanReport) -> Vec<String> {
             plural(a.members, "member", "members"),
             megabytes(a.expanded_bytes)
         );
-        if !a.skip_counts.is_empty() {
-            let s: Vec<String> = a
-                .skip_counts
+        let (unread, noted): (Vec<_>, Vec<_>) = a
+            .skip_counts
+            .iter()
+            .partition(|(label, _)| crate::input::archive::label_incomplete(label));
+        if !noted.is_empty() {
+            let s: Vec<String> = noted
                 .iter()
-                .map(|(label, n)| format!("{} {label}", thousands(*n)))
+                .map(|(label, n)| format!("{} {label}", thousands(**n)))
                 .collect();
             line.push_str(&format!("; inside archives: {}", s.join(", ")));
         }
         lines.push(line);
+        // What was left unread, and the flag that would have read it.
+        if !unread.is_empty() {
+            let s: Vec<String> = unread
+                .iter()
+                .map(
+                    |(label, n)| match crate::input::archive::flag_for_label(label) {
+                        Some(flag) => format!("{} {label} (raise {flag})", thousands(**n)),
+                        None => format!("{} {label}", thousands(**n)),
+                    },
+                )
+                .collect();
+            lines.push(format!("not read inside archives: {}", s.join(", ")));
+        }
     }
     if r.unchanged_bytes > 0 {
         lines.push(format!(
@@ -404,5 +428,25 @@ mod tests {
         assert_eq!(v["skipped"]["binary"], 2);
         assert_eq!(v["suppressed"]["baseline"], 1);
         assert_eq!(v["scheduler"]["workers"].as_array().unwrap().len(), 0);
+    }
+
+    /// Archive skips: those that left content unread on their own line,
+    /// each with the flag that raises its limit.
+    #[test]
+    fn archive_lines() {
+        let mut r = ScanReport::default();
+        r.archives.archives = 3;
+        r.archives.members = 1002;
+        r.archives.expanded_bytes = 10_500_000;
+        for (label, n) in [("symlink", 1), ("too_large", 1), ("corrupt", 2)] {
+            r.archives.skip_counts.insert(label, n);
+        }
+        assert_eq!(
+            summary_lines(&r)[1..],
+            [
+                "archives: 3 opened, 1,002 members (10.5 MB expanded); inside archives: 1 symlink",
+                "not read inside archives: 2 corrupt, 1 too_large (raise --archive-max-bytes)",
+            ]
+        );
     }
 }

@@ -450,6 +450,7 @@ pub fn scan(
         stop: stop.clone(),
         counts: Arc::clone(&counts),
         quiet: Default::default(),
+        archive_bytes: Default::default(),
     });
     let executor = worker::executor(threads, &shared);
     drop(shared);

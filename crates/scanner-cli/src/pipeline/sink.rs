@@ -144,10 +144,15 @@ pub fn sink_loop(
                 }
             }
             Msg::Archive(stats) => {
-                for skipped in stats.skipped.iter().filter(|_| messages::warnings_shown()) {
-                    let path = std::path::Path::new(&skipped.path);
-                    let line = messages::warning_line(Some(path), &skipped.reason.to_string());
-                    say(&progress, line);
+                // Content left unread makes the run incomplete, as an
+                // unreadable file does: exit 2, and said whatever the level.
+                report.errors += stats.incomplete;
+                for skipped in stats.skipped.iter() {
+                    if skipped.reason.incomplete() || messages::warnings_shown() {
+                        let path = std::path::Path::new(&skipped.path);
+                        let line = messages::warning_line(Some(path), &skipped.reason.to_string());
+                        say(&progress, line);
+                    }
                 }
                 report.archives.merge(stats);
             }

@@ -74,6 +74,9 @@ pub struct Shared {
     pub counts: Arc<Counts>,
     /// History blobs known to hold no long-window keyword.
     pub quiet: super::versions::Quiet,
+    /// Bytes expanded by the archives of this run, against
+    /// `--archive-max-run-bytes`.
+    pub archive_bytes: Arc<archive::RunBytes>,
 }
 
 /// A worker's reusable state.
@@ -429,7 +432,7 @@ fn scan_archive(
     spawner: &Spawner<Task>,
     sh: &Shared,
 ) -> io::Result<Outcome> {
-    let budget = archive::Budget::new(limits.clone());
+    let budget = archive::Budget::in_run(limits.clone(), Arc::clone(&sh.archive_bytes));
     let display = provenance.path.to_string_lossy().into_owned();
     let scope = archive::Scope::top(&budget, &display);
     let mut batch = MemberBatch::new(std::mem::take(&mut w.members));
