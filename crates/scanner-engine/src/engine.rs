@@ -111,6 +111,52 @@ pub const UNBOUNDED_WINDOW: usize = 8192;
 /// A regex that can match more than this is treated as unbounded; one whose
 /// *shortest* match is longer could never match, and is a build error.
 pub const MAX_WINDOW: usize = 1 << 20;
+/// The most automaton (Thompson NFA) states a user rule's regex may have:
+/// 4x the largest built-in rule (4,525, `kubeconfig-user-token`). A long
+/// counted repetition (`.{65535}x`: 65,541 states) makes every search in a
+/// window cost states x bytes once the lazy DFA's cache overflows; a
+/// hostile repository's `.gitleaks.toml`, loaded automatically, must not
+/// stall a scan that way. Built-in rules are held to it by the test suite.
+pub const MAX_REGEX_STATES: usize = 1 << 14;
+/// The most a keyed user rule's states times its window (in bytes) may be:
+/// the worst-case work of one keyword hit. 5x the largest built-in product
+/// (13 M, `private-key-putty`: 1,597 states, 8 KiB window).
+pub const MAX_REGEX_WORK: usize = 1 << 26;
+/// The longest regex pattern accepted, checked before parsing it: 64 KiB.
+/// The longest built-in pattern is under 1 KiB; parsing holds about 100
+/// bytes per pattern byte, so a 10 MB literal would take 1 GB.
+pub const MAX_PATTERN_LEN: usize = 64 << 10;
+
+/// Refuses a regex whose search could cost too much (see
+/// [`MAX_REGEX_STATES`], [`MAX_REGEX_WORK`]); `window` is the bytes searched
+/// per keyword hit, `None` for a rule without keywords.
+fn check_cost(hir: &Hir, window: Option<usize>) -> Result<(), String> {
+    let advice = "shorten its counted repetitions (`.{65535}`) or split the rule";
+    let nfa = regex_automata::nfa::thompson::Compiler::new()
+        .configure(
+            regex_automata::nfa::thompson::Config::new()
+                .nfa_size_limit(Some(10 << 20))
+                .shrink(false),
+        )
+        .build_from_hir(hir)
+        .map_err(|e| format!("regex too large to compile ({e}): {advice}"))?;
+    let states = nfa.states().len();
+    if states > MAX_REGEX_STATES {
+        return Err(format!(
+            "regex too large: {states} automaton states, more than {MAX_REGEX_STATES}: {advice}"
+        ));
+    }
+    if let Some(w) = window {
+        if states.saturating_mul(w) > MAX_REGEX_WORK {
+            return Err(format!(
+                "regex too costly: {states} automaton states times a {w}-byte window is more \
+                 than {MAX_REGEX_WORK}: {advice}, or lower `max_len`"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
 pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
@@ -385,6 +431,23 @@ impl EngineBuilder {
                         // exceeds the compiler's size limit would otherwise
                         // match nothing, silently. Built-ins stay lazy (the
                         // test suite compiles them all).
+                        if let (false, Some(Ok(hir))) = (f.trusted, rule.parsed()) {
+                            let window = (!rule.keywords.is_empty()).then(|| {
+                                if rule.unbounded {
+                                    rule.max_len.max(UNBOUNDED_WINDOW)
+                                } else {
+                                    rule.max_len
+                                }
+                            });
+                            if let Err(m) = check_cost(hir, window) {
+                                errors.push(Error::new(
+                                    Some(f.origin.clone().into()),
+                                    Some(r.id.clone()),
+                                    format!("line {}: {m}", r.line),
+                                ));
+                                continue;
+                            }
+                        }
                         if !f.trusted && rule.pattern.is_some() && rule.regex().is_none() {
                             errors.push(Error::new(
                                 Some(f.origin.clone().into()),
@@ -2159,10 +2222,74 @@ negative_examples = ["k ab"]
         assert_eq!(e.file(), Some(std::path::Path::new("big.toml")));
         assert_eq!(e.rule(), Some("big"));
         assert!(
-            e.message().starts_with("line 2: cannot compile regex: "),
+            e.message()
+                .starts_with("line 2: regex too large to compile ("),
             "{e}"
         );
         assert!(e.message().contains("exceeded limit of 10485760"), "{e}");
+    }
+
+    #[test]
+    fn a_costly_user_rule_is_refused_naming_it() {
+        let build = |text: &str| {
+            EngineBuilder::new()
+                .add(RuleFile::parse(text, "slow.toml").unwrap())
+                .build()
+                .unwrap_err()
+        };
+        let e = build("[[rules]]\nid = \"slow\"\nregex = '''.{65535}x'''\nkeywords = [\"x\"]\n");
+        assert_eq!(e.file(), Some(std::path::Path::new("slow.toml")));
+        assert_eq!(e.rule(), Some("slow"));
+        assert_eq!(
+            e.message(),
+            "line 1: regex too large: 65541 automaton states, more than 16384: shorten its \
+             counted repetitions (`.{65535}`) or split the rule"
+        );
+        // Fewer states, but each hit would search 64 KiB with them.
+        let e = build(
+            "[[rules]]\nid = \"slow\"\nregex = '''x.{9000}'''\nkeywords = [\"x\"]\n\
+             max_len = 65536\n",
+        );
+        assert!(
+            e.message()
+                .starts_with("line 1: regex too costly: 9006 automaton states times a 65536-byte"),
+            "{e}"
+        );
+        // A pattern above the length bound is refused before it is parsed.
+        let e = build(&format!(
+            "[[rules]]\nid = \"big\"\nregex = '''{}'''\nkeywords = [\"x\"]\n",
+            "x".repeat(MAX_PATTERN_LEN + 1)
+        ));
+        assert!(
+            e.message()
+                .starts_with("line 1: regex: the pattern is 65537 bytes, more than the 65536"),
+            "{e}"
+        );
+    }
+
+    /// The bounds of `check_cost` hold for every built-in rule, as for a
+    /// user's (the built-ins are compiled lazily, without the check).
+    #[test]
+    fn builtin_rules_are_within_the_cost_bounds() {
+        let mut checked = 0;
+        for f in RuleFile::builtin() {
+            for r in &f.rules {
+                let (rule, ..) = compile_rule(r, &f.origin, false).unwrap();
+                let Some(Ok(hir)) = rule.parsed() else {
+                    continue;
+                };
+                let window = (!rule.keywords.is_empty()).then(|| {
+                    if rule.unbounded {
+                        rule.max_len.max(UNBOUNDED_WINDOW)
+                    } else {
+                        rule.max_len
+                    }
+                });
+                check_cost(hir, window).unwrap_or_else(|m| panic!("{}: {m}", r.id));
+                checked += 1;
+            }
+        }
+        assert!(checked > 200, "{checked}");
     }
 
     #[test]
