@@ -236,6 +236,38 @@ fn a_repository_rule_with_a_huge_repetition_is_refused() {
     );
 }
 
+#[test]
+fn a_keyword_of_one_repeated_character_is_not_a_keyword() {
+    let t = Tree::new();
+    t.write(
+        ".gitleaks.toml",
+        "[extend]\nuseDefault = true\n[[rules]]\nid = \"zed\"\nregex = '''zzzz_[0-9]{8}'''\n\
+         keywords = [\"ZZZZ\"]\n",
+    );
+    t.write("a.txt", "x = zzzz_12345678\n");
+    // Base64 of zeros: a run of `A`s, where the built-in Twitter rule's old keyword (20 `a`s)
+    // hit at every byte.
+    t.write("zeros.b64", "A".repeat(1 << 20));
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    let found: Vec<(String, String, u32)> = r
+        .findings()
+        .into_iter()
+        .map(|f| (f.rule_id, f.path, f.line))
+        .collect();
+    assert_eq!(found, [("zed".into(), "a.txt".into(), 1)]);
+    assert!(
+        r.stderr.contains(
+            "scanner: warning: ./.gitleaks.toml: rule `zed`: keyword `zzzz` has too little \
+             information (one character repeated, it matches at every byte of a run such as \
+             `AAAA` or `====`): the rule's regex runs over every byte of every file instead; use \
+             a keyword of two characters or more\n"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
 // ---------------------------------------------------------------- §6 output
 
 #[test]

@@ -129,8 +129,8 @@ pub const MAX_PATTERN_LEN: usize = 64 << 10;
 
 /// Refuses a regex whose search could cost too much (see
 /// [`MAX_REGEX_STATES`], [`MAX_REGEX_WORK`]); `window` is the bytes searched
-/// per keyword hit, `None` for a rule without keywords.
-fn check_cost(hir: &Hir, window: Option<usize>) -> Result<(), String> {
+/// per keyword hit ([`Rule::cost_window`]).
+fn check_cost(hir: &Hir, window: usize) -> Result<(), String> {
     let advice = "shorten its counted repetitions (`.{65535}`) or split the rule";
     let nfa = regex_automata::nfa::thompson::Compiler::new()
         .configure(
@@ -139,22 +139,52 @@ fn check_cost(hir: &Hir, window: Option<usize>) -> Result<(), String> {
                 .shrink(false),
         )
         .build_from_hir(hir)
-        .map_err(|e| format!("regex too large to compile ({e}): {advice}"))?;
+        .map_err(|e| format!("cannot compile regex: {e}: {advice}"))?;
     let states = nfa.states().len();
     if states > MAX_REGEX_STATES {
         return Err(format!(
             "regex too large: {states} automaton states, more than {MAX_REGEX_STATES}: {advice}"
         ));
     }
-    if let Some(w) = window {
-        if states.saturating_mul(w) > MAX_REGEX_WORK {
-            return Err(format!(
-                "regex too costly: {states} automaton states times a {w}-byte window is more \
-                 than {MAX_REGEX_WORK}: {advice}, or lower `max_len`"
-            ));
-        }
+    if states.saturating_mul(window) > MAX_REGEX_WORK {
+        return Err(format!(
+            "regex too costly: {states} automaton states times a {window}-byte window is more \
+             than {MAX_REGEX_WORK}: {advice}, or lower `max_len`"
+        ));
     }
     Ok(())
+}
+
+/// A keyword of at most this many distinct characters (ASCII case folded)
+/// has too little information to be a keyword. A keyword hits once per
+/// period of its own pattern in a run of it, and runs of one character are
+/// what real files are full of (base64 of zeros, `====` rulers, padding,
+/// `0000`): `aaaaaaaaaaaaaaaaaaaa` hit at every byte of content of the
+/// letter `A`, each hit opening windows, 30 times slower than spaces.
+/// (Runs of a two-character period are rare in real data, while keywords
+/// such as `$6$` or `://` have one, so the bound stays at one character.)
+/// A rule with such a keyword is compiled as a rule without keywords (its
+/// regex, with its own literal prefilter, runs over every byte), with a
+/// build warning: it finds at least what it found before, and exactly that
+/// when every match holds the keyword. No built-in rule has one (a test
+/// builds them with every warning an error).
+pub const LOW_INFORMATION: usize = 1;
+
+/// See [`LOW_INFORMATION`].
+fn low_information(keyword: &str) -> bool {
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for b in keyword.bytes() {
+        let b = usize::from(b.to_ascii_lowercase());
+        if !seen[b] {
+            seen[b] = true;
+            distinct += 1;
+            if distinct > LOW_INFORMATION {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The matched text in a [`Finding`] is cut to this many bytes.
@@ -432,14 +462,7 @@ impl EngineBuilder {
                         // match nothing, silently. Built-ins stay lazy (the
                         // test suite compiles them all).
                         if let (false, Some(Ok(hir))) = (f.trusted, rule.parsed()) {
-                            let window = (!rule.keywords.is_empty()).then(|| {
-                                if rule.unbounded {
-                                    rule.max_len.max(UNBOUNDED_WINDOW)
-                                } else {
-                                    rule.max_len
-                                }
-                            });
-                            if let Err(m) = check_cost(hir, window) {
+                            if let Err(m) = check_cost(hir, rule.cost_window()) {
                                 errors.push(Error::new(
                                     Some(f.origin.clone().into()),
                                     Some(r.id.clone()),
@@ -543,8 +566,9 @@ impl EngineBuilder {
             }
             if rule.keywords.is_empty() {
                 unkeyed.push(idx as u32);
-                // A `path`-scoped rule runs on its few files only.
-                if rule.path.is_some() {
+                // A `path`-scoped rule runs on its few files only; one whose
+                // keywords were set aside (`low_information`) was warned of.
+                if rule.path.is_some() || !infos[idx].keywords.is_empty() {
                     continue;
                 }
                 warnings.push(Warning::new(
@@ -884,7 +908,7 @@ fn compile_rule(
 ) -> Result<(Rule, RuleInfo, Vec<Warning>), Error> {
     let err = |m: String| Error::new(Some(origin.into()), Some(r.id.clone()), m);
     let line = r.line;
-    let warnings = Vec::new();
+    let mut warnings = Vec::new();
     // A rule without `max_len` needs its regex's longest match now, even
     // when trusted: it sizes the window, and the windows size the overlap.
     let hir = match &r.regex {
@@ -965,6 +989,21 @@ fn compile_rule(
         }
         keywords.push(k.to_ascii_lowercase());
     }
+    if let Some(k) = keywords.iter().find(|k| low_information(k)) {
+        warnings.push(Warning::new(
+            Some(origin.into()),
+            Some(r.id.clone()),
+            format!(
+                "keyword `{k}` has too little information (one character repeated, it matches \
+                 at every byte of a run such as `AAAA` or `====`): the rule's regex runs over \
+                 every byte of every file instead; use a keyword of two characters or more"
+            ),
+        ));
+    }
+    let info_keywords = keywords.clone();
+    if keywords.iter().any(|k| low_information(k)) {
+        keywords.clear();
+    }
     let path = match &r.path {
         Some(p) if trusted => Some(LazyRegex::unchecked(std::slice::from_ref(p))),
         Some(p) => Some(
@@ -1008,7 +1047,7 @@ fn compile_rule(
         aliases: r.aliases.iter().filter(|a| **a != r.id).cloned().collect(),
         name: name.into(),
         description,
-        keywords: keywords.clone(),
+        keywords: info_keywords,
         origin: origin.to_owned(),
     };
     let rule = Rule {
@@ -1048,6 +1087,18 @@ impl Rule {
                 .and_then(|hir| crate::lead::infer(hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// The bytes one search of this rule may cover, for [`check_cost`]:
+    /// its window; at least [`UNBOUNDED_WINDOW`] for a rule whose regex is
+    /// unbounded (its final window is the engine's longest) or that has no
+    /// keywords (it searches whole buffers).
+    fn cost_window(&self) -> usize {
+        if self.unbounded || self.keywords.is_empty() {
+            self.max_len.max(UNBOUNDED_WINDOW)
+        } else {
+            self.max_len
+        }
     }
 
     /// The parsed pattern (`None` for a path-only rule).
@@ -2222,8 +2273,7 @@ negative_examples = ["k ab"]
         assert_eq!(e.file(), Some(std::path::Path::new("big.toml")));
         assert_eq!(e.rule(), Some("big"));
         assert!(
-            e.message()
-                .starts_with("line 2: regex too large to compile ("),
+            e.message().starts_with("line 2: cannot compile regex: "),
             "{e}"
         );
         assert!(e.message().contains("exceeded limit of 10485760"), "{e}");
@@ -2278,18 +2328,68 @@ negative_examples = ["k ab"]
                 let Some(Ok(hir)) = rule.parsed() else {
                     continue;
                 };
-                let window = (!rule.keywords.is_empty()).then(|| {
-                    if rule.unbounded {
-                        rule.max_len.max(UNBOUNDED_WINDOW)
-                    } else {
-                        rule.max_len
-                    }
-                });
-                check_cost(hir, window).unwrap_or_else(|m| panic!("{}: {m}", r.id));
+                check_cost(hir, rule.cost_window()).unwrap_or_else(|m| panic!("{}: {m}", r.id));
                 checked += 1;
             }
         }
         assert!(checked > 200, "{checked}");
+    }
+
+    /// A keyword of one repeated character is set aside: the rule runs as one
+    /// without keywords, finds what it found with it, and content made of
+    /// that character opens no window.
+    #[test]
+    fn a_low_information_keyword_makes_the_rule_keyword_less() {
+        let rule = |kw: &str| {
+            format!(
+                "[[rules]]\nid = \"tw\"\nregex = '''(?:^|[^A-Za-z0-9%+/])(A{{20,24}}[A-Za-z0-9%]\
+                 {{8,100}}%3D[A-Za-z0-9%]{{20,100}})(?:[^A-Za-z0-9%+/=]|$)'''\nsecretGroup = 1\n\
+                 keywords = [\"{kw}\"]\nmax_len = 240\n"
+            )
+        };
+        let (runs, warnings) = EngineBuilder::new()
+            .add(RuleFile::parse(&rule(&"A".repeat(20)), "tw.toml").unwrap())
+            .build()
+            .unwrap();
+        let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [format!(
+                "tw.toml: rule `tw`: keyword `{}` has too little information (one character \
+                 repeated, it matches at every byte of a run such as `AAAA` or `====`): the \
+                 rule's regex runs over every byte of every file instead; use a keyword of two \
+                 characters or more",
+                "a".repeat(20)
+            )]
+        );
+        assert!(runs.rules[0].keywords.is_empty());
+        assert_eq!(runs.rules()[0].keywords, ["a".repeat(20)]);
+        let (keyed, warnings) = EngineBuilder::new()
+            .add(RuleFile::parse(&rule("%3d"), "tw.toml").unwrap())
+            .build()
+            .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let find = |e: &Engine, data: &[u8]| -> Vec<(u64, String)> {
+            let mut out = Vec::new();
+            e.scan(
+                &ScanInput::whole(data, "a.txt"),
+                &mut e.new_scratch(),
+                &mut out,
+            );
+            out.into_iter().map(|f| (f.offset, f.secret)).collect()
+        };
+        let mut data = "A".repeat(5000).into_bytes();
+        data.extend_from_slice(
+            b"\nT=AAAAAAAAAAAAAAAAAAAAAkXUrkAAAAAAASFZX50QadiWlfp%2BQBhryETh%3Dd8RJFSGUVUsxRftUkFI1g\n",
+        );
+        data.extend(std::iter::repeat_n(b'A', 5000));
+        let want = vec![(
+            5003,
+            "AAAAAAAAAAAAAAAAAAAAAkXUrkAAAAAAASFZX50QadiWlfp%2BQBhryETh%3Dd8RJFSGUVUsxRftUkFI1g"
+                .to_string(),
+        )];
+        assert_eq!(find(&runs, &data), want);
+        assert_eq!(find(&keyed, &data), want);
     }
 
     #[test]
