@@ -83,14 +83,15 @@ pub fn check_target(dest: &Path) -> io::Result<()> {
                         escape_path(&dir)
                     ),
                 )),
-                Err(e) => Err(io::Error::new(
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(io::Error::new(
                     e.kind(),
                     format!(
-                        "{}: its directory {} does not exist: create it first ({e})",
+                        "{}: its directory {} does not exist: create it first",
                         escape_path(dest),
                         escape_path(&dir)
                     ),
                 )),
+                Err(e) => Err(named("cannot inspect", &dir, e)),
             }
         }
         Err(e) => Err(named("cannot inspect", dest, e)),

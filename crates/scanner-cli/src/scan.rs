@@ -125,17 +125,17 @@ fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<PathBuf>> {
     if let Some(p) = std::env::var_os("GITLEAKS_CONFIG").filter(|p| !p.is_empty()) {
         return Ok(Some(PathBuf::from(p)));
     }
-    let Some(dir) = (if root.is_dir() {
+    let dir = if root.is_dir() {
         Some(root)
     } else {
         root.parent()
-    }) else {
-        return Ok(None);
     };
-    let found = [".gitleaks.toml", ".github/.gitleaks.toml"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|p| p.is_file());
+    let found = dir.and_then(|dir| {
+        [".gitleaks.toml", ".github/.gitleaks.toml"]
+            .iter()
+            .map(|name| dir.join(name))
+            .find(|p| p.is_file())
+    });
     if let Some(p) = &found {
         config::check_trusted(p)?;
     }

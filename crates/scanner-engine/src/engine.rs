@@ -118,8 +118,8 @@ pub const MAX_WINDOW: usize = 1 << 20;
 /// hostile repository's `.gitleaks.toml`, loaded automatically, must not
 /// stall a scan that way. Built-in rules are held to it by the test suite.
 pub const MAX_REGEX_STATES: usize = 1 << 14;
-/// The most a keyed user rule's states times its window (in bytes) may be:
-/// the worst-case work of one keyword hit. 5x the largest built-in product
+/// The most a user rule's states times its window (in bytes) may be: the
+/// worst-case work of one keyword hit. 5x the largest built-in product
 /// (13 M, `private-key-putty`: 1,597 states, 8 KiB window).
 pub const MAX_REGEX_WORK: usize = 1 << 26;
 /// The longest regex pattern accepted, checked before parsing it: 64 KiB.
@@ -457,20 +457,27 @@ impl EngineBuilder {
                         if let Some(names) = inherited.remove(&(fi, ri)) {
                             info.aliases.extend(names);
                         }
+                        // A user rule's search cost is bounded before it
+                        // is compiled (`check_cost`); the built-ins are held
+                        // to the same bounds by the test suite.
+                        // (Never `rule.parsed()` for a built-in: that
+                        // would parse every regex at startup.)
+                        if !f.trusted {
+                            if let Some(Ok(hir)) = rule.parsed() {
+                                if let Err(m) = check_cost(hir, rule.cost_window()) {
+                                    errors.push(Error::new(
+                                        Some(f.origin.clone().into()),
+                                        Some(r.id.clone()),
+                                        format!("line {}: {m}", r.line),
+                                    ));
+                                    continue;
+                                }
+                            }
+                        }
                         // A user rule is compiled now: one that parses but
                         // exceeds the compiler's size limit would otherwise
                         // match nothing, silently. Built-ins stay lazy (the
                         // test suite compiles them all).
-                        if let (false, Some(Ok(hir))) = (f.trusted, rule.parsed()) {
-                            if let Err(m) = check_cost(hir, rule.cost_window()) {
-                                errors.push(Error::new(
-                                    Some(f.origin.clone().into()),
-                                    Some(r.id.clone()),
-                                    format!("line {}: {m}", r.line),
-                                ));
-                                continue;
-                            }
-                        }
                         if !f.trusted && rule.pattern.is_some() && rule.regex().is_none() {
                             errors.push(Error::new(
                                 Some(f.origin.clone().into()),
@@ -989,6 +996,8 @@ fn compile_rule(
         }
         keywords.push(k.to_ascii_lowercase());
     }
+    // The rule's info keeps its keywords as written.
+    let info_keywords = keywords.clone();
     if let Some(k) = keywords.iter().find(|k| low_information(k)) {
         warnings.push(Warning::new(
             Some(origin.into()),
@@ -999,9 +1008,6 @@ fn compile_rule(
                  every byte of every file instead; use a keyword of two characters or more"
             ),
         ));
-    }
-    let info_keywords = keywords.clone();
-    if keywords.iter().any(|k| low_information(k)) {
         keywords.clear();
     }
     let path = match &r.path {

@@ -359,22 +359,25 @@ struct TypedFileSyntax {
     allowlists: Vec<AllowlistSyntax>,
 }
 
+/// A TOML error in `text`, with its line when it has a place.
+fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> Error {
+    let at = e
+        .span()
+        .map(|s| format!("line {}: ", line_of(text, s.start)))
+        .unwrap_or_default();
+    Error::new(
+        Some(origin.into()),
+        None,
+        format!("TOML error: {at}{}", e.message()),
+    )
+}
+
 /// `text` parsed into tables (with spans) and its keys [`normalize`]d.
 fn parse_tables<'i>(
     text: &'i str,
     origin: &str,
 ) -> Result<(toml::Spanned<DeTable<'i>>, Unknown), Error> {
-    let mut root = DeTable::parse(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| format!("line {}: ", line_of(text, s.start)))
-            .unwrap_or_default();
-        Error::new(
-            Some(origin.into()),
-            None,
-            format!("TOML error: {at}{}", e.message()),
-        )
-    })?;
+    let mut root = DeTable::parse(text).map_err(|e| toml_error(text, origin, &e))?;
     let unknown = normalize_file(root.get_mut());
     Ok((root, unknown))
 }
@@ -420,13 +423,8 @@ impl RuleFile {
         }
         let file_err = |message: String| Error::new(Some(origin.into()), None, message);
         let (root, unknown) = parse_tables(text, origin)?;
-        let raw = FileSyntax::deserialize(toml::de::Deserializer::from(root)).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| format!("line {}: ", line_of(text, s.start)))
-                .unwrap_or_default();
-            file_err(format!("TOML error: {at}{}", e.message()))
-        })?;
+        let raw = FileSyntax::deserialize(toml::de::Deserializer::from(root))
+            .map_err(|e| toml_error(text, origin, &e))?;
         let mut rules = Vec::with_capacity(raw.rules.len());
         for (i, spanned) in raw.rules.into_iter().enumerate() {
             let line = line_of(text, spanned.span().start);

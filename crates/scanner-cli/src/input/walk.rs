@@ -136,8 +136,9 @@ struct FilterCounts {
 /// A root `-` is standard input, and a FIFO named as a root (`/dev/stdin`
 /// on a pipe, a process substitution) is read as a stream: both are what
 /// the user asked to scan. A FIFO met inside a directory, or listed in
-/// `--files-from`, is skipped (reading it could block forever). A device or socket named as a root
-/// cannot be scanned: an error, so the run does not pass as complete.
+/// `--files-from`, is skipped (reading it could block forever). A device or
+/// socket named as a root cannot be scanned: an error, so the run does not
+/// pass as complete.
 pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
