@@ -181,3 +181,26 @@ pub fn escape_path(p: impl AsRef<std::path::Path>) -> String {
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_escapes_controls_and_leaves_escaped_text_alone() {
+        let raw = "numeric field: \x1b]0;x\x07 for a\u{202E}b\\c\n";
+        assert_eq!(
+            sanitize(raw),
+            "numeric field: \\x1b]0;x\\x07 for a\\u{202e}b\\c\\n"
+        );
+        // A path escaped before it was put in the message passes unchanged.
+        let escaped = escape("dir\x1b[2J/f");
+        assert_eq!(escaped, "dir\\x1b[2J/f");
+        assert_eq!(sanitize(&escaped), escaped);
+        assert!(matches!(sanitize("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            warning_line(Some(Path::new("a\x1b.tar")), "bad \x1b[2J header"),
+            "scanner: warning: a\\x1b.tar: bad \\x1b[2J header"
+        );
+    }
+}

@@ -114,7 +114,8 @@ pub const MAX_WINDOW: usize = 1 << 20;
 /// The most automaton (Thompson NFA) states a user rule's regex may have:
 /// 4x the largest built-in rule (4,525, `kubeconfig-user-token`). A long
 /// counted repetition (`.{65535}x`: 65,541 states) makes every search in a
-/// window cost states x bytes once the lazy DFA's cache overflows; a
+/// window cost states x bytes once the lazy DFA's cache overflows (70 KB
+/// holding an `x` every 1000 bytes took 48 s; refused now in 0.03 s); a
 /// hostile repository's `.gitleaks.toml`, loaded automatically, must not
 /// stall a scan that way. Built-in rules are held to it by the test suite.
 pub const MAX_REGEX_STATES: usize = 1 << 14;
@@ -160,7 +161,9 @@ fn check_cost(hir: &Hir, window: usize) -> Result<(), String> {
 /// period of its own pattern in a run of it, and runs of one character are
 /// what real files are full of (base64 of zeros, `====` rulers, padding,
 /// `0000`): `aaaaaaaaaaaaaaaaaaaa` hit at every byte of content of the
-/// letter `A`, each hit opening windows, 30 times slower than spaces.
+/// letter `A`, each hit opening windows, 30 times slower than spaces
+/// (100 MB of `A`: 8.4 s before, 0.41 s with this bound; 100 MB of spaces
+/// 0.31 s; release build, one run each, same machine).
 /// (Runs of a two-character period are rare in real data, while keywords
 /// such as `$6$` or `://` have one, so the bound stays at one character.)
 /// A rule with such a keyword is compiled as a rule without keywords (its
