@@ -102,25 +102,46 @@ fn a_config_someone_else_could_write_is_refused() {
     // Named by the user: used.
     t.run(&["scan", "--config", ".scanner.toml"]).expect(0);
 
+    // Group-writable, the group being the user's own (a umask of 002): used.
+    chmod(&cfg, 0o664);
+    t.run(&["scan"]).expect(0);
+
     // An auto-loaded .gitleaks.toml is held to the same rule.
     fs::remove_file(&cfg).unwrap();
     let gl = t.write(".gitleaks.toml", "[extend]\nuseDefault = true\n");
-    chmod(&gl, 0o664);
+    chmod(&gl, 0o646);
     let r = t.run(&["scan"]);
     r.expect(2);
     assert!(
         r.stderr.starts_with("scanner: error: refusing config ")
             && r.stderr
-                .contains(".gitleaks.toml: it is writable by group or others (mode 664)"),
+                .contains(".gitleaks.toml: it is writable by group or others (mode 646)"),
         "{}",
         r.stderr
     );
     chmod(&gl, 0o644);
     t.run(&["scan"]).expect(1);
 
-    // Owned by someone else (testable when the suite runs as root).
+    // Writable by another group, or owned by someone else (testable when the suite runs as
+    // root).
     let uid = Command::new("id").arg("-u").output().unwrap().stdout;
     if uid == b"0\n" {
+        chmod(&gl, 0o664);
+        let ok = Command::new("chgrp")
+            .arg("nogroup")
+            .arg(&gl)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let r = t.run(&["scan"]);
+        r.expect(2);
+        assert!(
+            r.stderr
+                .contains(".gitleaks.toml: it is writable by group or others (mode 664)"),
+            "{}",
+            r.stderr
+        );
+        fs::remove_file(&gl).unwrap();
         let cfg = t.write(".scanner.toml", "allow_paths = [\"*\"]\n");
         let ok = Command::new("chown")
             .args(["nobody"])

@@ -15,10 +15,13 @@
 //! # Trust
 //!
 //! A discovered file ([`check_trusted`], also applied to an auto-loaded `.gitleaks.toml`) must
-//! be owned by the user running the scan or by root, and not be writable by group or others,
-//! as git refuses a repository owned by someone else (`safe.directory`): such a file can make
-//! the scan see nothing (`allow_paths = ["*"]`). It is refused with an error (exit 2) naming the
-//! file and the fix. A file named with `--config` is the user's own choice and is not checked.
+//! be owned by the user running the scan or by root, and not be writable by others, nor by its
+//! group unless that group is the user's own primary group (with the user-private groups of
+//! Debian and Ubuntu, a umask of 002 makes every file of a clone group-writable, and only the
+//! user is in that group), as git refuses a repository owned by someone else
+//! (`safe.directory`): such a file can make the scan see nothing (`allow_paths = ["*"]`). It is
+//! refused with an error (exit 2) naming the file and the fix. A file named with `--config` is
+//! the user's own choice and is not checked.
 //!
 //! The file in use is named on stderr (`scanner: note: config FILE`), a note like the others:
 //! shown with `-q`, not under `--log-level error`.
@@ -161,7 +164,8 @@ pub fn search_dirs(start: &Path) -> Vec<&Path> {
 }
 
 /// Refuses a discovered config file that someone else could have written (module docs,
-/// "Trust"): not owned by this user or root, or writable by group or others.
+/// "Trust"): not owned by this user or root, writable by others, or writable by a group that
+/// is not this user's primary group.
 #[cfg(unix)]
 pub fn check_trusted(path: &Path) -> anyhow::Result<()> {
     use std::os::unix::fs::MetadataExt;
@@ -178,7 +182,10 @@ pub fn check_trusted(path: &Path) -> anyhow::Result<()> {
             md.uid()
         );
     }
-    if md.mode() & 0o022 != 0 {
+    // SAFETY: as geteuid.
+    let my_group = unsafe { libc::getegid() };
+    let group_writable = md.mode() & 0o020 != 0 && md.gid() != my_group;
+    if md.mode() & 0o002 != 0 || group_writable {
         bail!(
             "refusing config {}: it is writable by group or others (mode {:o}), so someone \
              else may have written it; check it, then run `chmod go-w` on it, name it with \
@@ -587,7 +594,12 @@ allow_paths = ["docs/"]
         assert!(discover(std::slice::from_ref(&root), None, false)
             .unwrap()
             .is_some());
-        for mode in [0o664, 0o646] {
+        // Group-writable with the user's own primary group (a umask of 002): accepted.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+        assert!(discover(std::slice::from_ref(&root), None, false)
+            .unwrap()
+            .is_some());
+        for mode in [0o646, 0o666] {
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
             let e = discover(std::slice::from_ref(&root), None, false)
                 .unwrap_err()
