@@ -316,7 +316,7 @@ fn paths_in_warnings_and_errors_are_escaped() {
     assert!(!r.stderr.contains('\x1b'), "{:?}", r.stderr);
     assert!(
         r.stderr
-            .contains("--stats-json: no\\x1b[2Jdir/.s.json.scanner-"),
+            .contains("--stats-json: no\\x1b[2Jdir/s.json: its directory no\\x1b[2Jdir does"),
         "{}",
         r.stderr
     );

@@ -3,10 +3,28 @@
 //! # Discovery
 //!
 //! [`discover`] looks for `.scanner.toml` in the scan root (the first PATH argument, or its
-//! directory when it is a file; the current directory for `--staged`) and then in each ancestor,
-//! and takes the nearest one, so a scan started in a monorepo subdirectory finds the file at the
-//! repository root. `--config FILE` names the file instead (it must exist); `--no-config`
-//! ignores every file. Only one file applies: files are not merged.
+//! directory when it is a file; the current directory for `--staged`) and then in each ancestor
+//! up to the top of the git work tree that holds the scan root (the nearest directory with a
+//! `.git` directory or file, found without running git), and takes the nearest one, so a scan
+//! started in a monorepo subdirectory finds the file at the repository root. Outside a
+//! repository only the scan root is looked at. A file above the repository was written by
+//! someone else for some other purpose: it is never used. `--config FILE` names the file instead
+//! (it must exist); `--no-config` ignores every file. Only one file applies: files are not
+//! merged.
+//!
+//! # Trust
+//!
+//! A discovered file ([`check_trusted`], also applied to an auto-loaded `.gitleaks.toml`) must
+//! be owned by the user running the scan or by root, and not be writable by others, nor by its
+//! group unless that group is the user's own primary group (with the user-private groups of
+//! Debian and Ubuntu, a umask of 002 makes every file of a clone group-writable, and only the
+//! user is in that group), as git refuses a repository owned by someone else
+//! (`safe.directory`): such a file can make the scan see nothing (`allow_paths = ["*"]`). It is
+//! refused with an error (exit 2) naming the file and the fix. A file named with `--config` is
+//! the user's own choice and is not checked.
+//!
+//! The file in use is named on stderr (`scanner: note: config FILE`), a note like the others:
+//! shown with `-q`, not under `--log-level error`.
 //!
 //! # Format
 //!
@@ -131,18 +149,68 @@ pub fn discover(
     };
     // Canonical, so that `..` and symlinks lead to the real ancestors.
     let start = start.canonicalize().unwrap_or(start);
-    for dir in start.ancestors() {
+    for dir in search_dirs(&start) {
         let candidate = dir.join(FILE_NAME);
         if candidate.is_file() {
+            check_trusted(&candidate)?;
             return Config::load(&candidate).map(Some);
         }
     }
     Ok(None)
 }
 
+/// The directories where a config is looked for, nearest first: `start` and its ancestors up to
+/// the top of the git work tree holding `start`, or `start` alone outside a repository.
+pub fn search_dirs(start: &Path) -> Vec<&Path> {
+    // `.git` is a directory in a clone, a file in a linked worktree or a submodule.
+    match start.ancestors().position(|d| d.join(".git").exists()) {
+        Some(top) => start.ancestors().take(top + 1).collect(),
+        None => vec![start],
+    }
+}
+
+/// Refuses a discovered config file that someone else could have written (module docs,
+/// "Trust"): not owned by this user or root, writable by others, or writable by a group that
+/// is not this user's primary group.
+#[cfg(unix)]
+pub fn check_trusted(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(path)
+        .with_context(|| format!("cannot read config {}", escape_path(path)))?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if md.uid() != me && md.uid() != 0 {
+        bail!(
+            "refusing config {}: it is owned by uid {}, not by you (uid {me}) or root, so \
+             someone else may have written it; check it, then take it over (`chown`), name it \
+             with --config, or scan with --no-config",
+            escape_path(path),
+            md.uid()
+        );
+    }
+    // SAFETY: as geteuid.
+    let my_group = unsafe { libc::getegid() };
+    let group_writable = md.mode() & 0o020 != 0 && md.gid() != my_group;
+    if md.mode() & 0o002 != 0 || group_writable {
+        bail!(
+            "refusing config {}: it is writable by group or others (mode {:o}), so someone \
+             else may have written it; check it, then run `chmod go-w` on it, name it with \
+             --config, or scan with --no-config",
+            escape_path(path),
+            md.mode() & 0o7777
+        );
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn check_trusted(_path: &Path) -> anyhow::Result<()> {
+    Ok(())
+}
+
 impl Config {
     pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
+        let text = scanner_engine::read_bounded(path)
             .with_context(|| format!("cannot read config {}", escape_path(path)))?;
         let dir = paths::parent_dir(&paths::current_dir()?, path);
         Config::parse(&text, path, &dir)
@@ -313,6 +381,16 @@ fn path_matches(globs: &Gitignore, dir: &Path, scan_base: &Path, path: &Path) ->
 
 fn check_regexes(regexes: &[String]) -> Result<(), (usize, String)> {
     for (i, r) in regexes.iter().enumerate() {
+        let max = scanner_engine::MAX_PATTERN_LEN;
+        if r.len() > max {
+            return Err((
+                i,
+                format!(
+                    "the regex is {} bytes, more than the {max} allowed",
+                    r.len()
+                ),
+            ));
+        }
         regex_automata::meta::Regex::new(r)
             .map_err(|e| (i, format!("invalid regex {r:?}: {e}")))?;
     }
@@ -447,6 +525,8 @@ allow_paths = ["docs/"]
         let root = tmp.path().canonicalize().unwrap();
         let sub = root.join("a/b");
         std::fs::create_dir_all(&sub).unwrap();
+        // Discovery climbs to the repository's top.
+        std::fs::create_dir(root.join(".git")).unwrap();
         std::fs::write(root.join(FILE_NAME), "disable_rules = [\"top\"]").unwrap();
         std::fs::write(sub.join("f.txt"), "").unwrap();
 
@@ -479,5 +559,71 @@ allow_paths = ["docs/"]
         assert_eq!(c.allow_secrets, vec!["x"]);
         let e = discover(&[sub], Some(&root.join("missing.toml")), false).unwrap_err();
         assert!(format!("{e:#}").contains("missing.toml"), "{e:#}");
+    }
+
+    #[test]
+    fn discovery_stops_at_the_repository_or_the_scan_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().canonicalize().unwrap();
+        let repo = top.join("repo");
+        let sub = repo.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(top.join(FILE_NAME), "allow_paths = [\"*\"]").unwrap();
+        // Outside a repository: the scan root only.
+        assert!(discover(std::slice::from_ref(&sub), None, false)
+            .unwrap()
+            .is_none());
+        assert_eq!(search_dirs(&sub), vec![sub.as_path()]);
+        // A linked worktree's `.git` is a file: the top is found all the same, and the
+        // file above it is not used.
+        std::fs::write(repo.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        assert_eq!(
+            search_dirs(&sub),
+            vec![sub.as_path(), &repo.join("a"), &repo]
+        );
+        assert!(discover(std::slice::from_ref(&sub), None, false)
+            .unwrap()
+            .is_none());
+        std::fs::write(repo.join(FILE_NAME), "").unwrap();
+        let c = discover(std::slice::from_ref(&sub), None, false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.path, repo.join(FILE_NAME));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_config_others_can_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let file = root.join(FILE_NAME);
+        std::fs::write(&file, "").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(discover(std::slice::from_ref(&root), None, false)
+            .unwrap()
+            .is_some());
+        // Group-writable with the user's own primary group (a umask of 002): accepted.
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o664)).unwrap();
+        assert!(discover(std::slice::from_ref(&root), None, false)
+            .unwrap()
+            .is_some());
+        for mode in [0o646, 0o666] {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = discover(std::slice::from_ref(&root), None, false)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "refusing config {}: it is writable by group or others (mode {mode:o})",
+                    file.display()
+                )),
+                "{e}"
+            );
+        }
+        // Named with --config: the user's own choice.
+        assert!(discover(std::slice::from_ref(&root), Some(&file), false)
+            .unwrap()
+            .is_some());
     }
 }

@@ -60,8 +60,8 @@ pub fn suppressed_shown() -> bool {
 /// A warning about `path` (when there is one): `scanner: warning: PATH: REASON`.
 pub fn warning_line(path: Option<&Path>, reason: &str) -> String {
     match path {
-        Some(p) => format!("scanner: warning: {}: {reason}", escape_path(p)),
-        None => format!("scanner: warning: {reason}"),
+        Some(p) => format!("scanner: warning: {}: {}", escape_path(p), sanitize(reason)),
+        None => format!("scanner: warning: {}", sanitize(reason)),
     }
 }
 
@@ -77,7 +77,7 @@ pub fn warn(path: Option<&Path>, reason: &str) {
 /// under `--log-level error`.
 pub fn note(message: &str) {
     if warnings_shown() {
-        eprintln!("scanner: note: {message}");
+        eprintln!("scanner: note: {}", sanitize(message));
     }
 }
 
@@ -118,7 +118,7 @@ pub fn suppressed_line(
 
 /// Prints `scanner: error: MESSAGE` on stderr.
 pub fn error(message: &str) {
-    eprintln!("scanner: error: {message}");
+    eprintln!("scanner: error: {}", sanitize(message));
 }
 
 /// A rule-set warning: `scanner: warning: FILE: rule `ID`: MESSAGE`, each
@@ -141,7 +141,7 @@ fn rule_line(level: &str, file: Option<&Path>, rule: Option<&str>, message: &str
     if let Some(r) = rule {
         let _ = write!(line, "rule `{}`: ", escape(r));
     }
-    line.push_str(message);
+    line.push_str(&sanitize(message));
     line
 }
 
@@ -166,6 +166,26 @@ pub fn escape(s: &str) -> String {
     out
 }
 
+/// A message part that may hold text from outside (a crate's error, which can quote raw bytes
+/// of a tar header or a file name), made safe for the terminal: every control and bidi character
+/// becomes an escape as [`escape`] writes it, but a backslash stays as it is, so that text already
+/// [`escape`]d (a path named in the message) passes unchanged. Every line printed here goes
+/// through it.
+pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() || is_bidi_control(c) {
+            out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// A path as every message on stderr shows it: lossy UTF-8, then [`escape`]d, so that a file
 /// name holding ESC or other control characters cannot drive the terminal.
 pub fn escape_path(p: impl AsRef<std::path::Path>) -> String {
@@ -175,4 +195,27 @@ pub fn escape_path(p: impl AsRef<std::path::Path>) -> String {
 /// Unicode characters that reorder the display of the text around them ("Trojan Source").
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_escapes_controls_and_leaves_escaped_text_alone() {
+        let raw = "numeric field: \x1b]0;x\x07 for a\u{202E}b\\c\n";
+        assert_eq!(
+            sanitize(raw),
+            "numeric field: \\x1b]0;x\\x07 for a\\u{202e}b\\c\\n"
+        );
+        // A path escaped before it was put in the message passes unchanged.
+        let escaped = escape("dir\x1b[2J/f");
+        assert_eq!(escaped, "dir\\x1b[2J/f");
+        assert_eq!(sanitize(&escaped), escaped);
+        assert!(matches!(sanitize("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            warning_line(Some(Path::new("a\x1b.tar")), "bad \x1b[2J header"),
+            "scanner: warning: a\\x1b.tar: bad \\x1b[2J header"
+        );
+    }
 }

@@ -48,25 +48,67 @@ fn named(what: &str, p: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {what}: {e}", escape_path(p)))
 }
 
+fn is_a_directory(p: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::IsADirectory,
+        format!("{}: is a directory", escape_path(p)),
+    )
+}
+
+/// The directory a replaced `dest` is written in (its temp file goes there).
+fn parent_of(dest: &Path) -> PathBuf {
+    match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Checks, without creating anything, that [`OutputFile::create`] can be called on `dest` once
+/// the scan is over: it is not a directory (or a link to one), and when it is absent its parent
+/// directory exists. For the files written after the scan (`--stats-json`, `--write-baseline`),
+/// so that a typo fails at once, as `-o` does, not after a long scan.
+pub fn check_target(dest: &Path) -> io::Result<()> {
+    match fs::metadata(dest) {
+        Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let dir = parent_of(dest);
+            match fs::metadata(&dir) {
+                Ok(md) if md.is_dir() => Ok(()),
+                Ok(_) => Err(io::Error::new(
+                    io::ErrorKind::NotADirectory,
+                    format!(
+                        "{}: its parent {} is not a directory",
+                        escape_path(dest),
+                        escape_path(&dir)
+                    ),
+                )),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}: its directory {} does not exist: create it first",
+                        escape_path(dest),
+                        escape_path(&dir)
+                    ),
+                )),
+                Err(e) => Err(named("cannot inspect", &dir, e)),
+            }
+        }
+        Err(e) => Err(named("cannot inspect", dest, e)),
+    }
+}
+
 impl OutputFile {
     /// Opens `dest` for writing as the module docs say. Errors name the path.
     pub fn create(dest: &Path) -> io::Result<OutputFile> {
         match fs::symlink_metadata(dest) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Self::replacing(dest, None),
             Err(e) => Err(named("cannot inspect", dest, e)),
-            Ok(md) if md.is_dir() => Err(named(
-                "is a directory",
-                dest,
-                io::Error::from(io::ErrorKind::IsADirectory),
-            )),
+            Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
             Ok(md) if md.is_file() => Self::replacing(dest, Some(md)),
             Ok(md) => {
                 if md.file_type().is_symlink() && fs::metadata(dest).is_ok_and(|t| t.is_dir()) {
-                    return Err(named(
-                        "is a directory",
-                        dest,
-                        io::Error::from(io::ErrorKind::IsADirectory),
-                    ));
+                    return Err(is_a_directory(dest));
                 }
                 // A regular file behind a link is truncated as `>` would;
                 // a device or FIFO is not truncatable and is just written.
@@ -92,10 +134,7 @@ impl OutputFile {
                 format!("{}: not a file name", escape_path(dest)),
             )
         })?;
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let dir = parent_of(dest);
         let perm = old
             .map(|md| permission_bits(&md))
             .unwrap_or_else(new_file_mode);

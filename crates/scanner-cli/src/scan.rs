@@ -122,19 +122,40 @@ pub fn build_engine(
 /// A gitleaks configuration, looked up as gitleaks does when neither
 /// `--rules` nor `.scanner.toml` names the rules: `$GITLEAKS_CONFIG`, then
 /// `.gitleaks.toml` and `.github/.gitleaks.toml` in the scanned directory.
-fn discover_gitleaks(root: &Path) -> Option<PathBuf> {
+/// A file found there must pass [`config::check_trusted`], as `.scanner.toml`
+/// does; `$GITLEAKS_CONFIG` is the user's own word.
+fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<PathBuf>> {
     if let Some(p) = std::env::var_os("GITLEAKS_CONFIG").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
+        return Ok(Some(PathBuf::from(p)));
     }
-    let dir = if root.is_dir() { root } else { root.parent()? };
-    [".gitleaks.toml", ".github/.gitleaks.toml"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|p| p.is_file())
+    let dir = if root.is_dir() {
+        Some(root)
+    } else {
+        root.parent()
+    };
+    let found = dir.and_then(|dir| {
+        [".gitleaks.toml", ".github/.gitleaks.toml"]
+            .iter()
+            .map(|name| dir.join(name))
+            .find(|p| p.is_file())
+    });
+    if let Some(p) = &found {
+        config::check_trusted(p)?;
+    }
+    Ok(found)
 }
 
 impl ScanPlan {
     pub fn new(args: &ScanArgs) -> anyhow::Result<ScanPlan> {
+        // Written after the scan: a path that cannot be written fails now, as `-o` does.
+        for (flag, path) in [
+            ("--stats-json", &args.stats_json),
+            ("--write-baseline", &args.write_baseline),
+        ] {
+            if let Some(p) = path {
+                crate::outfile::check_target(p).context(flag)?;
+            }
+        }
         let implicit_root = args.paths.is_empty() && args.files_from.is_none();
         let mut roots = args.paths.clone();
         if let Some(list) = &args.files_from {
@@ -191,8 +212,11 @@ impl ScanPlan {
             config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
         // A gitleaks user's config is picked up as gitleaks would, unless
         // our own config or flags say which rules to use.
-        let gitleaks = match (&args.rule_set.rules, &config) {
-            (None, None) if !args.no_config => roots.first().and_then(|r| discover_gitleaks(r)),
+        if let Some(c) = &config {
+            messages::note(&format!("config {}", escape_path(&c.path)));
+        }
+        let gitleaks = match (&args.rule_set.rules, &config, roots.first()) {
+            (None, None, Some(root)) if !args.no_config => discover_gitleaks(root)?,
             _ => None,
         };
         if let Some(g) = &gitleaks {
@@ -248,6 +272,7 @@ impl ScanPlan {
                     .stdin_name
                     .clone()
                     .unwrap_or_else(|| PathBuf::from("<stdin>")),
+                listed_from: args.files_from.is_some().then_some(args.paths.len()),
             },
             scope,
             binary: args.binary,
@@ -454,7 +479,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         summary::print_summary(&report);
     }
     for note in &report.notes {
-        eprintln!("{note}");
+        eprintln!("{}", messages::sanitize(note));
     }
     if let Some(path) = &args.stats_json {
         let extra = crate::shard::stats_extra(shard, &args, engine.rules(), &report_digest);

@@ -111,6 +111,85 @@ pub const UNBOUNDED_WINDOW: usize = 8192;
 /// A regex that can match more than this is treated as unbounded; one whose
 /// *shortest* match is longer could never match, and is a build error.
 pub const MAX_WINDOW: usize = 1 << 20;
+/// The most automaton (Thompson NFA) states a user rule's regex may have:
+/// 4x the largest built-in rule (4,525, `kubeconfig-user-token`). A long
+/// counted repetition (`.{65535}x`: 65,541 states) makes every search in a
+/// window cost states x bytes once the lazy DFA's cache overflows (70 KB
+/// holding an `x` every 1000 bytes took 48 s; refused now in 0.03 s); a
+/// hostile repository's `.gitleaks.toml`, loaded automatically, must not
+/// stall a scan that way. Built-in rules are held to it by the test suite.
+pub const MAX_REGEX_STATES: usize = 1 << 14;
+/// The most a user rule's states times its window (in bytes) may be: the
+/// worst-case work of one keyword hit. 5x the largest built-in product
+/// (13 M, `private-key-putty`: 1,597 states, 8 KiB window).
+pub const MAX_REGEX_WORK: usize = 1 << 26;
+/// The longest regex pattern accepted, checked before parsing it: 64 KiB.
+/// The longest built-in pattern is under 1 KiB; parsing holds about 100
+/// bytes per pattern byte, so a 10 MB literal would take 1 GB.
+pub const MAX_PATTERN_LEN: usize = 64 << 10;
+
+/// Refuses a regex whose search could cost too much (see
+/// [`MAX_REGEX_STATES`], [`MAX_REGEX_WORK`]); `window` is the bytes searched
+/// per keyword hit ([`Rule::cost_window`]).
+fn check_cost(hir: &Hir, window: usize) -> Result<(), String> {
+    let advice = "shorten its counted repetitions (`.{65535}`) or split the rule";
+    let nfa = regex_automata::nfa::thompson::Compiler::new()
+        .configure(
+            regex_automata::nfa::thompson::Config::new()
+                .nfa_size_limit(Some(10 << 20))
+                .shrink(false),
+        )
+        .build_from_hir(hir)
+        .map_err(|e| format!("cannot compile regex: {e}: {advice}"))?;
+    let states = nfa.states().len();
+    if states > MAX_REGEX_STATES {
+        return Err(format!(
+            "regex too large: {states} automaton states, more than {MAX_REGEX_STATES}: {advice}"
+        ));
+    }
+    if states.saturating_mul(window) > MAX_REGEX_WORK {
+        return Err(format!(
+            "regex too costly: {states} automaton states times a {window}-byte window is more \
+             than {MAX_REGEX_WORK}: {advice}, or lower `max_len`"
+        ));
+    }
+    Ok(())
+}
+
+/// A keyword of at most this many distinct characters (ASCII case folded)
+/// has too little information to be a keyword. A keyword hits once per
+/// period of its own pattern in a run of it, and runs of one character are
+/// what real files are full of (base64 of zeros, `====` rulers, padding,
+/// `0000`): `aaaaaaaaaaaaaaaaaaaa` hit at every byte of content of the
+/// letter `A`, each hit opening windows, 30 times slower than spaces
+/// (100 MB of `A`: 8.4 s before, 0.41 s with this bound; 100 MB of spaces
+/// 0.31 s; release build, one run each, same machine).
+/// (Runs of a two-character period are rare in real data, while keywords
+/// such as `$6$` or `://` have one, so the bound stays at one character.)
+/// A rule with such a keyword is compiled as a rule without keywords (its
+/// regex, with its own literal prefilter, runs over every byte), with a
+/// build warning: it finds at least what it found before, and exactly that
+/// when every match holds the keyword. No built-in rule has one (a test
+/// builds them with every warning an error).
+pub const LOW_INFORMATION: usize = 1;
+
+/// See [`LOW_INFORMATION`].
+fn low_information(keyword: &str) -> bool {
+    let mut seen = [false; 256];
+    let mut distinct = 0;
+    for b in keyword.bytes() {
+        let b = usize::from(b.to_ascii_lowercase());
+        if !seen[b] {
+            seen[b] = true;
+            distinct += 1;
+            if distinct > LOW_INFORMATION {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
 pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
@@ -381,6 +460,23 @@ impl EngineBuilder {
                         if let Some(names) = inherited.remove(&(fi, ri)) {
                             info.aliases.extend(names);
                         }
+                        // A user rule's search cost is bounded before it
+                        // is compiled (`check_cost`); the built-ins are held
+                        // to the same bounds by the test suite.
+                        // (Never `rule.parsed()` for a built-in: that
+                        // would parse every regex at startup.)
+                        if !f.trusted {
+                            if let Some(Ok(hir)) = rule.parsed() {
+                                if let Err(m) = check_cost(hir, rule.cost_window()) {
+                                    errors.push(Error::new(
+                                        Some(f.origin.clone().into()),
+                                        Some(r.id.clone()),
+                                        format!("line {}: {m}", r.line),
+                                    ));
+                                    continue;
+                                }
+                            }
+                        }
                         // A user rule is compiled now: one that parses but
                         // exceeds the compiler's size limit would otherwise
                         // match nothing, silently. Built-ins stay lazy (the
@@ -480,8 +576,9 @@ impl EngineBuilder {
             }
             if rule.keywords.is_empty() {
                 unkeyed.push(idx as u32);
-                // A `path`-scoped rule runs on its few files only.
-                if rule.path.is_some() {
+                // A `path`-scoped rule runs on its few files only; one whose
+                // keywords were set aside (`low_information`) was warned of.
+                if rule.path.is_some() || !infos[idx].keywords.is_empty() {
                     continue;
                 }
                 warnings.push(Warning::new(
@@ -821,7 +918,7 @@ fn compile_rule(
 ) -> Result<(Rule, RuleInfo, Vec<Warning>), Error> {
     let err = |m: String| Error::new(Some(origin.into()), Some(r.id.clone()), m);
     let line = r.line;
-    let warnings = Vec::new();
+    let mut warnings = Vec::new();
     // A rule without `max_len` needs its regex's longest match now, even
     // when trusted: it sizes the window, and the windows size the overlap.
     let hir = match &r.regex {
@@ -902,6 +999,20 @@ fn compile_rule(
         }
         keywords.push(k.to_ascii_lowercase());
     }
+    // The rule's info keeps its keywords as written.
+    let info_keywords = keywords.clone();
+    if let Some(k) = keywords.iter().find(|k| low_information(k)) {
+        warnings.push(Warning::new(
+            Some(origin.into()),
+            Some(r.id.clone()),
+            format!(
+                "keyword `{k}` has too little information (one character repeated, it matches \
+                 at every byte of a run such as `AAAA` or `====`): the rule's regex runs over \
+                 every byte of every file instead; use a keyword of two characters or more"
+            ),
+        ));
+        keywords.clear();
+    }
     let path = match &r.path {
         Some(p) if trusted => Some(LazyRegex::unchecked(std::slice::from_ref(p))),
         Some(p) => Some(
@@ -945,7 +1056,7 @@ fn compile_rule(
         aliases: r.aliases.iter().filter(|a| **a != r.id).cloned().collect(),
         name: name.into(),
         description,
-        keywords: keywords.clone(),
+        keywords: info_keywords,
         origin: origin.to_owned(),
     };
     let rule = Rule {
@@ -985,6 +1096,18 @@ impl Rule {
                 .and_then(|hir| crate::lead::infer(hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// The bytes one search of this rule may cover, for [`check_cost`]:
+    /// its window; at least [`UNBOUNDED_WINDOW`] for a rule whose regex is
+    /// unbounded (its final window is the engine's longest) or that has no
+    /// keywords (it searches whole buffers).
+    fn cost_window(&self) -> usize {
+        if self.unbounded || self.keywords.is_empty() {
+            self.max_len.max(UNBOUNDED_WINDOW)
+        } else {
+            self.max_len
+        }
     }
 
     /// The parsed pattern (`None` for a path-only rule).
@@ -2188,6 +2311,119 @@ negative_examples = ["k ab"]
             "{e}"
         );
         assert!(e.message().contains("exceeded limit of 10485760"), "{e}");
+    }
+
+    #[test]
+    fn a_costly_user_rule_is_refused_naming_it() {
+        let build = |text: &str| {
+            EngineBuilder::new()
+                .add(RuleFile::parse(text, "slow.toml").unwrap())
+                .build()
+                .unwrap_err()
+        };
+        let e = build("[[rules]]\nid = \"slow\"\nregex = '''.{65535}x'''\nkeywords = [\"x\"]\n");
+        assert_eq!(e.file(), Some(std::path::Path::new("slow.toml")));
+        assert_eq!(e.rule(), Some("slow"));
+        assert_eq!(
+            e.message(),
+            "line 1: regex too large: 65541 automaton states, more than 16384: shorten its \
+             counted repetitions (`.{65535}`) or split the rule"
+        );
+        // Fewer states, but each hit would search 64 KiB with them.
+        let e = build(
+            "[[rules]]\nid = \"slow\"\nregex = '''x.{9000}'''\nkeywords = [\"x\"]\n\
+             max_len = 65536\n",
+        );
+        assert!(
+            e.message()
+                .starts_with("line 1: regex too costly: 9006 automaton states times a 65536-byte"),
+            "{e}"
+        );
+        // A pattern above the length bound is refused before it is parsed.
+        let e = build(&format!(
+            "[[rules]]\nid = \"big\"\nregex = '''{}'''\nkeywords = [\"x\"]\n",
+            "x".repeat(MAX_PATTERN_LEN + 1)
+        ));
+        assert!(
+            e.message()
+                .starts_with("line 1: regex: the pattern is 65537 bytes, more than the 65536"),
+            "{e}"
+        );
+    }
+
+    /// The bounds of `check_cost` hold for every built-in rule, as for a
+    /// user's (the built-ins are compiled lazily, without the check).
+    #[test]
+    fn builtin_rules_are_within_the_cost_bounds() {
+        let mut checked = 0;
+        for f in RuleFile::builtin() {
+            for r in &f.rules {
+                let (rule, ..) = compile_rule(r, &f.origin, false).unwrap();
+                let Some(Ok(hir)) = rule.parsed() else {
+                    continue;
+                };
+                check_cost(hir, rule.cost_window()).unwrap_or_else(|m| panic!("{}: {m}", r.id));
+                checked += 1;
+            }
+        }
+        assert!(checked > 200, "{checked}");
+    }
+
+    /// A keyword of one repeated character is set aside: the rule runs as one
+    /// without keywords, finds what it found with it, and content made of
+    /// that character opens no window.
+    #[test]
+    fn a_low_information_keyword_makes_the_rule_keyword_less() {
+        let rule = |kw: &str| {
+            format!(
+                "[[rules]]\nid = \"tw\"\nregex = '''(?:^|[^A-Za-z0-9%+/])(A{{20,24}}[A-Za-z0-9%]\
+                 {{8,100}}%3D[A-Za-z0-9%]{{20,100}})(?:[^A-Za-z0-9%+/=]|$)'''\nsecretGroup = 1\n\
+                 keywords = [\"{kw}\"]\nmax_len = 240\n"
+            )
+        };
+        let (runs, warnings) = EngineBuilder::new()
+            .add(RuleFile::parse(&rule(&"A".repeat(20)), "tw.toml").unwrap())
+            .build()
+            .unwrap();
+        let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [format!(
+                "tw.toml: rule `tw`: keyword `{}` has too little information (one character \
+                 repeated, it matches at every byte of a run such as `AAAA` or `====`): the \
+                 rule's regex runs over every byte of every file instead; use a keyword of two \
+                 characters or more",
+                "a".repeat(20)
+            )]
+        );
+        assert!(runs.rules[0].keywords.is_empty());
+        assert_eq!(runs.rules()[0].keywords, ["a".repeat(20)]);
+        let (keyed, warnings) = EngineBuilder::new()
+            .add(RuleFile::parse(&rule("%3d"), "tw.toml").unwrap())
+            .build()
+            .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let find = |e: &Engine, data: &[u8]| -> Vec<(u64, String)> {
+            let mut out = Vec::new();
+            e.scan(
+                &ScanInput::whole(data, "a.txt"),
+                &mut e.new_scratch(),
+                &mut out,
+            );
+            out.into_iter().map(|f| (f.offset, f.secret)).collect()
+        };
+        let mut data = "A".repeat(5000).into_bytes();
+        data.extend_from_slice(
+            b"\nT=AAAAAAAAAAAAAAAAAAAAAkXUrkAAAAAAASFZX50QadiWlfp%2BQBhryETh%3Dd8RJFSGUVUsxRftUkFI1g\n",
+        );
+        data.extend(std::iter::repeat_n(b'A', 5000));
+        let want = vec![(
+            5003,
+            "AAAAAAAAAAAAAAAAAAAAAkXUrkAAAAAAASFZX50QadiWlfp%2BQBhryETh%3Dd8RJFSGUVUsxRftUkFI1g"
+                .to_string(),
+        )];
+        assert_eq!(find(&runs, &data), want);
+        assert_eq!(find(&keyed, &data), want);
     }
 
     #[test]

@@ -220,10 +220,11 @@ pub mod text;
 pub use confidence::{base62_6, crc32, mark_test_code, test_code_start, Confidence};
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
 pub use engine::{
-    Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_WINDOW, UNBOUNDED_WINDOW,
+    Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_PATTERN_LEN, MAX_REGEX_STATES,
+    MAX_REGEX_WORK, MAX_WINDOW, UNBOUNDED_WINDOW,
 };
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
-pub use syntax::RuleFile;
+pub use syntax::{read_bounded, RuleFile, MAX_FILE_SIZE};
 
 /// The built-in rule files, embedded at compile time: (file name, text).
 pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[

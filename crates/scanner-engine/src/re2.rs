@@ -162,6 +162,14 @@ pub(crate) struct Parsed {
 /// pattern allows (RE2 semantics, and regex-automata's DFAs keep working on
 /// non-ASCII input), Unicode otherwise (`\pL`, non-ASCII literals).
 pub(crate) fn parse(pattern: &str) -> Result<Parsed, String> {
+    let max = crate::MAX_PATTERN_LEN;
+    if pattern.len() > max {
+        return Err(format!(
+            "the pattern is {} bytes, more than the {max} allowed (a rule's regex is a few \
+             hundred bytes: was a file pasted in?)",
+            pattern.len()
+        ));
+    }
     let translated = translate(pattern);
     let ascii = regex_syntax::ParserBuilder::new()
         .unicode(false)

@@ -5,7 +5,6 @@
 //! `[[rules]]` table is decoded on its own (a missing or mistyped field is
 //! reported with the rule's id and the line where its table starts).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -22,7 +21,7 @@ pub struct RuleFile {
     pub(crate) allowlists: Vec<AllowlistSyntax>,
     pub(crate) extend: ExtendSyntax,
     /// Unknown keys, as warnings raised by the builder.
-    pub(crate) unknown: Vec<(Option<String>, String)>,
+    pub(crate) unknown: Unknown,
     /// Built-in: validated by the test suite, so regexes are parsed lazily.
     pub(crate) trusted: bool,
 }
@@ -47,8 +46,6 @@ struct FileSyntax {
     allowlist: Option<toml::Spanned<toml::Table>>,
     #[serde(default)]
     allowlists: Vec<toml::Spanned<toml::Table>>,
-    #[serde(flatten)]
-    other: BTreeMap<String, toml::Value>,
 }
 
 /// One `[[rules]]` table.
@@ -98,7 +95,7 @@ pub(crate) struct RuleSyntax {
     #[serde(default)]
     pub checksum: Option<String>,
     #[serde(default)]
-    #[allow(dead_code)] // informational, kept so that it is not reported as unknown
+    #[allow(dead_code)] // informational
     pub tags: Vec<String>,
     /// gitleaks >= 8.21 form.
     #[serde(default)]
@@ -106,8 +103,6 @@ pub(crate) struct RuleSyntax {
     /// gitleaks < 8.21 form (a single table).
     #[serde(default)]
     pub allowlist: Option<AllowlistSyntax>,
-    #[serde(flatten)]
-    pub other: BTreeMap<String, toml::Value>,
     /// Line where the `[[rules]]` table starts (1-based).
     #[serde(skip)]
     pub line: usize,
@@ -156,6 +151,38 @@ pub(crate) struct AllowlistSyntax {
     pub target_rules: Vec<String>,
 }
 
+/// The largest rule or config file read: 16 MiB. The built-in rules are
+/// 0.2 MB, gitleaks' whole default config 0.1 MB; a file beyond this is a
+/// mistake or an attack (`/dev/zero` named in `[extend] path`), and parsing
+/// it would hold several times its size.
+pub const MAX_FILE_SIZE: u64 = 16 << 20;
+
+/// Reads a rule or config file as UTF-8, refusing it once it passes
+/// [`MAX_FILE_SIZE`]: at most that many bytes and one more are read, so a
+/// device or an endless FIFO fails fast instead of filling memory. A FIFO of
+/// a bounded size (`--rules <(...)`) still works. The error says what to do.
+pub fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_SIZE + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_SIZE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the limit for a rule or config file: not a rule file?",
+                MAX_FILE_SIZE >> 20
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())]
         .iter()
@@ -164,10 +191,159 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// Keys gitleaks knows at the top level that mean nothing to us.
-const IGNORED_TOP_KEYS: &[&str] = &["title", "description", "version", "minVersion"];
-/// Rule keys gitleaks knows that we accept and ignore.
-const IGNORED_RULE_KEYS: &[&str] = &["skipReport", "report", "required"];
+/// The keys of each table, as we spell them (module docs, "Keys").
+const TOP_KEYS: &[&str] = &[
+    "extend",
+    "rules",
+    "allowlist",
+    "allowlists",
+    // gitleaks' own, meaning nothing to us: accepted and ignored.
+    "title",
+    "description",
+    "version",
+    "minVersion",
+];
+const EXTEND_KEYS: &[&str] = &["useDefault", "path", "disabledRules"];
+const RULE_KEYS: &[&str] = &[
+    "id",
+    "aliases",
+    "name",
+    "description",
+    "regex",
+    "secretGroup",
+    "entropy",
+    "keywords",
+    "path",
+    "max_len",
+    "keyword_lead",
+    "examples",
+    "negative_examples",
+    "placeholder_check",
+    "generic",
+    "confidence",
+    "checksum",
+    "tags",
+    "allowlists",
+    "allowlist",
+    // gitleaks' own, meaning nothing to a file scanner: accepted and ignored.
+    "skipReport",
+    "report",
+    "required",
+];
+const ALLOWLIST_KEYS: &[&str] = &[
+    "description",
+    "condition",
+    "regexTarget",
+    "regexes",
+    "stopwords",
+    "paths",
+    "commits",
+    "targetRules",
+];
+
+type DeTable<'i> = toml::de::DeTable<'i>;
+/// Unknown keys: the rule they are in (if any) and the warning.
+type Unknown = Vec<(Option<String>, String)>;
+
+/// Spells every key of `table` as `known` does when they differ in ASCII case only (gitleaks
+/// reads its config through viper, which lowercases every key: `usedefault` is `useDefault`),
+/// and removes the keys `known` does not hold, each reported as a warning naming the table
+/// (`place`) and the rule (`rule`), so that no typo passes in silence.
+fn normalize(
+    table: &mut DeTable<'_>,
+    known: &[&'static str],
+    place: &str,
+    rule: Option<&str>,
+    unknown: &mut Unknown,
+) {
+    let keys: Vec<String> = table.keys().map(|k| k.get_ref().to_string()).collect();
+    for key in keys {
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        let Some((k, v)) = table.remove_entry(key.as_str()) else {
+            continue;
+        };
+        let canonical = known.iter().find(|c| c.eq_ignore_ascii_case(&key));
+        let message = match canonical {
+            Some(c) if !table.contains_key(*c) => {
+                table.insert(toml::Spanned::new(k.span(), (*c).into()), v);
+                continue;
+            }
+            Some(c) => {
+                format!("key `{key}` {place}repeats `{c}` (keys are case-insensitive): ignored")
+            }
+            None => format!("unknown key `{key}` {place}ignored"),
+        };
+        unknown.push((rule.map(str::to_owned), message));
+    }
+}
+
+/// The rule id a `[[rules]]` table names (under any spelling of `id`), for messages.
+fn table_id<'a>(table: &'a DeTable<'_>) -> Option<&'a str> {
+    table
+        .iter()
+        .find(|(k, _)| k.get_ref().eq_ignore_ascii_case("id"))
+        .and_then(|(_, v)| v.get_ref().as_str())
+}
+
+/// Applies [`normalize`] to every table of a rule file; returns the warnings.
+fn normalize_file(root: &mut DeTable<'_>) -> Unknown {
+    use toml::de::DeValue;
+    let mut unknown = Vec::new();
+    normalize(root, TOP_KEYS, "", None, &mut unknown);
+    // Top-level unknown keys keep their historic wording.
+    for (_, m) in &mut unknown {
+        if let Some(rest) = m.strip_prefix("unknown key") {
+            *m = format!("unknown top-level key{rest}");
+        }
+    }
+    if let Some(DeValue::Table(t)) = root.get_mut("extend").map(|v| v.get_mut()) {
+        normalize(t, EXTEND_KEYS, "in [extend] ", None, &mut unknown);
+    }
+    if let Some(DeValue::Table(t)) = root.get_mut("allowlist").map(|v| v.get_mut()) {
+        normalize(t, ALLOWLIST_KEYS, "in [allowlist] ", None, &mut unknown);
+    }
+    if let Some(DeValue::Array(a)) = root.get_mut("allowlists").map(|v| v.get_mut()) {
+        for item in a.iter_mut() {
+            if let DeValue::Table(t) = item.get_mut() {
+                normalize(t, ALLOWLIST_KEYS, "in [[allowlists]] ", None, &mut unknown);
+            }
+        }
+    }
+    if let Some(DeValue::Array(a)) = root.get_mut("rules").map(|v| v.get_mut()) {
+        for item in a.iter_mut() {
+            let DeValue::Table(t) = item.get_mut() else {
+                continue;
+            };
+            let id = table_id(t).map(str::to_owned);
+            normalize(t, RULE_KEYS, "", id.as_deref(), &mut unknown);
+            if let Some(DeValue::Table(al)) = t.get_mut("allowlist").map(|v| v.get_mut()) {
+                normalize(
+                    al,
+                    ALLOWLIST_KEYS,
+                    "in [rules.allowlist] ",
+                    id.as_deref(),
+                    &mut unknown,
+                );
+            }
+            if let Some(DeValue::Array(als)) = t.get_mut("allowlists").map(|v| v.get_mut()) {
+                for al in als.iter_mut() {
+                    if let DeValue::Table(al) = al.get_mut() {
+                        normalize(
+                            al,
+                            ALLOWLIST_KEYS,
+                            "in [[rules.allowlists]] ",
+                            id.as_deref(),
+                            &mut unknown,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    unknown
+}
 
 /// The fast path: everything typed in one pass. Only when it fails do we
 /// parse again table by table, to say which rule is at fault.
@@ -181,19 +357,34 @@ struct TypedFileSyntax {
     allowlist: Option<AllowlistSyntax>,
     #[serde(default)]
     allowlists: Vec<AllowlistSyntax>,
-    #[serde(flatten)]
-    other: BTreeMap<String, toml::Value>,
+}
+
+/// A TOML error in `text`, with its line when it has a place.
+fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> Error {
+    let at = e
+        .span()
+        .map(|s| format!("line {}: ", line_of(text, s.start)))
+        .unwrap_or_default();
+    Error::new(
+        Some(origin.into()),
+        None,
+        format!("TOML error: {at}{}", e.message()),
+    )
+}
+
+/// `text` parsed into tables (with spans) and its keys [`normalize`]d.
+fn parse_tables<'i>(
+    text: &'i str,
+    origin: &str,
+) -> Result<(toml::Spanned<DeTable<'i>>, Unknown), Error> {
+    let mut root = DeTable::parse(text).map_err(|e| toml_error(text, origin, &e))?;
+    let unknown = normalize_file(root.get_mut());
+    Ok((root, unknown))
 }
 
 impl RuleFile {
-    fn parse_typed(text: &str, origin: &str) -> Option<RuleFile> {
-        let raw: TypedFileSyntax = toml::from_str(text).ok()?;
-        let mut unknown = Vec::new();
-        for key in raw.other.keys() {
-            if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
-                unknown.push((None, format!("unknown top-level key `{key}` ignored")));
-            }
-        }
+    fn parse_typed(root: toml::Spanned<DeTable<'_>>, text: &str, origin: &str) -> Option<RuleFile> {
+        let raw = TypedFileSyntax::deserialize(toml::de::Deserializer::from(root)).ok()?;
         let mut rules = Vec::with_capacity(raw.rules.len());
         let mut line = 1;
         let mut at = 0;
@@ -210,14 +401,6 @@ impl RuleFile {
             if rule.id.trim().is_empty() || rule.id.chars().any(char::is_whitespace) {
                 return None;
             }
-            for key in rule.other.keys() {
-                if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
-                    unknown.push((
-                        Some(rule.id.clone()),
-                        format!("unknown key `{key}` ignored"),
-                    ));
-                }
-            }
             rules.push(rule);
         }
         Some(RuleFile {
@@ -225,7 +408,7 @@ impl RuleFile {
             rules,
             allowlists: raw.allowlist.into_iter().chain(raw.allowlists).collect(),
             extend: raw.extend.unwrap_or_default(),
-            unknown,
+            unknown: Vec::new(),
             trusted: false,
         })
     }
@@ -233,23 +416,15 @@ impl RuleFile {
     /// Parses rule-file text; `origin` names the file in errors and in
     /// [`RuleInfo::origin`](crate::RuleInfo::origin).
     pub fn parse(text: &str, origin: &str) -> Result<RuleFile, Error> {
-        if let Some(file) = RuleFile::parse_typed(text, origin) {
+        let (root, unknown) = parse_tables(text, origin)?;
+        if let Some(mut file) = RuleFile::parse_typed(root, text, origin) {
+            file.unknown = unknown;
             return Ok(file);
         }
         let file_err = |message: String| Error::new(Some(origin.into()), None, message);
-        let raw: FileSyntax = toml::from_str(text).map_err(|e| {
-            let at = e
-                .span()
-                .map(|s| format!("line {}: ", line_of(text, s.start)))
-                .unwrap_or_default();
-            file_err(format!("TOML error: {at}{}", e.message()))
-        })?;
-        let mut unknown = Vec::new();
-        for key in raw.other.keys() {
-            if !IGNORED_TOP_KEYS.contains(&key.as_str()) {
-                unknown.push((None, format!("unknown top-level key `{key}` ignored")));
-            }
-        }
+        let (root, unknown) = parse_tables(text, origin)?;
+        let raw = FileSyntax::deserialize(toml::de::Deserializer::from(root))
+            .map_err(|e| toml_error(text, origin, &e))?;
         let mut rules = Vec::with_capacity(raw.rules.len());
         for (i, spanned) in raw.rules.into_iter().enumerate() {
             let line = line_of(text, spanned.span().start);
@@ -275,14 +450,6 @@ impl RuleFile {
                     format!("line {line}: `id` must be non-empty and contain no whitespace"),
                 ));
             }
-            for key in rule.other.keys() {
-                if !IGNORED_RULE_KEYS.contains(&key.as_str()) {
-                    unknown.push((
-                        Some(rule.id.clone()),
-                        format!("unknown key `{key}` ignored"),
-                    ));
-                }
-            }
             rules.push(rule);
         }
         let mut allowlists = Vec::new();
@@ -307,9 +474,10 @@ impl RuleFile {
         })
     }
 
-    /// Reads and parses a rule file; I/O errors name the path.
+    /// Reads and parses a rule file; I/O errors name the path. A file
+    /// above [`MAX_FILE_SIZE`] is refused (see [`read_bounded`]).
     pub fn load(path: &Path) -> Result<RuleFile, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = read_bounded(path).map_err(|e| {
             Error::new(
                 Some(path.into()),
                 None,
@@ -415,5 +583,104 @@ impl RuleFile {
     /// `[extend] disabledRules`: ids the builder drops from the whole set.
     pub fn disabled_rules(&self) -> &[String] {
         &self.extend.disabled_rules
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warnings(f: &RuleFile) -> Vec<String> {
+        f.unknown
+            .iter()
+            .map(|(rule, m)| match rule {
+                Some(r) => format!("{r}: {m}"),
+                None => m.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn keys_are_case_insensitive_as_in_gitleaks() {
+        let f = RuleFile::parse(
+            r#"
+TITLE = "x"
+[Extend]
+usedefault = true
+DisabledRules = ["a"]
+
+[[Rules]]
+ID = "tok"
+Regex = '''tok_([a-z]{8})'''
+SECRETGROUP = 1
+keywords = ["tok_"]
+[[Rules.Allowlists]]
+StopWords = ["dummy"]
+"#,
+            "t.toml",
+        )
+        .unwrap();
+        assert_eq!(warnings(&f), Vec::<String>::new());
+        assert!(f.uses_default());
+        assert_eq!(f.disabled_rules(), ["a"]);
+        let r = &f.rules[0];
+        assert_eq!((r.id.as_str(), r.secret_group, r.line), ("tok", Some(1), 7));
+        assert_eq!(r.allowlists[0].stopwords, ["dummy"]);
+    }
+
+    #[test]
+    fn every_unknown_key_is_named_with_its_table() {
+        let f = RuleFile::parse(
+            r#"
+colour = 1
+[extend]
+usedefualt = true
+[allowlist]
+path = ["x"]
+[[allowlists]]
+regex = ["x"]
+[[rules]]
+id = "tok"
+regex = '''tok_'''
+keyword = ["tok_"]
+[rules.allowlist]
+stopword = ["x"]
+[[rules.allowlists]]
+commit = ["x"]
+"#,
+            "t.toml",
+        )
+        .unwrap();
+        assert!(!f.uses_default());
+        assert_eq!(
+            warnings(&f),
+            [
+                "unknown top-level key `colour` ignored",
+                "unknown key `usedefualt` in [extend] ignored",
+                "unknown key `path` in [allowlist] ignored",
+                "unknown key `regex` in [[allowlists]] ignored",
+                "tok: unknown key `keyword` ignored",
+                "tok: unknown key `stopword` in [rules.allowlist] ignored",
+                "tok: unknown key `commit` in [[rules.allowlists]] ignored",
+            ]
+        );
+        // Two spellings of one key: the first in key order wins, the other is named.
+        let f = RuleFile::parse("[extend]\nuseDefault = true\nUSEDEFAULT = false\n", "t").unwrap();
+        assert!(f.uses_default());
+        assert_eq!(
+            warnings(&f),
+            ["key `USEDEFAULT` in [extend] repeats `useDefault` (keys are case-insensitive): ignored"]
+        );
+    }
+
+    #[test]
+    fn a_file_above_the_bound_is_refused_without_reading_it_whole() {
+        let e = RuleFile::load(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e.file(), Some(Path::new("/dev/zero")));
+        assert!(
+            e.message()
+                .starts_with("cannot read rule file: larger than 16 MiB"),
+            "{e}"
+        );
     }
 }

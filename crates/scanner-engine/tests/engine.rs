@@ -651,7 +651,7 @@ fn errors_name_file_rule_and_fault() {
 
     // Unknown keys are warnings, not errors (gitleaks files carry more).
     let f = RuleFile::parse(
-        "[[rules]]\nid = \"u\"\nregex = 'a'\nkeywords = ['a']\nnegative-examples = []\n",
+        "[[rules]]\nid = \"u\"\nregex = 'ab'\nkeywords = ['ab']\nnegative-examples = []\n",
         "w.toml",
     )
     .unwrap();

@@ -67,6 +67,10 @@ pub struct WalkOptions {
     /// What the report calls standard input (`-`): `<stdin>`, or
     /// `--stdin-name`, so that path rules and allowlists apply to it.
     pub stdin_name: PathBuf,
+    /// Roots from this index on came from `--files-from`: a FIFO among them
+    /// is skipped as a walked one is (a list names files; opening a FIFO
+    /// waits for a writer, maybe forever).
+    pub listed_from: Option<usize>,
 }
 
 /// False when the file at `path` (by device and inode) was met before.
@@ -131,9 +135,10 @@ struct FilterCounts {
 ///
 /// A root `-` is standard input, and a FIFO named as a root (`/dev/stdin`
 /// on a pipe, a process substitution) is read as a stream: both are what
-/// the user asked to scan. A FIFO met inside a directory stays skipped
-/// (reading it could block forever). A device or socket named as a root
-/// cannot be scanned: an error, so the run does not pass as complete.
+/// the user asked to scan. A FIFO met inside a directory, or listed in
+/// `--files-from`, is skipped (reading it could block forever). A device or
+/// socket named as a root cannot be scanned: an error, so the run does not
+/// pass as complete.
 pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
@@ -142,7 +147,7 @@ pub fn walk(
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
-    for root in roots {
+    for (i, root) in roots.iter().enumerate() {
         if root.as_os_str() == "-" {
             let name = opts.stdin_name.clone();
             if let Some(skip) = scope.check_listed(&name) {
@@ -162,6 +167,18 @@ pub fn walk(
         let shown = display_path(root, opts.strip_dot);
         if !md.is_dir() {
             if !md.is_file() {
+                let listed = opts.listed_from.is_some_and(|from| i >= from);
+                if is_fifo(&md) && listed {
+                    skips.add(Skip::Special, 1);
+                    on_warning(WalkWarning {
+                        path: shown,
+                        reason:
+                            "a FIFO listed in --files-from, not read (pipe it to `scanner scan -`)"
+                                .into(),
+                        is_error: false,
+                    });
+                    continue;
+                }
                 if is_fifo(&md) {
                     if let Some(skip) = scope.check_listed(root) {
                         skips.add(skip, 1);
