@@ -172,7 +172,7 @@ pub struct ScanArgs {
 
     /// Report format. `text` is for people; `json` is sorted and identical
     /// whatever the thread count; `jsonl` streams; `sarif` is for code
-    /// scanning.
+    /// scanning; `html` is one self-contained page to triage in a browser.
     #[arg(
         long,
         visible_alias = "report-format",

@@ -10,13 +10,14 @@
 //! | `json` | [`json`] | all at once in [`Sink::finish`], sorted |
 //! | `jsonl` | [`json`] | per file, as files complete |
 //! | `sarif` | [`sarif`] | all at once in [`Sink::finish`], sorted |
+//! | `html` | [`html`] | all at once in [`Sink::finish`], sorted; the lines of context are read per file as files complete |
 //!
 //! Each module documents its format field by field with a worked example; `docs/output.md`
 //! is the user-facing version.
 //!
 //! # Ordering
 //!
-//! `json` and `sarif` sort every finding by path (raw bytes), line, column, rule id, then end
+//! `json`, `sarif` and `html` sort every finding by path (raw bytes), line, column, rule id, then end
 //! offset and fingerprint as tie-breakers, so the report is byte-for-byte identical whatever
 //! the thread count or the order files complete in. `text` and `jsonl` stream: files appear in
 //! completion order, each file's findings together (a batch is written whole, never
@@ -41,6 +42,7 @@ use std::path::PathBuf;
 
 use scanner_engine::{Finding, RuleInfo};
 
+pub mod html;
 pub mod json;
 pub mod sarif;
 pub mod text;
@@ -74,6 +76,9 @@ pub enum Format {
     Jsonl,
     /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
     Sarif,
+    /// One self-contained HTML page to triage findings in a browser: summary, a sortable and
+    /// filterable table, lines of context.
+    Html,
 }
 
 /// How the [`Sink`] writes.
@@ -97,6 +102,10 @@ pub struct Sink {
     buf: Vec<u8>,
     /// The repositories a history scan read, for SARIF's `versionControlProvenance`.
     version_control: Vec<crate::input::VersionControl>,
+    /// `html` holds every finding with its lines of context until [`Sink::finish`].
+    html: Vec<html::Entry>,
+    /// Whether `html` reads each finding's lines back from its file ([`Sink::read_context`]).
+    read_context: bool,
 }
 
 impl Sink {
@@ -109,7 +118,16 @@ impl Sink {
             held: Vec::new(),
             buf: Vec::new(),
             version_control: Vec::new(),
+            html: Vec::new(),
+            read_context: false,
         }
+    }
+
+    /// `html` reads each finding's lines of context back from its file as the file's findings
+    /// arrive (a scan, where the paths are the files just read). Off by default: `merge`
+    /// writes findings whose files may be elsewhere, and whose secrets are already as shown.
+    pub fn read_context(&mut self) {
+        self.read_context = true;
     }
 
     /// The repositories the run read (`--history`): SARIF names them in the run's
@@ -131,6 +149,11 @@ impl Sink {
                 self.held.append(&mut batch);
                 Ok(())
             }
+            Format::Html => {
+                let entries = html::entries(batch, self.read_context, self.opts.show_secrets);
+                self.html.extend(entries);
+                Ok(())
+            }
             Format::Text | Format::Jsonl => {
                 batch.sort_by(report_order);
                 self.buf.clear();
@@ -148,7 +171,7 @@ impl Sink {
         }
     }
 
-    /// JSON/SARIF write here (sorted by path, line, column); text/jsonl just flush.
+    /// JSON/SARIF/HTML write here (sorted by path, line, column); text/jsonl just flush.
     /// `rules` describes the rules for SARIF's `tool.driver.rules`.
     pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
         match self.opts.format {
@@ -166,6 +189,11 @@ impl Sink {
                     &self.version_control,
                     self.opts.show_secrets,
                 )?;
+            }
+            Format::Html => {
+                self.html
+                    .sort_by(|a, b| report_order(&a.finding, &b.finding));
+                html::write_page(&mut self.out, &self.html, self.opts.show_secrets)?;
             }
         }
         self.out.flush()

@@ -1,0 +1,429 @@
+//! `--format html`: one self-contained page to triage findings in a browser.
+//!
+//! The report is a single HTML file that needs nothing else: its style sheet and script are
+//! inline (`html/report.css`, `html/report.js`, compiled into the binary), it names no font,
+//! image, style sheet or script to fetch, and a `Content-Security-Policy` meta tag
+//! (`default-src 'none'`) forbids the browser any network request from it, so opening a
+//! report never calls anywhere. It is written at the end of the scan, like `json`.
+//!
+//! # What the page shows
+//!
+//! * **Summary**: the number of findings and files; counts by confidence, by rule (most
+//!   frequent first) and by validity. Clicking a count filters the table on it.
+//! * **Validity** comes from a finding's `validation.status` when the finding object carries a
+//!   `validation` object; a report where no finding does says "not checked" and has no
+//!   validity column.
+//! * **Table** of every finding: confidence, rule, location (`PATH:LINE:COLUMN`), the secret
+//!   (redacted), and, when present, the commit (`--history`) and validity columns. A click on
+//!   a column header sorts by it (again: reverse order). A text filter (path, rule, secret,
+//!   match, tags, commit, author), a confidence select and a rule select narrow the rows.
+//!   The table shows 100 rows per page, so a report of 10,000 findings or more stays quick:
+//!   only the page shown is in the DOM.
+//! * **Details**: a click on a row opens the finding: rule name, tags, match, fingerprint,
+//!   entropy, encodings, the commit (id, author, date, subject) for history findings, and
+//!   **lines of context**: up to 3 lines before and after the secret, numbered, with the
+//!   secret marked.
+//!
+//! The page's state lives in the URL fragment, so a link or a bookmark reopens the same view:
+//! `report.html#filter=config&confidence=high&rule=github-classic-pat&sort=rule&desc=1&page=2&open=0,5`
+//! (`open` lists the indices, in the embedded array, of the findings shown opened; `validity`
+//! filters on a status).
+//!
+//! # Lines of context
+//!
+//! The engine keeps no copy of the content, so the lines are read again from the file when
+//! its findings reach the report writer, during the scan. They are shown only where the bytes
+//! read back are those that were scanned: the secret at `offset..end_offset` (for a secret in
+//! decoded text, the line structure of the encoded run: column, end column and line count),
+//! otherwise the finding has no context (`"context": null`). That is the case for a standard
+//! input, an archive member, a file changed since it was scanned, and for `--history`
+//! findings, whose content lives in a commit: the page shows the commit instead, and
+//! `git show COMMIT:PATH` prints the blob. `scanner merge --format html` shows no context
+//! either. A line is cut to 240 characters, and the secret's own line to 160 characters on
+//! each side of the secret (a cut shows `…`).
+//!
+//! # Redaction
+//!
+//! Unless `--show-secrets`, no secret reaches the page, the lines of context included: the
+//! secret's bytes there are replaced by its redacted form (`ghp_…`, as in every format), so is
+//! every other finding's secret of the same file that falls in those lines, and every other
+//! copy of any of these secrets. The context shows the file as it is otherwise: a value that
+//! no rule reported, or that an allowlist or the baseline suppressed, appears as written.
+//!
+//! # The embedded data
+//!
+//! Every finding is in a `<script type="application/json" id="findings">` element: one JSON
+//! array, in report order (as `json`), one finding per line. Each element is the `json`
+//! format's finding object (the same keys, in the same order; see [`super::json`]) followed by
+//! one more key:
+//!
+//! | key | type | meaning |
+//! | --- | --- | --- |
+//! | `context` | object or null | The lines around the secret: `line`, the number of the first line shown; `before`, the text from that line's start to the secret; `secret`, the secret as the page shows it (redacted unless `--show-secrets`); `after`, the text from just past the secret to the end of the last line shown. Lines are joined by `\n` (a `\r` before it is dropped); the line after `secret` is numbered `end_line + 1`. |
+//!
+//! In the array every `<`, `>` and `&` is written as a JSON escape (`\u003c`, `\u003e`,
+//! `\u0026`), so no string of the report, a path holding `</script>` included, can close the
+//! element or open another; the page reads the array with `JSON.parse` and puts every string
+//! into the page as text, never as markup. Control characters and Unicode bidirectional
+//! controls are shown escaped (`\u{202e}`), as in `text`. The bytes are the same whatever the
+//! thread count; the page holds no date.
+//!
+//! # Example
+//!
+//! `scanner scan --format html -o report.html .`, then open `report.html`. One element of the
+//! embedded array, for a token on line 3 of `config/app.env`:
+//!
+//! ```text
+//! {"rule_id":"github-classic-pat",…,"commit":null,"context":{"line":1,"before":"# app\nuser = \"app\"\ntoken = \"","secret":"ghp_…","after":"\"\nport = 8080"}}
+//! ```
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use serde::Serialize;
+
+use super::json::FindingObject;
+use super::{redact, PathFinding};
+
+/// Lines shown before and after the secret's line.
+const LINES: usize = 3;
+/// Bytes read on each side of the secret to find those lines.
+const WINDOW: u64 = 4096;
+/// A secret longer than this gets no context.
+const MAX_SPAN: u64 = 64 * 1024;
+/// Characters kept of a line of context.
+const MAX_LINE: usize = 240;
+/// Characters kept on each side of the secret on its own line.
+const MAX_SIDE: usize = 160;
+
+const CSS: &str = include_str!("html/report.css");
+const SCRIPT: &str = include_str!("html/report.js");
+
+/// The lines around one secret, as the page shows them (see the module doc).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(super) struct Context {
+    line: u32,
+    before: String,
+    secret: String,
+    after: String,
+}
+
+/// A finding held for the page, with its lines of context.
+pub(super) struct Entry {
+    pub(super) finding: PathFinding,
+    context: Option<Context>,
+}
+
+/// One element of the embedded array: the `json` object, then `context`.
+#[derive(Serialize)]
+struct Row<'a> {
+    #[serde(flatten)]
+    finding: FindingObject<'a>,
+    context: Option<&'a Context>,
+}
+
+/// The batch of one file (or blob) as entries, with the lines of context read back from the
+/// file when `read_context` (the scan) and not for a commit's blob.
+pub(super) fn entries(batch: Vec<PathFinding>, read_context: bool, show: bool) -> Vec<Entry> {
+    let contexts: Vec<Option<Context>> = match File::open(&batch[0].path) {
+        Ok(mut file) if read_context && batch[0].commit.is_none() => batch
+            .iter()
+            .map(|pf| read_context_of(&mut file, pf, &batch, show))
+            .collect(),
+        _ => vec![None; batch.len()],
+    };
+    batch
+        .into_iter()
+        .zip(contexts)
+        .map(|(finding, context)| Entry { finding, context })
+        .collect()
+}
+
+fn read_context_of(
+    file: &mut File,
+    pf: &PathFinding,
+    batch: &[PathFinding],
+    show: bool,
+) -> Option<Context> {
+    let f = &pf.finding;
+    if f.secret.is_empty() || f.end_offset < f.offset || f.end_offset - f.offset > MAX_SPAN {
+        return None;
+    }
+    let start = f.offset.saturating_sub(WINDOW);
+    let want = f.end_offset - start + WINDOW;
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut buf = Vec::with_capacity(want as usize);
+    file.take(want).read_to_end(&mut buf).ok()?;
+    let at_eof = (buf.len() as u64) < want;
+    context_in(&buf, start, at_eof, pf, batch, show)
+}
+
+/// The context of `pf` in `buf`, the file's bytes from offset `start` (to its end when
+/// `at_eof`), or `None` when these are not the bytes that were scanned.
+fn context_in(
+    buf: &[u8],
+    start: u64,
+    at_eof: bool,
+    pf: &PathFinding,
+    batch: &[PathFinding],
+    show: bool,
+) -> Option<Context> {
+    let f = &pf.finding;
+    let o = usize::try_from(f.offset.checked_sub(start)?).ok()?;
+    let e = usize::try_from(f.end_offset.checked_sub(start)?).ok()?;
+    let span = buf.get(o..e)?;
+    if f.decoded.is_empty() && String::from_utf8_lossy(span) != f.secret {
+        return None;
+    }
+    // The line structure must be the one scanned: the column, the end column, the line count.
+    let column_at = |at: usize| match buf[..at].iter().rposition(|&b| b == b'\n') {
+        Some(nl) => Some((at - nl) as u64),
+        None if start == 0 => Some(at as u64 + 1),
+        None => None, // the line starts before the window: only a lower bound is known
+    };
+    let column_ok = |at: usize, column: u32| match column_at(at) {
+        Some(c) => c == u64::from(column),
+        None => u64::from(column) > at as u64,
+    };
+    let newlines = span.iter().filter(|&&b| b == b'\n').count() as u64;
+    if !column_ok(o, f.column)
+        || !column_ok(e, f.end_column)
+        || newlines != u64::from(f.end_line.checked_sub(f.line)?)
+    {
+        return None;
+    }
+
+    // From the start of the line LINES above the secret's (or the first whole line in the
+    // window, or the window's start when even the secret's line starts before it).
+    let nls_before: Vec<usize> = buf[..o]
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, &b)| b == b'\n')
+        .map(|(i, _)| i)
+        .take(LINES + 1)
+        .collect();
+    let (cs, cut_start) = match nls_before.get(LINES) {
+        Some(&nl) => (nl + 1, false),
+        None if start == 0 => (0, false),
+        None => match nls_before.last() {
+            Some(&nl) => (nl + 1, false),
+            None => (0, true),
+        },
+    };
+    // To the end of the line LINES below the secret's.
+    let nls_after: Vec<usize> = buf[e..]
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .map(|(i, _)| e + i)
+        .take(LINES + 1)
+        .collect();
+    let (ce, cut_end) = match nls_after.get(LINES) {
+        Some(&nl) => (nl, false),
+        // The file's last line: without the newline that ends it, if any.
+        None if at_eof => (
+            buf.len() - usize::from(buf.len() > e && buf.ends_with(b"\n")),
+            false,
+        ),
+        None => match nls_after.last() {
+            Some(&nl) => (nl, false),
+            None => (buf.len(), true),
+        },
+    };
+    let first_line = f.line - buf[cs..o].iter().filter(|&&b| b == b'\n').count() as u32;
+
+    // Every finding of the file whose secret lies in these lines is redacted where it is, and
+    // every copy of any of their secrets wherever it is.
+    let shown = |from: usize, to: usize| -> String {
+        if show {
+            return String::from_utf8_lossy(&buf[from..to]).into_owned();
+        }
+        // The secrets' spans, in window positions (a span may start before the window).
+        let mut spans: Vec<(i128, i128)> = batch
+            .iter()
+            .filter(|g| !g.finding.secret.is_empty())
+            .map(|g| {
+                let at = |x: u64| i128::from(x) - i128::from(start);
+                (at(g.finding.offset), at(g.finding.end_offset))
+            })
+            .filter(|&(a, b)| a < to as i128 && b > from as i128)
+            .collect();
+        spans.sort_unstable();
+        let mut out = String::new();
+        let mut at = from;
+        for (a, b) in spans {
+            let (ca, cb) = (a.max(at as i128) as usize, b.min(to as i128) as usize);
+            if ca >= cb {
+                continue;
+            }
+            out.push_str(&redact_copies(&buf[at..ca], batch));
+            if ca as i128 == a {
+                out.push_str(&redact(&String::from_utf8_lossy(&buf[ca..cb])));
+            } else {
+                // The rest of a secret whose start is already shown (or lies outside).
+                out.push('…');
+            }
+            at = cb;
+        }
+        out.push_str(&redact_copies(&buf[at..to], batch));
+        out
+    };
+    let mut before = shown(cs, o).replace("\r\n", "\n");
+    let mut after = shown(e, ce).replace("\r\n", "\n");
+    if after.ends_with('\r') && !cut_end {
+        after.pop();
+    }
+    before = cut_lines(&before, true);
+    after = cut_lines(&after, false);
+    if cut_start && !before.starts_with('…') {
+        before.insert(0, '…');
+    }
+    if cut_end && !after.ends_with('…') {
+        after.push('…');
+    }
+    let secret = String::from_utf8_lossy(span);
+    Some(Context {
+        line: first_line,
+        before,
+        secret: if show {
+            secret.into_owned()
+        } else {
+            redact(&secret)
+        },
+        after,
+    })
+}
+
+/// `bytes` as text with every copy of a secret of `batch` redacted.
+fn redact_copies(bytes: &[u8], batch: &[PathFinding]) -> String {
+    let mut text = String::from_utf8_lossy(bytes).into_owned();
+    let mut secrets: Vec<&str> = batch
+        .iter()
+        .map(|g| g.finding.secret.as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
+    // The longest first, so a secret holding another is replaced whole.
+    secrets.sort_unstable_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    for secret in secrets {
+        if text.contains(secret) {
+            text = text.replace(secret, &redact(secret));
+        }
+    }
+    text
+}
+
+/// Cuts long lines of `before` (whose last line leads to the secret) or `after` (whose first
+/// line follows it) to [`MAX_LINE`] characters, and the secret's line to [`MAX_SIDE`] on its
+/// side.
+fn cut_lines(text: &str, before: bool) -> String {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.len() - 1;
+    let cut: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let n = line.chars().count();
+            let own = if before { i == last } else { i == 0 };
+            match (own, before) {
+                (true, true) if n > MAX_SIDE => {
+                    let tail: String = line.chars().skip(n - MAX_SIDE).collect();
+                    format!("…{tail}")
+                }
+                (true, _) if n > MAX_SIDE => {
+                    let head: String = line.chars().take(MAX_SIDE).collect();
+                    format!("{head}…")
+                }
+                (false, _) if n > MAX_LINE => {
+                    let head: String = line.chars().take(MAX_LINE).collect();
+                    format!("{head}…")
+                }
+                _ => (*line).to_string(),
+            }
+        })
+        .collect();
+    cut.join("\n")
+}
+
+/// Writes the page; `entries` are already in report order.
+pub(super) fn write_page(out: &mut dyn Write, entries: &[Entry], show: bool) -> io::Result<()> {
+    let n = entries.len();
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
+         script-src 'unsafe-inline'; style-src 'unsafe-inline'\">\n\
+         <title>scanner report: {n} {}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n",
+        if n == 1 { "finding" } else { "findings" }
+    )?;
+    out.write_all(BODY.as_bytes())?;
+    out.write_all(b"<script type=\"application/json\" id=\"findings\">\n[\n")?;
+    let mut buf = Vec::with_capacity(2048);
+    for (i, entry) in entries.iter().enumerate() {
+        buf.clear();
+        let row = Row {
+            finding: FindingObject::new(&entry.finding, show),
+            context: entry.context.as_ref(),
+        };
+        serde_json::to_writer(&mut buf, &row).map_err(io::Error::from)?;
+        if i + 1 < n {
+            buf.push(b',');
+        }
+        buf.push(b'\n');
+        write_script_safe(out, &buf)?;
+    }
+    out.write_all(b"]\n</script>\n<script>\n")?;
+    out.write_all(SCRIPT.as_bytes())?;
+    out.write_all(b"</script>\n</body>\n</html>\n")
+}
+
+/// Writes JSON text with `<`, `>` and `&` as JSON escapes: they can only occur inside strings,
+/// where the escape means the same character, and without them nothing in the data can end
+/// the `<script>` element.
+fn write_script_safe(out: &mut dyn Write, json: &[u8]) -> io::Result<()> {
+    let mut from = 0;
+    for (i, &b) in json.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'<' => b"\\u003c",
+            b'>' => b"\\u003e",
+            b'&' => b"\\u0026",
+            _ => continue,
+        };
+        out.write_all(&json[from..i])?;
+        out.write_all(escape)?;
+        from = i + 1;
+    }
+    out.write_all(&json[from..])
+}
+
+/// The page's fixed markup: the script fills it from the embedded findings.
+const BODY: &str = r#"<header>
+<h1>scanner report</h1>
+<p id="totals"></p>
+<noscript><p>This page needs JavaScript to show the findings. They are embedded in its source as JSON (the element with id "findings").</p></noscript>
+</header>
+<section id="summary" aria-label="Summary">
+<div class="box"><h2>By confidence</h2><ul id="by-confidence"></ul></div>
+<div class="box"><h2>By validity</h2><ul id="by-validity"></ul></div>
+<div class="box wide"><h2>By rule</h2><table id="by-rule"><tbody></tbody></table></div>
+</section>
+<section id="controls" aria-label="Filters">
+<input id="filter" type="search" placeholder="Filter: path, rule, secret, commit, author…" aria-label="Filter">
+<select id="confidence" aria-label="Confidence"><option value="">all confidences</option></select>
+<select id="rule" aria-label="Rule"><option value="">all rules</option></select>
+<select id="validity" aria-label="Validity" hidden><option value="">all validity</option></select>
+<button id="clear" type="button">Clear</button>
+<span id="count" aria-live="polite"></span>
+</section>
+<table id="table">
+<thead><tr id="head"></tr></thead>
+<tbody id="rows"></tbody>
+</table>
+<nav id="pager" aria-label="Pages">
+<button id="prev" type="button">‹ Previous</button>
+<span id="page"></span>
+<button id="next" type="button">Next ›</button>
+</nav>
+"#;
