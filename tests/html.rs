@@ -1,0 +1,416 @@
+//! `--format html`: the page as written (self-contained, redacted, escaped, its embedded
+//! findings and their lines of context), and the page as a real browser shows it: Debian's
+//! `chromium`, headless, reads the DOM after the page's script has applied a filter from the
+//! URL fragment, and takes a screenshot into the test's output directory.
+//!
+//! Chromium is required, not optional: `.ci/run` installs it (`apt-get install chromium`);
+//! without it these tests fail and say so.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{json, Value};
+
+/// The secrets of the tree [`triage_tree`] builds.
+struct Secrets {
+    tokens: Vec<String>,
+    password: String,
+}
+
+/// Five findings: two high in `config/app.env` (on neighbouring lines, so each one's context
+/// holds the other), one low in a test path, one medium generic password, one high in a file
+/// whose path holds `</script><b>`.
+fn triage_tree(t: &Tree) -> Secrets {
+    let tokens: Vec<String> = (1..=4).map(token).collect();
+    let password = ["Zx9q", "Lp2v", "R7mK", "4wTb"].concat();
+    t.write(
+        "config/app.env",
+        format!(
+            "# app\nuser = \"app\"\nother = \"{}\"\ntoken = \"{}\"\nport = 8080\n\n\nlast\n",
+            tokens[1], tokens[0]
+        ),
+    );
+    t.write("tests/fixture.env", format!("token = \"{}\"\n", tokens[2]));
+    t.write(
+        "src/settings.py",
+        format!("DEBUG = False\ndb_password = \"{password}\"\n"),
+    );
+    t.write(
+        "odd</script><b>.env",
+        format!("token = \"{}\"\n", tokens[3]),
+    );
+    Secrets { tokens, password }
+}
+
+/// The page's embedded findings (the `findings` JSON element), parsed.
+fn embedded(page: &str) -> Vec<Value> {
+    let open = "<script type=\"application/json\" id=\"findings\">\n";
+    let start = page.find(open).expect("no findings element") + open.len();
+    let len = page[start..].find("</script>").unwrap();
+    serde_json::from_str(&page[start..start + len]).unwrap()
+}
+
+/// Runs `scanner scan --format html -o report.html ARGS .` in `t` and returns the page.
+fn html_report(t: &Tree, args: &[&str]) -> String {
+    let mut all = vec!["scan", "--format", "html", "-o", "report.html"];
+    all.extend(args);
+    all.push(".");
+    t.run(&all).expect(1);
+    std::fs::read_to_string(t.join("report.html")).unwrap()
+}
+
+#[test]
+fn html_page_is_self_contained_redacted_and_escaped() {
+    let t = Tree::new();
+    let s = triage_tree(&t);
+    let page = html_report(&t, &[]);
+
+    // Nothing to fetch: no URL, no external script, style sheet, font or image.
+    for needle in [
+        "http://",
+        "https://",
+        "<link",
+        "@import",
+        "url(",
+        "src=",
+        "href=",
+        "@font-face",
+        "<img",
+        "<iframe",
+        "//cdn",
+    ] {
+        assert!(!page.contains(needle), "the page holds {needle:?}");
+    }
+    assert_eq!(page.matches("<script").count(), 2, "one data, one code");
+    assert_eq!(page.matches("<script>").count(), 1);
+    assert!(page.contains(
+        "content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'\""
+    ));
+    assert!(page.contains("<title>scanner report: 5 findings</title>"));
+
+    // No byte of a secret beyond the redacted prefix: no 8 characters of any of them.
+    let secrets: Vec<&str> = s
+        .tokens
+        .iter()
+        .map(String::as_str)
+        .chain([s.password.as_str()])
+        .collect();
+    for secret in &secrets {
+        for w in secret.as_bytes()[4..].windows(8) {
+            let w = std::str::from_utf8(w).unwrap();
+            assert!(!page.contains(w), "{w} of a secret is in the page");
+        }
+    }
+
+    // The path holding `</script><b>` is escaped in the data and read back whole.
+    assert!(!page.contains("</script><b>"));
+    assert!(!page.contains("<b>"));
+    assert!(page.contains(r#""path":"./odd\u003c/script\u003e\u003cb\u003e.env""#));
+    let findings = embedded(&page);
+    assert_eq!(findings.len(), 5);
+    let paths: Vec<(&str, u64, &str)> = findings
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap(),
+                f["line"].as_u64().unwrap(),
+                f["confidence"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("./config/app.env", 3, "high"),
+            ("./config/app.env", 4, "high"),
+            ("./odd</script><b>.env", 1, "high"),
+            ("./src/settings.py", 2, "medium"),
+            ("./tests/fixture.env", 1, "low"),
+        ]
+    );
+
+    // Lines of context: three lines each side, each secret in them redacted, the file's
+    // end without a phantom empty line.
+    assert_eq!(
+        findings[1]["context"],
+        json!({
+            "line": 1,
+            "before": "# app\nuser = \"app\"\nother = \"ghp_…\"\ntoken = \"",
+            "secret": "ghp_…",
+            "after": "\"\nport = 8080\n\n",
+        })
+    );
+    assert_eq!(
+        findings[0]["context"],
+        json!({
+            "line": 1,
+            "before": "# app\nuser = \"app\"\nother = \"",
+            "secret": "ghp_…",
+            "after": "\"\ntoken = \"ghp_…\"\nport = 8080\n",
+        })
+    );
+    assert_eq!(
+        findings[3]["context"],
+        json!({
+            "line": 1,
+            "before": "DEBUG = False\ndb_password = \"",
+            "secret": "Zx9q…",
+            "after": "\"",
+        })
+    );
+    // The json format's object, then `context`: the same keys in the same order.
+    let json_report = t
+        .run(&["scan", "--format", "json", "."])
+        .expect(1)
+        .stdout
+        .clone();
+    let first_json = json_report.lines().nth(1).unwrap().trim_end_matches(',');
+    let first_html = page
+        .lines()
+        .find(|l| l.starts_with("{\"rule_id\""))
+        .unwrap();
+    let first_html = first_html.trim_end_matches(',');
+    let (object, context) = first_html.rsplit_once(",\"context\":").unwrap();
+    assert_eq!(format!("{object}}}"), first_json);
+    assert!(context.starts_with("{\"line\":1,"), "{context}");
+
+    // With --show-secrets the page holds them whole, context included.
+    let shown = html_report(&t, &["--show-secrets"]);
+    for secret in &secrets {
+        assert!(
+            shown.contains(secret),
+            "{secret} missing with --show-secrets"
+        );
+    }
+    let findings = embedded(&shown);
+    assert_eq!(
+        findings[1]["context"]["before"],
+        format!(
+            "# app\nuser = \"app\"\nother = \"{}\"\ntoken = \"",
+            s.tokens[1]
+        )
+    );
+    assert_eq!(findings[1]["context"]["secret"], s.tokens[0]);
+}
+
+#[test]
+fn html_page_of_a_history_scan_names_the_commit() {
+    let r = Repo::new();
+    r.write("deploy.env", format!("TOKEN={}\n", token(7)));
+    r.git(&["add", "."]);
+    git_ok(
+        isolate(Command::new("git").current_dir(&r.root).args([
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            "deploy <settings>",
+        ]))
+        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_AUTHOR_DATE", "2024-03-01T10:00:00+01:00"),
+    );
+    r.scan(&["scan", "--history", "--format", "html", "-o", "report.html"])
+        .expect(1);
+    let page = std::fs::read_to_string(r.path("report.html")).unwrap();
+    assert!(!page.contains(&token(7)[4..12]));
+    let findings = embedded(&page);
+    assert_eq!(findings.len(), 1);
+    let commit = &findings[0]["commit"];
+    assert_eq!(commit["author_name"], "Ada Lovelace");
+    assert_eq!(commit["author_email"], "ada@example.com");
+    assert_eq!(commit["author_date"], "2024-03-01T10:00:00+01:00");
+    assert_eq!(commit["summary"], "deploy <settings>");
+    // A commit's blob is not read back: the page shows the commit instead.
+    assert_eq!(findings[0]["context"], Value::Null);
+
+    let dom = chromium_dom(&r.path("report.html"), "open=0", "history");
+    assert_eq!(attr(&dom, "data-matching"), 1);
+    let id = commit["id"].as_str().unwrap();
+    for shown in [
+        format!("<dd class=\"mono\">{id}</dd>"),
+        "<dd>Ada Lovelace &lt;ada@example.com&gt;</dd>".to_string(),
+        "<dd>2024-03-01T10:00:00+01:00</dd>".to_string(),
+        "<dd>deploy &lt;settings&gt;</dd>".to_string(),
+        format!("git show {}:deploy.env prints the file.", &id[..12]),
+    ] {
+        assert!(dom.contains(&shown), "{shown} not in the page:\n{dom}");
+    }
+}
+
+#[test]
+fn html_page_in_chromium_filters_sorts_and_shows_context() {
+    let t = Tree::new();
+    triage_tree(&t);
+    html_report(&t, &[]);
+    let report = t.join("report.html");
+
+    // Every finding on one page; the summary counts.
+    let dom = chromium_dom(&report, "", "all");
+    assert_eq!(rows(&dom), 5);
+    assert_eq!(attr(&dom, "data-total"), 5);
+    assert_eq!(attr(&dom, "data-matching"), 5);
+    assert!(dom.contains("5 findings in 4 files"), "{dom}");
+    assert!(dom.contains("<li class=\"muted\">not checked</li>"));
+
+    // A text filter (any case) and a select.
+    let dom = chromium_dom(&report, "filter=CONFIG%2F&confidence=high", "filter");
+    assert_eq!((rows(&dom), attr(&dom, "data-matching")), (2, 2));
+    assert!(dom.contains("<span id=\"count\" aria-live=\"polite\">2 of 5 findings</span>"));
+    // A rule and a text filter, sorted by location in reverse, one finding opened; the
+    // screenshot is of this view.
+    let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html/triage.png");
+    let fragment = "rule=github-classic-pat&filter=.env&sort=location&desc=1&open=1";
+    let dom = chromium_dom_and_screenshot(&report, fragment, &png);
+    println!("screenshot: {}", png.display());
+    assert_eq!((rows(&dom), attr(&dom, "data-matching")), (4, 4));
+    let order: Vec<&str> = dom
+        .match_indices("<td class=\"mono loc\">")
+        .map(|(i, m)| {
+            let rest = &dom[i + m.len()..];
+            &rest[..rest.find("</td>").unwrap()]
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "./tests/fixture.env:1:10",
+            "./odd&lt;/script&gt;&lt;b&gt;.env:1:10",
+            "./config/app.env:4:10",
+            "./config/app.env:3:10",
+        ]
+    );
+    // The opened finding's lines, numbered, the secret marked and redacted.
+    let context = "<span class=\"l\"><span class=\"n\">3</span>other = \"ghp_…\"</span>\
+                   <span class=\"l hit\"><span class=\"n\">4</span>token = \"<mark>ghp_…</mark>\"</span>\
+                   <span class=\"l\"><span class=\"n\">5</span>port = 8080</span>";
+    assert!(dom.contains(context), "no context lines in:\n{dom}");
+}
+
+#[test]
+fn html_page_with_10000_findings_loads_and_filters_quickly() {
+    let t = Tree::new();
+    // 100 files of 100 tokens each.
+    for file in 0..100u32 {
+        let text: String = (0..100u32)
+            .map(|line| format!("key{line} = \"{}\"\n", token(file * 100 + line)))
+            .collect();
+        t.write(format!("f{file:03}.env"), text);
+    }
+    let page = html_report(&t, &[]);
+    assert_eq!(embedded(&page).len(), 10_000);
+    let report = t.join("report.html");
+
+    let started = Instant::now();
+    // Files f040 to f049, the last of their 10 pages.
+    let dom = chromium_dom(&report, "filter=f04&page=10", "big");
+    let took = started.elapsed();
+    assert_eq!(attr(&dom, "data-total"), 10_000);
+    assert_eq!(attr(&dom, "data-matching"), 1_000);
+    assert_eq!(rows(&dom), 100);
+    assert!(dom.contains("Page 10 of 10 (901–1000)"));
+    assert!(dom.contains("./f049.env:100:10"));
+    assert!(!dom.contains("./f048.env:100:10"));
+    let render_ms = attr(&dom, "data-render-ms");
+    assert!(render_ms < 3_000, "the page took {render_ms} ms to draw");
+    assert!(took < Duration::from_secs(10), "chromium took {took:?}");
+}
+
+// ------------------------------------------------------------------ chromium
+
+/// Debian's `chromium`: required (CI installs it), never skipped.
+fn chromium() -> Command {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "chromium not found: `apt-get install -y chromium` (.ci/run installs it)"
+    );
+    let mut c = Command::new("chromium");
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]);
+    c
+}
+
+/// The `file:` URL of `page` with `fragment`.
+fn url(page: &Path, fragment: &str) -> String {
+    format!("file://{}#{fragment}", page.display())
+}
+
+/// Runs chromium on the page with its own profile dir, returning stdout.
+fn run_chromium(page: &Path, fragment: &str, extra: &[&str]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let out = chromium()
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(url(page, fragment))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The DOM after the page's script ran, with the view `fragment` selects.
+fn chromium_dom(page: &Path, fragment: &str, what: &str) -> String {
+    let dom = run_chromium(page, fragment, &["--dump-dom"]);
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "{what}: the script did not finish:\n{dom}"
+    );
+    dom
+}
+
+/// [`chromium_dom`], and a screenshot of the same view written to `png`.
+fn chromium_dom_and_screenshot(page: &Path, fragment: &str, png: &Path) -> String {
+    std::fs::create_dir_all(png.parent().unwrap()).unwrap();
+    let _ = std::fs::remove_file(png);
+    let dom = run_chromium(
+        page,
+        fragment,
+        &[
+            "--dump-dom",
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1280,900",
+        ],
+    );
+    assert!(
+        dom.contains("data-ready=\"1\""),
+        "the script did not finish:\n{dom}"
+    );
+    let bytes = std::fs::read(png).expect("no screenshot written");
+    assert!(bytes.starts_with(b"\x89PNG"), "not a PNG");
+    dom
+}
+
+/// The finding rows on the page.
+fn rows(dom: &str) -> usize {
+    dom.matches("<tr class=\"finding").count()
+}
+
+/// The number in the first `NAME="N"` attribute.
+fn attr(dom: &str, name: &str) -> u64 {
+    let key = format!("{name}=\"");
+    let at = dom
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in:\n{dom}"))
+        + key.len();
+    let end = dom[at..].find('"').unwrap();
+    dom[at..at + end].parse().unwrap()
+}
