@@ -427,3 +427,145 @@ const BODY: &str = r#"<header>
 <button id="next" type="button">Next ›</button>
 </nav>
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{finding, run, token};
+    use super::super::Format;
+    use super::*;
+    use scanner_engine::Encoding;
+
+    /// The finding of `secret` at its first occurrence in `text`, positions computed.
+    fn found(text: &str, secret: &str) -> PathFinding {
+        let offset = text.find(secret).unwrap();
+        let end = offset + secret.len();
+        let pos = |at: usize| {
+            let line = text[..at].matches('\n').count() as u32 + 1;
+            let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            (line, (at - start) as u32 + 1)
+        };
+        let mut pf = finding("f.env", 1, 1);
+        let f = &mut pf.finding;
+        (f.line, f.column) = pos(offset);
+        (f.end_line, f.end_column) = pos(end);
+        (f.offset, f.end_offset) = (offset as u64, end as u64);
+        f.secret = secret.to_string();
+        f.r#match = secret.to_string();
+        pf
+    }
+
+    fn context(text: &str, pf: &PathFinding, batch: &[PathFinding], show: bool) -> Option<Context> {
+        context_in(text.as_bytes(), 0, true, pf, batch, show)
+    }
+
+    fn ctx(line: u32, before: &str, secret: &str, after: &str) -> Option<Context> {
+        Some(Context {
+            line,
+            before: before.into(),
+            secret: secret.into(),
+            after: after.into(),
+        })
+    }
+
+    #[test]
+    fn crlf_lines_and_the_files_end() {
+        let t = token();
+        let text = format!("a\r\nb\r\nc\r\nd\r\nkey = {t}\r\ne\r\n");
+        let f = found(&text, &t);
+        let got = context(&text, &f, std::slice::from_ref(&f), false);
+        assert_eq!(got, ctx(2, "b\nc\nd\nkey = ", "ghp_…", "\ne"));
+        let got = context(&text, &f, std::slice::from_ref(&f), true);
+        assert_eq!(got, ctx(2, "b\nc\nd\nkey = ", &t, "\ne"));
+    }
+
+    #[test]
+    fn bytes_that_are_not_those_scanned_give_no_context() {
+        let t = token();
+        let text = format!("key = {t}\n");
+        let f = found(&text, &t);
+        let batch = std::slice::from_ref(&f);
+        // The secret is elsewhere now, or another one is there.
+        assert_eq!(context(&format!("\n{text}"), &f, batch, false), None);
+        let other = text.replace("ghp_a", "ghp_b");
+        assert_eq!(context(&other, &f, batch, false), None);
+        // A decoded finding: the line structure must match.
+        let mut d = f.clone();
+        d.finding.decoded = vec![Encoding::Base64];
+        d.finding.secret = "decoded".into();
+        let shifted = format!("k = {t}\n");
+        assert_eq!(context(&shifted, &d, batch, false), None);
+        assert_eq!(
+            context(&text, &d, batch, false),
+            ctx(1, "key = ", "ghp_…", "")
+        );
+        // Too short a file.
+        assert_eq!(context("key = ", &f, batch, false), None);
+    }
+
+    #[test]
+    fn every_secret_of_the_file_in_the_lines_is_redacted() {
+        let t = token();
+        let u = t.replace("ghp_a", "ghp_z");
+        // `u` twice on the line after (one a finding, one a copy), a base64 run before.
+        let text = format!("enc = QUJDREVGR0hJSktM\nkey = {t}\nalt = {u} {u}\n");
+        let f = found(&text, &t);
+        let g = found(&text, &u);
+        let mut b = found(&text, "QUJDREVGR0hJSktM");
+        b.finding.decoded = vec![Encoding::Base64];
+        b.finding.secret = "ABCDEFGHIJKL".into();
+        let batch = [b, f.clone(), g];
+        assert_eq!(
+            context(&text, &f, &batch, false),
+            ctx(1, "enc = QUJD…\nkey = ", "ghp_…", "\nalt = ghp_… ghp_…")
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_a_window_without_a_line_start_says_so() {
+        let t = token();
+        let text = format!(
+            "{}\n{} = {t} = {}\n",
+            "a".repeat(300),
+            "b".repeat(200),
+            "c".repeat(200)
+        );
+        let f = found(&text, &t);
+        let got = context(&text, &f, std::slice::from_ref(&f), false).unwrap();
+        assert_eq!(
+            got.before,
+            format!("{}…\n…{} = ", "a".repeat(240), "b".repeat(157))
+        );
+        assert_eq!(got.after, format!(" = {}…", "c".repeat(157)));
+        // The window starts inside the secret's line.
+        let start = 100;
+        let got = context_in(
+            &text.as_bytes()[start..],
+            start as u64,
+            true,
+            &f,
+            std::slice::from_ref(&f),
+            false,
+        );
+        assert_eq!(got.unwrap().before, format!("…{} = ", "b".repeat(157)));
+    }
+
+    #[test]
+    fn the_page_embeds_each_finding_once_and_escapes_markup() {
+        let mut f = finding("a</script><b>&.env", 1, 1);
+        f.finding.rule_name = "<i>".into();
+        let page = run(Format::Html, false, vec![vec![f.clone()], vec![f]]);
+        assert!(page.starts_with("<!DOCTYPE html>\n"));
+        assert!(page.ends_with("</script>\n</body>\n</html>\n"));
+        assert!(!page.contains(&token()));
+        assert!(!page.contains("<b>") && !page.contains("<i>"));
+        assert_eq!(
+            page.matches(r#""path":"a\u003c/script\u003e\u003cb\u003e\u0026.env""#)
+                .count(),
+            2
+        );
+        assert_eq!(page.matches(r#""rule_name":"\u003ci\u003e""#).count(), 2);
+        // Written by the sink without a file to read back: no context.
+        assert_eq!(page.matches(r#""context":null}"#).count(), 2);
+        assert!(page.contains("<title>scanner report: 2 findings</title>"));
+    }
+}
