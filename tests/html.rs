@@ -200,7 +200,10 @@ fn html_page_is_self_contained_redacted_and_escaped() {
 #[test]
 fn html_page_of_a_history_scan_names_the_commit() {
     let r = Repo::new();
-    r.write("deploy.env", format!("TOKEN={}\n", token(7)));
+    r.write(
+        "deploy.env",
+        format!("# deploy\nTOKEN={}\nREGION=eu\n", token(7)),
+    );
     r.git(&["add", "."]);
     git_ok(
         isolate(Command::new("git").current_dir(&r.root).args([
@@ -214,6 +217,8 @@ fn html_page_of_a_history_scan_names_the_commit() {
         .env("GIT_AUTHOR_EMAIL", "ada@example.com")
         .env("GIT_AUTHOR_DATE", "2024-03-01T10:00:00+01:00"),
     );
+    // The lines come from the commit's blob, not from the file as it is now.
+    r.write("deploy.env", "changed\n");
     r.scan(&["scan", "--history", "--format", "html", "-o", "report.html"])
         .expect(1);
     let page = std::fs::read_to_string(r.path("report.html")).unwrap();
@@ -225,8 +230,10 @@ fn html_page_of_a_history_scan_names_the_commit() {
     assert_eq!(commit["author_email"], "ada@example.com");
     assert_eq!(commit["author_date"], "2024-03-01T10:00:00+01:00");
     assert_eq!(commit["summary"], "deploy <settings>");
-    // A commit's blob is not read back: the page shows the commit instead.
-    assert_eq!(findings[0]["context"], Value::Null);
+    assert_eq!(
+        findings[0]["context"],
+        json!({"line": 1, "before": "# deploy\nTOKEN=", "secret": "ghp_…", "after": "\nREGION=eu"})
+    );
 
     let dom = chromium_dom(&r.path("report.html"), "open=0", "history");
     assert_eq!(attr(&dom, "data-matching"), 1);
@@ -236,7 +243,7 @@ fn html_page_of_a_history_scan_names_the_commit() {
         "<dd>Ada Lovelace &lt;ada@example.com&gt;</dd>".to_string(),
         "<dd>2024-03-01T10:00:00+01:00</dd>".to_string(),
         "<dd>deploy &lt;settings&gt;</dd>".to_string(),
-        format!("git show {}:deploy.env prints the file.", &id[..12]),
+        "<span class=\"l hit\"><span class=\"n\">2</span>TOKEN=<mark>ghp_…</mark></span>".into(),
     ] {
         assert!(dom.contains(&shown), "{shown} not in the page:\n{dom}");
     }

@@ -31,15 +31,14 @@
 //!
 //! # Lines of context
 //!
-//! The engine keeps no copy of the content, so the lines are read again from the file when
-//! its findings reach the report writer, during the scan. They are shown only where the bytes
-//! read back are those that were scanned: the secret at `offset..end_offset` (for a secret in
-//! decoded text, the line structure of the encoded run: column, end column and line count),
-//! otherwise the finding has no context (`"context": null`). That is the case for a standard
-//! input, an archive member, a file changed since it was scanned, and for `--history`
-//! findings, whose content lives in a commit: the page shows the commit instead, and
-//! `git show COMMIT:PATH` prints the blob. `scanner merge --format html` shows no context
-//! either. A line is cut to 240 characters, and the secret's own line to 160 characters on
+//! The engine keeps no copy of the content, so the lines are read again when a file's
+//! findings reach the report writer, during the scan: from the file (a window of 4 KiB on each
+//! side of the secret), or for `--history` from the blob at `path` in `commit` (whole, with
+//! gitoxide, up to 64 MiB). They are shown only where the bytes read back are those that were scanned: the
+//! secret at `offset..end_offset` (for a secret in decoded text, the line structure of the
+//! encoded run: column, end column and line count); otherwise the finding has no context
+//! (`"context": null`). That is the case for a standard input, an archive member and a file
+//! changed since it was scanned. `scanner merge --format html` shows no context either. A line is cut to 240 characters, and the secret's own line to 160 characters on
 //! each side of the secret (a cut shows `…`).
 //!
 //! # Redaction
@@ -79,6 +78,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -91,6 +91,8 @@ const LINES: usize = 3;
 const WINDOW: u64 = 4096;
 /// A secret longer than this gets no context.
 const MAX_SPAN: u64 = 64 * 1024;
+/// A blob larger than this is not read back (it would be read whole).
+const MAX_BLOB: u64 = 64 * 1024 * 1024;
 /// Characters kept of a line of context.
 const MAX_LINE: usize = 240;
 /// Characters kept on each side of the secret on its own line.
@@ -122,15 +124,78 @@ struct Row<'a> {
     context: Option<&'a Context>,
 }
 
-/// The batch of one file (or blob) as entries, with the lines of context read back from the
-/// file when `read_context` (the scan) and not for a commit's blob.
-pub(super) fn entries(batch: Vec<PathFinding>, read_context: bool, show: bool) -> Vec<Entry> {
-    let contexts: Vec<Option<Context>> = match File::open(&batch[0].path) {
-        Ok(mut file) if read_context && batch[0].commit.is_none() => batch
-            .iter()
-            .map(|pf| read_context_of(&mut file, pf, &batch, show))
-            .collect(),
-        _ => vec![None; batch.len()],
+/// Where the lines of context are read back from: the files of a scan, and the blobs of the
+/// repositories of a history scan (opened on first use).
+pub struct ContextSource {
+    repos: Vec<PathBuf>,
+    opened: Option<Vec<gix::ThreadSafeRepository>>,
+}
+
+impl ContextSource {
+    /// `repos`: the repositories a `--history` scan reads (empty otherwise).
+    pub fn new(repos: Vec<PathBuf>) -> ContextSource {
+        ContextSource {
+            repos,
+            opened: None,
+        }
+    }
+
+    fn contexts(&mut self, batch: &[PathFinding], show: bool) -> Vec<Option<Context>> {
+        let first = &batch[0];
+        if let Some(commit) = &first.commit {
+            // A blob is read whole: the exact bytes that were scanned, or none.
+            return match self.blob(&commit.id, &first.path) {
+                Some(blob) => batch
+                    .iter()
+                    .map(|pf| context_in(&blob, 0, true, pf, batch, show))
+                    .collect(),
+                None => vec![None; batch.len()],
+            };
+        }
+        match File::open(&first.path) {
+            Ok(mut file) => batch
+                .iter()
+                .map(|pf| read_context_of(&mut file, pf, batch, show))
+                .collect(),
+            Err(_) => vec![None; batch.len()],
+        }
+    }
+
+    /// The blob at `path` in `commit`, from the first repository that has the commit.
+    fn blob(&mut self, commit: &str, path: &Path) -> Option<Vec<u8>> {
+        let repos = self.opened.get_or_insert_with(|| {
+            let isolated = gix::open::Options::isolated;
+            self.repos
+                .iter()
+                .filter_map(|r| gix::open_opts(r, isolated()).ok().map(|r| r.into_sync()))
+                .collect()
+        });
+        let id = gix::ObjectId::from_hex(commit.as_bytes()).ok()?;
+        for repo in repos.iter() {
+            let repo = repo.to_thread_local();
+            let Ok(commit) = repo.find_commit(id) else {
+                continue;
+            };
+            let entry = commit.tree().ok()?.lookup_entry_by_path(path).ok()??;
+            if repo.find_header(entry.object_id()).ok()?.size() > MAX_BLOB {
+                return None;
+            }
+            return Some(entry.object().ok()?.detach().data);
+        }
+        None
+    }
+}
+
+/// The batch of one file (or blob) as entries, with the lines of context read back from
+/// `source` (none without one).
+pub(super) fn entries(
+    batch: Vec<PathFinding>,
+    source: Option<&mut ContextSource>,
+    show: bool,
+) -> Vec<Entry> {
+    let contexts = match source {
+        Some(source) => source.contexts(&batch, show),
+        None => vec![None; batch.len()],
     };
     batch
         .into_iter()

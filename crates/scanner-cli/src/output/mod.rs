@@ -104,8 +104,8 @@ pub struct Sink {
     version_control: Vec<crate::input::VersionControl>,
     /// `html` holds every finding with its lines of context until [`Sink::finish`].
     html: Vec<html::Entry>,
-    /// Whether `html` reads each finding's lines back from its file ([`Sink::read_context`]).
-    read_context: bool,
+    /// Where `html` reads each finding's lines back from ([`Sink::read_context`]).
+    context: Option<html::ContextSource>,
 }
 
 impl Sink {
@@ -119,15 +119,16 @@ impl Sink {
             buf: Vec::new(),
             version_control: Vec::new(),
             html: Vec::new(),
-            read_context: false,
+            context: None,
         }
     }
 
-    /// `html` reads each finding's lines of context back from its file as the file's findings
-    /// arrive (a scan, where the paths are the files just read). Off by default: `merge`
-    /// writes findings whose files may be elsewhere, and whose secrets are already as shown.
-    pub fn read_context(&mut self) {
-        self.read_context = true;
+    /// `html` reads each finding's lines of context back from its file, or its blob in one of
+    /// `repos` (`--history`), as the file's findings arrive: a scan, where the paths are those
+    /// just read. Off by default: `merge` writes findings whose files may be elsewhere, and
+    /// whose secrets are already as shown.
+    pub fn read_context(&mut self, repos: Vec<PathBuf>) {
+        self.context = Some(html::ContextSource::new(repos));
     }
 
     /// The repositories the run read (`--history`): SARIF names them in the run's
@@ -150,7 +151,8 @@ impl Sink {
                 Ok(())
             }
             Format::Html => {
-                let entries = html::entries(batch, self.read_context, self.opts.show_secrets);
+                let source = self.context.as_mut();
+                let entries = html::entries(batch, source, self.opts.show_secrets);
                 self.html.extend(entries);
                 Ok(())
             }

@@ -213,7 +213,7 @@
     var c = f.context;
     if (!c) {
       return el('p', 'muted', f.commit
-        ? 'Lines of context: not kept for a commit; git show ' + f.commit.id.slice(0, 12) + ':' + clean(f.path) + ' prints the file.'
+        ? 'Lines of context: not available; git show ' + f.commit.id.slice(0, 12) + ':' + clean(f.path) + ' prints the file.'
         : 'Lines of context: not available (not a file read again as it was scanned).');
     }
     var pre = el('pre', 'ctx');
