@@ -298,6 +298,50 @@ fn html_page_in_chromium_filters_sorts_and_shows_context() {
     assert!(dom.contains(context), "no context lines in:\n{dom}");
 }
 
+/// Validation is not written yet: a page whose findings carry a `validation` object (added by
+/// hand here) gets a validity column, summary and select.
+#[test]
+fn html_page_shows_validity_when_findings_carry_it() {
+    let t = Tree::new();
+    triage_tree(&t);
+    let page = html_report(&t, &[]);
+    assert!(!page.contains("\"validation\""));
+    let mut n = 0;
+    let page: String = page
+        .split_inclusive('\n')
+        .map(|line| {
+            if !line.starts_with("{\"rule_id\"") {
+                return line.to_string();
+            }
+            n += 1;
+            let validation = match n {
+                1 | 2 => r#""validation":{"status":"valid"},"#,
+                3 => {
+                    r#""validation":{"status":"invalid","reason":"401 \u003cunauthorized\u003e"},"#
+                }
+                _ => "",
+            };
+            line.replace("\"context\":", &format!("{validation}\"context\":"))
+        })
+        .collect();
+    let report = t.join("validated.html");
+    std::fs::write(&report, page).unwrap();
+
+    let dom = chromium_dom(&report, "validity=valid", "validity");
+    assert_eq!((rows(&dom), attr(&dom, "data-matching")), (2, 2));
+    assert!(
+        dom.contains("<th class=\"fit\" data-key=\"validity\""),
+        "{dom}"
+    );
+    assert!(dom.contains("<td class=\"fit\">valid</td>"));
+    for count in ["invalid: ", "not checked: ", "valid: "] {
+        assert!(dom.contains(&format!("<li>{count}<button")), "{count}");
+    }
+    let dom = chromium_dom(&report, "validity=invalid&open=2", "invalid");
+    assert_eq!((rows(&dom), attr(&dom, "data-matching")), (1, 1));
+    assert!(dom.contains("<dd>401 &lt;unauthorized&gt;</dd>"), "{dom}");
+}
+
 #[test]
 fn html_page_with_10000_findings_loads_and_filters_quickly() {
     let t = Tree::new();
