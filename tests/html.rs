@@ -205,18 +205,7 @@ fn html_page_of_a_history_scan_names_the_commit() {
         format!("# deploy\nTOKEN={}\nREGION=eu\n", token(7)),
     );
     r.git(&["add", "."]);
-    git_ok(
-        isolate(Command::new("git").current_dir(&r.root).args([
-            "commit",
-            "-q",
-            "--no-verify",
-            "-m",
-            "deploy <settings>",
-        ]))
-        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_AUTHOR_DATE", "2024-03-01T10:00:00+01:00"),
-    );
+    commit_at(&r, "deploy <settings>", "2024-03-01T10:00:00+01:00");
     // The lines come from the commit's blob, not from the file as it is now.
     r.write("deploy.env", "changed\n");
     r.scan(&["scan", "--history", "--format", "html", "-o", "report.html"])
