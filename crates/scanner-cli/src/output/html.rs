@@ -296,7 +296,12 @@ fn context_in(
             None => (buf.len(), true),
         },
     };
-    let first_line = f.line - buf[cs..o].iter().filter(|&&b| b == b'\n').count() as u32;
+    let lines_above = buf[cs..o].iter().filter(|&&b| b == b'\n').count() as u32;
+    let first_line = f.line.checked_sub(lines_above)?;
+    // From the file's start, the line number itself is known.
+    if start == 0 && cs == 0 && first_line != 1 {
+        return None;
+    }
 
     // Every finding of the file whose secret lies in these lines is redacted where it is, and
     // every copy of any of their secrets wherever it is.
@@ -565,6 +570,15 @@ mod tests {
         );
         // Too short a file.
         assert_eq!(context("key = ", &f, batch, false), None);
+        // The same line, at another line number.
+        let mut below = f.clone();
+        below.finding.line = 5;
+        assert_eq!(context(&text, &below, batch, false), None);
+        let lower = format!("a\nb\nc\nd\n{text}");
+        let mut above = found(&lower, &t);
+        assert_eq!(above.finding.line, 5);
+        (above.finding.line, above.finding.end_line) = (1, 1);
+        assert_eq!(context(&lower, &above, batch, false), None);
     }
 
     #[test]

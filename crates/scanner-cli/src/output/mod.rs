@@ -17,9 +17,9 @@
 //!
 //! # Ordering
 //!
-//! `json`, `sarif` and `html` sort every finding by path (raw bytes), line, column, rule id, then end
-//! offset and fingerprint as tie-breakers, so the report is byte-for-byte identical whatever
-//! the thread count or the order files complete in. `text` and `jsonl` stream: files appear in
+//! `json`, `sarif` and `html` sort every finding by path (raw bytes), line, column, rule id,
+//! then end offset and fingerprint as tie-breakers, so the report is byte-for-byte identical
+//! whatever the thread count or the order files complete in. `text` and `jsonl` stream: files appear in
 //! completion order, each file's findings together (a batch is written whole, never
 //! interleaved with another file's) and sorted by position within the file.
 //!
