@@ -16,7 +16,8 @@
 //! * **Table** of every finding: confidence, rule, location (`PATH:LINE:COLUMN`), the secret
 //!   (redacted), and, when present, the commit (`--history`) and validity columns. A click on
 //!   a column header sorts by it (again: reverse order). A text filter (path, rule, secret,
-//!   match, tags, commit, author), a confidence select and a rule select narrow the rows.
+//!   match, tags, commit, author), a confidence, a rule and a validity select narrow the
+//!   rows.
 //!   The table shows 100 rows per page, so a report of 10,000 findings or more stays quick:
 //!   only the page shown is in the DOM.
 //! * **Details**: a click on a row opens the finding: rule name, tags, match, fingerprint,
@@ -34,19 +35,21 @@
 //! The engine keeps no copy of the content, so the lines are read again when a file's
 //! findings reach the report writer, during the scan: from the file (a window of 4 KiB on each
 //! side of the secret), or for `--history` from the blob at `path` in `commit` (whole, with
-//! gitoxide, up to 64 MiB). They are shown only where the bytes read back are those that were scanned: the
-//! secret at `offset..end_offset` (for a secret in decoded text, the line structure of the
-//! encoded run: column, end column and line count); otherwise the finding has no context
-//! (`"context": null`). That is the case for a standard input, an archive member and a file
-//! changed since it was scanned. `scanner merge --format html` shows no context either. A line is cut to 240 characters, and the secret's own line to 160 characters on
-//! each side of the secret (a cut shows `…`).
+//! gitoxide, up to 64 MiB). They are shown only where the bytes read back are those that were
+//! scanned: the secret at `offset..end_offset` (for a secret in decoded text, the line
+//! structure of the encoded run: column, end column, line count), and the line number where
+//! the window starts at the file's start. Otherwise the finding has no context
+//! (`"context": null`): a standard input, an archive member, a file changed since it was
+//! scanned. `scanner merge --format html` shows no context either. A line is cut to 240
+//! characters, and the secret's own line to 160 characters on each side of the secret (a cut
+//! shows `…`).
 //!
 //! # Redaction
 //!
 //! Unless `--show-secrets`, no secret reaches the page, the lines of context included: the
-//! secret's bytes there are replaced by its redacted form (`ghp_…`, as in every format), so is
-//! every other finding's secret of the same file that falls in those lines, and every other
-//! copy of any of these secrets. The context shows the file as it is otherwise: a value that
+//! secret's bytes there are replaced by its redacted form (`ghp_…`, as in every format), and
+//! so are every other finding's secret of the same file that falls in those lines and every
+//! other copy of any of these secrets. The context shows the file as it is otherwise: a value that
 //! no rule reported, or that an allowlist or the baseline suppressed, appears as written.
 //!
 //! # The embedded data
@@ -472,7 +475,8 @@ fn write_script_safe(out: &mut dyn Write, json: &[u8]) -> io::Result<()> {
 const BODY: &str = r#"<header>
 <h1>scanner report</h1>
 <p id="totals"></p>
-<noscript><p>This page needs JavaScript to show the findings. They are embedded in its source as JSON (the element with id "findings").</p></noscript>
+<noscript><p>This page needs JavaScript to show the findings. They are embedded in its
+source as JSON (the element with id "findings").</p></noscript>
 </header>
 <section id="summary" aria-label="Summary">
 <div class="box"><h2>By confidence</h2><ul id="by-confidence"></ul></div>
