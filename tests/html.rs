@@ -226,6 +226,7 @@ fn html_page_of_a_history_scan_names_the_commit() {
 
     let dom = chromium_dom(&r.path("report.html"), "open=0", "history");
     assert_eq!(attr(&dom, "data-matching"), 1);
+    assert!(dom.contains("<p id=\"totals\">1 finding in 1 file of 1 commit</p>"));
     let id = commit["id"].as_str().unwrap();
     for shown in [
         format!("<dd class=\"mono\">{id}</dd>"),

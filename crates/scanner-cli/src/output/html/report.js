@@ -117,8 +117,9 @@
   }
   function drawSummary() {
     var files = new Set(data.map(function (f) { return (f.commit ? f.commit.id + ':' : '') + f.path; }));
+    var commits = new Set(data.filter(function (f) { return f.commit; }).map(function (f) { return f.commit.id; }));
     $('totals').textContent = plural(data.length, 'finding', 'findings') + ' in ' + plural(files.size, 'file', 'files') +
-      (hasCommit ? ' (files of commits)' : '');
+      (hasCommit ? ' of ' + plural(commits.size, 'commit', 'commits') : '');
     var conf = counts(function (f) { return f.confidence; });
     ['high', 'medium', 'low'].forEach(function (c) {
       var li = el('li');
