@@ -83,6 +83,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use serde::Serialize;
 
 use super::json::FindingObject;
@@ -94,6 +95,8 @@ const LINES: usize = 3;
 const WINDOW: u64 = 4096;
 /// A secret longer than this gets no context.
 const MAX_SPAN: u64 = 64 * 1024;
+/// A file up to this size is read whole, once for all its findings.
+const WHOLE_FILE: u64 = 4 * 1024 * 1024;
 /// A blob larger than this is not read back (it would be read whole).
 const MAX_BLOB: u64 = 64 * 1024 * 1024;
 /// Characters kept of a line of context.
@@ -144,24 +147,38 @@ impl ContextSource {
     }
 
     fn contexts(&mut self, batch: &[PathFinding], show: bool) -> Vec<Option<Context>> {
+        let redactor = (!show).then(|| Redactor::new(batch));
+        let redactor = redactor.as_ref();
         let first = &batch[0];
+        let none = || vec![None; batch.len()];
+        let in_whole = |bytes: &[u8]| -> Vec<Option<Context>> {
+            batch
+                .iter()
+                .map(|pf| context_in(bytes, 0, true, pf, redactor))
+                .collect()
+        };
         if let Some(commit) = &first.commit {
             // A blob is read whole: the exact bytes that were scanned, or none.
             return match self.blob(&commit.id, &first.path) {
-                Some(blob) => batch
-                    .iter()
-                    .map(|pf| context_in(&blob, 0, true, pf, batch, show))
-                    .collect(),
-                None => vec![None; batch.len()],
+                Some(blob) => in_whole(&blob),
+                None => none(),
             };
         }
-        match File::open(&first.path) {
-            Ok(mut file) => batch
-                .iter()
-                .map(|pf| read_context_of(&mut file, pf, batch, show))
-                .collect(),
-            Err(_) => vec![None; batch.len()],
+        let Ok(mut file) = File::open(&first.path) else {
+            return none();
+        };
+        // A small file is read once for all its findings, a large one around each.
+        if file.metadata().is_ok_and(|m| m.len() <= WHOLE_FILE) {
+            let mut bytes = Vec::new();
+            return match file.read_to_end(&mut bytes) {
+                Ok(_) => in_whole(&bytes),
+                Err(_) => none(),
+            };
         }
+        batch
+            .iter()
+            .map(|pf| read_context_of(&mut file, pf, redactor))
+            .collect()
     }
 
     /// The blob at `path` in `commit`, from the first repository that has the commit.
@@ -207,11 +224,11 @@ pub(super) fn entries(
         .collect()
 }
 
+/// The context of `pf` from a window of `file` around it.
 fn read_context_of(
     file: &mut File,
     pf: &PathFinding,
-    batch: &[PathFinding],
-    show: bool,
+    redactor: Option<&Redactor>,
 ) -> Option<Context> {
     let f = &pf.finding;
     if f.secret.is_empty() || f.end_offset < f.offset || f.end_offset - f.offset > MAX_SPAN {
@@ -223,18 +240,18 @@ fn read_context_of(
     let mut buf = Vec::with_capacity(want as usize);
     file.take(want).read_to_end(&mut buf).ok()?;
     let at_eof = (buf.len() as u64) < want;
-    context_in(&buf, start, at_eof, pf, batch, show)
+    context_in(&buf, start, at_eof, pf, redactor)
 }
 
 /// The context of `pf` in `buf`, the file's bytes from offset `start` (to its end when
-/// `at_eof`), or `None` when these are not the bytes that were scanned.
+/// `at_eof`), or `None` when these are not the bytes that were scanned. Without a `redactor`
+/// (`--show-secrets`), the lines are shown as they are.
 fn context_in(
     buf: &[u8],
     start: u64,
     at_eof: bool,
     pf: &PathFinding,
-    batch: &[PathFinding],
-    show: bool,
+    redactor: Option<&Redactor>,
 ) -> Option<Context> {
     let f = &pf.finding;
     let o = usize::try_from(f.offset.checked_sub(start)?).ok()?;
@@ -308,39 +325,9 @@ fn context_in(
 
     // Every finding of the file whose secret lies in these lines is redacted where it is, and
     // every copy of any of their secrets wherever it is.
-    let shown = |from: usize, to: usize| -> String {
-        if show {
-            return String::from_utf8_lossy(&buf[from..to]).into_owned();
-        }
-        // The secrets' spans, in window positions (a span may start before the window).
-        let mut spans: Vec<(i128, i128)> = batch
-            .iter()
-            .filter(|g| !g.finding.secret.is_empty())
-            .map(|g| {
-                let at = |x: u64| i128::from(x) - i128::from(start);
-                (at(g.finding.offset), at(g.finding.end_offset))
-            })
-            .filter(|&(a, b)| a < to as i128 && b > from as i128)
-            .collect();
-        spans.sort_unstable();
-        let mut out = String::new();
-        let mut at = from;
-        for (a, b) in spans {
-            let (ca, cb) = (a.max(at as i128) as usize, b.min(to as i128) as usize);
-            if ca >= cb {
-                continue;
-            }
-            out.push_str(&redact_copies(&buf[at..ca], batch));
-            if ca as i128 == a {
-                out.push_str(&redact(&String::from_utf8_lossy(&buf[ca..cb])));
-            } else {
-                // The rest of a secret whose start is already shown (or lies outside).
-                out.push('…');
-            }
-            at = cb;
-        }
-        out.push_str(&redact_copies(&buf[at..to], batch));
-        out
+    let shown = |from: usize, to: usize| match redactor {
+        Some(r) => r.text(buf, start, from, to),
+        None => String::from_utf8_lossy(&buf[from..to]).into_owned(),
     };
     let mut before = shown(cs, o).replace("\r\n", "\n");
     let mut after = shown(e, ce).replace("\r\n", "\n");
@@ -359,32 +346,93 @@ fn context_in(
     Some(Context {
         line: first_line,
         before,
-        secret: if show {
-            secret.into_owned()
-        } else {
-            redact(&secret)
+        secret: match redactor {
+            Some(_) => redact(&secret),
+            None => secret.into_owned(),
         },
         after,
     })
 }
 
-/// `bytes` as text with every copy of a secret of `batch` redacted.
-fn redact_copies(bytes: &[u8], batch: &[PathFinding]) -> String {
-    let mut text = String::from_utf8_lossy(bytes).into_owned();
-    let mut secrets: Vec<&str> = batch
-        .iter()
-        .map(|g| g.finding.secret.as_str())
-        .filter(|s| !s.is_empty())
-        .collect();
-    // The longest first, so a secret holding another is replaced whole.
-    secrets.sort_unstable_by_key(|s| std::cmp::Reverse(s.len()));
-    secrets.dedup();
-    for secret in secrets {
-        if text.contains(secret) {
-            text = text.replace(secret, &redact(secret));
+/// What the lines of one file (or blob) hide: every finding's secret where it is, and every
+/// copy of any of them wherever it is. Built once per batch, so that a file with thousands of
+/// findings costs a sorted search and one automaton pass per line, not a pass per secret.
+struct Redactor {
+    /// The spans of the findings that have a secret, in file offsets, sorted.
+    spans: Vec<(u64, u64)>,
+    /// The longest span, to find those that begin before a window and reach into it.
+    longest: u64,
+    /// The secrets, longest match first, and their redacted forms.
+    copies: Option<(AhoCorasick, Vec<String>)>,
+}
+
+impl Redactor {
+    fn new(batch: &[PathFinding]) -> Redactor {
+        let with_secret = || {
+            batch
+                .iter()
+                .map(|g| &g.finding)
+                .filter(|f| !f.secret.is_empty())
+        };
+        let mut spans: Vec<(u64, u64)> = with_secret()
+            .map(|f| (f.offset, f.end_offset.max(f.offset)))
+            .collect();
+        spans.sort_unstable();
+        spans.dedup();
+        let longest = spans.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+        let mut secrets: Vec<&str> = with_secret().map(|f| f.secret.as_str()).collect();
+        secrets.sort_unstable();
+        secrets.dedup();
+        let copies = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&secrets)
+            .ok()
+            .map(|ac| (ac, secrets.iter().map(|s| redact(s)).collect()));
+        Redactor {
+            spans,
+            longest,
+            copies,
         }
     }
-    text
+
+    /// `buf[from..to]` (`buf` holds the file from offset `start`) as text, redacted.
+    fn text(&self, buf: &[u8], start: u64, from: usize, to: usize) -> String {
+        let window = |x: u64| i128::from(x) - i128::from(start);
+        let earliest = (start + from as u64).saturating_sub(self.longest);
+        let first = self.spans.partition_point(|&(a, _)| a < earliest);
+        let mut out = String::new();
+        let mut at = from;
+        for &(a, b) in &self.spans[first..] {
+            let (a, b) = (window(a), window(b));
+            if a >= to as i128 {
+                break;
+            }
+            let (ca, cb) = (a.max(at as i128) as usize, b.min(to as i128));
+            if cb <= ca as i128 {
+                continue;
+            }
+            let cb = cb as usize;
+            out.push_str(&self.copies(&buf[at..ca]));
+            if ca as i128 == a {
+                out.push_str(&redact(&String::from_utf8_lossy(&buf[ca..cb])));
+            } else {
+                // The rest of a secret whose start is already shown (or lies outside).
+                out.push('…');
+            }
+            at = cb;
+        }
+        out.push_str(&self.copies(&buf[at..to]));
+        out
+    }
+
+    /// `bytes` as text with every copy of a secret redacted.
+    fn copies(&self, bytes: &[u8]) -> String {
+        let text = String::from_utf8_lossy(bytes);
+        match &self.copies {
+            Some((secrets, redacted)) => secrets.replace_all(&text, redacted),
+            None => text.into_owned(),
+        }
+    }
 }
 
 /// Cuts long lines of `before` (whose last line leads to the secret) or `after` (whose first
@@ -529,7 +577,8 @@ mod tests {
     }
 
     fn context(text: &str, pf: &PathFinding, batch: &[PathFinding], show: bool) -> Option<Context> {
-        context_in(text.as_bytes(), 0, true, pf, batch, show)
+        let redactor = (!show).then(|| Redactor::new(batch));
+        context_in(text.as_bytes(), 0, true, pf, redactor.as_ref())
     }
 
     fn ctx(line: u32, before: &str, secret: &str, after: &str) -> Option<Context> {
@@ -620,16 +669,31 @@ mod tests {
         );
         assert_eq!(got.after, format!(" = {}…", "c".repeat(157)));
         // The window starts inside the secret's line.
-        let start = 100;
+        let start = 351;
+        let redactor = Redactor::new(std::slice::from_ref(&f));
         let got = context_in(
             &text.as_bytes()[start..],
             start as u64,
             true,
             &f,
-            std::slice::from_ref(&f),
-            false,
+            Some(&redactor),
         );
-        assert_eq!(got.unwrap().before, format!("…{} = ", "b".repeat(157)));
+        assert_eq!(got.unwrap().before, format!("…{} = ", "b".repeat(150)));
+        // A large file is read around each finding: 4 KiB on each side, so the 5,000-byte line
+        // above is left out, where the whole file shows it (cut) and the line above it.
+        let far = t.replace("ghp_a", "ghp_q");
+        let text = format!("{far}\n{}\nk = {t}\nv = {t}\n", "x".repeat(5000));
+        let batch = [found(&text, &far), found(&text, &t)];
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+        let redactor = Redactor::new(&batch);
+        let got = read_context_of(&mut file, &batch[1], Some(&redactor));
+        assert_eq!(got, ctx(3, "k = ", "ghp_…", "\nv = ghp_…"));
+        let x = format!("{}…", "x".repeat(240));
+        assert_eq!(
+            context(&text, &batch[1], &batch, false),
+            ctx(1, &format!("ghp_…\n{x}\nk = "), "ghp_…", "\nv = ghp_…")
+        );
     }
 
     #[test]
