@@ -33,9 +33,9 @@
 //! # Lines of context
 //!
 //! The engine keeps no copy of the content, so the lines are read again when a file's
-//! findings reach the report writer, during the scan: from the file (a window of 4 KiB on each
-//! side of the secret), or for `--history` from the blob at `path` in `commit` (whole, with
-//! gitoxide, up to 64 MiB). They are shown only where the bytes read back are those that were
+//! findings reach the report writer, during the scan: from the file (once, whole, up to 4 MiB;
+//! a larger file 4 KiB on each side of each secret), or for `--history` from the blob at
+//! `path` in `commit` (whole, with gitoxide, up to 64 MiB). They are shown only where the bytes read back are those that were
 //! scanned: the secret at `offset..end_offset` (for a secret in decoded text, the line
 //! structure of the encoded run: column, end column, line count), and the line number where
 //! the window starts at the file's start. Otherwise the finding has no context
