@@ -43,7 +43,7 @@ def run(url, out, inp):
     pending = b""
     next_id = 0
 
-    def call(method, params, session=None):
+    def call(method, params, session=None, tolerate=False):
         nonlocal pending, next_id
         next_id += 1
         msg = {"id": next_id, "method": method, "params": params}
@@ -60,21 +60,26 @@ def run(url, out, inp):
             reply = json.loads(raw)
             if reply.get("id") == next_id:
                 if "error" in reply:
+                    if tolerate:
+                        return None
                     sys.exit("%s: %s" % (method, reply["error"]))
                 return reply["result"]
 
     target = call("Target.createTarget", {"url": url})["targetId"]
     session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
 
-    def evaluate(expression):
+    def evaluate(expression, tolerate=False):
         result = call("Runtime.evaluate", {"expression": expression, "returnByValue": True,
-                                           "awaitPromise": True}, session)
+                                           "awaitPromise": True}, session, tolerate)
+        if result is None:
+            return None
         if "exceptionDetails" in result:
             sys.exit("%s: %s" % (expression, result["exceptionDetails"]))
         return result["result"].get("value")
 
+    # While the page loads, its execution context may be replaced under an evaluation: retry.
     deadline = time.monotonic() + 10
-    while evaluate("document.body && document.body.dataset.ready") != "1":
+    while evaluate("document.body && document.body.dataset.ready", tolerate=True) != "1":
         if time.monotonic() > deadline:
             sys.exit("the page's script did not finish in 10 s")
         time.sleep(0.05)

@@ -83,7 +83,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use serde::Serialize;
 
 use super::json::FindingObject;
@@ -383,7 +383,10 @@ impl Redactor {
         let mut secrets: Vec<&str> = with_secret().map(|f| f.secret.as_str()).collect();
         secrets.sort_unstable();
         secrets.dedup();
+        // An NFA: a DFA's construction cost 40% of the run of a tree of 100 files with 100
+        // findings each, to search a few lines of each.
         let copies = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostLongest)
             .build(&secrets)
             .ok()
