@@ -22,7 +22,8 @@ def main():
         os.dup2(to_browser_r, 3)
         os.dup2(from_browser_w, 4)
 
-    with tempfile.TemporaryDirectory() as profile:
+    # Chromium's helper processes may still write to the profile as it is removed.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:
         browser = subprocess.Popen(
             ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
              "--no-first-run", "--disable-background-networking", "--disable-component-update",
@@ -35,8 +36,11 @@ def main():
         try:
             run(url, to_browser_w, from_browser_r)
         finally:
-            browser.kill()
-            browser.wait()
+            try:
+                browser.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                browser.kill()
+                browser.wait()
 
 
 def run(url, out, inp):
@@ -86,6 +90,12 @@ def run(url, out, inp):
     for line in sys.stdin:
         if line.strip():
             print(json.dumps(evaluate(line.strip())), flush=True)
+    # Closed through the protocol, the browser ends with its helper processes (it may close
+    # the pipe before it answers).
+    try:
+        call("Browser.close", {}, tolerate=True)
+    except SystemExit:
+        pass
 
 
 main()
