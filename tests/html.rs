@@ -374,7 +374,7 @@ fn html_page_shows_validity_when_findings_carry_it() {
             n += 1;
             let validation = match n {
                 1 => {
-                    r#""validation":{"status":"invalid","reason":"401 \u003cunauthorized\u003e"},"#
+                    r#""validation":{"status":"invalid","reason":"401 \u003cno\u003e","identity":{"login":"ada"}},"#
                 }
                 2 | 3 => r#""validation":{"status":"valid"},"#,
                 _ => "",
@@ -392,12 +392,17 @@ fn html_page_shows_validity_when_findings_carry_it() {
         "{dom}"
     );
     assert!(dom.contains("<td class=\"fit\">invalid</td>"));
-    for (status, n) in [("invalid", 1), ("not checked", 2), ("valid", 2)] {
+    for (status, n) in [("invalid", 1), ("not_checked", 2), ("valid", 2)] {
         let count =
             format!("<li>{status}: <button class=\"pick\" type=\"button\">{n}</button></li>");
         assert!(dom.contains(&count), "{count}");
     }
-    assert!(dom.contains("<dd>401 &lt;unauthorized&gt;</dd>"), "{dom}");
+    for fact in [
+        "<dt>reason</dt><dd>401 &lt;no&gt;</dd>",
+        "<dt>identity: login</dt><dd>ada</dd>",
+    ] {
+        assert!(dom.contains(fact), "{fact} not in:\n{dom}");
+    }
 }
 
 #[test]

@@ -10,9 +10,10 @@
 //!
 //! * **Summary**: the number of findings and files; counts by confidence, by rule (most
 //!   frequent first) and by validity. Clicking a count filters the table on it.
-//! * **Validity** comes from a finding's `validation.status` when the finding object carries a
-//!   `validation` object; a report where no finding does says "not checked" and has no
-//!   validity column.
+//! * **Validity** is a finding's `validation.status` (a finding without a `validation` object
+//!   counts as `not_checked`). The validity column, select and the details' other
+//!   `validation` fields (`reason`, each of `identity`) show when some finding was checked;
+//!   otherwise the summary says "not checked".
 //! * **Table** of every finding: confidence, rule, location (`PATH:LINE:COLUMN`), the secret
 //!   (redacted), and, when present, the commit (`--history`) and validity columns. A click on
 //!   a column header sorts by it (again: reverse order). A text filter (path, rule, secret,

@@ -7,9 +7,11 @@
   var data = JSON.parse(document.getElementById('findings').textContent);
   var PAGE = 100;
   var RANK = { high: 0, medium: 1, low: 2 };
-  var NOT_CHECKED = 'not checked';
+  // A finding's `validation.status` (`valid`, `invalid`, `unknown`...); one without is
+  // `not_checked`. The validity column shows only when some finding was checked.
+  var NOT_CHECKED = 'not_checked';
   var hasCommit = data.some(function (f) { return f.commit; });
-  var hasValidity = data.some(function (f) { return f.validation != null; });
+  var hasValidity = data.some(function (f) { return validity(f) !== NOT_CHECKED; });
   var $ = function (id) { return document.getElementById(id); };
 
   function validity(f) {
@@ -133,7 +135,7 @@
     });
     var val = counts(validity);
     if (!hasValidity) {
-      $('by-validity').appendChild(el('li', 'muted', NOT_CHECKED));
+      $('by-validity').appendChild(el('li', 'muted', 'not checked'));
     } else {
       $('validity').hidden = false;
       Array.from(val.keys()).sort().forEach(function (v) {
@@ -257,12 +259,16 @@
     }
     if (hasValidity) {
       fact(dl, 'Validity', clean(validity(f)));
-      if (f.validation) {
-        Object.keys(f.validation).forEach(function (k) {
-          var v = f.validation[k];
-          if (k !== 'status' && v != null && typeof v !== 'object') fact(dl, '  ' + k, clean(String(v)));
+      // The other fields as given: `reason`, and each of an object's (`identity`) by name.
+      var fields = f.validation || {};
+      Object.keys(fields).forEach(function (k) {
+        var v = fields[k];
+        if (k === 'status' || v == null) return;
+        if (typeof v !== 'object') { fact(dl, k, clean(String(v))); return; }
+        Object.keys(v).forEach(function (name) {
+          if (v[name] != null && typeof v[name] !== 'object') fact(dl, k + ': ' + name, clean(String(v[name])));
         });
-      }
+      });
     }
     td.appendChild(dl);
     td.appendChild(contextBlock(f));
