@@ -80,9 +80,11 @@
 //! {"rule_id":"github-classic-pat",…,"commit":null,"context":{"line":1,"before":"# app\nuser = \"app\"\ntoken = \"","secret":"ghp_…","after":"\"\nport = 8080"}}
 //! ```
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use serde::Serialize;
@@ -117,12 +119,6 @@ pub(super) struct Context {
     after: String,
 }
 
-/// A finding held for the page, with its lines of context.
-pub(super) struct Entry {
-    pub(super) finding: PathFinding,
-    context: Option<Context>,
-}
-
 /// One element of the embedded array: the `json` object, then `context`.
 #[derive(Serialize)]
 struct Row<'a> {
@@ -131,11 +127,28 @@ struct Row<'a> {
     context: Option<&'a Context>,
 }
 
-/// Where the lines of context are read back from: the files of a scan, and the blobs of the
-/// repositories of a history scan (opened on first use).
+/// Where the lines of context are read back from (the files of a scan, and the blobs of the
+/// repositories of a history scan, opened on first use), and those read so far: the sink
+/// keeps the findings themselves (sorted, validated, filtered at the end like `json`'s), and
+/// the page looks each one's lines up here.
 pub struct ContextSource {
     repos: Vec<PathBuf>,
     opened: Option<Vec<gix::ThreadSafeRepository>>,
+    read: HashMap<Key, Context>,
+}
+
+/// A finding's identity for its context: where it is and which rule found it.
+type Key = (Vec<u8>, Option<String>, u64, u64, Arc<str>);
+
+fn key(pf: &PathFinding) -> Key {
+    let f = &pf.finding;
+    (
+        pf.path_bytes().to_vec(),
+        pf.commit.as_ref().map(|c| c.id.clone()),
+        f.offset,
+        f.end_offset,
+        Arc::clone(&f.rule_id),
+    )
 }
 
 impl ContextSource {
@@ -144,7 +157,22 @@ impl ContextSource {
         ContextSource {
             repos,
             opened: None,
+            read: HashMap::new(),
         }
+    }
+
+    /// Reads the lines of context of one file's (or blob's) findings, as the batch arrives.
+    pub(super) fn read(&mut self, batch: &[PathFinding], show: bool) {
+        let contexts = self.contexts(batch, show);
+        for (pf, context) in batch.iter().zip(contexts) {
+            if let Some(context) = context {
+                self.read.insert(key(pf), context);
+            }
+        }
+    }
+
+    fn get(&self, pf: &PathFinding) -> Option<&Context> {
+        self.read.get(&key(pf))
     }
 
     fn contexts(&mut self, batch: &[PathFinding], show: bool) -> Vec<Option<Context>> {
@@ -205,24 +233,6 @@ impl ContextSource {
         }
         None
     }
-}
-
-/// The batch of one file (or blob) as entries, with the lines of context read back from
-/// `source` (none without one).
-pub(super) fn entries(
-    batch: Vec<PathFinding>,
-    source: Option<&mut ContextSource>,
-    show: bool,
-) -> Vec<Entry> {
-    let contexts = match source {
-        Some(source) => source.contexts(&batch, show),
-        None => vec![None; batch.len()],
-    };
-    batch
-        .into_iter()
-        .zip(contexts)
-        .map(|(finding, context)| Entry { finding, context })
-        .collect()
 }
 
 /// The context of `pf` from a window of `file` around it.
@@ -471,9 +481,15 @@ fn cut_lines(text: &str, before: bool) -> String {
     cut.join("\n")
 }
 
-/// Writes the page; `entries` are already in report order.
-pub(super) fn write_page(out: &mut dyn Write, entries: &[Entry], show: bool) -> io::Result<()> {
-    let n = entries.len();
+/// Writes the page; `findings` are already in report order, their lines in `contexts` (none
+/// without).
+pub(super) fn write_page(
+    out: &mut dyn Write,
+    findings: &[PathFinding],
+    contexts: Option<&ContextSource>,
+    show: bool,
+) -> io::Result<()> {
+    let n = findings.len();
     write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -486,11 +502,11 @@ pub(super) fn write_page(out: &mut dyn Write, entries: &[Entry], show: bool) -> 
     out.write_all(BODY.as_bytes())?;
     out.write_all(b"<script type=\"application/json\" id=\"findings\">\n[\n")?;
     let mut buf = Vec::with_capacity(2048);
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, pf) in findings.iter().enumerate() {
         buf.clear();
         let row = Row {
-            finding: FindingObject::new(&entry.finding, show),
-            context: entry.context.as_ref(),
+            finding: FindingObject::new(pf, show),
+            context: contexts.and_then(|c| c.get(pf)),
         };
         serde_json::to_writer(&mut buf, &row).map_err(io::Error::from)?;
         if i + 1 < n {

@@ -96,15 +96,14 @@ pub struct SinkOptions {
 pub struct Sink {
     opts: SinkOptions,
     out: BufWriter<Box<dyn Write + Send>>,
-    /// `json` and `sarif` hold every finding until [`Sink::finish`] sorts them.
+    /// `json`, `sarif` and `html` hold every finding until [`Sink::finish`] sorts them.
     held: Vec<PathFinding>,
     /// Reused per batch so a batch reaches the output in one write.
     buf: Vec<u8>,
     /// The repositories a history scan read, for SARIF's `versionControlProvenance`.
     version_control: Vec<crate::input::VersionControl>,
-    /// `html` holds every finding with its lines of context until [`Sink::finish`].
-    html: Vec<html::Entry>,
-    /// Where `html` reads each finding's lines back from ([`Sink::read_context`]).
+    /// Where `html` reads each finding's lines back from, and keeps them
+    /// ([`Sink::read_context`]).
     context: Option<html::ContextSource>,
 }
 
@@ -118,7 +117,6 @@ impl Sink {
             held: Vec::new(),
             buf: Vec::new(),
             version_control: Vec::new(),
-            html: Vec::new(),
             context: None,
         }
     }
@@ -139,21 +137,19 @@ impl Sink {
 
     /// All findings of one file (or one resolved piece), written whole so lines never
     /// interleave. In `text` and `jsonl` the batch is written and flushed at once (a consumer of
-    /// `jsonl` sees each file as soon as it is done); `json` and `sarif` keep it for
-    /// [`Sink::finish`].
+    /// `jsonl` sees each file as soon as it is done); `json`, `sarif` and `html` keep it for
+    /// [`Sink::finish`] (`html` reads its lines of context now).
     pub fn write_file_findings(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
+        // While the file is fresh in the cache, and before anything may drop a finding.
+        if let (Format::Html, Some(source)) = (self.opts.format, &mut self.context) {
+            source.read(&batch, self.opts.show_secrets);
+        }
         match self.opts.format {
-            Format::Json | Format::Sarif => {
+            Format::Json | Format::Sarif | Format::Html => {
                 self.held.append(&mut batch);
-                Ok(())
-            }
-            Format::Html => {
-                let source = self.context.as_mut();
-                let entries = html::entries(batch, source, self.opts.show_secrets);
-                self.html.extend(entries);
                 Ok(())
             }
             Format::Text | Format::Jsonl => {
@@ -193,9 +189,9 @@ impl Sink {
                 )?;
             }
             Format::Html => {
-                self.html
-                    .sort_by(|a, b| report_order(&a.finding, &b.finding));
-                html::write_page(&mut self.out, &self.html, self.opts.show_secrets)?;
+                self.held.sort_by(report_order);
+                let contexts = self.context.as_ref();
+                html::write_page(&mut self.out, &self.held, contexts, self.opts.show_secrets)?;
             }
         }
         self.out.flush()
