@@ -200,6 +200,43 @@ fn html_page_is_self_contained_redacted_and_escaped() {
     assert_eq!(findings[1]["context"]["secret"], s.tokens[0]);
 }
 
+/// Standard input has no lines to read back, even when `--stdin-name` names a FIFO: opening
+/// one would block the report (the test gives up after 20 s).
+#[test]
+fn html_page_of_stdin_named_after_a_fifo_has_no_context_and_does_not_block() {
+    let t = Tree::new();
+    let status = Command::new("mkfifo").arg(t.join("pipe")).status().unwrap();
+    assert!(status.success());
+    let mut child = scanner_in(t.path())
+        .args(["scan", "--format", "html", "-o", "report.html"])
+        .args(["--stdin-name", "pipe", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let input = format!("token = \"{}\"\n", token(9));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("the html report blocked on the FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    let findings = embedded(&std::fs::read_to_string(t.join("report.html")).unwrap());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0]["path"], "pipe");
+    assert_eq!(findings[0]["context"], Value::Null);
+}
+
 #[test]
 fn html_page_of_a_history_scan_names_the_commit() {
     let r = Repo::new();

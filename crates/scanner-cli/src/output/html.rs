@@ -129,8 +129,8 @@ struct Row<'a> {
 
 /// Where the lines of context are read back from (the files of a scan, and the blobs of the
 /// repositories of a history scan, opened on first use), and those read so far: the sink
-/// keeps the findings themselves (sorted, validated, filtered at the end like `json`'s), and
-/// the page looks each one's lines up here.
+/// holds the findings themselves with `json`'s, to be sorted at the end, and the page looks
+/// each one's lines up here.
 pub struct ContextSource {
     repos: Vec<PathBuf>,
     opened: Option<Vec<gix::ThreadSafeRepository>>,
@@ -193,7 +193,9 @@ impl ContextSource {
                 None => none(),
             };
         }
-        let Ok(mut file) = File::open(&first.path) else {
+        // Only a regular file: opening a FIFO (a `--stdin-name` that names one) would block.
+        let regular = std::fs::metadata(&first.path).is_ok_and(|m| m.is_file());
+        let Some(mut file) = regular.then(|| File::open(&first.path).ok()).flatten() else {
             return none();
         };
         // A small file is read once for all its findings, a large one around each.
