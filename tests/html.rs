@@ -12,7 +12,7 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -215,13 +215,7 @@ fn html_page_of_stdin_named_after_a_fifo_has_no_context_and_does_not_block() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let input = format!("token = \"{}\"\n", token(9));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    write_stdin(&mut child, &format!("token = \"{}\"\n", token(9)));
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > Duration::from_secs(20) {
@@ -583,12 +577,7 @@ fn evaluate(page: &Path, fragment: &str, expressions: &[&str]) -> Vec<Value> {
         .spawn()
         .unwrap();
     let input: String = expressions.iter().map(|js| format!("{js}\n")).collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    write_stdin(&mut child, &input);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "cdp.py: {stderr}");
@@ -599,6 +588,12 @@ fn evaluate(page: &Path, fragment: &str, expressions: &[&str]) -> Vec<Value> {
         .collect();
     assert_eq!(values.len(), expressions.len(), "{stderr}");
     values
+}
+
+/// Writes `text` to the child's stdin and closes it.
+fn write_stdin(child: &mut Child, text: &str) {
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).unwrap();
 }
 
 /// The finding rows on the page.
