@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{git_in, git_ok, isolate, token, Commit, Repo, Run, BIN};
+use common::{commit_at, git_in, isolate, token, Commit, Repo, Run, BIN};
 use std::process::Command;
 
 /// Four workers and blobs split above 100 KB into 20 KB pieces, with the stats written.
@@ -22,23 +22,6 @@ fn history(r: &Repo, extra: &[&str]) -> Run {
     let mut args = vec!["scan", "--history", "--format", "json"];
     args.extend(extra);
     r.scan(&args)
-}
-
-/// Commits with a fixed author and date.
-fn commit_at(r: &Repo, msg: &str, date: &str) {
-    git_ok(
-        isolate(Command::new("git").current_dir(&r.root).args([
-            "commit",
-            "-q",
-            "--no-verify",
-            "-m",
-            msg,
-        ]))
-        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
-        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
-        .env("GIT_AUTHOR_DATE", date)
-        .env("GIT_COMMITTER_DATE", date),
-    );
 }
 
 fn head(r: &Repo) -> String {

@@ -251,6 +251,24 @@ impl Repo {
     }
 }
 
+/// Commits what is staged in `r`, authored by Ada Lovelace <ada@example.com>, authored and
+/// committed at `date`.
+pub fn commit_at(r: &Repo, msg: &str, date: &str) {
+    git_ok(
+        isolate(Command::new("git").current_dir(&r.root).args([
+            "commit",
+            "-q",
+            "--no-verify",
+            "-m",
+            msg,
+        ]))
+        .env("GIT_AUTHOR_NAME", "Ada Lovelace")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.com")
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date),
+    );
+}
+
 // ------------------------------------------------------------ fixture trees
 
 /// An AWS access key ID (`AKIA` and 16 base-32 characters) built at run

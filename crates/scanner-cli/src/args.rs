@@ -228,7 +228,7 @@ pub struct ScanArgs {
     /// sorted by path, line and column, identical whatever the thread
     /// count, and written when the scan ends. `jsonl` streams each file's
     /// findings as it completes (in completion order); `sarif` is for code
-    /// scanning.
+    /// scanning; `html` is one self-contained page to triage in a browser.
     #[arg(
         long,
         visible_alias = "report-format",

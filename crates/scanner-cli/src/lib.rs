@@ -15,7 +15,7 @@
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
 //! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
 //! | [`rules_cmd`] | `scanner rules list` / `check` |
-//! | [`output`] | report formats (text, json, jsonl, sarif) |
+//! | [`output`] | report formats (text, json, jsonl, sarif, html) |
 //! | [`shard`], [`merge`] | `--shard K/N` (who scans what) and `scanner merge` (docs/scale.md) |
 //!
 //! Where does a new input go? A [`input::Source`] variant that emits items

@@ -411,6 +411,12 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     // What `scanner merge` pairs this run's stats with its report by.
     let report_digest = crate::shard::ReportDigest::default();
     let mut sink = Sink::new(sink_opts, report_digest.wrap(out));
+    if args.format == Format::Html {
+        sink.read_context(match &plan.source {
+            Source::History(repos) => repos.iter().map(|r| r.options.repo.clone()).collect(),
+            _ => Vec::new(),
+        });
+    }
     if let (Format::Sarif, Source::History(repos)) = (args.format, &plan.source) {
         sink.set_version_control(
             repos

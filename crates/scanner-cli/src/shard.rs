@@ -440,6 +440,7 @@ pub fn format_name(f: Format) -> &'static str {
         Format::Json => "json",
         Format::Jsonl => "jsonl",
         Format::Sarif => "sarif",
+        Format::Html => "html",
     }
 }
 

@@ -76,9 +76,10 @@ use serde::Serialize;
 
 use super::{shown_match, shown_secret, PathFinding};
 
-/// The wire form of one finding: field order here is the key order on the wire.
+/// The wire form of one finding: field order here is the key order on the wire. `html`
+/// embeds the same object, so a field added here reaches its page too.
 #[derive(Serialize)]
-struct FindingObject<'a> {
+pub(super) struct FindingObject<'a> {
     rule_id: &'a str,
     rule_name: &'a str,
     path: Cow<'a, str>,
@@ -101,7 +102,7 @@ struct FindingObject<'a> {
 }
 
 impl<'a> FindingObject<'a> {
-    fn new(pf: &'a PathFinding, show_secrets: bool) -> FindingObject<'a> {
+    pub(super) fn new(pf: &'a PathFinding, show_secrets: bool) -> FindingObject<'a> {
         let f = &pf.finding;
         let path = pf.path.to_string_lossy();
         let path_bytes = match path {

@@ -10,16 +10,17 @@
 //! | `json` | [`json`] | all at once in [`Sink::finish`], sorted |
 //! | `jsonl` | [`json`] | per file, as files complete |
 //! | `sarif` | [`sarif`] | all at once in [`Sink::finish`], sorted |
+//! | `html` | [`html`] | all at once in [`Sink::finish`], sorted; the lines of context are read per file as files complete |
 //!
 //! Each module documents its format field by field with a worked example; `docs/output.md`
 //! is the user-facing version.
 //!
 //! # Ordering
 //!
-//! `text`, `json` and `sarif` sort every finding by path (raw bytes), line, column, rule id,
-//! then end offset and fingerprint as tie-breakers, so the report is byte-for-byte identical
-//! whatever the thread count or the order files complete in. `jsonl` streams: files appear in
-//! completion order, each file's findings together (a batch is written whole, never
+//! `text`, `json`, `sarif` and `html` sort every finding by path (raw bytes), line, column,
+//! rule id, then end offset and fingerprint as tie-breakers, so the report is byte-for-byte
+//! identical whatever the thread count or the order files complete in. `jsonl` streams: files
+//! appear in completion order, each file's findings together (a batch is written whole, never
 //! interleaved with another file's) and sorted by position within the file.
 //!
 //! # Redaction
@@ -41,6 +42,7 @@ use std::path::PathBuf;
 
 use scanner_engine::{Finding, RuleInfo};
 
+pub mod html;
 pub mod json;
 pub mod sarif;
 pub mod text;
@@ -74,6 +76,9 @@ pub enum Format {
     Jsonl,
     /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers.
     Sarif,
+    /// One self-contained HTML page to triage findings in a browser: summary, a sortable and
+    /// filterable table, lines of context.
+    Html,
 }
 
 /// How the [`Sink`] writes.
@@ -91,12 +96,15 @@ pub struct SinkOptions {
 pub struct Sink {
     opts: SinkOptions,
     out: BufWriter<Box<dyn Write + Send>>,
-    /// `text`, `json` and `sarif` hold every finding until [`Sink::finish`] sorts them.
+    /// `text`, `json`, `sarif` and `html` hold every finding until [`Sink::finish`] sorts them.
     held: Vec<PathFinding>,
     /// Reused per batch so a batch reaches the output in one write.
     buf: Vec<u8>,
     /// The repositories a history scan read, for SARIF's `versionControlProvenance`.
     version_control: Vec<crate::input::VersionControl>,
+    /// Where `html` reads each finding's lines back from, and keeps them
+    /// ([`Sink::read_context`]).
+    context: Option<html::ContextSource>,
 }
 
 impl Sink {
@@ -109,7 +117,16 @@ impl Sink {
             held: Vec::new(),
             buf: Vec::new(),
             version_control: Vec::new(),
+            context: None,
         }
+    }
+
+    /// `html` reads each finding's lines of context back from its file, or its blob in one of
+    /// `repos` (`--history`), as the file's findings arrive: a scan, where the paths are those
+    /// just read. Off by default: `merge` writes findings whose files may be elsewhere, and
+    /// whose secrets are already as shown.
+    pub fn read_context(&mut self, repos: Vec<PathBuf>) {
+        self.context = Some(html::ContextSource::new(repos));
     }
 
     /// The repositories the run read (`--history`): SARIF names them in the run's
@@ -120,13 +137,18 @@ impl Sink {
 
     /// All findings of one file (or one resolved piece), written whole so lines never
     /// interleave. In `jsonl` the batch is written and flushed at once (a consumer sees each
-    /// file as soon as it is done); `text`, `json` and `sarif` keep it for [`Sink::finish`].
+    /// file as soon as it is done); `text`, `json`, `sarif` and `html` keep it for
+    /// [`Sink::finish`] (`html` reads its lines of context now).
     pub fn write_file_findings(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
+        // While the file is fresh in the cache, and before anything may drop a finding.
+        if let (Format::Html, Some(source)) = (self.opts.format, &mut self.context) {
+            source.read(&batch, self.opts.show_secrets);
+        }
         match self.opts.format {
-            Format::Text | Format::Json | Format::Sarif => {
+            Format::Text | Format::Json | Format::Sarif | Format::Html => {
                 self.held.append(&mut batch);
                 Ok(())
             }
@@ -143,7 +165,8 @@ impl Sink {
         }
     }
 
-    /// Text, JSON and SARIF write here (sorted by path, line, column); jsonl just flushes.
+    /// Text, JSON, SARIF and HTML write here (sorted by path, line, column); jsonl just
+    /// flushes.
     /// `rules` describes the rules for SARIF's `tool.driver.rules`.
     pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
         match self.opts.format {
@@ -169,6 +192,11 @@ impl Sink {
                     &self.version_control,
                     self.opts.show_secrets,
                 )?;
+            }
+            Format::Html => {
+                self.held.sort_by(report_order);
+                let contexts = self.context.as_ref();
+                html::write_page(&mut self.out, &self.held, contexts, self.opts.show_secrets)?;
             }
         }
         self.out.flush()
