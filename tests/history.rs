@@ -577,7 +577,7 @@ fn a_secret_kept_through_fifty_edits_is_reported_once_at_its_first_commit() {
     // first version; the later ones do not look at it.
     assert_eq!(
         run.summary_line("suppressed:"),
-        Some("suppressed: 1 allowlist")
+        Some("suppressed: 1 duplicate of a provider finding")
     );
     // Whatever the number of workers.
     let one = history(&r, &["--threads", "1"]).stdout;
@@ -600,7 +600,7 @@ fn a_secret_kept_through_fifty_edits_is_reported_once_at_its_first_commit() {
     run.expect(0);
     assert_eq!(
         run.summary_line("suppressed:"),
-        Some("suppressed: 1 allowlist, 1 baseline")
+        Some("suppressed: 1 baseline, 1 duplicate of a provider finding")
     );
 }
 
