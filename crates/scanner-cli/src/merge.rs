@@ -36,7 +36,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use scanner_engine::{Confidence, Encoding, Finding, RuleInfo};
+use scanner_engine::{Confidence, Encoding, Finding, RuleInfo, Validation};
 
 use crate::args::{ColorChoice, MergeArgs};
 use crate::input::CommitInfo;
@@ -130,6 +130,9 @@ struct Wire {
     tags: Vec<String>,
     decoded: Vec<String>,
     commit: Option<WireCommit>,
+    /// Absent in reports of scanners before validation: `not_checked`.
+    #[serde(default)]
+    validation: Validation,
 }
 
 #[derive(Deserialize)]
@@ -219,6 +222,7 @@ impl Wire {
                 fingerprint: self.fingerprint,
                 decoded,
                 allowed: None,
+                validation: self.validation,
             },
         })
     }
@@ -430,6 +434,7 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             description: description.clone(),
             keywords: Vec::new(),
             origin: String::new(),
+            validator: None,
         })
         .collect();
     let written = (|| {

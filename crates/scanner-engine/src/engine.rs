@@ -927,6 +927,20 @@ fn compile_rule(
             ))
         })?),
     };
+    let validator = match &r.validate {
+        None => None,
+        Some(v) => {
+            let names = r
+                .regex
+                .as_deref()
+                .map(crate::validator::capture_names)
+                .unwrap_or_default();
+            Some(Arc::new(
+                crate::validator::Validator::compile(v, &names)
+                    .map_err(|m| err(format!("line {line}: {m}")))?,
+            ))
+        }
+    };
     let mut allowlists = Vec::new();
     for (i, al) in r.allowlists.iter().chain(r.allowlist.iter()).enumerate() {
         let what = format!("line {line}: allowlist #{}", i + 1);
@@ -947,6 +961,7 @@ fn compile_rule(
         description,
         keywords: keywords.clone(),
         origin: origin.to_owned(),
+        validator,
     };
     let rule = Rule {
         pattern: r.regex.clone(),
@@ -1770,6 +1785,7 @@ impl Engine {
         }
 
         // De-duplication, then positions.
+        let now = crate::validation::unix_now();
         let mut pos = input.start;
         let mut pos_at = 0;
         for c in &cands {
@@ -1792,7 +1808,7 @@ impl Engine {
             let end = pos.advance(&data[c.secret.range()]);
             let secret = &data[c.secret.range()];
             let mtext = &data[c.m.start..c.m.end.min(c.m.start + MAX_MATCH_TEXT)];
-            let (confidence, tags) = crate::confidence::assess(
+            let (confidence, tags, verified) = crate::confidence::assess(
                 rule.confidence,
                 rule.checksum,
                 rule.generic,
@@ -1822,6 +1838,12 @@ impl Engine {
                 },
                 decoded: Vec::new(),
                 allowed: c.allowed,
+                validation: crate::validation::offline_evidence(
+                    rule.checksum,
+                    verified,
+                    secret,
+                    now,
+                ),
             });
         }
         cands.clear();

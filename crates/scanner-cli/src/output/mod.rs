@@ -267,6 +267,7 @@ pub(crate) mod tests {
                 fingerprint: "0123456789abcdef".into(),
                 decoded: Vec::new(),
                 allowed: None,
+                validation: Default::default(),
             },
         }
     }

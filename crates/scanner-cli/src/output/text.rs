@@ -10,7 +10,8 @@
 //! * `LINE` and `COLUMN` locate the first byte of the secret: 1-based, the column counted in
 //!   bytes (as in `json`);
 //! * `RULE_ID` is followed by ` [medium]` or ` [low]` when the confidence is not high, and by
-//!   ` (base64)`-style notes when the secret was found in decoded text;
+//!   ` (base64)`-style notes when the secret was found in decoded text; after a live check
+//!   (`--validate`) by ` [valid]`, ` [invalid]` or ` [unknown]`;
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
@@ -82,6 +83,9 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
         scanner_engine::Confidence::Medium => s.push_str(" [medium]"),
         scanner_engine::Confidence::Low => s.push_str(" [low]"),
     }
+    if let Some(mark) = validation_mark(f.validation.status) {
+        s.push_str(mark);
+    }
     for e in &f.decoded {
         s.push_str(" (");
         s.push_str(e.as_str());
@@ -105,6 +109,18 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
     }
     s.push('\n');
     out.extend_from_slice(s.as_bytes());
+}
+
+/// The validation mark after the rule id: only what a check decided; offline evidence
+/// already shows in the confidence (a failed checksum is `[low]`).
+fn validation_mark(status: scanner_engine::ValidationStatus) -> Option<&'static str> {
+    use scanner_engine::ValidationStatus as V;
+    match status {
+        V::Valid => Some(" [valid]"),
+        V::Invalid => Some(" [invalid]"),
+        V::Unknown => Some(" [unknown]"),
+        V::OfflineInvalid | V::OfflineValid | V::NotChecked => None,
+    }
 }
 
 /// `(before, Some(secret), after)` around the first copy of the secret in the match, or
