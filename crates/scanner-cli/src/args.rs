@@ -199,6 +199,35 @@ pub struct ScanArgs {
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Output")]
     pub exit_code: u8,
 
+    /// Ask each provider whether the findings of rules with a validator still work (HTTPS,
+    /// read-only calls, to the host the rule names; docs/validation.md). Off by default:
+    /// without it nothing leaves the machine. Findings are then written at the end.
+    #[arg(long, help_heading = "Validation")]
+    pub validate: bool,
+
+    /// Validation requests in flight at most (2 per host whatever this says).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 8,
+        help_heading = "Validation"
+    )]
+    pub validation_jobs: usize,
+
+    /// Seconds one validation request may take in all (connecting: 5 s at most).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        help_heading = "Validation"
+    )]
+    pub validation_timeout: u64,
+
+    /// PEM certificates to trust for validation instead of the built-in roots (default:
+    /// `SSL_CERT_FILE` if set), as behind a TLS-inspecting corporate proxy.
+    #[arg(long, value_name = "FILE", help_heading = "Validation")]
+    pub ca_cert: Option<PathBuf>,
+
     /// Redact secrets in every format: the default, accepted so that a
     /// gitleaks command line runs unchanged (`--show-secrets` turns it off).
     #[arg(long, help_heading = "Output", conflicts_with = "show_secrets")]

@@ -46,6 +46,7 @@ pub mod scan;
 pub mod shard;
 pub mod signals;
 pub mod summary;
+pub mod validate;
 
 /// Exit status for "something went wrong" (bad flag, rule, config, unreadable
 /// file): distinct from 1 so CI can tell "secrets found" from "scan broken".

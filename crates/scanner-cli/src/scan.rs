@@ -356,6 +356,16 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    if args.validate {
+        sink.set_validation(crate::output::Validating {
+            checker: crate::validate::Checker::new(&crate::validate::Options {
+                jobs: args.validation_jobs,
+                timeout: std::time::Duration::from_secs(args.validation_timeout.max(1)),
+                ca_cert: args.ca_cert.clone(),
+            })?,
+            engine: Arc::clone(&plan.engine),
+        });
+    }
     let mut plan = plan;
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {
         let mut own: Vec<&Path> = vec![dest];

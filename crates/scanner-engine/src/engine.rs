@@ -1321,6 +1321,32 @@ impl Engine {
         &self.infos
     }
 
+    /// The named capture groups of rule `rule_id`'s regex in its first match
+    /// in `text` (a finding's `match`), for validator templates.
+    pub fn named_captures(&self, rule_id: &str, text: &str) -> Vec<(String, String)> {
+        let Some(i) = self.infos.iter().position(|r| &*r.id == rule_id) else {
+            return Vec::new();
+        };
+        let Some(regex) = self.rules[i].regex() else {
+            return Vec::new();
+        };
+        let mut caps = regex.create_captures();
+        regex.captures(text.as_bytes(), &mut caps);
+        if !caps.is_match() {
+            return Vec::new();
+        }
+        let names = regex
+            .group_info()
+            .pattern_names(regex_automata::PatternID::ZERO);
+        names
+            .enumerate()
+            .filter_map(|(g, name)| {
+                let span = caps.get_group(g)?;
+                Some((name?.to_owned(), text[span.range()].to_owned()))
+            })
+            .collect()
+    }
+
     /// How many examples and negative examples rule `index` (into
     /// [`rules`](Self::rules)) carries.
     pub fn example_counts(&self, index: usize) -> (usize, usize) {

@@ -97,6 +97,16 @@ pub struct Sink {
     buf: Vec<u8>,
     /// The repositories a history scan read, for SARIF's `versionControlProvenance`.
     version_control: Vec<crate::input::VersionControl>,
+    /// `--validate`: the checks run beside the scan; every format holds its findings until
+    /// [`Sink::finish`] has the answers.
+    validation: Option<Validating>,
+}
+
+/// What `--validate` needs in the sink.
+pub struct Validating {
+    pub checker: crate::validate::Checker,
+    /// For the rules' validators and named captures.
+    pub engine: std::sync::Arc<scanner_engine::Engine>,
 }
 
 impl Sink {
@@ -109,7 +119,13 @@ impl Sink {
             held: Vec::new(),
             buf: Vec::new(),
             version_control: Vec::new(),
+            validation: None,
         }
+    }
+
+    /// Turns on `--validate`: each finding with a validator is queued as it arrives.
+    pub fn set_validation(&mut self, v: Validating) {
+        self.validation = Some(v);
     }
 
     /// The repositories the run read (`--history`): SARIF names them in the run's
@@ -124,6 +140,24 @@ impl Sink {
     /// [`Sink::finish`].
     pub fn write_file_findings(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         if batch.is_empty() {
+            return Ok(());
+        }
+        if let Some(v) = &mut self.validation {
+            for pf in &batch {
+                let f = &pf.finding;
+                let Some(rule) = v.engine.rules().iter().find(|r| r.id == f.rule_id) else {
+                    continue;
+                };
+                if let Some(validator) = &rule.validator {
+                    let vars = scanner_engine::Vars {
+                        secret: f.secret.clone(),
+                        captures: v.engine.named_captures(&f.rule_id, &f.r#match),
+                    };
+                    v.checker
+                        .submit(&f.rule_id, validator, vars, f.validation.status);
+                }
+            }
+            self.held.append(&mut batch);
             return Ok(());
         }
         match self.opts.format {
@@ -151,6 +185,24 @@ impl Sink {
     /// JSON/SARIF write here (sorted by path, line, column); text/jsonl just flush.
     /// `rules` describes the rules for SARIF's `tool.driver.rules`.
     pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
+        if let Some(v) = self.validation.take() {
+            let answers = v.checker.finish();
+            for pf in &mut self.held {
+                let f = &mut pf.finding;
+                let has_validator = rules
+                    .iter()
+                    .any(|r| r.id == f.rule_id && r.validator.is_some());
+                f.validation = match answers.get(&(f.rule_id.clone(), f.secret.clone())) {
+                    Some(answer) => answer.clone(),
+                    None if has_validator => f.validation.clone(), // offline_invalid: not sent
+                    None => crate::validate::without_validator(&f.validation),
+                };
+            }
+            if matches!(self.opts.format, Format::Text | Format::Jsonl) {
+                let held = std::mem::take(&mut self.held);
+                return self.write_held_streaming(held);
+            }
+        }
         match self.opts.format {
             Format::Text | Format::Jsonl => {}
             Format::Json => {
@@ -168,6 +220,24 @@ impl Sink {
                 )?;
             }
         }
+        self.out.flush()
+    }
+}
+
+impl Sink {
+    /// Text or jsonl of findings held for `--validate`: in report order, at the end.
+    fn write_held_streaming(mut self, mut held: Vec<PathFinding>) -> io::Result<()> {
+        held.sort_by(report_order);
+        self.buf.clear();
+        for f in &held {
+            if self.opts.format == Format::Text {
+                text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
+            } else {
+                json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
+                self.buf.push(b'\n');
+            }
+        }
+        self.out.write_all(&self.buf)?;
         self.out.flush()
     }
 }
