@@ -1,0 +1,226 @@
+//! `scanner scan --validate` against a real HTTPS provider on loopback,
+//! reached as `api.github.com` through an HTTP CONNECT proxy
+//! (`HTTPS_PROXY`), trusting a CA made with `openssl` (`--ca-cert`). The
+//! provider (`tests/validate/mock.py`) answers by token and logs each
+//! request, so the tests count them.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::{scanner_in, token, Tree};
+
+struct Mock {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sh(dir: &Path, script: &str) {
+    let ok = Command::new("bash")
+        .args(["-c", script])
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "{script}");
+}
+
+/// A CA and a certificate for api.github.com, made by openssl.
+fn certs(dir: &Path) {
+    sh(
+        dir,
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+           -keyout ca.key -out ca.pem -days 2 -subj /CN=scanner-test-ca && \
+         openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+           -keyout srv.key -out srv.csr -subj /CN=api.github.com && \
+         printf 'subjectAltName=DNS:api.github.com\\nbasicConstraints=CA:FALSE\\n' > ext && \
+         openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+           -out srv.pem -days 2 -extfile ext",
+    );
+}
+
+fn mock(dir: &Path, tokens: &BTreeMap<String, &str>) -> Mock {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/validate/mock.py");
+    let mut child = Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .arg(dir.join("requests.log"))
+        .arg(serde_json::to_string(tokens).unwrap())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    Mock {
+        child,
+        port: line.trim().parse().unwrap(),
+    }
+}
+
+fn requests(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_to_string(dir.join("requests.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn validate_through_a_proxy_every_answer() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let kinds = [
+        "valid",
+        "invalid",
+        "error",
+        "redirect",
+        "big",
+        "slow",
+        "ratelimit",
+    ];
+    let mut tokens = BTreeMap::new();
+    for (i, k) in kinds.iter().enumerate() {
+        let t = token(100 + i as u32);
+        tree.write(format!("{k}.env"), format!("GITHUB_TOKEN={t}\n"));
+        tokens.insert(t, *k);
+    }
+    // The valid token twice more: still one request.
+    let valid = tokens
+        .iter()
+        .find(|(_, k)| **k == "valid")
+        .unwrap()
+        .0
+        .clone();
+    tree.write("copy1.env", format!("T={valid}\n"));
+    tree.write("copy2.env", format!("T={valid}\n"));
+    let m = mock(certdir.path(), &tokens);
+    let ca = certdir.path().join("ca.pem");
+    let out = scanner_in(tree.path())
+        .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", m.port))
+        .env_remove("NO_PROXY")
+        .env_remove("SSL_CERT_FILE")
+        .args([
+            "scan",
+            "--validate",
+            "--validation-timeout",
+            "2",
+            "--format",
+            "json",
+        ])
+        .arg("--ca-cert")
+        .arg(&ca)
+        .arg(".")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for t in tokens.keys() {
+        assert!(!stdout.contains(t.as_str()), "a secret in the report");
+    }
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("ghp_"),
+        "a secret on stderr"
+    );
+    let report: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let by_file: BTreeMap<String, &serde_json::Value> = report
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().to_owned(), &f["validation"]))
+        .collect();
+    let v = |file: &str| by_file[&format!("./{file}.env")];
+    assert_eq!(v("valid")["status"], "valid");
+    assert_eq!(v("valid")["http_status"], 200);
+    assert_eq!(
+        v("valid")["identity"],
+        serde_json::json!({"login": "octocat", "scopes": "repo, gist"})
+    );
+    assert!(v("valid")["checked_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(v("copy1"), v("valid"));
+    assert_eq!(v("copy2"), v("valid"));
+    assert_eq!(v("invalid")["status"], "invalid");
+    assert_eq!(v("invalid")["http_status"], 401);
+    assert_eq!(v("error")["status"], "unknown");
+    assert_eq!(v("error")["http_status"], 500);
+    // The redirect is an answer, not followed: nothing reaches evil.example.
+    assert_eq!(v("redirect")["status"], "unknown");
+    assert_eq!(v("redirect")["http_status"], 302);
+    // 10 MB: the first 64 KiB are read, which is no JSON document; no login then.
+    assert_eq!(v("big")["status"], "valid");
+    assert_eq!(v("big")["identity"], serde_json::json!({}));
+    assert_eq!(v("slow")["status"], "unknown");
+    assert_eq!(v("slow")["error"], "timed out");
+    assert_eq!(v("ratelimit")["status"], "valid");
+    let reqs = requests(certdir.path());
+    let count = |what: &str| reqs.iter().filter(|l| *l == what).count();
+    assert_eq!(count("valid"), 1, "{reqs:?}");
+    assert_eq!(count("ratelimit"), 2, "{reqs:?}");
+    for k in ["invalid", "error", "redirect", "big", "slow"] {
+        assert_eq!(count(k), 1, "{k}: {reqs:?}");
+    }
+    assert!(
+        reqs.iter()
+            .all(|l| !l.starts_with("CONNECT ") || l == "CONNECT api.github.com:443"),
+        "{reqs:?}"
+    );
+}
+
+#[test]
+fn a_provider_host_on_a_private_address_is_refused() {
+    let tree = Tree::new();
+    tree.write(
+        "rules.toml",
+        "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{24})\\b'''\nsecretGroup = 1\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  url = \"https://10.0.0.1/whoami\"\n  headers = { Authorization = \"Bearer {{secret}}\" }\n",
+    );
+    tree.write("a.env", "K=inh_q8rk2vxz1lmn4pt7wy0a3b5c\n");
+    let out = scanner_in(tree.path())
+        .env_remove("HTTPS_PROXY")
+        .env_remove("ALL_PROXY")
+        .env_remove("https_proxy")
+        .env_remove("all_proxy")
+        .args([
+            "scan",
+            "--rules",
+            "rules.toml",
+            "--validate",
+            "--format",
+            "jsonl",
+            "a.env",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(f["validation"]["status"], "unknown");
+    let error = f["validation"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("10.0.0.1 resolves to a non-public address 10.0.0.1: refused"),
+        "{error}"
+    );
+    assert!(!error.contains("inh_q8rk"), "{error}");
+}
