@@ -6,6 +6,12 @@ use scanner_engine::{Engine, Method, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
     (
+        "aws-access-key-pair",
+        "POST",
+        "https://sts.amazonaws.com/",
+        &["Content-Type", "X-Amz-Date", "Authorization"],
+    ),
+    (
         "airtable-personal-access-token",
         "GET",
         "https://api.airtable.com/v0/meta/whoami",
@@ -197,23 +203,27 @@ fn every_builtin_validator_has_its_documented_shape() {
         assert!(v.docs.starts_with("https://"), "{}", rule.id);
         // Read-only: GET, or the documented read-only POST.
         assert!(
-            method != Method::Post || rule.id.starts_with("slack-"),
+            method != Method::Post
+                || rule.id.starts_with("slack-")
+                || &*rule.id == "aws-access-key-pair",
             "{}: POST",
             rule.id
         );
         // The secret goes where the URL says, and only in a header or the URL path.
         let vars = Vars {
             secret: "SECRETVALUE123".into(),
-            captures: vec![],
+            captures: vec![("key_id".into(), "AKIAEXAMPLEKEYID1234".into())],
         };
         let req = v.request(&vars, 0).unwrap();
         assert!(req
             .url
             .starts_with(&url[..url.find("{{").unwrap_or(url.len())]));
-        assert!(req.body.is_empty(), "{}: a body", rule.id);
+        if method == Method::Get {
+            assert!(req.body.is_empty(), "{}: a body", rule.id);
+        }
     }
     seen.sort();
-    let want: Vec<(String, &str, String, Vec<String>)> = SHAPES
+    let mut want: Vec<(String, &str, String, Vec<String>)> = SHAPES
         .iter()
         .map(|(id, m, u, h)| {
             (
@@ -224,5 +234,39 @@ fn every_builtin_validator_has_its_documented_shape() {
             )
         })
         .collect();
+    want.sort();
     assert_eq!(seen, want);
+}
+
+/// The AWS pair's validator gets the key id from the rule's named group.
+#[test]
+fn aws_pair_captures_its_key_id() {
+    let engine = Engine::builtin().unwrap();
+    let m = r#"new BasicAWSCredentials("AKIALHF5MYSXMFT4A4ON", "vUrY8R0hY8nq6/tGoNZcqYpqkuFXq4qAeKLeOGhX");"#;
+    assert_eq!(
+        engine.named_captures("aws-access-key-pair", m),
+        [("key_id".to_string(), "AKIALHF5MYSXMFT4A4ON".to_string())]
+    );
+    let rule = engine
+        .rules()
+        .iter()
+        .find(|r| &*r.id == "aws-access-key-pair")
+        .unwrap();
+    let vars = Vars {
+        secret: "vUrY8R0hY8nq6/tGoNZcqYpqkuFXq4qAeKLeOGhX".into(),
+        captures: engine.named_captures("aws-access-key-pair", m),
+    };
+    let req = rule
+        .validator
+        .as_ref()
+        .unwrap()
+        .request(&vars, 1_440_938_160)
+        .unwrap();
+    assert!(
+        req.headers[2].1.starts_with(
+            "AWS4-HMAC-SHA256 Credential=AKIALHF5MYSXMFT4A4ON/20150830/us-east-1/sts/aws4_request"
+        ),
+        "{:?}",
+        req.headers[2]
+    );
 }
