@@ -224,3 +224,56 @@ fn a_provider_host_on_a_private_address_is_refused() {
     );
     assert!(!error.contains("inh_q8rk"), "{error}");
 }
+
+#[test]
+fn min_validity_filters_on_offline_evidence_without_a_request() {
+    let tree = Tree::new();
+    let good = token(7);
+    // One changed character: the CRC-32 no longer matches.
+    let mut bad = token(8);
+    bad.replace_range(10..11, if &bad[10..11] == "a" { "b" } else { "a" });
+    tree.write("good.env", format!("T={good}\n"));
+    tree.write("bad.env", format!("T={bad}\n"));
+    let paths = |args: &[&str]| -> (Option<i32>, Vec<String>) {
+        let out = scanner_in(tree.path()).args(args).output().unwrap();
+        let v: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            out.status.code(),
+            v.iter()
+                .map(|f| {
+                    format!(
+                        "{} {}",
+                        f["path"].as_str().unwrap(),
+                        f["validation"]["status"].as_str().unwrap()
+                    )
+                })
+                .collect(),
+        )
+    };
+    assert_eq!(
+        paths(&["scan", "--format", "json", "."]),
+        (
+            Some(1),
+            vec![
+                "./bad.env offline_invalid".to_string(),
+                "./good.env offline_valid".to_string()
+            ]
+        )
+    );
+    assert_eq!(
+        paths(&[
+            "scan",
+            "--format",
+            "json",
+            "--min-validity",
+            "offline_valid",
+            "."
+        ]),
+        (Some(1), vec!["./good.env offline_valid".to_string()])
+    );
+    // Exit codes do not change with validity: findings mean 1.
+    assert_eq!(
+        paths(&["scan", "--format", "json", "--only-valid", "."]),
+        (Some(1), vec![])
+    );
+}

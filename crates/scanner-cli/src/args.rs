@@ -41,6 +41,74 @@ pub enum Command {
     Merge(MergeArgs),
 }
 
+/// Validation flags of `scanner scan` and `scanner validate`.
+#[derive(Args, Clone, Debug)]
+pub struct ValidationArgs {
+    /// Ask each provider whether the findings of rules with a validator still work (HTTPS,
+    /// read-only calls, to the host the rule names; docs/validation.md). Off by default:
+    /// without it nothing leaves the machine. Findings are then written at the end.
+    #[arg(long, help_heading = "Validation")]
+    pub validate: bool,
+
+    /// Validation requests in flight at most (2 per host whatever this says).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 8,
+        help_heading = "Validation"
+    )]
+    pub validation_jobs: usize,
+
+    /// Seconds one validation request may take in all (connecting: 5 s at most).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        help_heading = "Validation"
+    )]
+    pub validation_timeout: u64,
+
+    /// PEM certificates to trust for validation instead of the built-in roots (default:
+    /// `SSL_CERT_FILE` if set), as behind a TLS-inspecting corporate proxy.
+    #[arg(long, value_name = "FILE", help_heading = "Validation")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// Report only the findings whose validation is at least STATUS, in the order
+    /// invalid < offline_invalid < not_checked < unknown < offline_valid < valid. The exit
+    /// status still counts every finding.
+    #[arg(long, value_name = "STATUS", value_parser = parse_validity, help_heading = "Validation")]
+    pub min_validity: Option<scanner_engine::ValidationStatus>,
+
+    /// Report only the findings a provider accepted: `--min-validity valid`.
+    #[arg(long, help_heading = "Validation", conflicts_with = "min_validity")]
+    pub only_valid: bool,
+}
+
+fn parse_validity(s: &str) -> Result<scanner_engine::ValidationStatus, String> {
+    scanner_engine::ValidationStatus::parse(s).ok_or_else(|| {
+        "must be invalid, offline_invalid, not_checked, unknown, offline_valid or valid".into()
+    })
+}
+
+impl ValidationArgs {
+    /// `--min-validity`, or `valid` for `--only-valid`.
+    pub fn min_validity(&self) -> Option<scanner_engine::ValidationStatus> {
+        if self.only_valid {
+            Some(scanner_engine::ValidationStatus::Valid)
+        } else {
+            self.min_validity
+        }
+    }
+
+    pub fn options(&self) -> crate::validate::Options {
+        crate::validate::Options {
+            jobs: self.validation_jobs,
+            timeout: std::time::Duration::from_secs(self.validation_timeout.max(1)),
+            ca_cert: self.ca_cert.clone(),
+        }
+    }
+}
+
 /// `scanner scan` flags.
 #[derive(Args)]
 pub struct ScanArgs {
@@ -199,34 +267,8 @@ pub struct ScanArgs {
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Output")]
     pub exit_code: u8,
 
-    /// Ask each provider whether the findings of rules with a validator still work (HTTPS,
-    /// read-only calls, to the host the rule names; docs/validation.md). Off by default:
-    /// without it nothing leaves the machine. Findings are then written at the end.
-    #[arg(long, help_heading = "Validation")]
-    pub validate: bool,
-
-    /// Validation requests in flight at most (2 per host whatever this says).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 8,
-        help_heading = "Validation"
-    )]
-    pub validation_jobs: usize,
-
-    /// Seconds one validation request may take in all (connecting: 5 s at most).
-    #[arg(
-        long,
-        value_name = "SECS",
-        default_value_t = 10,
-        help_heading = "Validation"
-    )]
-    pub validation_timeout: u64,
-
-    /// PEM certificates to trust for validation instead of the built-in roots (default:
-    /// `SSL_CERT_FILE` if set), as behind a TLS-inspecting corporate proxy.
-    #[arg(long, value_name = "FILE", help_heading = "Validation")]
-    pub ca_cert: Option<PathBuf>,
+    #[command(flatten)]
+    pub validation: ValidationArgs,
 
     /// Redact secrets in every format: the default, accepted so that a
     /// gitleaks command line runs unchanged (`--show-secrets` turns it off).

@@ -356,16 +356,13 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
-    if args.validate {
+    if args.validation.validate {
         sink.set_validation(crate::output::Validating {
-            checker: crate::validate::Checker::new(&crate::validate::Options {
-                jobs: args.validation_jobs,
-                timeout: std::time::Duration::from_secs(args.validation_timeout.max(1)),
-                ca_cert: args.ca_cert.clone(),
-            })?,
+            checker: crate::validate::Checker::new(&args.validation.options())?,
             engine: Arc::clone(&plan.engine),
         });
     }
+    sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;
     if let (Some(a), Some(dest)) = (&atomic, &args.output) {
         let mut own: Vec<&Path> = vec![dest];

@@ -100,6 +100,8 @@ pub struct Sink {
     /// `--validate`: the checks run beside the scan; every format holds its findings until
     /// [`Sink::finish`] has the answers.
     validation: Option<Validating>,
+    /// `--min-validity`: findings below are not written.
+    min_validity: Option<scanner_engine::ValidationStatus>,
 }
 
 /// What `--validate` needs in the sink.
@@ -120,7 +122,18 @@ impl Sink {
             buf: Vec::new(),
             version_control: Vec::new(),
             validation: None,
+            min_validity: None,
         }
+    }
+
+    /// `--min-validity` (`--only-valid` is `valid`); `None` writes every finding.
+    pub fn set_min_validity(&mut self, min: Option<scanner_engine::ValidationStatus>) {
+        self.min_validity = min;
+    }
+
+    fn below_min(&self, f: &PathFinding) -> bool {
+        self.min_validity
+            .is_some_and(|m| f.finding.validation.status < m)
     }
 
     /// Turns on `--validate`: each finding with a validator is queued as it arrives.
@@ -160,6 +173,7 @@ impl Sink {
             self.held.append(&mut batch);
             return Ok(());
         }
+        batch.retain(|f| !self.below_min(f));
         match self.opts.format {
             Format::Json | Format::Sarif => {
                 self.held.append(&mut batch);
@@ -198,6 +212,8 @@ impl Sink {
                     None => crate::validate::without_validator(&f.validation),
                 };
             }
+            let held = std::mem::take(&mut self.held);
+            self.held = held.into_iter().filter(|f| !self.below_min(f)).collect();
             if matches!(self.opts.format, Format::Text | Format::Jsonl) {
                 let held = std::mem::take(&mut self.held);
                 return self.write_held_streaming(held);
