@@ -277,3 +277,76 @@ fn min_validity_filters_on_offline_evidence_without_a_request() {
         (Some(1), vec![])
     );
 }
+
+#[test]
+fn validate_a_redacted_report_reads_secrets_back_by_fingerprint() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let (valid, invalid, moved) = (token(201), token(202), token(203));
+    tree.write("a.env", format!("T={valid}\n"));
+    tree.write("b.env", format!("T={invalid}\n"));
+    tree.write("c.env", format!("T={moved}\n"));
+    let tokens = BTreeMap::from([
+        (valid.clone(), "valid"),
+        (invalid.clone(), "invalid"),
+        (moved.clone(), "valid"),
+    ]);
+    let scan = scanner_in(tree.path())
+        .args(["scan", "--format", "json", "."])
+        .output()
+        .unwrap();
+    assert_eq!(scan.status.code(), Some(1));
+    tree.write("report.json", &scan.stdout);
+    // c.env changes after the scan: its secret is not where the report says.
+    tree.write("c.env", format!("# moved\nT={moved}\n"));
+    let m = mock(certdir.path(), &tokens);
+    let out = scanner_in(tree.path())
+        .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", m.port))
+        .env_remove("NO_PROXY")
+        .args(["validate", "report.json", "--ca-cert"])
+        .arg(certdir.path().join("ca.pem"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !stdout.contains(&valid) && !stdout.contains(&moved),
+        "a secret written"
+    );
+    let report: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let got: Vec<(String, String, String)> = report
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["secret"].as_str().unwrap().to_owned(),
+                f["validation"]["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("./a.env".into(), "ghp_…".into(), "valid".into()),
+            ("./b.env".into(), "ghp_…".into(), "invalid".into()),
+            ("./c.env".into(), "ghp_…".into(), "unknown".into()),
+        ]
+    );
+    assert_eq!(
+        report[2]["validation"]["reason"],
+        "./c.env no longer holds the secret at offset 2: the fingerprint differs"
+    );
+    assert_eq!(
+        requests(certdir.path())
+            .iter()
+            .filter(|l| !l.starts_with("CONNECT"))
+            .count(),
+        2
+    );
+}

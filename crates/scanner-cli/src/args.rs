@@ -39,6 +39,27 @@ pub enum Command {
     Hook(HookCommand),
     /// Merge the reports of a sharded scan (`--shard K/N`) into one.
     Merge(MergeArgs),
+    /// Re-check the findings of an earlier json or jsonl report against their providers.
+    Validate(ValidateArgs),
+}
+
+/// `scanner validate REPORT` flags (`--validate` is implied).
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// A report of `scanner scan --format json` or `jsonl`, read from the directory the scan
+    /// ran in (a redacted secret is read back from its file at the recorded offset).
+    #[arg(value_name = "REPORT")]
+    pub report: PathBuf,
+
+    /// Format of the report written (the secrets as the input report had them).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub validation: ValidationArgs,
+
+    #[command(flatten)]
+    pub rule_set: RuleSetArgs,
 }
 
 /// Validation flags of `scanner scan` and `scanner validate`.

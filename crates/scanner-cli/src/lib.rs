@@ -59,5 +59,6 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Rules(c) => rules_cmd::run(c),
         args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
         args::Command::Merge(a) => merge::run(a),
+        args::Command::Validate(a) => validate::report::run(a),
     }
 }

@@ -240,7 +240,7 @@ fn raw_path(raw: Vec<u8>) -> PathBuf {
 }
 
 /// The findings of a json or jsonl report.
-fn parse_report(file: &Path, text: &str) -> anyhow::Result<Vec<PathFinding>> {
+pub(crate) fn parse_report(file: &Path, text: &str) -> anyhow::Result<Vec<PathFinding>> {
     let name = escape_path(file);
     let wires: Vec<Wire> = if text.trim_start().starts_with('[') {
         serde_json::from_str(text)
