@@ -350,3 +350,71 @@ fn validate_a_redacted_report_reads_secrets_back_by_fingerprint() {
         2
     );
 }
+
+#[test]
+fn at_most_two_requests_at_a_time_to_one_host() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let mut tokens = BTreeMap::new();
+    for i in 0..10 {
+        let t = token(300 + i);
+        tree.write(format!("f{i}.env"), format!("T={t}\n"));
+        tokens.insert(t, "delay200");
+    }
+    let m = mock(certdir.path(), &tokens);
+    let started = std::time::Instant::now();
+    let out = scanner_in(tree.path())
+        .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", m.port))
+        .env_remove("NO_PROXY")
+        .args([
+            "scan",
+            "--validate",
+            "--validation-jobs",
+            "8",
+            "--format",
+            "jsonl",
+            "--ca-cert",
+        ])
+        .arg(certdir.path().join("ca.pem"))
+        .arg(".")
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1));
+    let valid = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""status":"valid""#))
+        .count();
+    assert_eq!(valid, 10);
+    let most = std::fs::read_to_string(certdir.path().join("requests.log.most")).unwrap();
+    assert_eq!(most, "2", "requests in flight at once at api.github.com");
+    // 10 requests of 200 ms, 2 at a time: at least 5 rounds.
+    assert!(took >= std::time::Duration::from_millis(1000), "{took:?}");
+}
+
+/// Without `--validate` a scan makes no socket at all (strace is in CI's tools, .ci/run).
+#[test]
+fn a_scan_without_validate_opens_no_socket() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(400)));
+    let log = tree.join("strace.log");
+    let status = Command::new("strace")
+        .args(["-f", "-e", "trace=socket,connect", "-o"])
+        .arg(&log)
+        .arg(common::BIN)
+        .args(["scan", "--format", "json", "a.env"])
+        .current_dir(tree.path())
+        .stdout(Stdio::null())
+        .status()
+        .expect("strace (apt-get install strace)");
+    assert_eq!(status.code(), Some(1));
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("socket(") || l.contains("connect("))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(calls, Vec::<String>::new());
+}

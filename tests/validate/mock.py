@@ -2,7 +2,9 @@
 # certificate for api.github.com, reached through an HTTP CONNECT proxy, as
 # behind a corporate proxy. Argv: cert dir, log file, JSON {token: behaviour}.
 # Prints the proxy's port. Each request to the provider logs one line
-# "BEHAVIOUR", each CONNECT "CONNECT host:port".
+# "BEHAVIOUR", each CONNECT "CONNECT host:port"; LOG.most holds the most
+# requests the provider ever had in flight at once. "delayN" answers 200
+# after N ms.
 import json, socket, ssl, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import socketserver
@@ -10,6 +12,7 @@ import socketserver
 certdir, logfile, tokens = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 lock = threading.Lock()
 counts = {}
+inflight = [0, 0]  # now, most
 
 def log(line):
     with lock:
@@ -34,6 +37,17 @@ class Provider(BaseHTTPRequestHandler):
         with lock:
             counts[what] = counts.get(what, 0) + 1
             n = counts[what]
+            inflight[0] += 1
+            inflight[1] = max(inflight[1], inflight[0])
+            with open(logfile + ".most", "w") as f:
+                f.write(str(inflight[1]))
+        try:
+            self.answer(what, n)
+        finally:
+            with lock:
+                inflight[0] -= 1
+
+    def answer(self, what, n):
         if what == "valid" or (what == "ratelimit" and n > 1):
             self.send(200, b'{"login":"octocat","id":1}', [("X-OAuth-Scopes", "repo, gist")])
         elif what == "ratelimit":
@@ -44,6 +58,9 @@ class Provider(BaseHTTPRequestHandler):
             self.send(302, b"", [("Location", "https://evil.example/")])
         elif what == "big":
             self.send(200, b'{"login":"big"' + b" " * (10 * 1024 * 1024) + b"}")
+        elif what.startswith("delay"):
+            time.sleep(int(what[5:]) / 1000)
+            self.send(200, b'{"login":"octocat"}')
         elif what == "slow":
             time.sleep(3)
             self.send(200, b'{"login":"late"}')
