@@ -6,16 +6,16 @@ use scanner_engine::{Engine, Method, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
     (
-        "aws-access-key-pair",
-        "POST",
-        "https://sts.amazonaws.com/",
-        &["Content-Type", "X-Amz-Date", "Authorization"],
-    ),
-    (
         "airtable-personal-access-token",
         "GET",
         "https://api.airtable.com/v0/meta/whoami",
         &["Authorization"],
+    ),
+    (
+        "anthropic-admin-key",
+        "GET",
+        "https://api.anthropic.com/v1/organizations/users?limit=1",
+        &["anthropic-version", "x-api-key"],
     ),
     (
         "anthropic-api-key",
@@ -24,15 +24,63 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["anthropic-version", "x-api-key"],
     ),
     (
+        "asana-personal-access-token",
+        "GET",
+        "https://app.asana.com/api/1.0/users/me",
+        &["Authorization"],
+    ),
+    (
+        "aws-access-key-pair",
+        "POST",
+        "https://sts.amazonaws.com/",
+        &["Content-Type", "X-Amz-Date", "Authorization"],
+    ),
+    (
+        "brevo-api-key",
+        "GET",
+        "https://api.brevo.com/v3/account",
+        &["Accept", "api-key"],
+    ),
+    (
+        "buildkite-api-token",
+        "GET",
+        "https://api.buildkite.com/v2/access-token",
+        &["Authorization"],
+    ),
+    (
+        "circleci-legacy-token",
+        "GET",
+        "https://circleci.com/api/v2/me",
+        &["Circle-Token"],
+    ),
+    (
         "circleci-token",
         "GET",
         "https://circleci.com/api/v2/me",
         &["Circle-Token"],
     ),
     (
+        "clickup-personal-token",
+        "GET",
+        "https://api.clickup.com/api/v2/user",
+        &["Authorization"],
+    ),
+    (
         "cloudflare-api-token",
         "GET",
         "https://api.cloudflare.com/client/v4/user/tokens/verify",
+        &["Authorization"],
+    ),
+    (
+        "cohere-api-key",
+        "GET",
+        "https://api.cohere.com/v1/models",
+        &["Authorization"],
+    ),
+    (
+        "contentful-personal-access-token",
+        "GET",
+        "https://api.contentful.com/users/me",
         &["Authorization"],
     ),
     (
@@ -42,9 +90,27 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["DD-API-KEY"],
     ),
     (
+        "deepseek-api-key",
+        "GET",
+        "https://api.deepseek.com/user/balance",
+        &["Authorization"],
+    ),
+    (
+        "digitalocean-oauth-token",
+        "GET",
+        "https://api.digitalocean.com/v2/account",
+        &["Authorization"],
+    ),
+    (
         "digitalocean-pat",
         "GET",
         "https://api.digitalocean.com/v2/account",
+        &["Authorization"],
+    ),
+    (
+        "discord-bot-token",
+        "GET",
+        "https://discord.com/api/v10/users/@me",
         &["Authorization"],
     ),
     (
@@ -52,6 +118,36 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         "GET",
         "https://api.doppler.com/v3/me",
         &["Authorization"],
+    ),
+    (
+        "dropbox-access-token",
+        "POST",
+        "https://api.dropboxapi.com/2/users/get_current_account",
+        &["Authorization"],
+    ),
+    (
+        "easypost-api-key",
+        "GET",
+        "https://api.easypost.com/v2/users",
+        &["Authorization"],
+    ),
+    (
+        "elevenlabs-api-key",
+        "GET",
+        "https://api.elevenlabs.io/v1/user",
+        &["xi-api-key"],
+    ),
+    (
+        "fastly-api-token",
+        "GET",
+        "https://api.fastly.com/current_user",
+        &["Fastly-Key"],
+    ),
+    (
+        "figma-personal-access-token",
+        "GET",
+        "https://api.figma.com/v1/me",
+        &["X-Figma-Token"],
     ),
     (
         "github-classic-pat",
@@ -72,6 +168,12 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["Accept", "Authorization", "X-GitHub-Api-Version"],
     ),
     (
+        "github-server-to-server-token",
+        "GET",
+        "https://api.github.com/installation/repositories?per_page=1",
+        &["Accept", "Authorization", "X-GitHub-Api-Version"],
+    ),
+    (
         "github-user-to-server-token",
         "GET",
         "https://api.github.com/user",
@@ -82,6 +184,12 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         "GET",
         "https://gitlab.com/api/v4/personal_access_tokens/self",
         &["PRIVATE-TOKEN"],
+    ),
+    (
+        "groq-api-key",
+        "GET",
+        "https://api.groq.com/openai/v1/models",
+        &["Authorization"],
     ),
     (
         "heroku-api-key",
@@ -96,15 +204,75 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["Accept", "Authorization"],
     ),
     (
+        "honeycomb-api-key",
+        "GET",
+        "https://api.honeycomb.io/1/auth",
+        &["X-Honeycomb-Team"],
+    ),
+    (
+        "hubspot-private-app-token",
+        "GET",
+        "https://api.hubapi.com/account-info/v3/details",
+        &["Authorization"],
+    ),
+    (
         "huggingface-access-token",
         "GET",
         "https://huggingface.co/api/whoami-v2",
         &["Authorization"],
     ),
     (
+        "huggingface-org-token",
+        "GET",
+        "https://huggingface.co/api/whoami-v2",
+        &["Authorization"],
+    ),
+    (
+        "infisical-service-token",
+        "GET",
+        "https://app.infisical.com/api/v2/service-token",
+        &["Authorization"],
+    ),
+    (
+        "intercom-access-token",
+        "GET",
+        "https://api.intercom.io/me",
+        &["Accept", "Authorization"],
+    ),
+    (
+        "launchdarkly-access-token",
+        "GET",
+        "https://app.launchdarkly.com/api/v2/caller-identity",
+        &["Authorization"],
+    ),
+    (
         "mailgun-api-key",
         "GET",
         "https://api.mailgun.net/v3/domains",
+        &["Authorization"],
+    ),
+    (
+        "mailgun-private-api-key",
+        "GET",
+        "https://api.mailgun.net/v3/domains",
+        &["Authorization"],
+    ),
+    (
+        "mapbox-secret-token",
+        "GET",
+        "https://api.mapbox.com/tokens/v2?access_token={{secret}}",
+        &[],
+    ),
+    (
+        "mistral-api-key",
+        "GET",
+        "https://api.mistral.ai/v1/models",
+        &["Authorization"],
+    ),
+    (
+        "neon-api-key",
+        "GET",
+        "https://console.neon.tech/api/v2/users/me",
         &["Authorization"],
     ),
     (
@@ -126,6 +294,12 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["Authorization"],
     ),
     (
+        "npm-legacy-token",
+        "GET",
+        "https://registry.npmjs.org/-/whoami",
+        &["Authorization"],
+    ),
+    (
         "openai-api-key",
         "GET",
         "https://api.openai.com/v1/models",
@@ -138,10 +312,34 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["Authorization"],
     ),
     (
+        "openrouter-api-key",
+        "GET",
+        "https://openrouter.ai/api/v1/key",
+        &["Authorization"],
+    ),
+    (
         "pagerduty-api-key",
         "GET",
         "https://api.pagerduty.com/abilities",
         &["Accept", "Authorization"],
+    ),
+    (
+        "paystack-secret-key",
+        "GET",
+        "https://api.paystack.co/balance",
+        &["Authorization"],
+    ),
+    (
+        "pinecone-api-key",
+        "GET",
+        "https://api.pinecone.io/indexes",
+        &["Api-Key"],
+    ),
+    (
+        "pipedrive-api-token",
+        "GET",
+        "https://api.pipedrive.com/v1/users/me?api_token={{secret}}",
+        &[],
     ),
     (
         "postman-api-key",
@@ -150,15 +348,75 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["X-Api-Key"],
     ),
     (
+        "postmark-server-token",
+        "GET",
+        "https://api.postmarkapp.com/server",
+        &["Accept", "X-Postmark-Server-Token"],
+    ),
+    (
+        "pulumi-access-token",
+        "GET",
+        "https://api.pulumi.com/api/user",
+        &["Accept", "Authorization"],
+    ),
+    (
+        "readme-api-key",
+        "GET",
+        "https://dash.readme.com/api/v1",
+        &["Authorization"],
+    ),
+    (
+        "render-api-key",
+        "GET",
+        "https://api.render.com/v1/owners?limit=1",
+        &["Authorization"],
+    ),
+    (
+        "replicate-api-token",
+        "GET",
+        "https://api.replicate.com/v1/account",
+        &["Authorization"],
+    ),
+    (
         "sendgrid-api-key",
         "GET",
         "https://api.sendgrid.com/v3/scopes",
         &["Authorization"],
     ),
     (
+        "sentry-user-token",
+        "GET",
+        "https://sentry.io/api/0/organizations/",
+        &["Authorization"],
+    ),
+    (
+        "shippo-api-token",
+        "GET",
+        "https://api.goshippo.com/addresses?results=1",
+        &["Authorization"],
+    ),
+    (
         "slack-bot-token",
         "POST",
         "https://slack.com/api/auth.test",
+        &["Authorization"],
+    ),
+    (
+        "slack-user-token",
+        "POST",
+        "https://slack.com/api/auth.test",
+        &["Authorization"],
+    ),
+    (
+        "snyk-api-token",
+        "GET",
+        "https://api.snyk.io/rest/self?version=2024-06-10",
+        &["Authorization"],
+    ),
+    (
+        "square-access-token",
+        "GET",
+        "https://connect.squareup.com/v2/locations",
         &["Authorization"],
     ),
     (
@@ -174,15 +432,63 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["Authorization"],
     ),
     (
+        "stripe-test-key",
+        "GET",
+        "https://api.stripe.com/v1/balance",
+        &["Authorization"],
+    ),
+    (
+        "supabase-access-token",
+        "GET",
+        "https://api.supabase.com/v1/projects",
+        &["Authorization"],
+    ),
+    (
+        "tailscale-api-key",
+        "GET",
+        "https://api.tailscale.com/api/v2/tailnet/-/devices",
+        &["Authorization"],
+    ),
+    (
         "telegram-bot-token",
         "GET",
         "https://api.telegram.org/bot{{secret}}/getMe",
         &[],
     ),
     (
+        "terraform-cloud-api-token",
+        "GET",
+        "https://app.terraform.io/api/v2/account/details",
+        &["Authorization", "Content-Type"],
+    ),
+    (
+        "together-api-key",
+        "GET",
+        "https://api.together.xyz/v1/models",
+        &["Authorization"],
+    ),
+    (
+        "typeform-personal-access-token",
+        "GET",
+        "https://api.typeform.com/me",
+        &["Authorization"],
+    ),
+    (
         "vercel-access-token",
         "GET",
         "https://api.vercel.com/v2/user",
+        &["Authorization"],
+    ),
+    (
+        "webflow-api-token",
+        "GET",
+        "https://api.webflow.com/v2/token/introspect",
+        &["Authorization"],
+    ),
+    (
+        "xai-api-key",
+        "GET",
+        "https://api.x.ai/v1/api-key",
         &["Authorization"],
     ),
 ];
@@ -205,7 +511,7 @@ fn every_builtin_validator_has_its_documented_shape() {
         assert!(
             method != Method::Post
                 || rule.id.starts_with("slack-")
-                || &*rule.id == "aws-access-key-pair",
+                || ["aws-access-key-pair", "dropbox-access-token"].contains(&&*rule.id),
             "{}: POST",
             rule.id
         );
