@@ -101,6 +101,11 @@ fn validate_through_a_proxy_every_answer() {
         tree.write(format!("{k}.env"), format!("GITHUB_TOKEN={t}\n"));
         tokens.insert(t, *k);
     }
+    // A token whose CRC-32 fails cannot work: never sent.
+    let mut broken = token(150);
+    broken.replace_range(10..11, if &broken[10..11] == "a" { "b" } else { "a" });
+    tree.write("broken.env", format!("GITHUB_TOKEN={broken}\n"));
+    tokens.insert(broken, "broken");
     // The valid token twice more: still one request.
     let valid = tokens
         .iter()
@@ -171,9 +176,12 @@ fn validate_through_a_proxy_every_answer() {
     assert_eq!(v("slow")["status"], "unknown");
     assert_eq!(v("slow")["error"], "timed out");
     assert_eq!(v("ratelimit")["status"], "valid");
+    assert_eq!(v("broken")["status"], "offline_invalid");
+    assert_eq!(v("broken")["reason"], "CRC-32 checksum does not match");
     let reqs = requests(certdir.path());
     let count = |what: &str| reqs.iter().filter(|l| *l == what).count();
     assert_eq!(count("valid"), 1, "{reqs:?}");
+    assert_eq!(count("broken"), 0, "{reqs:?}");
     assert_eq!(count("ratelimit"), 2, "{reqs:?}");
     for k in ["invalid", "error", "redirect", "big", "slow"] {
         assert_eq!(count(k), 1, "{k}: {reqs:?}");
@@ -417,4 +425,44 @@ fn a_scan_without_validate_opens_no_socket() {
         .map(str::to_owned)
         .collect();
     assert_eq!(calls, Vec::<String>::new());
+}
+
+/// `scanner rules check` refuses an unsafe validator, naming the file and rule.
+#[test]
+fn rules_check_refuses_an_unsafe_validator() {
+    let tree = Tree::new();
+    for (name, table, want) in [
+        (
+            "host.toml",
+            r#"url = "https://{{secret}}.example.com/""#,
+            "the host must be a fixed name",
+        ),
+        (
+            "http.toml",
+            r#"url = "http://api.example.com/""#,
+            "must start with https://",
+        ),
+        (
+            "delete.toml",
+            "method = \"DELETE\"\n  url = \"https://api.example.com/\"",
+            "must be \"GET\"",
+        ),
+    ] {
+        tree.write(
+            name,
+            format!(
+                "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{{24}})\\b'''\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  {table}\n"
+            ),
+        );
+        let out = scanner_in(tree.path())
+            .args(["rules", "check", name])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(name) && err.contains("inhouse") && err.contains(want),
+            "{name}: {err}"
+        );
+    }
 }
