@@ -71,6 +71,21 @@ fn mock(dir: &Path, tokens: &BTreeMap<String, &str>) -> Mock {
     }
 }
 
+impl Mock {
+    /// The scanner in `tree` with `args`, through this mock's proxy, trusting its CA.
+    fn run(&self, tree: &Tree, certdir: &Path, args: &[&str]) -> std::process::Output {
+        scanner_in(tree.path())
+            .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", self.port))
+            .env_remove("NO_PROXY")
+            .env_remove("SSL_CERT_FILE")
+            .args(args)
+            .arg("--ca-cert")
+            .arg(certdir.join("ca.pem"))
+            .output()
+            .unwrap()
+    }
+}
+
 fn requests(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_to_string(dir.join("requests.log"))
         .unwrap_or_default()
@@ -116,24 +131,19 @@ fn validate_through_a_proxy_every_answer() {
     tree.write("copy1.env", format!("T={valid}\n"));
     tree.write("copy2.env", format!("T={valid}\n"));
     let m = mock(certdir.path(), &tokens);
-    let ca = certdir.path().join("ca.pem");
-    let out = scanner_in(tree.path())
-        .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", m.port))
-        .env_remove("NO_PROXY")
-        .env_remove("SSL_CERT_FILE")
-        .args([
+    let out = m.run(
+        &tree,
+        certdir.path(),
+        &[
             "scan",
             "--validate",
             "--validation-timeout",
             "2",
             "--format",
             "json",
-        ])
-        .arg("--ca-cert")
-        .arg(&ca)
-        .arg(".")
-        .output()
-        .unwrap();
+            ".",
+        ],
+    );
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -309,13 +319,7 @@ fn validate_a_redacted_report_reads_secrets_back_by_fingerprint() {
     // c.env changes after the scan: its secret is not where the report says.
     tree.write("c.env", format!("# moved\nT={moved}\n"));
     let m = mock(certdir.path(), &tokens);
-    let out = scanner_in(tree.path())
-        .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", m.port))
-        .env_remove("NO_PROXY")
-        .args(["validate", "report.json", "--ca-cert"])
-        .arg(certdir.path().join("ca.pem"))
-        .output()
-        .unwrap();
+    let out = m.run(&tree, certdir.path(), &["validate", "report.json"]);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -372,22 +376,19 @@ fn at_most_two_requests_at_a_time_to_one_host() {
     }
     let m = mock(certdir.path(), &tokens);
     let started = std::time::Instant::now();
-    let out = scanner_in(tree.path())
-        .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", m.port))
-        .env_remove("NO_PROXY")
-        .args([
+    let out = m.run(
+        &tree,
+        certdir.path(),
+        &[
             "scan",
             "--validate",
             "--validation-jobs",
             "8",
             "--format",
             "jsonl",
-            "--ca-cert",
-        ])
-        .arg(certdir.path().join("ca.pem"))
-        .arg(".")
-        .output()
-        .unwrap();
+            ".",
+        ],
+    );
     let took = started.elapsed();
     assert_eq!(out.status.code(), Some(1));
     let valid = String::from_utf8(out.stdout)

@@ -228,7 +228,7 @@ pub use engine::{
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::RuleFile;
 pub use validation::{aws_account, rfc3339, unix_now, Validation, ValidationStatus};
-pub use validator::{Decision, Method, Request, Validator, Vars};
+pub use validator::{percent_encode, Decision, Method, Request, Validator, Vars};
 
 /// The built-in rule files, embedded at compile time: (file name, text).
 pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[

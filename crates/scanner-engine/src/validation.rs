@@ -303,19 +303,9 @@ pub fn unix_now() -> u64 {
 mod tests {
     use super::*;
 
-    fn b64url(s: &str) -> String {
-        const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        let b = s.as_bytes();
-        let mut out = String::new();
-        for c in b.chunks(3) {
-            let n = (u32::from(c[0]) << 16)
-                | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-                | u32::from(*c.get(2).unwrap_or(&0));
-            for k in 0..=c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            }
-        }
-        out
+    /// Base64 (standard, padded): the decoder takes both alphabets.
+    fn b64(s: &str) -> String {
+        crate::validator::base64(s.as_bytes())
     }
 
     #[test]
@@ -343,8 +333,8 @@ mod tests {
         let token = |payload: &str| {
             format!(
                 "{}.{}.c2lnbmF0dXJlc2lnbmF0dXJl",
-                b64url(r#"{"alg":"HS256"}"#),
-                b64url(payload)
+                b64(r#"{"alg":"HS256"}"#),
+                b64(payload)
             )
         };
         let t = token(r#"{"iss":"https://auth.acme.test/","exp":1714557600}"#);
@@ -404,7 +394,7 @@ mod tests {
         m.push(0);
         m.extend_from_slice(&[6, 32]);
         m.extend_from_slice(&[7; 32]);
-        let token = format!("pypi-{}", b64url(&String::from_utf8_lossy(&m)));
+        let token = format!("pypi-{}", b64(&String::from_utf8_lossy(&m)));
         // Every byte here is ASCII, so the lossy string is the bytes.
         let ok = Checksum::PypiMacaroon.verify(token.as_bytes());
         assert_eq!(ok, Some(true));

@@ -242,7 +242,8 @@ impl Vars {
     }
 }
 
-fn percent_encode(s: &str, out: &mut String) {
+/// RFC 3986 percent-encoding of everything but the unreserved characters.
+pub fn percent_encode(s: &str, out: &mut String) {
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
             out.push(b as char);

@@ -179,21 +179,24 @@ impl Sink {
                 self.held.append(&mut batch);
                 Ok(())
             }
-            Format::Text | Format::Jsonl => {
-                batch.sort_by(report_order);
-                self.buf.clear();
-                for f in &batch {
-                    if self.opts.format == Format::Text {
-                        text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
-                    } else {
-                        json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
-                        self.buf.push(b'\n');
-                    }
-                }
-                self.out.write_all(&self.buf)?;
-                self.out.flush()
+            Format::Text | Format::Jsonl => self.write_streaming(batch),
+        }
+    }
+
+    /// A batch of `text` or `jsonl`, sorted, in one write, flushed.
+    fn write_streaming(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
+        batch.sort_by(report_order);
+        self.buf.clear();
+        for f in &batch {
+            if self.opts.format == Format::Text {
+                text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
+            } else {
+                json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
+                self.buf.push(b'\n');
             }
         }
+        self.out.write_all(&self.buf)?;
+        self.out.flush()
     }
 
     /// JSON/SARIF write here (sorted by path, line, column); text/jsonl just flush.
@@ -215,8 +218,9 @@ impl Sink {
             let held = std::mem::take(&mut self.held);
             self.held = held.into_iter().filter(|f| !self.below_min(f)).collect();
             if matches!(self.opts.format, Format::Text | Format::Jsonl) {
+                // Held for the answers: written now, in report order.
                 let held = std::mem::take(&mut self.held);
-                return self.write_held_streaming(held);
+                return self.write_streaming(held);
             }
         }
         match self.opts.format {
@@ -236,24 +240,6 @@ impl Sink {
                 )?;
             }
         }
-        self.out.flush()
-    }
-}
-
-impl Sink {
-    /// Text or jsonl of findings held for `--validate`: in report order, at the end.
-    fn write_held_streaming(mut self, mut held: Vec<PathFinding>) -> io::Result<()> {
-        held.sort_by(report_order);
-        self.buf.clear();
-        for f in &held {
-            if self.opts.format == Format::Text {
-                text::write_line(&mut self.buf, f, self.opts.show_secrets, self.opts.color);
-            } else {
-                json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
-                self.buf.push(b'\n');
-            }
-        }
-        self.out.write_all(&self.buf)?;
         self.out.flush()
     }
 }

@@ -221,16 +221,8 @@ pub fn scrub(text: &str, vars: &Vars) -> String {
     let mut out = text.to_owned();
     for s in vars.sensitive() {
         out = out.replace(s, "[secret]");
-        let encoded: String = s
-            .bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect();
+        let mut encoded = String::new();
+        scanner_engine::percent_encode(s, &mut encoded);
         out = out.replace(&encoded, "[secret]");
     }
     out
