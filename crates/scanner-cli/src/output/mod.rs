@@ -423,6 +423,42 @@ pub(crate) mod tests {
         assert!(lines[2].contains("\"line\":2"), "{}", lines[2]);
     }
 
+    /// A live answer shows in text as a mark, and a valid secret is a SARIF error whatever
+    /// its confidence; `properties.validation` is the JSON object.
+    #[test]
+    fn validation_marks_text_and_raises_sarif() {
+        use scanner_engine::{Validation, ValidationStatus};
+        let mut f = finding("a.env", 1, 1);
+        f.finding.confidence = scanner_engine::Confidence::Low;
+        let mut v = Validation::new(
+            ValidationStatus::Valid,
+            "HTTP 200: the provider accepted the secret",
+        );
+        v.http_status = Some(200);
+        v.identity.insert("login".into(), "octocat".into());
+        f.finding.validation = v;
+        let text = run(Format::Text, false, vec![vec![f.clone()]]);
+        assert_eq!(
+            text,
+            "a.env:1:1  github-pat [low] [valid]  token = \"ghp_…\"\n"
+        );
+        let sarif: serde_json::Value =
+            serde_json::from_str(&run(Format::Sarif, false, vec![vec![f.clone()]])).unwrap();
+        let r = &sarif["runs"][0]["results"][0];
+        assert_eq!(r["level"], "error");
+        assert_eq!(r["properties"]["validation"]["status"], "valid");
+        assert_eq!(
+            r["properties"]["validation"]["identity"]["login"],
+            "octocat"
+        );
+        f.finding.validation = Validation::new(ValidationStatus::Invalid, "HTTP 401");
+        let sarif: serde_json::Value =
+            serde_json::from_str(&run(Format::Sarif, false, vec![vec![f.clone()]])).unwrap();
+        assert_eq!(sarif["runs"][0]["results"][0]["level"], "note");
+        let text = run(Format::Text, false, vec![vec![f]]);
+        assert!(text.contains("github-pat [low] [invalid]  "), "{text}");
+    }
+
     #[test]
     fn broken_pipe_is_returned_and_recognised() {
         struct Closed;
