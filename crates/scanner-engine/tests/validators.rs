@@ -6,6 +6,18 @@ use scanner_engine::{Engine, Method, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
     (
+        "gcp-api-key",
+        "GET",
+        "https://generativelanguage.googleapis.com/v1beta/models?pageSize=1",
+        &["x-goog-api-key"],
+    ),
+    (
+        "gcp-oauth-access-token",
+        "GET",
+        "https://oauth2.googleapis.com/tokeninfo?access_token={{secret}}",
+        &[],
+    ),
+    (
         "airtable-personal-access-token",
         "GET",
         "https://api.airtable.com/v0/meta/whoami",
