@@ -6,6 +6,12 @@ use scanner_engine::{Engine, Method, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
     (
+        "newrelic-user-api-key",
+        "POST",
+        "https://api.newrelic.com/graphql",
+        &["API-Key", "Content-Type"],
+    ),
+    (
         "gcp-api-key",
         "GET",
         "https://generativelanguage.googleapis.com/v1beta/models?pageSize=1",
@@ -523,7 +529,12 @@ fn every_builtin_validator_has_its_documented_shape() {
         assert!(
             method != Method::Post
                 || rule.id.starts_with("slack-")
-                || ["aws-access-key-pair", "dropbox-access-token"].contains(&&*rule.id),
+                || [
+                    "aws-access-key-pair",
+                    "dropbox-access-token",
+                    "newrelic-user-api-key"
+                ]
+                .contains(&&*rule.id),
             "{}: POST",
             rule.id
         );
