@@ -45,6 +45,19 @@ mod output {
         tags: Vec<String>,
         decoded: Vec<String>,
         commit: Option<Commit>,
+        validation: Validation,
+    }
+
+    /// Mirror of the `validation` object.
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Validation {
+        status: String,
+        reason: Option<String>,
+        http_status: Option<u16>,
+        error: Option<String>,
+        checked_at: Option<String>,
+        identity: std::collections::BTreeMap<String, String>,
     }
 
     /// Mirror of the `commit` object (`--history`).
@@ -109,6 +122,15 @@ mod output {
             tags: vec!["prefix".into(), "checksum-valid".into()],
             decoded: vec![],
             commit: None,
+            // The token's CRC-32 matches: offline evidence, no request made.
+            validation: Validation {
+                status: "offline_valid".into(),
+                reason: Some("CRC-32 checksum matches".into()),
+                http_status: None,
+                error: None,
+                checked_at: None,
+                identity: Default::default(),
+            },
         }
     }
 

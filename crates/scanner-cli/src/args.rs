@@ -42,6 +42,8 @@ pub enum Command {
     /// Manage the baseline of accepted findings.
     #[command(subcommand)]
     Baseline(BaselineCommand),
+    /// Re-check the findings of an earlier json or jsonl report against their providers.
+    Validate(ValidateArgs),
 }
 
 #[derive(Subcommand)]
@@ -69,6 +71,93 @@ pub struct BaselineAddArgs {
     /// Do not read any .scanner.toml.
     #[arg(long)]
     pub no_config: bool,
+}
+
+/// `scanner validate REPORT` flags (`--validate` is implied).
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// A report of `scanner scan --format json` or `jsonl`, read from the directory the scan
+    /// ran in (a redacted secret is read back from its file at the recorded offset).
+    #[arg(value_name = "REPORT")]
+    pub report: PathBuf,
+
+    /// Format of the report written (the secrets as the input report had them).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub validation: ValidationArgs,
+
+    #[command(flatten)]
+    pub rule_set: RuleSetArgs,
+}
+
+/// Validation flags of `scanner scan` and `scanner validate`.
+#[derive(Args, Clone, Debug)]
+pub struct ValidationArgs {
+    /// Ask each provider whether the findings of rules with a validator still work (HTTPS,
+    /// read-only calls, to the host the rule names; docs/validation.md). Off by default:
+    /// without it nothing leaves the machine. Findings are then written at the end.
+    #[arg(long, help_heading = "Validation")]
+    pub validate: bool,
+
+    /// Validation requests in flight at most (2 per host whatever this says).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 8,
+        help_heading = "Validation"
+    )]
+    pub validation_jobs: usize,
+
+    /// Seconds one validation request may take in all (connecting: 5 s at most).
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        help_heading = "Validation"
+    )]
+    pub validation_timeout: u64,
+
+    /// PEM certificates to trust for validation instead of the built-in roots (default:
+    /// `SSL_CERT_FILE` if set), as behind a TLS-inspecting corporate proxy.
+    #[arg(long, value_name = "FILE", help_heading = "Validation")]
+    pub ca_cert: Option<PathBuf>,
+
+    /// Report only the findings whose validation is at least STATUS, in the order
+    /// invalid < offline_invalid < not_checked < unknown < offline_valid < valid. The exit
+    /// status still counts every finding.
+    #[arg(long, value_name = "STATUS", value_parser = parse_validity, help_heading = "Validation")]
+    pub min_validity: Option<scanner_engine::ValidationStatus>,
+
+    /// Report only the findings a provider accepted: `--min-validity valid`.
+    #[arg(long, help_heading = "Validation", conflicts_with = "min_validity")]
+    pub only_valid: bool,
+}
+
+fn parse_validity(s: &str) -> Result<scanner_engine::ValidationStatus, String> {
+    scanner_engine::ValidationStatus::parse(s).ok_or_else(|| {
+        "must be invalid, offline_invalid, not_checked, unknown, offline_valid or valid".into()
+    })
+}
+
+impl ValidationArgs {
+    /// `--min-validity`, or `valid` for `--only-valid`.
+    pub fn min_validity(&self) -> Option<scanner_engine::ValidationStatus> {
+        if self.only_valid {
+            Some(scanner_engine::ValidationStatus::Valid)
+        } else {
+            self.min_validity
+        }
+    }
+
+    pub fn options(&self) -> crate::validate::Options {
+        crate::validate::Options {
+            jobs: self.validation_jobs,
+            timeout: std::time::Duration::from_secs(self.validation_timeout.max(1)),
+            ca_cert: self.ca_cert.clone(),
+        }
+    }
 }
 
 /// `scanner scan` flags.
@@ -253,6 +342,9 @@ pub struct ScanArgs {
     /// fails a build on findings, as in gitleaks). Errors still exit 2.
     #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Output")]
     pub exit_code: u8,
+
+    #[command(flatten)]
+    pub validation: ValidationArgs,
 
     /// Does nothing: secrets are always redacted unless --show-secrets.
     /// Accepted only so that a gitleaks command line runs unchanged.

@@ -46,6 +46,7 @@ pub mod scan;
 pub mod shard;
 pub mod signals;
 pub mod summary;
+pub mod validate;
 
 /// Exit status for "something went wrong" (bad flag, rule, config, unreadable
 /// file): distinct from 1 so CI can tell "secrets found" from "scan broken".
@@ -60,5 +61,6 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Hook(args::HookCommand::Run) => hook::run(),
         args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline::add(&a),
         args::Command::Merge(a) => merge::run(a),
+        args::Command::Validate(a) => validate::report::run(a),
     }
 }

@@ -36,7 +36,7 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 
-use scanner_engine::{Confidence, Encoding, Finding, RuleInfo};
+use scanner_engine::{Confidence, Encoding, Finding, RuleInfo, Validation};
 
 use crate::args::{ColorChoice, MergeArgs};
 use crate::input::CommitInfo;
@@ -130,6 +130,9 @@ struct Wire {
     tags: Vec<String>,
     decoded: Vec<String>,
     commit: Option<WireCommit>,
+    /// Absent in reports of scanners before validation: `not_checked`.
+    #[serde(default)]
+    validation: Validation,
 }
 
 #[derive(Deserialize)]
@@ -219,6 +222,7 @@ impl Wire {
                 fingerprint: self.fingerprint,
                 decoded,
                 allowed: None,
+                validation: self.validation,
             },
         })
     }
@@ -236,7 +240,7 @@ fn raw_path(raw: Vec<u8>) -> PathBuf {
 }
 
 /// The findings of a json or jsonl report.
-fn parse_report(file: &Path, text: &str) -> anyhow::Result<Vec<PathFinding>> {
+pub(crate) fn parse_report(file: &Path, text: &str) -> anyhow::Result<Vec<PathFinding>> {
     let name = escape_path(file);
     let wires: Vec<Wire> = if text.trim_start().starts_with('[') {
         serde_json::from_str(text)
@@ -430,6 +434,7 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             description: description.clone(),
             keywords: Vec::new(),
             origin: String::new(),
+            validator: None,
         })
         .collect();
     let written = (|| {

@@ -426,6 +426,13 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         );
     }
 
+    if args.validation.validate {
+        sink.set_validation(crate::output::Validating {
+            checker: crate::validate::Checker::new(&args.validation.options())?,
+            engine: Arc::clone(&plan.engine),
+        });
+    }
+    sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;
     // What this run reads or writes besides its inputs is never scanned: the report (`-o` and
     // its temp file), the baselines, the stats file.

@@ -374,6 +374,8 @@ pub fn options_json(a: &ScanArgs) -> Value {
         "no_config": a.no_config,
         "baseline": opt(&a.baseline),
         "show_secrets": a.show_secrets,
+        "validate": a.validation.validate,
+        "min_validity": a.validation.min_validity().map(|v| v.as_str()),
     })
 }
 

@@ -188,7 +188,9 @@ pub fn mark_test_code(confidence: &mut Confidence, tags: &mut Vec<&'static str>)
     }
 }
 
-/// Steps 1-3 of the module docs.
+/// Steps 1-3 of the module docs. The third value is the checksum's result
+/// (`None` without one, or when the secret is not in the checksummed form),
+/// for [`crate::validation::offline_evidence`].
 pub(crate) fn assess(
     base: Option<Confidence>,
     checksum: Option<Checksum>,
@@ -196,7 +198,7 @@ pub(crate) fn assess(
     keywords: &[String],
     secret: &[u8],
     path: &str,
-) -> (Confidence, Vec<&'static str>) {
+) -> (Confidence, Vec<&'static str>, Option<bool>) {
     let mut tags = Vec::new();
     let prefixed = !generic
         && keywords.iter().any(|k| {
@@ -216,18 +218,17 @@ pub(crate) fn assess(
     } else if prefixed {
         tags.push("prefix");
     }
-    if let Some(ck) = checksum {
-        match ck.verify(secret) {
-            Some(true) => {
-                c = Confidence::High;
-                tags.push("checksum-valid");
-            }
-            Some(false) => {
-                c = Confidence::Low;
-                tags.push("checksum-invalid");
-            }
-            None => {}
+    let verified = checksum.and_then(|ck| ck.verify(secret));
+    match verified {
+        Some(true) => {
+            c = Confidence::High;
+            tags.push("checksum-valid");
         }
+        Some(false) => {
+            c = Confidence::Low;
+            tags.push("checksum-invalid");
+        }
+        None => {}
     }
     if let Some(t) = path_tag(path) {
         c = Confidence::Low;
@@ -240,7 +241,7 @@ pub(crate) fn assess(
         c = Confidence::Low;
         tags.push("published-example");
     }
-    (c, tags)
+    (c, tags, verified)
 }
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";

@@ -1038,6 +1038,20 @@ fn compile_rule(
             ))
         })?),
     };
+    let validator = match &r.validate {
+        None => None,
+        Some(v) => {
+            let names = r
+                .regex
+                .as_deref()
+                .map(crate::validator::capture_names)
+                .unwrap_or_default();
+            Some(Arc::new(
+                crate::validator::Validator::compile(v, &names)
+                    .map_err(|m| err(format!("line {line}: {m}")))?,
+            ))
+        }
+    };
     let mut allowlists = Vec::new();
     for (i, al) in r.allowlists.iter().chain(r.allowlist.iter()).enumerate() {
         let what = format!("line {line}: allowlist #{}", i + 1);
@@ -1058,6 +1072,7 @@ fn compile_rule(
         description,
         keywords: info_keywords,
         origin: origin.to_owned(),
+        validator,
     };
     let rule = Rule {
         pattern: r.regex.clone(),
@@ -1427,6 +1442,32 @@ impl Engine {
     /// The rules, in the order of the files and of the rules in each file.
     pub fn rules(&self) -> &[RuleInfo] {
         &self.infos
+    }
+
+    /// The named capture groups of rule `rule_id`'s regex in its first match
+    /// in `text` (a finding's `match`), for validator templates.
+    pub fn named_captures(&self, rule_id: &str, text: &str) -> Vec<(String, String)> {
+        let Some(i) = self.infos.iter().position(|r| &*r.id == rule_id) else {
+            return Vec::new();
+        };
+        let Some(regex) = self.rules[i].regex() else {
+            return Vec::new();
+        };
+        let mut caps = regex.create_captures();
+        regex.captures(text.as_bytes(), &mut caps);
+        if !caps.is_match() {
+            return Vec::new();
+        }
+        let names = regex
+            .group_info()
+            .pattern_names(regex_automata::PatternID::ZERO);
+        names
+            .enumerate()
+            .filter_map(|(g, name)| {
+                let span = caps.get_group(g)?;
+                Some((name?.to_owned(), text[span.range()].to_owned()))
+            })
+            .collect()
     }
 
     /// How many examples and negative examples rule `index` (into
@@ -1918,6 +1959,12 @@ impl Engine {
         }
 
         // De-duplication, then positions.
+        // For a JWT's `exp` (offline evidence); no clock read for a clean buffer.
+        let now = if cands.is_empty() {
+            0
+        } else {
+            crate::validation::unix_now()
+        };
         let mut pos = input.start;
         let mut pos_at = 0;
         for c in &cands {
@@ -1940,7 +1987,7 @@ impl Engine {
             let end = pos.advance(&data[c.secret.range()]);
             let secret = &data[c.secret.range()];
             let mtext = &data[c.m.start..c.m.end.min(c.m.start + MAX_MATCH_TEXT)];
-            let (confidence, tags) = crate::confidence::assess(
+            let (confidence, tags, verified) = crate::confidence::assess(
                 rule.confidence,
                 rule.checksum,
                 rule.generic,
@@ -1970,6 +2017,12 @@ impl Engine {
                 },
                 decoded: Vec::new(),
                 allowed: c.allowed,
+                validation: crate::validation::offline_evidence(
+                    rule.checksum,
+                    verified,
+                    secret,
+                    now,
+                ),
             });
         }
         cands.clear();

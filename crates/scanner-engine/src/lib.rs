@@ -214,8 +214,11 @@ mod keywords;
 mod lead;
 mod literals;
 mod re2;
+mod sigv4;
 mod syntax;
 pub mod text;
+mod validation;
+mod validator;
 
 pub use confidence::{base62_6, crc32, mark_test_code, test_code_start, Confidence};
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
@@ -225,6 +228,8 @@ pub use engine::{
 };
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use syntax::{read_bounded, RuleFile, MAX_FILE_SIZE};
+pub use validation::{aws_account, rfc3339, unix_now, Validation, ValidationStatus};
+pub use validator::{percent_encode, Decision, Method, Request, Validator, Vars};
 
 /// The built-in rule files, embedded at compile time: (file name, text).
 pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
@@ -402,6 +407,8 @@ pub struct RuleInfo {
     pub keywords: Vec<String>,
     /// The file the rule came from (`builtin:<name>.toml` or a path).
     pub origin: String,
+    /// `[rules.validate]`, checked: how `--validate` asks the provider.
+    pub validator: Option<Arc<Validator>>,
 }
 
 /// Line and column (1-based, columns in bytes) of `data[0]`.
@@ -600,6 +607,10 @@ pub struct Finding {
     /// decision that dropped it (`inline allow`, `allowlist`, `stopword`,
     /// `config allow_secrets`); such a finding must not be reported.
     pub allowed: Option<&'static str>,
+    /// Whether the secret works: the offline evidence
+    /// (`src/validation.rs`) as the engine leaves it; a live check
+    /// (`--validate`) replaces it.
+    pub validation: Validation,
 }
 
 /// A rule example that did not behave.

@@ -94,6 +94,10 @@ pub(crate) struct RuleSyntax {
     /// `npm-crc32`, `jwt`, `pypi-macaroon`); see `src/confidence.rs`.
     #[serde(default)]
     pub checksum: Option<String>,
+    /// Ours: `[rules.validate]`, how to ask the provider whether a secret
+    /// works; see `src/validator.rs`.
+    #[serde(default)]
+    pub validate: Option<crate::validator::ValidatorSyntax>,
     #[serde(default)]
     #[allow(dead_code)] // informational
     pub tags: Vec<String>,

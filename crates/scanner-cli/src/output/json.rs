@@ -37,6 +37,22 @@
 //! | `tags` | array of strings | Why the confidence is what it is: `prefix`, `generic`, `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`, `test-code`, `published-example`. |
 //! | `decoded` | array of strings | Empty for a secret in plain text. Otherwise how it was found, outermost first: `base64`, `base64url`, `hex`, `percent`, `string-literals` (see `docs/decoding.md`); the position is then that of the whole encoded run. |
 //! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`. `path` is then the path in that commit, and positions are in that blob. |
+//! | `validation` | object | Whether the secret works: see below. Always present. |
+//!
+//! # The validation object
+//!
+//! Keys always appear, in this order. Written by the engine's offline evidence
+//! (`scanner_engine::Validation`, for every finding) and replaced by a live check under
+//! `scanner scan --validate` (see `docs/validation.md`). It never holds the secret.
+//!
+//! | key | type | meaning |
+//! | --- | --- | --- |
+//! | `status` | string | `valid` (the provider accepted the secret), `invalid` (the provider refused it), `offline_valid` (a checksum in the token matches: the vendor's format, not proven live), `offline_invalid` (it cannot work: failed checksum, expired JWT, malformed macaroon; never sent), `unknown` (a check was made and could not decide: network error, timeout, 5xx, 429 three times, an answer no matcher knew) or `not_checked` (no validator for the rule, validation off, no offline evidence). |
+//! | `reason` | string or null | Why, in a few words: `CRC-32 checksum matches`, `JWT expired 2024-05-01T10:00:00Z`, `HTTP 401`, `validation off`. |
+//! | `http_status` | integer or null | The provider's HTTP status, for a live check that got an answer. |
+//! | `error` | string or null | The error of a live check that got no answer (`timed out`, `connection refused`, `host resolves to a private address`), the secret stripped from it. |
+//! | `checked_at` | string or null | When the live check was made, RFC 3339 UTC (`2026-11-26T13:05:00Z`); `null` for offline evidence. |
+//! | `identity` | object | String values, keys sorted; empty when nothing is known. Never the secret. From a `valid` live check: what the provider says the key is, only non-secret fields (`login`, `name`, `scopes`, `org`, `account`...). Offline: `account` (the AWS account an `AKIA`/`ASIA` key id encodes), `issuer` and `expires` (a JWT's `iss` and `exp`), `caveats` (a PyPI token's restrictions). |
 //!
 //! Positions (`line`, `column`, `offset` and their ends) are those of the secret, the bytes to
 //! rotate, not of the whole match. `match` and `secret` are the file's bytes decoded as UTF-8
@@ -99,6 +115,7 @@ pub(super) struct FindingObject<'a> {
     tags: &'a [&'static str],
     decoded: Vec<&'static str>,
     commit: Option<&'a crate::input::CommitInfo>,
+    validation: &'a scanner_engine::Validation,
 }
 
 impl<'a> FindingObject<'a> {
@@ -130,6 +147,7 @@ impl<'a> FindingObject<'a> {
             tags: &f.tags,
             decoded: f.decoded.iter().map(|e| e.as_str()).collect(),
             commit: pf.commit.as_deref(),
+            validation: &f.validation,
         }
     }
 }
@@ -195,6 +213,7 @@ mod tests {
         tags: Vec<String>,
         decoded: Vec<String>,
         commit: Option<serde_json::Value>,
+        validation: serde_json::Value,
     }
 
     #[test]
@@ -250,6 +269,14 @@ mod tests {
                 tags: vec!["prefix".into()],
                 decoded: vec![],
                 commit: None,
+                validation: serde_json::json!({
+                    "status": "not_checked",
+                    "reason": null,
+                    "http_status": null,
+                    "error": null,
+                    "checked_at": null,
+                    "identity": {},
+                }),
             }
         );
         // Key order on the wire is part of the format.
@@ -260,7 +287,8 @@ mod tests {
             .match_indices("\":")
             .map(|(i, _)| i)
             .collect();
-        assert_eq!(keys.len(), 18);
+        // 19 keys, then the 6 of `validation`.
+        assert_eq!(keys.len(), 19 + 6);
         let line = out.lines().nth(1).unwrap();
         let mut last = 0;
         for k in [
@@ -282,6 +310,13 @@ mod tests {
             "tags",
             "decoded",
             "commit",
+            "validation",
+            "status",
+            "reason",
+            "http_status",
+            "error",
+            "checked_at",
+            "identity",
         ] {
             let at = line.find(&format!("\"{k}\":")).unwrap();
             assert!(at >= last, "{k} out of order in {line}");

@@ -105,6 +105,18 @@ pub struct Sink {
     /// Where `html` reads each finding's lines back from, and keeps them
     /// ([`Sink::read_context`]).
     context: Option<html::ContextSource>,
+    /// `--validate`: the checks run beside the scan; every format holds its findings until
+    /// [`Sink::finish`] has the answers.
+    validation: Option<Validating>,
+    /// `--min-validity`: findings below are not written.
+    min_validity: Option<scanner_engine::ValidationStatus>,
+}
+
+/// What `--validate` needs in the sink.
+pub struct Validating {
+    pub checker: crate::validate::Checker,
+    /// For the rules' validators and named captures.
+    pub engine: std::sync::Arc<scanner_engine::Engine>,
 }
 
 impl Sink {
@@ -118,6 +130,8 @@ impl Sink {
             buf: Vec::new(),
             version_control: Vec::new(),
             context: None,
+            validation: None,
+            min_validity: None,
         }
     }
 
@@ -127,6 +141,21 @@ impl Sink {
     /// whose secrets are already as shown.
     pub fn read_context(&mut self, repos: Vec<PathBuf>) {
         self.context = Some(html::ContextSource::new(repos));
+    }
+
+    /// `--min-validity` (`--only-valid` is `valid`); `None` writes every finding.
+    pub fn set_min_validity(&mut self, min: Option<scanner_engine::ValidationStatus>) {
+        self.min_validity = min;
+    }
+
+    fn below_min(&self, f: &PathFinding) -> bool {
+        self.min_validity
+            .is_some_and(|m| f.finding.validation.status < m)
+    }
+
+    /// Turns on `--validate`: each finding with a validator is queued as it arrives.
+    pub fn set_validation(&mut self, v: Validating) {
+        self.validation = Some(v);
     }
 
     /// The repositories the run read (`--history`): SARIF names them in the run's
@@ -147,28 +176,71 @@ impl Sink {
         if let (Format::Html, Some(source)) = (self.opts.format, &mut self.context) {
             source.read(&batch, self.opts.show_secrets);
         }
+        if let Some(v) = &mut self.validation {
+            for pf in &batch {
+                let f = &pf.finding;
+                let Some(rule) = v.engine.rules().iter().find(|r| r.id == f.rule_id) else {
+                    continue;
+                };
+                if let Some(validator) = &rule.validator {
+                    let vars = scanner_engine::Vars {
+                        secret: f.secret.clone(),
+                        captures: v.engine.named_captures(&f.rule_id, &f.r#match),
+                    };
+                    v.checker
+                        .submit(&f.rule_id, validator, vars, f.validation.status);
+                }
+            }
+            self.held.append(&mut batch);
+            return Ok(());
+        }
+        batch.retain(|f| !self.below_min(f));
         match self.opts.format {
             Format::Text | Format::Json | Format::Sarif | Format::Html => {
                 self.held.append(&mut batch);
                 Ok(())
             }
-            Format::Jsonl => {
-                batch.sort_by(report_order);
-                self.buf.clear();
-                for f in &batch {
-                    json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
-                    self.buf.push(b'\n');
-                }
-                self.out.write_all(&self.buf)?;
-                self.out.flush()
-            }
+            Format::Jsonl => self.write_streaming(batch),
         }
+    }
+
+    /// A batch of `jsonl`, sorted, in one write, flushed.
+    fn write_streaming(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
+        batch.sort_by(report_order);
+        self.buf.clear();
+        for f in &batch {
+            json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
+            self.buf.push(b'\n');
+        }
+        self.out.write_all(&self.buf)?;
+        self.out.flush()
     }
 
     /// Text, JSON, SARIF and HTML write here (sorted by path, line, column); jsonl just
     /// flushes.
     /// `rules` describes the rules for SARIF's `tool.driver.rules`.
     pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
+        if let Some(v) = self.validation.take() {
+            let answers = v.checker.finish();
+            for pf in &mut self.held {
+                let f = &mut pf.finding;
+                let has_validator = rules
+                    .iter()
+                    .any(|r| r.id == f.rule_id && r.validator.is_some());
+                f.validation = match answers.get(&(f.rule_id.clone(), f.secret.clone())) {
+                    Some(answer) => answer.clone(),
+                    None if has_validator => f.validation.clone(), // offline_invalid: not sent
+                    None => crate::validate::without_validator(&f.validation),
+                };
+            }
+            let held = std::mem::take(&mut self.held);
+            self.held = held.into_iter().filter(|f| !self.below_min(f)).collect();
+            if self.opts.format == Format::Jsonl {
+                // Held for the answers: written now, in report order.
+                let held = std::mem::take(&mut self.held);
+                return self.write_streaming(held);
+            }
+        }
         match self.opts.format {
             Format::Jsonl => {}
             Format::Text => {
@@ -298,6 +370,7 @@ pub(crate) mod tests {
                 fingerprint: "0123456789abcdef".into(),
                 decoded: Vec::new(),
                 allowed: None,
+                validation: Default::default(),
             },
         }
     }
@@ -379,6 +452,42 @@ pub(crate) mod tests {
         assert_eq!(lines.len(), 3);
         assert!(lines[1].contains("\"line\":1"), "{}", lines[1]);
         assert!(lines[2].contains("\"line\":2"), "{}", lines[2]);
+    }
+
+    /// A live answer shows in text as a mark, and a valid secret is a SARIF error whatever
+    /// its confidence; `properties.validation` is the JSON object.
+    #[test]
+    fn validation_marks_text_and_raises_sarif() {
+        use scanner_engine::{Validation, ValidationStatus};
+        let mut f = finding("a.env", 1, 1);
+        f.finding.confidence = scanner_engine::Confidence::Low;
+        let mut v = Validation::new(
+            ValidationStatus::Valid,
+            "HTTP 200: the provider accepted the secret",
+        );
+        v.http_status = Some(200);
+        v.identity.insert("login".into(), "octocat".into());
+        f.finding.validation = v;
+        let text = run(Format::Text, false, vec![vec![f.clone()]]);
+        assert_eq!(
+            text,
+            "a.env:1:1  github-pat [low] [valid]  token = \"ghp_…\"\n"
+        );
+        let sarif: serde_json::Value =
+            serde_json::from_str(&run(Format::Sarif, false, vec![vec![f.clone()]])).unwrap();
+        let r = &sarif["runs"][0]["results"][0];
+        assert_eq!(r["level"], "error");
+        assert_eq!(r["properties"]["validation"]["status"], "valid");
+        assert_eq!(
+            r["properties"]["validation"]["identity"]["login"],
+            "octocat"
+        );
+        f.finding.validation = Validation::new(ValidationStatus::Invalid, "HTTP 401");
+        let sarif: serde_json::Value =
+            serde_json::from_str(&run(Format::Sarif, false, vec![vec![f.clone()]])).unwrap();
+        assert_eq!(sarif["runs"][0]["results"][0]["level"], "note");
+        let text = run(Format::Text, false, vec![vec![f]]);
+        assert!(text.contains("github-pat [low] [invalid]  "), "{text}");
     }
 
     #[test]

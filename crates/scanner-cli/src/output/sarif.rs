@@ -32,9 +32,10 @@
 //! | `locations[0].physicalLocation.artifactLocation.uri` | the path, with `/` separators, `./` dropped and every byte other than `A-Z a-z 0-9 - . _ ~` percent-encoded (so a non-UTF-8 name is exact). A relative path stays relative: run the scan from the repository root (`scanner scan .`) so GitHub can place it. An absolute path becomes a `file:///` URI. |
 //! | `...region.startLine`, `startColumn` | 1-based line and column of the first byte |
 //! | `...region.endLine`, `endColumn` | line of the last byte, column just past it (SARIF's end column is exclusive, as ours is) |
-//! | `level` | `error` for high confidence, `warning` for medium, `note` for low |
+//! | `level` | `error` for high confidence or a `valid` validation, `warning` for medium, `note` for low |
 //! | `rank` | 90, 60 or 30 (high, medium, low confidence) |
 //! | `properties.confidence`, `properties.tags`, `properties.decoded` | as in the JSON report (`decoded` only when not empty) |
+//! | `properties.validation` | the JSON report's `validation` object (`status`, `reason`, `http_status`, `error`, `checked_at`, `identity`), always |
 //! | `properties.commit` | `--history` only: `{"id", "author_name", "author_email", "author_date", "summary"}` of the commit that introduced the finding, as in the JSON report |
 //! | `partialFingerprints["secretFingerprint/v1"]` | our `fingerprint` (rule id + secret), so GitHub keeps one alert per leaked secret as code moves |
 //!
@@ -103,8 +104,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Component, Path};
 
-use scanner_engine::Confidence;
 use scanner_engine::RuleInfo;
+use scanner_engine::{Confidence, ValidationStatus};
 use serde::Serialize;
 
 use super::{shown_secret, PathFinding};
@@ -207,6 +208,8 @@ struct ResultProperties<'a> {
     /// report's `commit` object).
     #[serde(skip_serializing_if = "Option::is_none")]
     commit: Option<&'a crate::input::CommitInfo>,
+    /// The JSON report's `validation` object, always.
+    validation: &'a scanner_engine::Validation,
 }
 
 #[derive(Serialize)]
@@ -283,7 +286,9 @@ pub(super) fn write_log(
             SarifResult {
                 rule_id: &f.rule_id,
                 rule_index: index[&*f.rule_id],
+                // A secret the provider accepted is an error whatever its confidence.
                 level: match f.confidence {
+                    _ if f.validation.status == ValidationStatus::Valid => "error",
                     Confidence::High => "error",
                     Confidence::Medium => "warning",
                     Confidence::Low => "note",
@@ -325,6 +330,7 @@ pub(super) fn write_log(
                     tags: &f.tags,
                     decoded: f.decoded.iter().map(|e| e.as_str()).collect(),
                     commit: pf.commit.as_deref(),
+                    validation: &f.validation,
                 },
             }
         })
@@ -435,6 +441,7 @@ mod tests {
             description: description.into(),
             keywords: vec![],
             origin: "builtin".into(),
+            validator: None,
         }
     }
 

@@ -13,7 +13,7 @@
 //!   the reasons after a colon (` [low: fails GitHub checksum, test path]`): the finding's
 //!   `tags` (as `json` carries them) through [`tag_reason`], one phrase per tag that explains
 //!   a lower confidence; and by ` (base64)`-style notes when the secret was found in decoded
-//!   text;
+//!   text; after a live check (`--validate`) by ` [valid]`, ` [invalid]` or ` [unknown]`;
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
@@ -97,6 +97,9 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
         }
         s.push(']');
     }
+    if let Some(mark) = validation_mark(f.validation.status) {
+        s.push_str(mark);
+    }
     for e in &f.decoded {
         s.push_str(" (");
         s.push_str(e.as_str());
@@ -140,6 +143,18 @@ pub fn tag_reason(tag: &str, rule_id: &str) -> Option<&'static str> {
         "generic" => "generic pattern",
         _ => return None,
     })
+}
+
+/// The validation mark after the rule id: only what a check decided; offline evidence
+/// already shows in the confidence (a failed checksum is `[low]`).
+fn validation_mark(status: scanner_engine::ValidationStatus) -> Option<&'static str> {
+    use scanner_engine::ValidationStatus as V;
+    match status {
+        V::Valid => Some(" [valid]"),
+        V::Invalid => Some(" [invalid]"),
+        V::Unknown => Some(" [unknown]"),
+        V::OfflineInvalid | V::OfflineValid | V::NotChecked => None,
+    }
 }
 
 /// `(before, Some(secret), after)` around the first copy of the secret in the match, or

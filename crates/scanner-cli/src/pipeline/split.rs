@@ -160,6 +160,7 @@ mod tests {
             allowed: None,
             confidence: scanner_engine::Confidence::High,
             tags: Vec::new(),
+            validation: Default::default(),
         }
     }
 

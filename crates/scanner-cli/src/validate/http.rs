@@ -1,0 +1,235 @@
+//! The transport of `--validate`: one [`ureq`] agent, configured so that a
+//! secret can only go where its rule says.
+//!
+//! * HTTPS only; redirects are never followed (a 3xx is an answer, and no
+//!   matcher takes it for `valid`).
+//! * A provider host that resolves to a loopback, private, link-local,
+//!   unspecified or multicast address is refused before any connection
+//!   ([`Guard`]). A proxy from `HTTPS_PROXY`/`ALL_PROXY` (honouring
+//!   `NO_PROXY`) may be anywhere: the user chose it, and then the proxy
+//!   resolves the provider's name.
+//! * Trust: the Mozilla roots built in, or only the PEM certificates of
+//!   `--ca-cert FILE`, else of `SSL_CERT_FILE`, as curl and git do.
+//! * Time: connecting 5 s, the whole request `--validation-timeout`
+//!   (default 10 s). The body is read up to [`BODY_CAP`] bytes; the rest is
+//!   left unread and the connection dropped.
+
+use std::io::Read;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use anyhow::Context;
+use scanner_engine::{Method, Request};
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+
+use super::Options;
+
+/// Bytes of a response body read at most.
+pub const BODY_CAP: u64 = 64 * 1024;
+
+/// An answer: status, headers (lowercase names), the body's first
+/// [`BODY_CAP`] bytes, and `Retry-After` in seconds if given.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub retry_after: Option<Duration>,
+}
+
+pub struct Client {
+    agent: ureq::Agent,
+}
+
+/// Refuses provider hosts that resolve to addresses of this machine or its
+/// network (the proxy's own address is allowed).
+#[derive(Debug)]
+struct Guard {
+    inner: DefaultResolver,
+}
+
+impl Resolver for Guard {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let host = uri.host().unwrap_or("");
+        let is_proxy = config.proxy().is_some_and(|p| p.host() == host);
+        if !is_proxy {
+            if let Some(a) = addrs.iter().find(|a| !is_public(a.ip())) {
+                return Err(ureq::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{host} resolves to a non-public address {}: refused",
+                        a.ip()
+                    ),
+                )));
+            }
+        }
+        Ok(addrs)
+    }
+}
+
+/// False for loopback, private, link-local, shared (CGNAT), unspecified,
+/// multicast, documentation and unique-local addresses.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v) => {
+            let o = v.octets();
+            !(v.is_loopback()
+                || v.is_private()
+                || v.is_link_local()
+                || v.is_unspecified()
+                || v.is_multicast()
+                || v.is_broadcast()
+                || v.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (64..128).contains(&o[1])))
+        }
+        IpAddr::V6(v) => {
+            if let Some(v4) = v.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let s = v.segments();
+            !(v.is_loopback()
+                || v.is_unspecified()
+                || v.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
+impl Client {
+    pub fn new(opts: &Options) -> anyhow::Result<Client> {
+        let ca = opts
+            .ca_cert
+            .clone()
+            .or_else(|| std::env::var_os("SSL_CERT_FILE").map(Into::into));
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if let Some(path) = ca {
+            let pem = std::fs::read(&path)
+                .with_context(|| format!("cannot read CA file {}", path.display()))?;
+            let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            anyhow::ensure!(
+                !certs.is_empty(),
+                "CA file {}: no PEM certificate in it",
+                path.display()
+            );
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+        }
+        let config = ureq::Agent::config_builder()
+            .https_only(true)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
+            .http_status_as_error(false)
+            .timeout_connect(Some(Duration::from_secs(5)))
+            .timeout_global(Some(opts.timeout))
+            .proxy(ureq::Proxy::try_from_env())
+            .tls_config(tls.build())
+            .user_agent(concat!(
+                "scanner/",
+                env!("CARGO_PKG_VERSION"),
+                " (secret validation)"
+            ))
+            .build();
+        Ok(Client {
+            agent: ureq::Agent::with_parts(
+                config,
+                DefaultConnector::new(),
+                Guard {
+                    inner: DefaultResolver::default(),
+                },
+            ),
+        })
+    }
+
+    /// Sends `req`. An error is the transport's text, which may contain the
+    /// URL: the caller scrubs it.
+    pub fn send(&self, req: &Request) -> Result<Answer, String> {
+        let mut builder = ureq::http::Request::builder()
+            .method(req.method.as_str())
+            .uri(&req.url);
+        for (k, v) in &req.headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        let result = match req.method {
+            Method::Post => self
+                .agent
+                .run(builder.body(req.body.clone()).map_err(|e| e.to_string())?),
+            Method::Get | Method::Head => {
+                self.agent.run(builder.body(()).map_err(|e| e.to_string())?)
+            }
+        };
+        let mut resp = result.map_err(describe)?;
+        let status = resp.status().as_u16();
+        let headers: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+            .collect();
+        let retry_after = headers
+            .iter()
+            .find(|(k, _)| k == "retry-after")
+            .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let mut body = Vec::new();
+        if req.method != Method::Head {
+            resp.body_mut()
+                .with_config()
+                .limit(u64::MAX)
+                .reader()
+                .take(BODY_CAP)
+                .read_to_end(&mut body)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(Answer {
+            status,
+            headers,
+            body,
+            retry_after,
+        })
+    }
+}
+
+fn describe(e: ureq::Error) -> String {
+    match e {
+        ureq::Error::Timeout(_) => "timed out".into(),
+        e => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_and_private_addresses() {
+        for ip in [
+            "10.0.0.1",
+            "127.0.0.1",
+            "192.168.1.1",
+            "172.16.0.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["140.82.112.6", "1.1.1.1", "2606:4700::1111"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+}

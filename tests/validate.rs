@@ -1,0 +1,469 @@
+//! `scanner scan --validate` against a real HTTPS provider on loopback,
+//! reached as `api.github.com` through an HTTP CONNECT proxy
+//! (`HTTPS_PROXY`), trusting a CA made with `openssl` (`--ca-cert`). The
+//! provider (`tests/validate/mock.py`) answers by token and logs each
+//! request, so the tests count them.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::{scanner_in, token, Tree};
+
+struct Mock {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Mock {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sh(dir: &Path, script: &str) {
+    let ok = Command::new("bash")
+        .args(["-c", script])
+        .current_dir(dir)
+        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "{script}");
+}
+
+/// A CA and a certificate for api.github.com, made by openssl.
+fn certs(dir: &Path) {
+    sh(
+        dir,
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+           -keyout ca.key -out ca.pem -days 2 -subj /CN=scanner-test-ca && \
+         openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+           -keyout srv.key -out srv.csr -subj /CN=api.github.com && \
+         printf 'subjectAltName=DNS:api.github.com\\nbasicConstraints=CA:FALSE\\n' > ext && \
+         openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+           -out srv.pem -days 2 -extfile ext",
+    );
+}
+
+fn mock(dir: &Path, tokens: &BTreeMap<String, &str>) -> Mock {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/validate/mock.py");
+    let mut child = Command::new("python3")
+        .arg(script)
+        .arg(dir)
+        .arg(dir.join("requests.log"))
+        .arg(serde_json::to_string(tokens).unwrap())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    Mock {
+        child,
+        port: line.trim().parse().unwrap(),
+    }
+}
+
+impl Mock {
+    /// The scanner in `tree` with `args`, through this mock's proxy, trusting its CA.
+    fn run(&self, tree: &Tree, certdir: &Path, args: &[&str]) -> std::process::Output {
+        scanner_in(tree.path())
+            .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", self.port))
+            .env_remove("NO_PROXY")
+            .env_remove("SSL_CERT_FILE")
+            .args(args)
+            .arg("--ca-cert")
+            .arg(certdir.join("ca.pem"))
+            .output()
+            .unwrap()
+    }
+}
+
+fn requests(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_to_string(dir.join("requests.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn validate_through_a_proxy_every_answer() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let kinds = [
+        "valid",
+        "invalid",
+        "error",
+        "redirect",
+        "big",
+        "slow",
+        "ratelimit",
+    ];
+    let mut tokens = BTreeMap::new();
+    for (i, k) in kinds.iter().enumerate() {
+        let t = token(100 + i as u32);
+        tree.write(format!("{k}.env"), format!("GITHUB_TOKEN={t}\n"));
+        tokens.insert(t, *k);
+    }
+    // A token whose CRC-32 fails cannot work: never sent.
+    let mut broken = token(150);
+    broken.replace_range(10..11, if &broken[10..11] == "a" { "b" } else { "a" });
+    tree.write("broken.env", format!("GITHUB_TOKEN={broken}\n"));
+    tokens.insert(broken, "broken");
+    // The valid token twice more: still one request.
+    let valid = tokens
+        .iter()
+        .find(|(_, k)| **k == "valid")
+        .unwrap()
+        .0
+        .clone();
+    tree.write("copy1.env", format!("T={valid}\n"));
+    tree.write("copy2.env", format!("T={valid}\n"));
+    let m = mock(certdir.path(), &tokens);
+    let out = m.run(
+        &tree,
+        certdir.path(),
+        &[
+            "scan",
+            "--validate",
+            "--validation-timeout",
+            "2",
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    for t in tokens.keys() {
+        assert!(!stdout.contains(t.as_str()), "a secret in the report");
+    }
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("ghp_"),
+        "a secret on stderr"
+    );
+    let report: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let by_file: BTreeMap<String, &serde_json::Value> = report
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap().to_owned(), &f["validation"]))
+        .collect();
+    let v = |file: &str| by_file[&format!("./{file}.env")];
+    assert_eq!(v("valid")["status"], "valid");
+    assert_eq!(v("valid")["http_status"], 200);
+    assert_eq!(
+        v("valid")["identity"],
+        serde_json::json!({"login": "octocat", "scopes": "repo, gist"})
+    );
+    assert!(v("valid")["checked_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(v("copy1"), v("valid"));
+    assert_eq!(v("copy2"), v("valid"));
+    assert_eq!(v("invalid")["status"], "invalid");
+    assert_eq!(v("invalid")["http_status"], 401);
+    assert_eq!(v("error")["status"], "unknown");
+    assert_eq!(v("error")["http_status"], 500);
+    // The redirect is an answer, not followed: nothing reaches evil.example.
+    assert_eq!(v("redirect")["status"], "unknown");
+    assert_eq!(v("redirect")["http_status"], 302);
+    // 10 MB: the first 64 KiB are read, which is no JSON document; no login then.
+    assert_eq!(v("big")["status"], "valid");
+    assert_eq!(v("big")["identity"], serde_json::json!({}));
+    assert_eq!(v("slow")["status"], "unknown");
+    assert_eq!(v("slow")["error"], "timed out");
+    assert_eq!(v("ratelimit")["status"], "valid");
+    assert_eq!(v("broken")["status"], "offline_invalid");
+    assert_eq!(v("broken")["reason"], "CRC-32 checksum does not match");
+    let reqs = requests(certdir.path());
+    let count = |what: &str| reqs.iter().filter(|l| *l == what).count();
+    assert_eq!(count("valid"), 1, "{reqs:?}");
+    assert_eq!(count("broken"), 0, "{reqs:?}");
+    assert_eq!(count("ratelimit"), 2, "{reqs:?}");
+    for k in ["invalid", "error", "redirect", "big", "slow"] {
+        assert_eq!(count(k), 1, "{k}: {reqs:?}");
+    }
+    assert!(
+        reqs.iter()
+            .all(|l| !l.starts_with("CONNECT ") || l == "CONNECT api.github.com:443"),
+        "{reqs:?}"
+    );
+}
+
+#[test]
+fn a_provider_host_on_a_private_address_is_refused() {
+    let tree = Tree::new();
+    tree.write(
+        "rules.toml",
+        "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{24})\\b'''\nsecretGroup = 1\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  url = \"https://10.0.0.1/whoami\"\n  headers = { Authorization = \"Bearer {{secret}}\" }\n",
+    );
+    tree.write("a.env", "K=inh_q8rk2vxz1lmn4pt7wy0a3b5c\n");
+    let out = scanner_in(tree.path())
+        .env_remove("HTTPS_PROXY")
+        .env_remove("ALL_PROXY")
+        .env_remove("https_proxy")
+        .env_remove("all_proxy")
+        .args([
+            "scan",
+            "--rules",
+            "rules.toml",
+            "--validate",
+            "--format",
+            "jsonl",
+            "a.env",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(f["validation"]["status"], "unknown");
+    let error = f["validation"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("10.0.0.1 resolves to a non-public address 10.0.0.1: refused"),
+        "{error}"
+    );
+    assert!(!error.contains("inh_q8rk"), "{error}");
+}
+
+#[test]
+fn min_validity_filters_on_offline_evidence_without_a_request() {
+    let tree = Tree::new();
+    let good = token(7);
+    // One changed character: the CRC-32 no longer matches.
+    let mut bad = token(8);
+    bad.replace_range(10..11, if &bad[10..11] == "a" { "b" } else { "a" });
+    tree.write("good.env", format!("T={good}\n"));
+    tree.write("bad.env", format!("T={bad}\n"));
+    let paths = |args: &[&str]| -> (Option<i32>, Vec<String>) {
+        let out = scanner_in(tree.path()).args(args).output().unwrap();
+        let v: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            out.status.code(),
+            v.iter()
+                .map(|f| {
+                    format!(
+                        "{} {}",
+                        f["path"].as_str().unwrap(),
+                        f["validation"]["status"].as_str().unwrap()
+                    )
+                })
+                .collect(),
+        )
+    };
+    assert_eq!(
+        paths(&["scan", "--format", "json", "."]),
+        (
+            Some(1),
+            vec![
+                "./bad.env offline_invalid".to_string(),
+                "./good.env offline_valid".to_string()
+            ]
+        )
+    );
+    assert_eq!(
+        paths(&[
+            "scan",
+            "--format",
+            "json",
+            "--min-validity",
+            "offline_valid",
+            "."
+        ]),
+        (Some(1), vec!["./good.env offline_valid".to_string()])
+    );
+    // Exit codes do not change with validity: findings mean 1.
+    assert_eq!(
+        paths(&["scan", "--format", "json", "--only-valid", "."]),
+        (Some(1), vec![])
+    );
+}
+
+#[test]
+fn validate_a_redacted_report_reads_secrets_back_by_fingerprint() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let (valid, invalid, moved) = (token(201), token(202), token(203));
+    tree.write("a.env", format!("T={valid}\n"));
+    tree.write("b.env", format!("T={invalid}\n"));
+    tree.write("c.env", format!("T={moved}\n"));
+    let tokens = BTreeMap::from([
+        (valid.clone(), "valid"),
+        (invalid.clone(), "invalid"),
+        (moved.clone(), "valid"),
+    ]);
+    let scan = scanner_in(tree.path())
+        .args(["scan", "--format", "json", "."])
+        .output()
+        .unwrap();
+    assert_eq!(scan.status.code(), Some(1));
+    tree.write("report.json", &scan.stdout);
+    // c.env changes after the scan: its secret is not where the report says.
+    tree.write("c.env", format!("# moved\nT={moved}\n"));
+    let m = mock(certdir.path(), &tokens);
+    let out = m.run(&tree, certdir.path(), &["validate", "report.json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !stdout.contains(&valid) && !stdout.contains(&moved),
+        "a secret written"
+    );
+    let report: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let got: Vec<(String, String, String)> = report
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["secret"].as_str().unwrap().to_owned(),
+                f["validation"]["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("./a.env".into(), "ghp_…".into(), "valid".into()),
+            ("./b.env".into(), "ghp_…".into(), "invalid".into()),
+            ("./c.env".into(), "ghp_…".into(), "unknown".into()),
+        ]
+    );
+    assert_eq!(
+        report[2]["validation"]["reason"],
+        "./c.env no longer holds the secret at offset 2: the fingerprint differs"
+    );
+    assert_eq!(
+        requests(certdir.path())
+            .iter()
+            .filter(|l| !l.starts_with("CONNECT"))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn at_most_two_requests_at_a_time_to_one_host() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let mut tokens = BTreeMap::new();
+    for i in 0..10 {
+        let t = token(300 + i);
+        tree.write(format!("f{i}.env"), format!("T={t}\n"));
+        tokens.insert(t, "delay200");
+    }
+    let m = mock(certdir.path(), &tokens);
+    let started = std::time::Instant::now();
+    let out = m.run(
+        &tree,
+        certdir.path(),
+        &[
+            "scan",
+            "--validate",
+            "--validation-jobs",
+            "8",
+            "--format",
+            "jsonl",
+            ".",
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(1));
+    let valid = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(r#""status":"valid""#))
+        .count();
+    assert_eq!(valid, 10);
+    let most = std::fs::read_to_string(certdir.path().join("requests.log.most")).unwrap();
+    assert_eq!(most, "2", "requests in flight at once at api.github.com");
+    // 10 requests of 200 ms, 2 at a time: at least 5 rounds.
+    assert!(took >= std::time::Duration::from_millis(1000), "{took:?}");
+}
+
+/// Without `--validate` a scan makes no socket at all (strace is in CI's tools, .ci/run).
+#[test]
+fn a_scan_without_validate_opens_no_socket() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(400)));
+    let log = tree.join("strace.log");
+    let status = Command::new("strace")
+        .args(["-f", "-e", "trace=socket,connect", "-o"])
+        .arg(&log)
+        .arg(common::BIN)
+        .args(["scan", "--format", "json", "a.env"])
+        .current_dir(tree.path())
+        .stdout(Stdio::null())
+        .status()
+        .expect("strace (apt-get install strace)");
+    assert_eq!(status.code(), Some(1));
+    let calls: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("socket(") || l.contains("connect("))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(calls, Vec::<String>::new());
+}
+
+/// `scanner rules check` refuses an unsafe validator, naming the file and rule.
+#[test]
+fn rules_check_refuses_an_unsafe_validator() {
+    let tree = Tree::new();
+    for (name, table, want) in [
+        (
+            "host.toml",
+            r#"url = "https://{{secret}}.example.com/""#,
+            "the host must be a fixed name",
+        ),
+        (
+            "http.toml",
+            r#"url = "http://api.example.com/""#,
+            "must start with https://",
+        ),
+        (
+            "delete.toml",
+            "method = \"DELETE\"\n  url = \"https://api.example.com/\"",
+            "must be \"GET\"",
+        ),
+    ] {
+        tree.write(
+            name,
+            format!(
+                "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{{24}})\\b'''\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  {table}\n"
+            ),
+        );
+        let out = scanner_in(tree.path())
+            .args(["rules", "check", name])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains(name) && err.contains("inhouse") && err.contains(want),
+            "{name}: {err}"
+        );
+    }
+}
