@@ -292,3 +292,39 @@ fn repos_from_scans_the_good_url_and_warns_about_the_failing_one() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// SIGTERM while git is cloning from a server that never answers: the clone is stopped and
+/// its directory removed, and the run exits as a terminated scan does (143).
+#[test]
+fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
+    // Accepts connections and never answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let work = tempfile::tempdir().unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args([
+            "scan",
+            "--history",
+            &format!("http://127.0.0.1:{port}/x.git"),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // git is connected: the clone's directory exists and the server holds the connection.
+    let (_conn, _) = silent.accept().unwrap();
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
+    common::signal(&child, "-TERM");
+    let start = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(status.code(), Some(143));
+    assert_no_clone_left(work.path());
+}

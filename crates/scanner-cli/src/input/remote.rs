@@ -186,6 +186,9 @@ impl RemoteRepo {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
+        // Its own process group, so that stopping it reaches its transport helpers too.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().map_err(io_err)?;
         let mut stderr = child.stderr.take().expect("stderr is piped");
         // Read on the side, so that a chatty git never blocks on a full pipe.
@@ -194,11 +197,11 @@ impl RemoteRepo {
             let _ = stderr.read_to_end(&mut buf);
             buf
         });
-        let status = wait(&mut child, stopped).map_err(io_err)?;
-        let stderr = reader.join().unwrap_or_default();
-        let Some(status) = status else {
+        let Some(status) = wait(&mut child, stopped).map_err(io_err)? else {
+            // Not joined: a helper that ignored the signal may still hold the pipe.
             return Err(RemoteError::Interrupted);
         };
+        let stderr = reader.join().unwrap_or_default();
         if !status.success() {
             let text = String::from_utf8_lossy(&stderr);
             let reason = text
@@ -272,11 +275,13 @@ fn wait(
 
 #[cfg(unix)]
 fn terminate(child: &mut std::process::Child) {
-    // SIGTERM rather than SIGKILL: git then removes the directory it was cloning into and
-    // ends its transport helpers.
+    // SIGTERM rather than SIGKILL: git then removes the directory it was cloning into. To
+    // the whole group: git's transport helper (`git-remote-http`) would otherwise wait on
+    // the network after git is gone.
     if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: `pid` is our own child, not yet waited for, so the id is not reused.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
+        // SAFETY: `pid` is our own child, not yet waited for, so the id (and the group it
+        // leads) is not reused.
+        unsafe { libc::kill(-pid, libc::SIGTERM) };
     }
 }
 
