@@ -32,16 +32,26 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Waits until `port` accepts connections.
-fn wait_accepting(port: u16, server: &mut Server) {
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            server.0.try_wait().unwrap().is_none(),
-            "the server on port {port} exited"
+impl Server {
+    /// Starts `cmd` (isolated, quiet) and waits until `port` accepts connections.
+    fn start(cmd: &mut Command, port: u16) -> Server {
+        let mut server = Server(
+            isolate(cmd)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
         );
-        assert!(start.elapsed() < Duration::from_secs(10), "port {port}");
-        std::thread::sleep(Duration::from_millis(20));
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                server.0.try_wait().unwrap().is_none(),
+                "the server on port {port} exited"
+            );
+            assert!(start.elapsed() < Duration::from_secs(10), "port {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        server
     }
 }
 
@@ -120,18 +130,14 @@ fn a_git_daemon_repository_is_cloned_scanned_and_removed() {
         .unwrap()
         .stdout;
     let daemon = Path::new(std::str::from_utf8(&exec_path).unwrap().trim()).join("git-daemon");
-    let mut server = Server(
-        isolate(&mut Command::new(daemon))
+    let _server = Server::start(
+        Command::new(daemon)
             .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
             .arg(format!("--port={port}"))
             .arg(format!("--base-path={}", base.path().display()))
-            .arg(base.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .arg(base.path()),
+        port,
     );
-    wait_accepting(port, &mut server);
     let work = tempfile::tempdir().unwrap();
     let url = format!("git://127.0.0.1:{port}/repo.git");
     let run = scan(work.path(), Path::new("/dev/null"), &[&url]);
@@ -190,18 +196,14 @@ fn an_http_repository_behind_basic_auth_takes_credentials_from_git_and_never_pri
     let base = tempfile::tempdir().unwrap();
     let commit = serve_dir(base.path());
     let port = free_port();
-    let mut server = Server(
-        isolate(&mut Command::new("python3"))
+    let _server = Server::start(
+        Command::new("python3")
             .args(["-c", HTTP_SERVER])
             .arg(base.path())
             .arg(port.to_string())
-            .arg(PASSWORD)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .arg(PASSWORD),
+        port,
     );
-    wait_accepting(port, &mut server);
     let work = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/repo.git");
     let expected = [format!("{url}/conf/app.env:2 {commit}")];

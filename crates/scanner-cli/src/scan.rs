@@ -191,7 +191,11 @@ impl ScanPlan {
                 reflogs: args.reflogs,
                 chains: threads > 1,
             };
-            let mut repos: Vec<HistoryRepo> = match crate::input::history::repositories_in(&repo) {
+            let local = match remote {
+                false => crate::input::history::repositories_in(&repo),
+                true => None,
+            };
+            let mut repos: Vec<HistoryRepo> = match local {
                 // Remote repositories: each cloned, named by its URL without credentials.
                 _ if remote => {
                     let urls = match &args.repos_from {
@@ -199,8 +203,11 @@ impl ScanPlan {
                         None => vec![args.paths[0].to_string_lossy().into_owned()],
                     };
                     let stopped = || stop.is_stopped();
-                    let (cloned, failed) =
-                        remote::clone_all(&urls, &stopped, &|dir| signals::remove_on_exit(dir));
+                    let track = |dir: &Path, made: bool| match made {
+                        true => signals::remove_on_exit(dir),
+                        false => signals::forget(dir),
+                    };
+                    let (cloned, failed) = remote::clone_all(&urls, &stopped, &track);
                     for e in &failed {
                         messages::warn(None, &e.to_string());
                     }
@@ -469,7 +476,11 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     let (mut report, sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
     // The clones are scanned: removed now (and on every return above this).
-    drop(remotes);
+    for r in remotes {
+        let dir = r.dir().to_path_buf();
+        drop(r);
+        signals::forget(&dir);
+    }
     report.errors += unread;
     if report.interrupted {
         // `atomic` drops here without a commit: its temp file is removed.

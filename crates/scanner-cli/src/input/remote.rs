@@ -232,18 +232,27 @@ impl RemoteRepo {
 
 /// Clones each URL in turn, for `--history URL` and `--repos-from`. A clone that fails is
 /// an error in the second list and the others are still cloned; an interruption ends the
-/// list. `on_dir` sees each private directory before git writes into it.
+/// list. `track(dir, true)` sees each private directory before git writes into it, and
+/// `track(dir, false)` when a failed clone's directory is removed.
 pub fn clone_all(
     urls: &[String],
     stopped: &dyn Fn() -> bool,
-    on_dir: &dyn Fn(&Path),
+    track: &dyn Fn(&Path, bool),
 ) -> (Vec<RemoteRepo>, Vec<RemoteError>) {
     let mut cloned = Vec::new();
     let mut failed = Vec::new();
     for url in urls {
         let result = RemoteRepo::new(url).and_then(|r| {
-            on_dir(r.dir());
-            r.clone(stopped).map(|()| r)
+            track(r.dir(), true);
+            match r.clone(stopped) {
+                Ok(()) => Ok(r),
+                Err(e) => {
+                    let dir = r.dir().to_path_buf();
+                    drop(r);
+                    track(&dir, false);
+                    Err(e)
+                }
+            }
         });
         match result {
             Ok(r) => cloned.push(r),
