@@ -251,12 +251,19 @@ pub struct ScanArgs {
     /// a bare repository too): every blob of every commit reachable from
     /// any ref (branches, tags, remote-tracking refs, stashes), each
     /// distinct blob once, attributed to the commit that introduced it.
+    /// PATH may be a URL git clones (https, ssh, git, file, `host:path`):
+    /// it is cloned into a temporary directory, scanned and removed.
     #[arg(
         long,
         help_heading = "Git",
         conflicts_with_all = ["staged", "diff", "files_from"]
     )]
     pub history: bool,
+
+    /// With --history: scan the remote repositories listed in FILE (URLs
+    /// as for PATH, one per line; blank lines and `#` comments skipped).
+    #[arg(long, value_name = "FILE", help_heading = "Git", requires = "history")]
+    pub repos_from: Option<PathBuf>,
 
     /// With --history: only the commits of this revision range, in `git
     /// rev-list` syntax (`origin/main..HEAD`, `v1.0..`, `main`). Repeat to

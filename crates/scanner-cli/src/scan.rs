@@ -37,7 +37,7 @@ use crate::config::{self, Config};
 use crate::filter::FindingFilter;
 use crate::input::scope::{OwnOutput, PathAllow};
 use crate::input::walk::{self, WalkOptions};
-use crate::input::{git, HistoryRepo, Scope, Source, VersionControl};
+use crate::input::{git, remote, HistoryRepo, Scope, Source, VersionControl};
 use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{Format, Sink, SinkOptions};
@@ -57,6 +57,10 @@ pub struct ScanPlan {
     /// The baseline in effect (`--baseline`, else the config's `baseline` when it exists):
     /// never scanned as an input.
     pub baseline: Option<PathBuf>,
+    /// `--history URL`, `--repos-from`: the clones, removed when the plan drops.
+    pub remotes: Vec<crate::input::remote::RemoteRepo>,
+    /// Repositories that could not be cloned (each an error: exit 2).
+    pub unread: u64,
 }
 
 /// Builds the rule set: `--rules FILE` or the built-in rules, then every
@@ -147,6 +151,11 @@ fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<PathBuf>> {
 
 impl ScanPlan {
     pub fn new(args: &ScanArgs) -> anyhow::Result<ScanPlan> {
+        ScanPlan::with_stop(args, &StopHandle::default())
+    }
+
+    /// [`ScanPlan::new`], where `stop` ends the cloning of remote repositories.
+    pub fn with_stop(args: &ScanArgs, stop: &StopHandle) -> anyhow::Result<ScanPlan> {
         // Written after the scan: a path that cannot be written fails now, as `-o` does.
         for (flag, path) in [
             ("--stats-json", &args.stats_json),
@@ -164,6 +173,14 @@ impl ScanPlan {
         if implicit_root {
             roots.push(PathBuf::from("."));
         }
+        // Remote repositories: the config is the current directory's.
+        let remote = args.history
+            && (args.repos_from.is_some() || args.paths.first().is_some_and(|p| remote::is_url(p)));
+        if remote {
+            roots = vec![PathBuf::from(".")];
+        }
+        let mut remotes = Vec::new();
+        let mut unread = 0;
 
         let cwd = crate::paths::current_dir()?;
         // --staged / --diff: git runs while the engine builds.
@@ -180,10 +197,14 @@ impl ScanPlan {
         };
         // --history: the walk starts while the engine builds.
         let history = if args.history {
-            if args.paths.len() > 1 {
-                anyhow::bail!("--history takes one repository PATH");
+            if args.paths.len() > 1 || (args.repos_from.is_some() && !args.paths.is_empty()) {
+                anyhow::bail!("--history takes one repository PATH, or --repos-from FILE");
             }
-            let repo = roots[0].clone();
+            let repo = if remote {
+                cwd.clone()
+            } else {
+                roots[0].clone()
+            };
             let options = |repo: PathBuf| crate::input::HistoryOptions {
                 repo,
                 revs: args.range.clone(),
@@ -191,7 +212,33 @@ impl ScanPlan {
                 reflogs: args.reflogs,
                 chains: threads > 1,
             };
-            let mut repos: Vec<HistoryRepo> = match crate::input::history::repositories_in(&repo) {
+            let local = match remote {
+                false => crate::input::history::repositories_in(&repo),
+                true => None,
+            };
+            let mut repos: Vec<HistoryRepo> = match local {
+                // Remote repositories: each cloned, named by its URL without credentials.
+                _ if remote => {
+                    let urls = match &args.repos_from {
+                        Some(list) => remote::read_list(list)?,
+                        None => vec![args.paths[0].to_string_lossy().into_owned()],
+                    };
+                    let stopped = || stop.is_stopped();
+                    let track = |dir: &Path, made: bool| match made {
+                        true => signals::remove_on_exit(dir),
+                        false => signals::forget(dir),
+                    };
+                    let (cloned, failed) = remote::clone_all(&urls, &stopped, &track);
+                    for e in &failed {
+                        messages::warn(None, &e.to_string());
+                    }
+                    unread = failed.len() as u64;
+                    remotes = cloned;
+                    remotes
+                        .iter()
+                        .map(|r| HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo())))
+                        .collect()
+                }
                 // A directory of repositories: each one, named by its directory.
                 Some(children) if !children.is_empty() => children
                     .into_iter()
@@ -202,7 +249,9 @@ impl ScanPlan {
                     .collect(),
                 _ => vec![HistoryRepo::new(None, options(repo.clone()))],
             };
-            repos[0].start_early();
+            if let Some(first) = repos.first_mut() {
+                first.start_early();
+            }
             Some((repo, repos))
         } else {
             None
@@ -338,6 +387,8 @@ impl ScanPlan {
             filters,
             baseline_out,
             baseline,
+            remotes,
+            unread,
         })
     }
 }
@@ -382,7 +433,10 @@ fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()>
 pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     // Before anything is said: building the plan warns about rules and notes the config.
     messages::set_verbosity(args.verbosity());
-    let plan = ScanPlan::new(&args)?;
+    // Before the plan: cloning a remote repository stops on a signal too.
+    let stop = StopHandle::default();
+    let caught = signals::install(stop.clone()).context("installing the signal handler")?;
+    let plan = ScanPlan::with_stop(&args, &stop)?;
 
     let color = match args.color {
         ColorChoice::Always => true,
@@ -460,11 +514,18 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         filters,
         baseline_out,
         baseline,
+        remotes,
+        unread,
     } = plan;
-    let stop = StopHandle::default();
-    let caught = signals::install(stop.clone()).context("installing the signal handler")?;
-    let (report, sink) =
+    let (mut report, sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
+    // The clones are scanned: removed now (and on every return above this).
+    for r in remotes {
+        let dir = r.dir().to_path_buf();
+        drop(r);
+        signals::forget(&dir);
+    }
+    report.errors += unread;
     if report.interrupted {
         // `atomic` drops here without a commit: its temp file is removed.
         drop(atomic);

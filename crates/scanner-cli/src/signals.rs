@@ -26,7 +26,7 @@ pub const GRACE: Duration = Duration::from_secs(2);
 /// Temp files to remove if the process has to end from the watcher.
 static TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Registers a temp file that must not outlive an interrupted run.
+/// Registers a temp file (or directory) that must not outlive an interrupted run.
 pub fn remove_on_exit(path: &Path) {
     TEMP_FILES
         .lock()
@@ -44,7 +44,11 @@ pub fn forget(path: &Path) {
 
 fn exit_now(sig: i32) -> ! {
     for p in TEMP_FILES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        let _ = std::fs::remove_file(p);
+        // A directory: a remote repository's clone.
+        let _ = match p.is_dir() {
+            true => std::fs::remove_dir_all(p),
+            false => std::fs::remove_file(p),
+        };
     }
     std::process::exit(128 + sig)
 }

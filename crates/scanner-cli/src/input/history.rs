@@ -467,7 +467,7 @@ impl std::error::Error for HistoryError {
 }
 
 /// `git -C repo`, isolated from an inherited repository environment.
-fn git(repo: &Path) -> Command {
+pub(crate) fn git(repo: &Path) -> Command {
     let mut c = Command::new("git");
     c.arg("-C").arg(repo);
     // Inside a hook these point at the hook's repository; the path argument must win.

@@ -23,6 +23,7 @@ pub mod commits;
 pub mod git;
 pub mod history;
 pub mod pack;
+pub mod remote;
 pub mod scope;
 pub mod utf16;
 pub mod walk;

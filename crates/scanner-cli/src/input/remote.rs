@@ -1,0 +1,335 @@
+//! Remote repositories: `--history URL` and `--repos-from FILE`.
+//!
+//! A URL is anything `git clone` takes (`https://`, `ssh://`, `git://`, `file://`, scp-like
+//! `user@host:path`). Each is cloned with `git clone --mirror` (bare, every ref: a history
+//! scan covers every ref) into a private temporary directory (mode 0700), scanned as a bare
+//! repository is, and removed when its [`RemoteRepo`] drops; the signal watcher removes it
+//! too when the process has to end from there (`signals::remove_on_exit`).
+//!
+//! # Credentials
+//!
+//! They come from git's own helpers (`credential.helper`, ssh keys and agents), never from
+//! our command line. `GIT_TERMINAL_PROMPT=0` makes a missing credential fail instead of
+//! waiting for a prompt nobody answers. What the report and every message call a repository
+//! is its URL without user or password ([`redact`]); git's stderr, relayed in a failed
+//! clone's warning, is stripped the same way ([`redact_text`]), and the clone's
+//! `remote.origin.url` is rewritten to the redacted URL so that SARIF's `repositoryUri`
+//! cannot carry it.
+
+use std::fmt;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+/// Whether a `--history` argument names a remote repository rather than a directory: not an
+/// existing path, and a URL (`SCHEME://`) or scp-like (`[user@]host:path`, a colon before
+/// any slash), as git tells them apart.
+pub fn is_url(arg: &Path) -> bool {
+    if arg.exists() {
+        return false;
+    }
+    let s = arg.to_string_lossy();
+    if s.contains("://") {
+        return true;
+    }
+    match s.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/'),
+        None => false,
+    }
+}
+
+/// The URL without its user and password: `https://user:pw@host/x.git` → `https://host/x.git`,
+/// `git@host:x.git` → `host:x.git`. Anything else is returned as it is.
+pub fn redact(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let end = rest.find('/').unwrap_or(rest.len());
+        return match rest[..end].rfind('@') {
+            Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+            None => url.to_string(),
+        };
+    }
+    match url.split_once(':') {
+        Some((host, _)) if !host.contains('/') => match host.rfind('@') {
+            Some(at) => url[at + 1..].to_string(),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+/// `text` (git's stderr) with `url` replaced by its [`redact`]ed form and the user
+/// information of any other `SCHEME://user:pw@host` in it removed.
+pub fn redact_text(text: &str, url: &str) -> String {
+    let text = text.replace(url, &redact(url));
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        rest = &rest[i + 3..];
+        let end = rest
+            .find(|c: char| c == '/' || c == '\'' || c == '"' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        if let Some(at) = rest[..end].rfind('@') {
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The URLs of a `--repos-from` file: one per line, blank lines and `#` comments skipped.
+pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
+    let text = std::fs::read_to_string(file).map_err(|source| RemoteError::List {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect())
+}
+
+/// What went wrong, naming the list or the (redacted) URL at fault.
+#[derive(Debug)]
+pub enum RemoteError {
+    /// The `--repos-from` file could not be read.
+    List { file: PathBuf, source: io::Error },
+    /// The temporary directory could not be made, or git could not be started.
+    Io { url: String, source: io::Error },
+    /// `git clone` failed; `reason` is its stderr, redacted.
+    Clone { url: String, reason: String },
+    /// The run was stopped (Ctrl-C, SIGTERM) while cloning.
+    Interrupted,
+}
+
+impl fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use crate::messages::{escape, escape_path};
+        match self {
+            RemoteError::List { file, source } => {
+                write!(f, "--repos-from {}: {source}", escape_path(file))
+            }
+            RemoteError::Io { url, source } => {
+                write!(f, "{}: cannot clone: {source}", escape(url))
+            }
+            RemoteError::Clone { url, reason } => write!(
+                f,
+                "{}: cannot clone, not scanned: {}",
+                escape(url),
+                escape(reason)
+            ),
+            RemoteError::Interrupted => f.write_str("interrupted while cloning"),
+        }
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+/// A remote repository and the private directory it is cloned into; dropping it removes
+/// the clone.
+pub struct RemoteRepo {
+    url: String,
+    /// The URL without user and password: what the report prefixes its paths with.
+    pub name: String,
+    dir: tempfile::TempDir,
+}
+
+impl RemoteRepo {
+    /// Makes the private directory (mode 0700, under `$TMPDIR`); nothing is cloned yet.
+    pub fn new(url: &str) -> Result<RemoteRepo, RemoteError> {
+        let name = redact(url);
+        let dir = tempfile::Builder::new()
+            .prefix("scanner-clone-")
+            .tempdir()
+            .map_err(|source| RemoteError::Io {
+                url: name.clone(),
+                source,
+            })?;
+        Ok(RemoteRepo {
+            url: url.to_string(),
+            name,
+            dir,
+        })
+    }
+
+    /// The private directory (what must be removed if the process ends abruptly).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The bare repository, once [`clone`](Self::clone) succeeded.
+    pub fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo.git")
+    }
+
+    /// Clones every ref. `stopped` is polled while git runs: when it says so, git is
+    /// asked to stop (SIGTERM, so that it removes what it wrote) and waited for.
+    pub fn clone(&self, stopped: &dyn Fn() -> bool) -> Result<(), RemoteError> {
+        let io_err = |source| RemoteError::Io {
+            url: self.name.clone(),
+            source,
+        };
+        // A local path is relative to where the user is, not to the clone's directory.
+        let source = match is_url(Path::new(&self.url)) {
+            true => self.url.clone(),
+            false => std::path::absolute(&self.url)
+                .map_err(io_err)?
+                .to_string_lossy()
+                .into_owned(),
+        };
+        let mut cmd = super::history::git(self.dir.path());
+        cmd.args(["clone", "--mirror", "--quiet", "--", &source, "repo.git"])
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        // Its own process group, so that stopping it reaches its transport helpers too.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd.spawn().map_err(io_err)?;
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        // Read on the side, so that a chatty git never blocks on a full pipe.
+        let reader = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = stderr.read_to_end(&mut buf);
+            buf
+        });
+        let Some(status) = wait(&mut child, stopped).map_err(io_err)? else {
+            // Not joined: a helper that ignored the signal may still hold the pipe.
+            return Err(RemoteError::Interrupted);
+        };
+        let stderr = reader.join().unwrap_or_default();
+        if !status.success() {
+            let text = String::from_utf8_lossy(&stderr);
+            let reason = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
+            let reason = match reason.is_empty() {
+                true => format!("git clone exited with {status}"),
+                false => redact_text(&reason, &self.url),
+            };
+            return Err(RemoteError::Clone {
+                url: self.name.clone(),
+                reason,
+            });
+        }
+        // The clone's config holds the URL as given, password included.
+        let _ = super::history::git(&self.repo())
+            .args(["config", "remote.origin.url", &self.name])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        Ok(())
+    }
+}
+
+/// Clones each URL in turn, for `--history URL` and `--repos-from`. A clone that fails is
+/// an error in the second list and the others are still cloned; an interruption ends the
+/// list. `track(dir, true)` sees each private directory before git writes into it, and
+/// `track(dir, false)` when a failed clone's directory is removed.
+pub fn clone_all(
+    urls: &[String],
+    stopped: &dyn Fn() -> bool,
+    track: &dyn Fn(&Path, bool),
+) -> (Vec<RemoteRepo>, Vec<RemoteError>) {
+    let mut cloned = Vec::new();
+    let mut failed = Vec::new();
+    for url in urls {
+        let result = RemoteRepo::new(url).and_then(|r| {
+            track(r.dir(), true);
+            match r.clone(stopped) {
+                Ok(()) => Ok(r),
+                Err(e) => {
+                    let dir = r.dir().to_path_buf();
+                    drop(r);
+                    track(&dir, false);
+                    Err(e)
+                }
+            }
+        });
+        match result {
+            Ok(r) => cloned.push(r),
+            Err(RemoteError::Interrupted) => break,
+            Err(e) => failed.push(e),
+        }
+    }
+    (cloned, failed)
+}
+
+/// Waits for `child`, polling `stopped`; `None` when stopped (git was asked to end and
+/// has ended).
+fn wait(
+    child: &mut std::process::Child,
+    stopped: &dyn Fn() -> bool,
+) -> io::Result<Option<ExitStatus>> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if stopped() {
+            terminate(child);
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(unix)]
+fn terminate(child: &mut std::process::Child) {
+    // SIGTERM rather than SIGKILL: git then removes the directory it was cloning into. To
+    // the whole group: git's transport helper (`git-remote-http`) would otherwise wait on
+    // the network after git is gone.
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: `pid` is our own child, not yet waited for, so the id (and the group it
+        // leads) is not reused.
+        unsafe { libc::kill(-pid, libc::SIGTERM) };
+    }
+}
+
+#[cfg(not(unix))]
+fn terminate(child: &mut std::process::Child) {
+    let _ = child.kill();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_removes_user_and_password_only() {
+        assert_eq!(redact("https://u:pw@h:8/x.git"), "https://h:8/x.git");
+        assert_eq!(redact("ssh://git@h/x.git"), "ssh://h/x.git");
+        assert_eq!(redact("git@github.com:o/r.git"), "github.com:o/r.git");
+        assert_eq!(redact("https://h/a@b.git"), "https://h/a@b.git");
+        assert_eq!(redact("file:///tmp/r.git"), "file:///tmp/r.git");
+        assert_eq!(redact("/tmp/r@x"), "/tmp/r@x");
+    }
+
+    #[test]
+    fn redact_text_strips_every_userinfo() {
+        let url = "http://u:s3cr3t@h/x.git";
+        let text = "fatal: unable to access 'http://u:s3cr3t@h/x.git/': 401; see https://a:b@c/d";
+        assert_eq!(
+            redact_text(text, url),
+            "fatal: unable to access 'http://h/x.git/': 401; see https://c/d"
+        );
+    }
+
+    #[test]
+    fn urls_and_paths_are_told_apart() {
+        assert!(is_url(Path::new("https://h/x.git")));
+        assert!(is_url(Path::new("git@h:x.git")));
+        assert!(is_url(Path::new("h:x")));
+        assert!(!is_url(Path::new("./a:b")));
+        assert!(!is_url(Path::new("repo")));
+        assert!(!is_url(Path::new(".")));
+    }
+}
