@@ -117,8 +117,9 @@ pub struct ExecutorConfig {
     pub park_timeout: Option<Duration>,
     /// Pin worker i to core i (mod the core count). Default off.
     pub pin_threads: bool,
-    /// After this many consecutive local spawns, wake a sibling (0: never).
-    /// Default 32.
+    /// After this many consecutive local spawns, and at a local spawn into
+    /// an empty deque, wake a sibling if none searches (0: never). Default
+    /// 32.
     pub wake_on_hoard: u32,
 }
 
@@ -544,7 +545,7 @@ pub struct Spawner<T> {
 }
 
 impl<T: Send + 'static> Spawner<T> {
-    /// Pushes onto this worker's deque: no lock, no wake-up. This worker pops
+    /// Pushes onto this worker's deque: no lock. This worker pops
     /// it next (LIFO); idle siblings steal the oldest entries first (FIFO),
     /// which is why a splitting task should push the *upper* half of its range
     /// and keep working on the lower. A spawn into an empty deque, and every

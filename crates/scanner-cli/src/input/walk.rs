@@ -338,8 +338,7 @@ fn walk_dir(
 /// The number of entries of directory `dir` (`.` and `..` left out), 0
 /// when it cannot be read: the `ignored` count's second listing (see the
 /// module docs). On Linux raw `getdents64` into one stack buffer: no
-/// allocation per entry, as `fs::read_dir` makes (that made the listing
-/// half of the walker's time).
+/// allocation per entry, as `fs::read_dir` makes.
 #[cfg(target_os = "linux")]
 fn count_entries(dir: &Path) -> u64 {
     use std::os::unix::ffi::OsStrExt;
@@ -372,13 +371,15 @@ fn count_entries(dir: &Path) -> u64 {
         while at < got as usize {
             // linux_dirent64: d_ino u64, d_off i64, d_reclen u16, d_type u8,
             // d_name (NUL-terminated) at offset 19.
-            let rec = &buf.0[at..];
+            let rec = &buf.0[at..got as usize];
             let reclen = u16::from_ne_bytes([rec[16], rec[17]]) as usize;
-            let name = &rec[19..reclen];
+            let Some(name) = rec.get(19..reclen) else {
+                break; // not a record the kernel writes
+            };
             if !(name.starts_with(b".\0") || name.starts_with(b"..\0")) {
                 n += 1;
             }
-            at += reclen.max(1);
+            at += reclen;
         }
     }
     // SAFETY: the descriptor opened above, closed once.
