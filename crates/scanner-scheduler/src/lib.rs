@@ -176,12 +176,15 @@
 //! --measurement-time 3` (`benches/executor.rs`), two workers, on a 2-core
 //! machine shared with other builds (load average ~5 during the run, so
 //! absolute times are inflated and noisy; compare ratios within one run).
+//! Figures of 2026-11-26, after idle workers came to sleep until woken and
+//! to search at most half at a time (the table before: 24.8 vs 9.5 and
+//! 23.8 ms; 3.2 vs 17.9 ms; utilization 0.956 vs 0.862).
 //!
 //! | workload | this executor | baseline | ratio |
 //! | --- | --- | --- | --- |
-//! | 100k empty tasks, one external producer | 24.8 ms | `crossbeam-channel` 9.5 ms, `rayon::scope` 23.8 ms | 2.6x slower than the channel, 1.04x slower than rayon |
-//! | binary split tree, 131k internal spawns | 3.2 ms | `rayon::scope` 17.9 ms | 5.6x faster |
-//! | seed 000: costs 1 : 1 : 2 : 3.5, 150 x 250 us busy tasks | utilization 0.956 (median of 30, min 0.897) | static partitioning 0.862 (min 0.730) | +11% |
+//! | 100k empty tasks, one external producer | 5.7 ms | `crossbeam-channel` 5.1 ms, `rayon::scope` 8.3 ms | 1.13x slower than the channel, 0.69x of rayon |
+//! | binary split tree, 131k internal spawns | 1.0 ms | `rayon::scope` 14.3 ms | 14x faster |
+//! | seed 000: costs 1 : 1 : 2 : 3.5, 150 x 250 us busy tasks | utilization 0.990 (median of 30, min 0.859) | static partitioning 0.827 (min 0.817) | +20% |
 //! | `Instant::now` + `elapsed` | | | 158 ns under load (~40 ns idle machine) |
 //!
 //! * **External spawns** cost a CAS on the state word, an injector push and a
