@@ -481,6 +481,10 @@ fn split_file_stats_show_the_pieces() {
     assert_eq!(v["findings"], 12);
     assert_eq!(v["bytes"], fs::metadata(t.join("big.txt")).unwrap().len());
     assert_eq!(v["scheduler"]["workers"].as_array().unwrap().len(), 2);
+    // The producer queued the one file, on its own thread clock.
+    assert_eq!(v["producer"]["items"], 1);
+    let cpu = v["producer"]["cpu_secs"].as_f64().unwrap();
+    assert!(cpu > 0.0 && cpu < 5.0, "{}", v["producer"]);
     let tasks = &v["scheduler"]["tasks"];
     // One file task from the injector, which runs the first piece and splits
     // off the others (run locally or stolen by the other worker).

@@ -373,6 +373,8 @@ pub fn expand_fixture(src: &Path, dst: &Path) {
 pub const AXES: &[(&str, &[&str])] = &[
     ("threads=1", &["--threads", "1"]),
     ("threads=4", &["--threads", "4"]),
+    // More workers than this machine's cores: idle workers sleep and wake.
+    ("threads=16", &["--threads", "16"]),
     ("chunk=4K", &["--threads", "2", "--chunk-size", "4096"]),
     (
         "split=16K/4K",

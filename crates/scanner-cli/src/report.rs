@@ -36,6 +36,19 @@ pub struct ScanReport {
     pub unchanged_bytes: u64,
     pub metrics: MetricsSnapshot,
     pub elapsed: Duration,
+    /// The producer thread (the walk, or the listing of any other source):
+    /// its own CPU time and the items it handed to the workers.
+    pub producer: Producer,
+}
+
+/// What the producer thread cost (`--stats-json`'s `producer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Producer {
+    /// CPU time of the producer thread (its thread clock: load on the
+    /// machine does not change it).
+    pub cpu: Duration,
+    /// Items queued for the workers.
+    pub items: u64,
 }
 
 /// Why a file or directory was not scanned. The summary prints

@@ -36,6 +36,7 @@
 //!   "skipped_total": 14, "skipped": { "ignored": 12, "binary": 2 },
 //!   "suppressed": { "placeholder": 4, "baseline": 1 },
 //!   "archives": { "opened": 0, "members": 0, "expanded_bytes": 0, "skipped": {} },
+//!   "producer": { "cpu_secs": 0.03, "items": 1218 },
 //!   "history": null,
 //!   "scheduler": {
 //!     "wall_secs": 0.2, "utilization": 0.93,
@@ -47,6 +48,13 @@
 //!   }
 //! }
 //! ```
+//!
+//! `producer` is the thread that walks the tree (or lists the history, or
+//! the named inputs) and queues the work: `cpu_secs` is its own CPU time
+//! (its thread clock, `CLOCK_THREAD_CPUTIME_ID`, so the load on the machine
+//! does not change it; 0 where there is no such clock) and `items` the
+//! inputs it queued. Files per CPU-second of the producer is what caps a
+//! scan on many cores (`items / cpu_secs`).
 //!
 //! `skipped` and `suppressed` hold only the non-zero reasons; keys are the
 //! labels printed in the summary. MB are 10^6 bytes. With `--history`,
@@ -297,6 +305,10 @@ pub fn stats_json(r: &ScanReport) -> serde_json::Value {
             "expanded_bytes": r.archives.expanded_bytes,
             "skipped": r.archives.skip_counts,
         },
+        "producer": {
+            "cpu_secs": r.producer.cpu.as_secs_f64(),
+            "items": r.producer.items,
+        },
         "history": r.history.as_ref().map(|h| json!({
             "commits": h.commits,
             "blobs": h.blobs,
@@ -428,6 +440,13 @@ mod tests {
         assert_eq!(v["skipped"]["binary"], 2);
         assert_eq!(v["suppressed"]["baseline"], 1);
         assert_eq!(v["scheduler"]["workers"].as_array().unwrap().len(), 0);
+        assert_eq!(v["producer"], json!({"cpu_secs": 0.0, "items": 0}));
+        r.producer = crate::report::Producer {
+            cpu: Duration::from_millis(250),
+            items: 7,
+        };
+        let v = stats_json(&r);
+        assert_eq!(v["producer"], json!({"cpu_secs": 0.25, "items": 7}));
     }
 
     /// Archive skips: those that left content unread on their own line,

@@ -1484,11 +1484,10 @@ impl Engine {
     pub fn naive_match_count(&self, data: &[u8], scratch: &mut ScanScratch) -> usize {
         scratch.prepare(self);
         let mut n = 0;
-        for (i, rule) in self.rules.iter().enumerate() {
+        for rule in self.rules.iter() {
             let Some(regex) = rule.regex() else { continue };
-            let cache = scratch.caches[i].get_or_insert_with(|| regex.create_cache());
             let mut at = 0;
-            while let Some(m) = regex.search_with(cache, &Input::new(data).range(at..)) {
+            while let Some(m) = regex.search(&Input::new(data).range(at..)) {
                 n += 1;
                 at = m.end().max(m.start() + 1);
                 if at > data.len() {
@@ -1842,7 +1841,6 @@ impl Engine {
             }
             let rule = &self.rules[r as usize];
             let Some(regex) = rule.regex() else { continue };
-            let cache = s.caches[r as usize].get_or_insert_with(|| regex.create_cache());
             let caps = s.captures[r as usize].get_or_insert_with(|| regex.create_captures());
             let (lo, hi) = if rule.generic || !self.has_generic {
                 (own_lo, own_hi)
@@ -1851,7 +1849,12 @@ impl Engine {
             };
             let mut at = ws.max(resume);
             while at < we && at < hi {
-                let found = regex.search_with(cache, &Input::new(data).range(at..we));
+                // The regex's own pool of caches, not one per worker: a
+                // cache (lazy DFA states, sparse sets sized by the NFA) is
+                // hundreds of KB for the large rules, and the pool holds
+                // as many as are in use at once, which is about the number
+                // of cores, not of threads.
+                let found = regex.search(&Input::new(data).range(at..we));
                 let Some(m) = found else { break };
                 if m.start() >= hi {
                     break;
@@ -1860,7 +1863,7 @@ impl Engine {
                 let anchored = Input::new(data)
                     .range(m.start()..cend)
                     .anchored(Anchored::Yes);
-                regex.search_captures_with(cache, &anchored, caps);
+                regex.search_captures(&anchored, caps);
                 let Some(cm) = caps.get_match() else {
                     at = m.end().max(m.start() + 1);
                     continue;
@@ -2281,7 +2284,6 @@ impl ScanScratch {
         if self.engine != engine.id {
             let n = engine.rules.len();
             self.engine = engine.id;
-            self.caches = (0..n).map(|_| None).collect();
             self.captures = (0..n).map(|_| None).collect();
             self.open = vec![(0, 0); n];
             self.rule_on = vec![false; n];

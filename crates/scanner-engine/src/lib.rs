@@ -16,7 +16,9 @@
 //! * [`Engine`]: compiled, read-only, `Send + Sync`; share one behind an `Arc`.
 //!   [`Engine::scan`] appends [`Finding`]s for one [`ScanInput`].
 //! * [`ScanScratch`]: per worker, from [`Engine::new_scratch`]; holds the
-//!   regex caches and vectors, and the [`Suppressed`] counts.
+//!   capture slots and vectors, and the [`Suppressed`] counts. The regex
+//!   caches are the regexes' own pools, shared by the workers, so their
+//!   memory follows the cores in use rather than the thread count.
 //! * [`text`]: UTF-16 detection and a streaming transcoder to UTF-8, for
 //!   the file reader to wrap around files before scanning.
 //!
@@ -492,13 +494,12 @@ impl<'a> ScanInput<'a> {
     }
 }
 
-/// Per-worker scratch: regex caches (created per rule on its first use),
+/// Per-worker scratch: capture slots (created per rule on its first use),
 /// window and candidate vectors. Reuse it from file to file; once warm, a
 /// scan allocates nothing but the findings it returns.
 #[derive(Default)]
 pub struct ScanScratch {
     engine: u64,
-    caches: Vec<Option<regex_automata::meta::Cache>>,
     captures: Vec<Option<regex_automata::util::captures::Captures>>,
     /// Per rule: the window being merged, `(0, 0)` when none.
     open: Vec<(usize, usize)>,

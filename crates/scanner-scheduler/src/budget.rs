@@ -10,7 +10,10 @@
 //! one lock per task acquire and one per task release, far below the cost of
 //! opening and scanning a file. A release signals the condvar only when a
 //! producer is parked (the state counts them), so the common case, a walker
-//! that is ahead of nobody, costs no futex call at all.
+//! that is ahead of nobody, costs no futex call at all. And a producer parked
+//! for a task permit is signalled only once a quarter of the task permits
+//! are free (any release of bytes signals at once): with the workers ahead
+//! of the walker it then wakes once per burst, not once per task.
 //!
 //! **Which wake-up**: `notify_all`. A release may admit any subset of the
 //! parked producers (several small requests, or only the one whose request
@@ -264,7 +267,14 @@ impl Drop for Held {
         let mut st = self.budget.state.lock().unwrap_or_else(|e| e.into_inner());
         st.tasks -= 1;
         st.bytes -= self.bytes;
-        let parked = st.waiters > 0;
+        // A producer parked for a task permit is woken once a quarter of
+        // them are free, not at every release: it then queues a burst and
+        // parks again, instead of waking (a context switch on its thread
+        // clock) for every task that ends. A release of bytes wakes at once:
+        // the producer may be waiting for those.
+        let slack = (self.budget.max_tasks / 4).max(1);
+        let parked = st.waiters > 0
+            && (self.bytes > 0 || st.tasks.saturating_add(slack) <= self.budget.max_tasks);
         drop(st);
         if parked {
             self.budget.freed.notify_all();
@@ -328,6 +338,31 @@ mod tests {
             "did not block: {waited:?}"
         );
         assert_eq!(b.peak(), (1, 5));
+    }
+
+    /// A producer parked for a task permit of 8 is woken when a quarter
+    /// (2) are free, not at the first release: it stays parked after one.
+    #[test]
+    fn a_parked_producer_wakes_once_a_quarter_is_free() {
+        let b = Budget::new(8, 0);
+        let mut held: Vec<Permit> = (0..8).map(|_| b.acquire(0)).collect();
+        let b2 = b.clone();
+        let got = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let g = got.clone();
+        let t = std::thread::spawn(move || {
+            let _p = b2.acquire(0);
+            g.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        held.pop();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !got.load(std::sync::atomic::Ordering::SeqCst),
+            "woken by the first release"
+        );
+        held.pop();
+        t.join().unwrap();
+        assert!(got.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     #[test]

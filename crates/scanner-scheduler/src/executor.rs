@@ -33,7 +33,11 @@
 //! 5. **Workers exit** when they see `done`. In a graceful run the count was
 //!    zero, so every queue is empty. Before parking, a worker re-checks `done`
 //!    after announcing itself asleep (see `idle.rs`), and `done` is followed by
-//!    an unpark of everyone, so no worker sleeps through the end.
+//!    an unpark of everyone, so no worker sleeps through the end. Parking has
+//!    no timeout: the handshake, not a periodic look, wakes a sleeper for
+//!    work (a spawn skips its wake only while a worker searches, and that
+//!    worker then finds the work, hands the search on, or re-checks before
+//!    it sleeps: `idle.rs`).
 //! 6. **`shutdown`** (cancel: Ctrl-C, a fatal error): closes the gate as in 4
 //!    and sets `done` at once, whatever the count. Workers finish the task
 //!    they are running, then drain their own deque and the injector, dropping
@@ -77,7 +81,7 @@
 //! the oldest: for splitting tasks it is the largest piece). The scan repeats
 //! while any source answered `Retry` (a lost race, not an empty queue).
 
-use crate::idle::{self, Sleepers, Slept, Tier};
+use crate::idle::{Idle, Sleepers, Tier};
 use crate::loom::park::Parker;
 use crate::loom::sync::atomic::{AtomicBool, Ordering};
 use crate::loom::sync::Mutex;
@@ -101,17 +105,21 @@ pub struct ExecutorConfig {
     pub workers: usize,
     /// Seed of the victim-selection RNG (deterministic victim order).
     pub seed: u64,
-    /// Idle rounds spent spinning before yielding. Default 64.
+    /// Idle rounds a searching worker spends spinning before yielding.
+    /// Default 16.
     pub spin_iters: u32,
-    /// Idle rounds spent yielding before parking. Default 16.
+    /// Idle rounds a searching worker spends yielding before it sleeps.
+    /// Default 4.
     pub yield_iters: u32,
-    /// How long a parked worker sleeps before looking again. A safety net
-    /// only: wake-ups do not depend on it. Default 1 ms.
-    pub park_timeout: Duration,
+    /// How long a sleeping worker sleeps at most before looking again.
+    /// Default `None`: until woken (wake-ups never depend on a timeout, see
+    /// `idle.rs`; a timeout only costs a search per sleeper per period).
+    pub park_timeout: Option<Duration>,
     /// Pin worker i to core i (mod the core count). Default off.
     pub pin_threads: bool,
-    /// After this many consecutive local spawns, wake a sibling (0: never).
-    /// Default 32.
+    /// After this many consecutive local spawns, and at a local spawn into
+    /// an empty deque, wake a sibling if none searches (0: never). Default
+    /// 32.
     pub wake_on_hoard: u32,
 }
 
@@ -120,9 +128,9 @@ impl Default for ExecutorConfig {
         ExecutorConfig {
             workers: 1,
             seed: 0x853c_49e6_748f_ea9b,
-            spin_iters: 64,
-            yield_iters: 16,
-            park_timeout: Duration::from_millis(1),
+            spin_iters: 16,
+            yield_iters: 4,
+            park_timeout: None,
             pin_threads: false,
             wake_on_hoard: 32,
         }
@@ -150,7 +158,7 @@ impl ExecutorConfig {
         self
     }
     pub fn park_timeout(mut self, d: Duration) -> Self {
-        self.park_timeout = d;
+        self.park_timeout = Some(d);
         self
     }
     pub fn pin_threads(mut self, yes: bool) -> Self {
@@ -452,12 +460,13 @@ impl<T: Send + 'static> ExecutorHandle<T> {
             return Err(task);
         }
         self.shared.injector.push(task);
-        self.shared.sleepers.wake_one();
+        self.shared.sleepers.notify();
         Ok(())
     }
 
     /// All or nothing: either every task is queued or all come back.
-    /// Wakes at most one sleeper per task.
+    /// Wakes at most one sleeper (as a searcher that, finding work, wakes
+    /// the next: see `idle.rs`).
     pub fn spawn_batch(&self, tasks: Vec<T>) -> Result<(), Vec<T>> {
         if tasks.is_empty() {
             return Ok(());
@@ -465,11 +474,10 @@ impl<T: Send + 'static> ExecutorHandle<T> {
         if !self.shared.state.try_add_external(tasks.len()) {
             return Err(tasks);
         }
-        let n = tasks.len();
         for t in tasks {
             self.shared.injector.push(t);
         }
-        self.shared.sleepers.wake_many(n);
+        self.shared.sleepers.notify();
         Ok(())
     }
 
@@ -537,31 +545,39 @@ pub struct Spawner<T> {
 }
 
 impl<T: Send + 'static> Spawner<T> {
-    /// Pushes onto this worker's deque: no lock, no wake-up. This worker pops
+    /// Pushes onto this worker's deque: no lock. This worker pops
     /// it next (LIFO); idle siblings steal the oldest entries first (FIFO),
     /// which is why a splitting task should push the *upper* half of its range
-    /// and keep working on the lower. Every `wake_on_hoard` local spawns, one
-    /// sleeping sibling is woken so a hoard does not sit behind one worker.
+    /// and keep working on the lower. A spawn into an empty deque, and every
+    /// `wake_on_hoard`-th spawn after it, notifies (wakes a sleeping
+    /// sibling when none searches), so a hoard does not sit behind one
+    /// worker while the others sleep.
     pub fn spawn_local(&self, task: T) {
         self.netting.on_spawn(&self.shared.state);
+        let was_empty = self.local.is_empty();
         self.local.push(task);
         let k = self.shared.wake_on_hoard;
         if k > 0 {
-            let c = self.local_spawns.get() + 1;
+            let c = if was_empty {
+                k
+            } else {
+                self.local_spawns.get() + 1
+            };
             if c >= k {
                 self.local_spawns.set(0);
-                self.shared.sleepers.wake_one();
+                self.shared.sleepers.notify();
             } else {
                 self.local_spawns.set(c);
             }
         }
     }
 
-    /// Pushes onto the global injector and wakes one sleeper.
+    /// Pushes onto the global injector and notifies (wakes a sleeper when
+    /// none searches).
     pub fn spawn_global(&self, task: T) {
         self.netting.on_spawn(&self.shared.state);
         self.shared.injector.push(task);
-        self.shared.sleepers.wake_one();
+        self.shared.sleepers.notify();
     }
 
     /// Subtracts the unpublished completions from the state word; the one
@@ -641,44 +657,42 @@ where
     let shared = ctx.spawner.shared.clone();
     let mut rng = XorShift64::for_worker(config.seed, me);
     let mut m = WorkerMetrics::default();
-    let mut round: u32 = 0;
+    let mut idle = Idle::default();
     // Start of the current idle episode. Timing episodes rather than tasks
     // keeps `Instant::now` off the path of back-to-back local tasks.
     let mut idle_since: Option<Instant> = Some(born);
     while !shared.is_done() {
-        let Some((task, source)) = find_task(&ctx.spawner, me, &mut rng, &mut m) else {
+        // Searching (an idle episode under way): probe the queues with plain
+        // loads first, and steal only when something is there, so that a
+        // search costs no failed steal per sibling per round.
+        let searched = if idle_since.is_some() && !shared.has_visible_work() {
+            None
+        } else {
+            find_task(&ctx.spawner, me, &mut rng, &mut m)
+        };
+        let Some((task, source)) = searched else {
             idle_since.get_or_insert_with(Instant::now);
-            match idle::tier(round, config.spin_iters, config.yield_iters) {
+            match idle.empty(&shared.sleepers, config.spin_iters, config.yield_iters) {
                 Tier::Spin(hints) => {
                     for _ in 0..hints {
                         std::hint::spin_loop();
                     }
-                    round += 1;
                 }
-                Tier::Yield => {
-                    crate::loom::thread::yield_now();
-                    round += 1;
-                }
+                Tier::Yield => crate::loom::thread::yield_now(),
                 Tier::Park => {
                     test_hooks::widen_pre_park_window();
                     let slept = shared.sleepers.sleep(me, &parker, config.park_timeout, || {
                         shared.is_done() || shared.has_visible_work()
                     });
-                    match slept {
-                        Slept::Rechecked => {}
-                        // Woken on purpose: work is likely arriving in
-                        // bursts, so spin again before the next park.
-                        Slept::Woken => {
-                            m.parks += 1;
-                            round = 0;
-                        }
-                        Slept::Returned => m.parks += 1,
+                    if slept.parked {
+                        m.parks += 1;
                     }
+                    idle.slept(slept);
                 }
             }
             continue;
         };
-        round = 0;
+        idle.found(&shared.sleepers);
         if let Some(since) = idle_since.take() {
             m.idle += since.elapsed();
         }
@@ -693,7 +707,7 @@ where
             && shared.sleepers.sleeping() > 0
             && !ctx.spawner.local.is_empty()
         {
-            shared.sleepers.wake_one();
+            shared.sleepers.notify();
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| runner(task, &mut ctx)));
         let sp = &ctx.spawner;
@@ -704,6 +718,7 @@ where
             sp.publish();
         }
     }
+    idle.exit(&shared.sleepers);
     if let Some(since) = idle_since.take() {
         m.idle += since.elapsed();
     }

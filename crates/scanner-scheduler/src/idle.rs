@@ -1,17 +1,45 @@
-//! Sleeping and waking workers without losing a wake-up.
+//! Sleeping and waking workers without losing a wake-up, and without
+//! waking more of them than the work needs.
 //!
-//! An idle worker goes through three tiers (see [`Tier`]): spin, yield, park.
-//! Only parking needs a protocol. It is a Dekker-style handshake between the
-//! worker going to sleep and a producer making work visible:
+//! # Searching
+//!
+//! An idle worker either *searches* (spins and yields between rounds of
+//! `find_task`, for at most `spin_iters + yield_iters` rounds) or sleeps
+//! (parked, with no timeout, until someone wakes it). At most half the
+//! workers search at once (at least one): a worker that runs out of work
+//! while that many search goes straight to sleep, since they will find what
+//! it would have found. The count of searchers, `searching`, is also what
+//! keeps producers from waking a crowd: [`Sleepers::notify`] (every spawn
+//! calls it) wakes a sleeper only when nobody searches, and counts the
+//! woken worker as a searcher *before* waking it, so a burst of spawns wakes
+//! one worker, not one per spawn. The chain goes on from there: a searcher
+//! that finds work stops searching, and if it was the last one it notifies
+//! in turn ([`Idle::found`]); so one more worker wakes for as long as the
+//! searches succeed, and the chain stops at the first search that finds
+//! nothing. This is tokio's scheduler's rule ("at most half the workers
+//! searching; the last searcher to find work wakes another").
+//!
+//! Why no spawn is stranded: a producer that skips the wake because it saw
+//! `searching > 0` did so after its push and a SeqCst fence. Each searcher
+//! it counted then either finds work (and, as the last searcher, notifies:
+//! a fence, then the sleepers' count, so it sees anyone who went to sleep
+//! before) or gives up, which is a decrement of `searching` *followed by*
+//! the sleep handshake below, whose re-check then sees the push. The same
+//! holds for a notifier whose woken worker vanished (see `notify`'s loop).
+//!
+//! # The sleep handshake
+//!
+//! A Dekker-style handshake between the worker going to sleep and a
+//! producer making work visible:
 //!
 //! ```text
 //!   worker i (going to sleep)             producer (spawn)
 //!   flag[i] = true; sleepers += 1          push task onto a queue
 //!   fence(SeqCst)                          fence(SeqCst)
-//!   if queues non-empty or done:           if sleepers > 0:
-//!       retract, go look again                 pick j with flag[j] (swap false),
-//!   park (token-based)                         sleepers -= 1, unpark(j)
-//!   retract (flag[i] swap false)
+//!   if queues non-empty or done:           if searching == 0 and sleepers > 0:
+//!       retract, go look again                 searching += 1 (for the woken)
+//!   park (token-based)                         pick j with flag[j] (swap false),
+//!   retract (flag[i] swap false)               sleepers -= 1, unpark(j)
 //! ```
 //!
 //! The two SeqCst fences guarantee that at least one side sees the other's
@@ -19,21 +47,20 @@
 //! sees the sleeper and unparks it. `Unparker::unpark` leaves a token, so an
 //! unpark that lands between the worker's re-check and its `park` makes that
 //! `park` return at once. Whoever swaps a flag from true to false decrements
-//! `sleepers`, so the counter never drifts. A producer that finds `sleepers >
-//! 0` but no flag set raced with a worker waking on its own; that worker looks
-//! for work again before it may park, so nothing is lost.
+//! `sleepers`, so the counter never drifts. A worker whose flag was taken
+//! holds the searching count the waker added for it, and gives it back when
+//! it finds work or gives up ([`Idle`]), so that count never drifts either.
 //!
-//! The worker's whole side is one method, [`Sleepers::sleep`]; the
-//! producer's is [`Sleepers::wake_one`] and, at the end, `wake_all`. The
+//! The worker's whole side is [`Idle`] and [`Sleepers::sleep`]; the
+//! producer's is [`Sleepers::notify`] and, at the end, `wake_all`. The
 //! loom models at the bottom of this file drive exactly these methods with a
-//! loom parker and no timeout, so a lost wake-up is a loom deadlock; removing
-//! the re-check in `sleep` makes `loom_sleep_no_lost_wakeup` fail that way.
+//! loom parker, so a lost wake-up is a loom deadlock; removing the re-check
+//! in `sleep` makes `loom_sleep_no_lost_wakeup` fail that way.
 //!
-//! The executor parks with a timeout (`ExecutorConfig::park_timeout`), which
-//! no step of the argument above relies on: it bounds the damage of a bug
-//! outside this handshake (a producer that forgot to wake), and the
-//! real-thread test `no_lost_wakeup_with_widened_window` sets it to 60 s so
-//! that such a bug shows as a hang instead of a slow pass.
+//! Parking has no timeout (`ExecutorConfig::park_timeout` is `None`): no
+//! step of the argument above relies on one, and a timeout costs a wake-up
+//! and a full search per sleeper per period. Tests that look for a lost
+//! wake-up set no timeout, or a long one, so such a bug shows as a hang.
 
 use crate::loom::park::{Parker, Unparker};
 use crate::loom::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
@@ -42,18 +69,20 @@ use std::time::Duration;
 
 /// How a [`Sleepers::sleep`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Slept {
-    /// The re-check after announcing found work or the end: never parked.
-    Rechecked,
-    /// Parked, and a producer took this worker's flag: woken on purpose.
-    Woken,
-    /// Parked, and returned with the flag still set: the timeout, the
-    /// `wake_all` at the end, or a token left by an earlier wake.
-    Returned,
+pub(crate) struct Slept {
+    /// The thread parked (false: the re-check after announcing found work
+    /// or the end).
+    pub(crate) parked: bool,
+    /// A producer took this worker's flag: woken on purpose, and counted as
+    /// a searcher on its behalf.
+    pub(crate) woken: bool,
 }
 
 pub(crate) struct Sleepers {
     count: CachePadded<AtomicUsize>,
+    /// Workers searching for work (see the module doc), the woken ones
+    /// included.
+    searching: CachePadded<AtomicUsize>,
     flags: Box<[CachePadded<AtomicBool>]>,
     unparkers: Box<[Unparker]>,
     /// Round-robin start of the flag scan, so wakes spread over workers.
@@ -64,6 +93,7 @@ impl Sleepers {
     pub(crate) fn new(unparkers: Vec<Unparker>) -> Self {
         Sleepers {
             count: CachePadded::new(AtomicUsize::new(0)),
+            searching: CachePadded::new(AtomicUsize::new(0)),
             flags: unparkers
                 .iter()
                 .map(|_| CachePadded::new(AtomicBool::new(false)))
@@ -73,13 +103,40 @@ impl Sleepers {
         }
     }
 
-    /// Producer side. Call after the work is pushed. Returns whether a
-    /// sleeper was woken.
-    pub(crate) fn wake_one(&self) -> bool {
-        fence(Ordering::SeqCst);
-        if self.count.load(Ordering::SeqCst) == 0 {
-            return false;
+    /// Producer side. Call after the work is pushed. Wakes one sleeper as a
+    /// searcher unless a worker searches already or nobody sleeps. Returns
+    /// whether a sleeper was woken.
+    pub(crate) fn notify(&self) -> bool {
+        loop {
+            fence(Ordering::SeqCst);
+            if self.searching.load(Ordering::SeqCst) != 0 || self.count.load(Ordering::SeqCst) == 0
+            {
+                return false;
+            }
+            // Count the worker to wake as searching before it wakes, so that
+            // the spawns behind this one leave the rest asleep.
+            if self
+                .searching
+                .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
+            {
+                return false;
+            }
+            if self.wake_flag() {
+                return true;
+            }
+            // The sleeper counted woke by itself (it will look for work
+            // before it may sleep again). Give the search back; this was
+            // then the last searcher, so look again, as one that stops does
+            // (a producer may have skipped its wake on seeing this one).
+            self.searching.fetch_sub(1, Ordering::SeqCst);
+            // It is between the two steps of its retract: let it finish.
+            crate::loom::thread::yield_now();
         }
+    }
+
+    /// Takes one sleeper's flag and unparks it.
+    fn wake_flag(&self) -> bool {
         let n = self.flags.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         for k in 0..n {
@@ -94,15 +151,6 @@ impl Sleepers {
         false
     }
 
-    /// Wakes up to `n` sleepers (batch spawns).
-    pub(crate) fn wake_many(&self, n: usize) {
-        for _ in 0..n.min(self.flags.len()) {
-            if !self.wake_one() {
-                break;
-            }
-        }
-    }
-
     /// Unconditional: every worker gets a token, asleep or not. Used once,
     /// when the run ends or is cancelled, after `done` is set.
     pub(crate) fn wake_all(&self) {
@@ -111,28 +159,58 @@ impl Sleepers {
         }
     }
 
+    /// A worker out of work starts searching, unless half the workers (at
+    /// least one) search already.
+    fn try_start_search(&self) -> bool {
+        let cap = self.flags.len().div_ceil(2);
+        let mut cur = self.searching.load(Ordering::SeqCst);
+        loop {
+            if cur >= cap {
+                return false;
+            }
+            match self
+                .searching
+                .compare_exchange(cur, cur + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return true,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// A searcher stops searching. True when it was the last one.
+    fn stop_search(&self) -> bool {
+        self.searching.fetch_sub(1, Ordering::SeqCst) == 1
+    }
+
     /// Worker side, the whole park tier: announce, re-check, park, retract.
     /// `has_work` is the re-check (queues non-empty, or the run is done);
-    /// it must read what producers write *before* they call `wake_one`.
+    /// it must read what producers write *before* they call `notify`.
     pub(crate) fn sleep(
         &self,
         i: usize,
         parker: &Parker,
-        timeout: Duration,
+        timeout: Option<Duration>,
         has_work: impl FnOnce() -> bool,
     ) -> Slept {
         self.announce(i);
         if has_work() {
             // A producer may have taken the flag meanwhile and left a token:
             // the next park then returns at once, which costs one round.
-            self.retract(i);
-            return Slept::Rechecked;
+            let woken = !self.retract(i);
+            return Slept {
+                parked: false,
+                woken,
+            };
         }
-        parker.park_timeout(timeout);
-        if self.retract(i) {
-            Slept::Returned
-        } else {
-            Slept::Woken
+        match timeout {
+            Some(t) => parker.park_timeout(t),
+            None => parker.park(),
+        }
+        let woken = !self.retract(i);
+        Slept {
+            parked: true,
+            woken,
         }
     }
 
@@ -167,6 +245,11 @@ impl Sleepers {
     pub(crate) fn sleeping(&self) -> usize {
         self.count.load(Ordering::Relaxed)
     }
+
+    #[cfg(test)]
+    pub(crate) fn searching(&self) -> usize {
+        self.searching.load(Ordering::Relaxed)
+    }
 }
 
 /// What an idle worker does on its `round`-th consecutive empty search.
@@ -178,7 +261,7 @@ pub(crate) enum Tier {
     Spin(u32),
     /// `thread::yield_now`: lets a producer sharing the core run.
     Yield,
-    /// Park (with the protocol above) for at most `park_timeout`.
+    /// Sleep (with the protocol above) until woken.
     Park,
 }
 
@@ -189,6 +272,67 @@ pub(crate) fn tier(round: u32, spin_iters: u32, yield_iters: u32) -> Tier {
         Tier::Yield
     } else {
         Tier::Park
+    }
+}
+
+/// One worker's side of searching (see the module doc): whether it holds
+/// one of the `searching` counts, and how many empty rounds it has searched.
+/// The worker loop calls [`found`](Idle::found) when a search returned a
+/// task, [`empty`](Idle::empty) when it returned nothing, and, when that
+/// says [`Tier::Park`], [`Sleepers::sleep`] then [`slept`](Idle::slept).
+/// The loom models drive the same calls.
+#[derive(Default)]
+pub(crate) struct Idle {
+    searching: bool,
+    round: u32,
+}
+
+impl Idle {
+    /// A search returned a task. A searcher stops searching; the last one
+    /// hands the search on to a sleeper (the task it found may be one of
+    /// many).
+    pub(crate) fn found(&mut self, s: &Sleepers) {
+        self.round = 0;
+        if std::mem::take(&mut self.searching) && s.stop_search() {
+            s.notify();
+        }
+    }
+
+    /// A search returned nothing: spin, yield, or sleep. A worker that is
+    /// not searching starts, if fewer than half the workers do; one that
+    /// has searched long enough stops (before it announces itself asleep:
+    /// the order the module doc's argument needs).
+    pub(crate) fn empty(&mut self, s: &Sleepers, spin_iters: u32, yield_iters: u32) -> Tier {
+        if !self.searching {
+            if !s.try_start_search() {
+                return Tier::Park;
+            }
+            self.searching = true;
+            self.round = 0;
+        }
+        let t = tier(self.round, spin_iters, yield_iters);
+        if t == Tier::Park {
+            self.searching = false;
+            s.stop_search();
+        } else {
+            self.round += 1;
+        }
+        t
+    }
+
+    /// After [`Sleepers::sleep`]: a worker woken on purpose searches.
+    pub(crate) fn slept(&mut self, r: Slept) {
+        if r.woken {
+            self.searching = true;
+            self.round = 0;
+        }
+    }
+
+    /// The worker exits: give back a search it holds.
+    pub(crate) fn exit(&mut self, s: &Sleepers) {
+        if std::mem::take(&mut self.searching) {
+            s.stop_search();
+        }
     }
 }
 
@@ -207,23 +351,63 @@ mod tests {
     }
 
     #[test]
-    fn wake_one_takes_the_flag_and_leaves_a_token() {
+    fn notify_takes_the_flag_counts_a_searcher_and_leaves_a_token() {
         let p: Vec<Parker> = (0..3).map(|_| Parker::new()).collect();
         let s = Sleepers::new(p.iter().map(|p| p.unparker().clone()).collect());
-        assert!(!s.wake_one(), "nobody asleep");
+        assert!(!s.notify(), "nobody asleep");
         s.announce(1);
-        assert_eq!(s.sleeping(), 1);
-        assert!(s.wake_one());
-        assert_eq!(s.sleeping(), 0);
-        assert!(!s.retract(1), "the waker took the flag");
+        s.announce(2);
+        assert_eq!(s.sleeping(), 2);
+        assert!(s.notify());
+        assert_eq!((s.sleeping(), s.searching()), (1, 1));
+        assert!(!s.notify(), "one searches already: nobody else is woken");
+        let (woken, other) = if s.flags[1].load(Ordering::Relaxed) {
+            (2, 1)
+        } else {
+            (1, 2)
+        };
+        assert!(!s.retract(woken), "the waker took the flag");
+        assert!(s.retract(other));
         // The token makes this park return immediately; a missing token
         // would block the test for the full 10 s timeout and fail below.
         let t = std::time::Instant::now();
-        p[1].park_timeout(std::time::Duration::from_secs(10));
+        p[woken].park_timeout(std::time::Duration::from_secs(10));
         assert!(t.elapsed() < std::time::Duration::from_secs(5));
+        assert!(s.stop_search());
+        assert_eq!((s.sleeping(), s.searching()), (0, 0));
+    }
+
+    /// At most half the workers (at least one) start searching by
+    /// themselves; the one that finds work as the last searcher hands the
+    /// search on to a sleeper.
+    #[test]
+    fn searchers_are_capped_and_the_last_hands_on() {
+        let p: Vec<Parker> = (0..4).map(|_| Parker::new()).collect();
+        let s = Sleepers::new(p.iter().map(|p| p.unparker().clone()).collect());
+        let mut idle: Vec<Idle> = (0..4).map(|_| Idle::default()).collect();
+        assert_eq!(idle[0].empty(&s, 2, 0), Tier::Spin(1));
+        assert_eq!(idle[1].empty(&s, 2, 0), Tier::Spin(1));
+        assert_eq!(idle[2].empty(&s, 2, 0), Tier::Park, "two of four search");
+        assert_eq!(s.searching(), 2);
         s.announce(2);
-        assert!(s.retract(2));
-        assert_eq!(s.sleeping(), 0);
+        idle[0].found(&s);
+        assert_eq!((s.searching(), s.sleeping()), (1, 1), "not the last");
+        assert_eq!(idle[1].empty(&s, 2, 0), Tier::Spin(2));
+        idle[1].found(&s);
+        assert_eq!(
+            (s.searching(), s.sleeping()),
+            (1, 0),
+            "the last searcher woke the sleeper, counted as searching"
+        );
+        assert!(!s.retract(2));
+        idle[2].slept(Slept {
+            parked: true,
+            woken: true,
+        });
+        assert_eq!(idle[2].empty(&s, 0, 0), Tier::Park, "gives up at once");
+        assert_eq!(s.searching(), 0);
+        idle[3].exit(&s);
+        assert_eq!(s.searching(), 0);
     }
 }
 
@@ -239,13 +423,15 @@ mod loom_idle {
     use loom::sync::Arc;
     use loom::thread;
 
-    const FOREVER: Duration = Duration::from_secs(3600);
-
     struct World {
         sleepers: Sleepers,
         /// Tasks pushed and not yet taken.
         queue: AtomicUsize,
         done: AtomicBool,
+        /// Tasks taken by all workers; the one taking the `end_at`-th ends
+        /// the run.
+        taken: AtomicUsize,
+        end_at: usize,
     }
 
     impl World {
@@ -254,6 +440,8 @@ mod loom_idle {
                 sleepers: Sleepers::new(parkers.iter().map(|p| p.unparker().clone()).collect()),
                 queue: AtomicUsize::new(0),
                 done: AtomicBool::new(false),
+                taken: AtomicUsize::new(0),
+                end_at: usize::MAX,
             })
         }
 
@@ -271,33 +459,61 @@ mod loom_idle {
             false
         }
 
-        /// The worker loop's shape: while not done, find work or sleep.
-        /// Returns the tasks this worker took.
+        /// The worker loop's shape: while not done, find work or go idle
+        /// through the executor's own `Idle` (no spinning: a search that
+        /// finds nothing goes to sleep). Returns the tasks this worker took.
         fn worker(&self, me: usize, parker: &Parker, until_tasks: usize) -> usize {
+            self.worker_from(me, parker, until_tasks, &mut Idle::default())
+        }
+
+        fn worker_from(
+            &self,
+            me: usize,
+            parker: &Parker,
+            until_tasks: usize,
+            idle: &mut Idle,
+        ) -> usize {
             let mut took = 0;
             while !self.done.load(Ordering::Acquire) && took < until_tasks {
                 if self.try_take() {
+                    idle.found(&self.sleepers);
                     took += 1;
+                    if self.taken.fetch_add(1, Ordering::SeqCst) + 1 == self.end_at {
+                        self.end();
+                    }
                     continue;
                 }
-                self.sleepers.sleep(me, parker, FOREVER, || {
+                if idle.empty(&self.sleepers, 0, 0) != Tier::Park {
+                    continue;
+                }
+                let slept = self.sleepers.sleep(me, parker, None, || {
                     self.done.load(Ordering::SeqCst) || self.queue.load(Ordering::SeqCst) > 0
                 });
+                idle.slept(slept);
             }
+            idle.exit(&self.sleepers);
             took
         }
 
         fn push(&self) -> bool {
             self.queue.fetch_add(1, Ordering::Release);
-            self.sleepers.wake_one()
+            self.sleepers.notify()
         }
 
         /// Two worker threads running `body(world, index, own parker)`.
         fn two_workers(
             body: fn(&World, usize, &Parker) -> usize,
         ) -> (Arc<World>, Vec<thread::JoinHandle<usize>>) {
+            Self::two_workers_ending_at(usize::MAX, body)
+        }
+
+        fn two_workers_ending_at(
+            end_at: usize,
+            body: fn(&World, usize, &Parker) -> usize,
+        ) -> (Arc<World>, Vec<thread::JoinHandle<usize>>) {
             let parkers = [Parker::new(), Parker::new()];
-            let w = World::new(&parkers);
+            let mut w = World::new(&parkers);
+            Arc::get_mut(&mut w).expect("not shared yet").end_at = end_at;
             let workers = parkers
                 .into_iter()
                 .enumerate()
@@ -341,7 +557,7 @@ mod loom_idle {
         });
     }
 
-    /// Two sleepers, one task, one `wake_one`: exactly one takes the task;
+    /// Two sleepers, one task, one `notify`: exactly one takes the task;
     /// then the taker ends the run (`signal_done`) and the other, asleep or
     /// not, exits. The count never drifts.
     ///
@@ -371,15 +587,45 @@ mod loom_idle {
 
     /// No work at all: the end (`signal_done`: done flag, then `wake_all`)
     /// must get both workers out, whichever step of sleeping they are at.
+    ///
+    /// At most three preemptions: unbounded, the searches the two workers
+    /// start and give up between their sleeps did not finish in 10 minutes.
     #[test]
     fn loom_sleep_done_wakes_everyone() {
-        loom::model(|| {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
             let (w, workers) = World::two_workers(|w, me, parker| w.worker(me, parker, usize::MAX));
             w.end();
             for t in workers {
                 assert_eq!(t.join().unwrap(), 0);
             }
             assert_eq!(w.sleepers.sleeping(), 0);
+        });
+    }
+
+    /// Two tasks pushed while both workers sleep or are on their way to:
+    /// the first `notify` wakes one worker as the searcher, the second sees
+    /// it searching and wakes nobody; that searcher, finding a task as the
+    /// last searcher, wakes the other (or finds the second task itself).
+    /// Both tasks are taken: a skipped wake that strands a task would leave
+    /// both workers parked (deadlock). The search and sleeper counts end at
+    /// zero.
+    ///
+    /// At most three preemptions, as `loom_sleep_two_sleepers_one_wake`.
+    #[test]
+    fn loom_search_hands_on() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let (w, workers) =
+                World::two_workers_ending_at(2, |w, me, parker| w.worker(me, parker, usize::MAX));
+            w.push();
+            w.push();
+            let took: usize = workers.into_iter().map(|t| t.join().unwrap()).sum();
+            assert_eq!(took, 2);
+            assert_eq!(w.sleepers.sleeping(), 0);
+            assert_eq!(w.sleepers.searching(), 0);
         });
     }
 }

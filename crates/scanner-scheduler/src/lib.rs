@@ -90,14 +90,20 @@
 //!
 //! | spawn | cost | wakes |
 //! | --- | --- | --- |
-//! | `ExecutorHandle::spawn` | CAS on the state word + injector push | one sleeper |
-//! | `ExecutorHandle::spawn_batch` | one CAS for all + n pushes | up to n sleepers |
-//! | `WorkerCtx::spawn_local` | `fetch_add` + deque push (no lock) | a sibling every `wake_on_hoard` spawns |
-//! | `WorkerCtx::spawn_global` | `fetch_add` + injector push | one sleeper |
+//! | `ExecutorHandle::spawn` | CAS on the state word + injector push | one sleeper, if none searches |
+//! | `ExecutorHandle::spawn_batch` | one CAS for all + n pushes | one sleeper, if none searches |
+//! | `WorkerCtx::spawn_local` | `fetch_add` + deque push (no lock) | as above, at a spawn into an empty deque and every `wake_on_hoard` spawns |
+//! | `WorkerCtx::spawn_global` | `fetch_add` + injector push | one sleeper, if none searches |
 //!
-//! An idle worker spins (`spin_iters` rounds), yields (`yield_iters`), then
-//! parks for at most `park_timeout`. A worker that took a batch from the
-//! injector or stole while others sleep wakes one more, so a burst spreads.
+//! An idle worker either searches or sleeps. At most half the workers
+//! search at once: they spin (`spin_iters` rounds), then yield
+//! (`yield_iters`), probing the queues with plain loads and stealing only
+//! what is there, then sleep. A sleeper sleeps until woken (no timeout by
+//! default). A spawn wakes one sleeper, counted as searching, only when
+//! nobody searches; a searcher that finds work as the last one wakes the
+//! next, so a burst spreads one worker at a time and stops at the first
+//! search that finds nothing (tokio's rule; `src/idle.rs`). A worker that
+//! took a batch from the injector or stole while others sleep notifies too.
 //!
 //! # Termination and shutdown protocol
 //!
@@ -116,8 +122,11 @@
 //! 4. `join` clears the bit; if the count was already zero, `join` itself
 //!    ends the run. Exactly one of 3 and 4 sees the end (loom-checked).
 //! 5. A worker about to park announces itself asleep, then re-checks the
-//!    queues and `done`; a spawner pushes, then checks for sleepers. SeqCst
-//!    fences on both sides mean one of them sees the other: no lost wake-up.
+//!    queues and `done`; a spawner pushes, then checks for searchers and
+//!    sleepers. SeqCst fences on both sides mean one of them sees the
+//!    other: no lost wake-up. A spawner that skips the wake because a worker
+//!    searches leaves the work to that searcher, which finds it, hands the
+//!    search on, or re-checks before it sleeps (`src/idle.rs`).
 //! 6. `shutdown` closes the gate and ends the run at once. Workers finish
 //!    their current task, then drop what is queued (destructors run, permits
 //!    return); `join` returns promptly.
@@ -167,12 +176,15 @@
 //! --measurement-time 3` (`benches/executor.rs`), two workers, on a 2-core
 //! machine shared with other builds (load average ~5 during the run, so
 //! absolute times are inflated and noisy; compare ratios within one run).
+//! Figures of 2026-11-26, after idle workers came to sleep until woken and
+//! to search at most half at a time (the table before: 24.8 vs 9.5 and
+//! 23.8 ms; 3.2 vs 17.9 ms; utilization 0.956 vs 0.862).
 //!
 //! | workload | this executor | baseline | ratio |
 //! | --- | --- | --- | --- |
-//! | 100k empty tasks, one external producer | 24.8 ms | `crossbeam-channel` 9.5 ms, `rayon::scope` 23.8 ms | 2.6x slower than the channel, 1.04x slower than rayon |
-//! | binary split tree, 131k internal spawns | 3.2 ms | `rayon::scope` 17.9 ms | 5.6x faster |
-//! | seed 000: costs 1 : 1 : 2 : 3.5, 150 x 250 us busy tasks | utilization 0.956 (median of 30, min 0.897) | static partitioning 0.862 (min 0.730) | +11% |
+//! | 100k empty tasks, one external producer | 5.7 ms | `crossbeam-channel` 5.1 ms, `rayon::scope` 8.3 ms | 1.13x slower than the channel, 0.69x of rayon |
+//! | binary split tree, 131k internal spawns | 1.0 ms | `rayon::scope` 14.3 ms | 14x faster |
+//! | seed 000: costs 1 : 1 : 2 : 3.5, 150 x 250 us busy tasks | utilization 0.990 (median of 30, min 0.859) | static partitioning 0.827 (min 0.817) | +20% |
 //! | `Instant::now` + `elapsed` | | | 158 ns under load (~40 ns idle machine) |
 //!
 //! * **External spawns** cost a CAS on the state word, an injector push and a
@@ -210,8 +222,8 @@
 //! ```
 //!
 //! The models drive the real `StateWord`, the executor's completion
-//! `Netting` and the real `Sleepers` handshake with a loom parker (list in
-//! `src/loom.rs`). Replacing the CAS in the external spawn by a
+//! `Netting` and the real `Sleepers` handshake and searching rule (`Idle`)
+//! with a loom parker and no timeout (list in `src/loom.rs`). Replacing the CAS in the external spawn by a
 //! load-then-add makes `loom_spawn_vs_join_gate` and `loom_split_spawn_join`
 //! fail. `executor::tests::no_lost_wakeup_with_widened_window` also covers
 //! the handshake on real threads.

@@ -27,7 +27,7 @@
 //! | --- | --- | --- |
 //! | `loom_spawn_vs_join_gate`, `loom_completion_vs_join`, `loom_concurrent_spawns`, `loom_split_spawn_join` | `state.rs` | `StateWord` |
 //! | `loom_netting_*` | `state.rs` | `Netting` on a `StateWord` (the executor's completion netting) |
-//! | `loom_sleep_*` | `idle.rs` | `Sleepers::sleep`, `wake_one`, `wake_all` with this module's `Parker` (`loom_sleep_two_sleepers_one_wake` at most 3 preemptions per execution: unbounded it ran over 15 min) |
+//! | `loom_sleep_*`, `loom_search_hands_on` | `idle.rs` | `Idle` (the worker loop's search-or-sleep steps), `Sleepers::sleep`, `notify`, `wake_all` with this module's `Parker`, parking without a timeout (`loom_sleep_two_sleepers_one_wake`, `loom_sleep_done_wakes_everyone` and `loom_search_hands_on` at most 3 preemptions per execution: unbounded they ran over 10 min; the three took 400 s together on a loaded 2-core machine) |
 //! | `loom_budget_*` | `budget.rs` | `Budget` |
 
 #[cfg(loom)]

@@ -619,8 +619,9 @@ fn join_without_work_and_zero_workers() {
 }
 
 /// Wake-on-hoard: one task spawns many local tasks while the sibling is
-/// parked with a 60 s timeout. With `wake_on_hoard` the sibling is woken and
-/// steals; with it off, nothing wakes the sibling until the run ends.
+/// parked with a 60 s timeout. With `wake_on_hoard` the sibling is woken (at
+/// the first spawn into the empty deque) and steals; with it off, nothing
+/// wakes the sibling until the run ends.
 #[test]
 fn wake_on_hoard_brings_a_sleeping_sibling() {
     fn run(hoard: u32) -> Vec<u64> {
@@ -635,6 +636,11 @@ fn wake_on_hoard_brings_a_sleeping_sibling() {
                 |_| (),
                 |t: u32, ctx: &mut WorkerCtx<u32, ()>| {
                     if t == 0 {
+                        // The worker that took this task was woken as the
+                        // searcher, and found it as the last one: it woke
+                        // the sibling to search on. Let that search end
+                        // (nothing to find) and the sibling sleep again.
+                        std::thread::sleep(Duration::from_millis(50));
                         for _ in 0..2_000 {
                             ctx.spawn_local(1);
                         }
