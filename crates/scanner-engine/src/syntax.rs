@@ -229,6 +229,7 @@ const RULE_KEYS: &[&str] = &[
     "tags",
     "allowlists",
     "allowlist",
+    "validate",
     // gitleaks' own, meaning nothing to a file scanner: accepted and ignored.
     "skipReport",
     "report",
