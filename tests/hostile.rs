@@ -323,10 +323,12 @@ open("bad.tar", "wb").write(bytes(b))
         "{:?}",
         r.stderr
     );
+    // The archive reader reads the lying header as GNU tar does and names it in its own
+    // words; what reaches stderr of the header's bytes is escaped.
     assert!(
         r.stderr.contains(
-            "scanner: warning: bad.tar: corrupt: numeric field was not a number: \
-             \\x1b[2J\\x1b]0;x\\x07   when getting size for a\\x1b]0;pwned\\x07.txt"
+            "scanner: warning: bad.tar: corrupt: 2 blocks at the start are not tar headers \
+             (a member's size lies?): skipped to the next header, as GNU tar does"
         ),
         "{}",
         r.stderr

@@ -671,7 +671,9 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
     assert_eq!(
         run.stderr,
         format!(
-            "scanner: added 1 finding to {} (1 in all):\n  app.py:2  {RULE}\n",
+            "scanner: note: config {}\nscanner: added 1 finding to {} (1 in all):\n  \
+             app.py:2  {RULE}\n",
+            r.path(".scanner.toml").display(),
             r.path(".scanner-baseline.json").display()
         )
     );
