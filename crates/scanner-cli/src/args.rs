@@ -684,3 +684,48 @@ impl From<ConfidenceArg> for scanner_engine::Confidence {
         }
     }
 }
+
+/// What `--stats-json` records of a run's options (`run.options`; `scanner merge` compares them).
+impl ScanArgs {
+    /// The options that change which findings a run reports and how: shards of
+    /// one scan must agree on all of them. Output destinations, threads and the
+    /// shard itself are left out.
+    pub fn options_json(&self) -> serde_json::Value {
+        let a = self;
+        let paths = |v: &[PathBuf]| -> Vec<String> {
+            v.iter().map(|p| p.to_string_lossy().into_owned()).collect()
+        };
+        let opt = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+        serde_json::json!({
+            "paths": paths(&a.paths),
+            "stdin_name": opt(&a.stdin_name),
+            "files_from": opt(&a.files_from),
+            "no_ignore": a.no_ignore,
+            "exclude": a.exclude,
+            "follow": a.follow,
+            "max_filesize": a.max_filesize,
+            "min_confidence": a.min_confidence.map(|c| format!("{c:?}").to_lowercase()),
+            "max_decode_depth": a.max_decode_depth,
+            "no_archives": a.no_archives,
+            "archive_depth": a.archive_depth,
+            "archive_max_bytes": a.archive_max_bytes,
+            "archive_max_run_bytes": a.archive_max_run_bytes,
+            "archive_max_members": a.archive_max_members,
+            "binary": a.binary,
+            "staged": a.staged,
+            "history": a.history,
+            "range": a.range,
+            "since": a.since,
+            "reflogs": a.reflogs,
+            "diff": a.diff,
+            "rules": opt(&a.rule_set.rules),
+            "extra_rules": paths(&a.rule_set.extra_rules),
+            "config": opt(&a.config),
+            "no_config": a.no_config,
+            "baseline": opt(&a.baseline),
+            "show_secrets": a.show_secrets,
+            "validate": a.validation.validate,
+            "min_validity": a.validation.min_validity().map(|v| v.as_str()),
+        })
+    }
+}

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 
 use crate::args::HookInstallArgs;
-use crate::messages::escape_path;
+use crate::messages::{self, escape_path};
 
 /// The line that marks a hook as ours.
 pub const MARKER: &str = "# scanner-pre-commit-hook (written by `scanner hook install`)";
@@ -30,21 +30,15 @@ pub fn install(args: &HookInstallArgs) -> anyhow::Result<ExitCode> {
     let cwd = crate::paths::current_dir()?;
     let exe = std::env::current_exe().ok();
     let (path, replaced) = install_in(&cwd, exe.as_deref(), args.force)?;
-    match replaced {
-        Replaced::Nothing => eprintln!(
-            "scanner: installed the pre-commit hook {}",
-            escape_path(&path)
-        ),
-        Replaced::Ours => eprintln!(
-            "scanner: updated the pre-commit hook {}",
-            escape_path(&path)
-        ),
-        Replaced::Foreign(backup) => eprintln!(
-            "scanner: replaced the pre-commit hook {} (the previous one is in {})",
+    messages::info(&match replaced {
+        Replaced::Nothing => format!("installed the pre-commit hook {}", escape_path(&path)),
+        Replaced::Ours => format!("updated the pre-commit hook {}", escape_path(&path)),
+        Replaced::Foreign(backup) => format!(
+            "replaced the pre-commit hook {} (the previous one is in {})",
             escape_path(&path),
             escape_path(&backup)
         ),
-    }
+    });
     Ok(ExitCode::SUCCESS)
 }
 

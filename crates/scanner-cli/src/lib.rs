@@ -40,6 +40,7 @@ pub mod outfile;
 pub mod output;
 pub mod paths;
 pub mod pipeline;
+pub mod progress;
 pub mod report;
 pub mod rules_cmd;
 pub mod scan;

@@ -40,7 +40,7 @@ use scanner_engine::{Confidence, Encoding, Finding, RuleInfo, Validation};
 
 use crate::args::{ColorChoice, MergeArgs};
 use crate::input::CommitInfo;
-use crate::messages::escape_path;
+use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{PathFinding, Sink, SinkOptions};
 use crate::shard::fnv1a64;
@@ -466,10 +466,10 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
     if !a.quiet {
         let files: u64 = stats.iter().map(|s| s.files).sum();
         let bytes: u64 = stats.iter().map(|s| s.bytes).sum();
-        eprintln!(
+        messages::print(&format!(
             "merged {} shards: {files} files ({bytes} bytes) scanned, {total} findings",
             stats.len()
-        );
+        ));
     }
     Ok(if errors > 0 && !a.ignore_errors {
         ExitCode::from(crate::EXIT_ERROR)

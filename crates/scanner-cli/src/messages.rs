@@ -5,7 +5,7 @@
 //!
 //! Callers pass the parts (a path, a rule, the reason) and never format the
 //! prefix themselves. While a progress line is drawn, the sink prints
-//! them between its redraws ([`crate::summary::Progress`]).
+//! them between its redraws ([`crate::progress::Progress`]).
 //!
 //! How much is said is decided here too ([`set_verbosity`], from
 //! `--log-level` and `-v`), the way ripgrep's `messages.rs` keeps its
@@ -85,14 +85,32 @@ pub fn note(message: &str) {
 /// a statement the user acts on (a refused commit). Not under `--log-level error`.
 pub fn info(message: &str) {
     if warnings_shown() {
-        eprintln!("scanner: {message}");
+        eprintln!("scanner: {}", sanitize(message));
     }
 }
 
 /// Prints an indented line that continues the [`info`] before it (a list under it).
 pub fn hint(line: &str) {
     if warnings_shown() {
-        eprintln!("  {line}");
+        eprintln!("  {}", sanitize(line));
+    }
+}
+
+/// Prints a whole line as it is (through [`sanitize`]): one built by this module
+/// ([`warning_line`], [`rule_warning`], [`suppressed_line`]), an already-sanitized note, or an
+/// unprefixed status line of a subcommand (`merged 3 shards: ...`). The caller decides whether
+/// it is wanted (the sink between progress redraws asks [`warnings_shown`] first).
+pub fn print(line: &str) {
+    eprintln!("{}", sanitize(line));
+}
+
+/// Prints `lines` as one block, stderr locked across them so that no other thread's line
+/// lands in between (the end-of-scan summary).
+pub fn print_lines(lines: &[String]) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    for line in lines {
+        let _ = writeln!(err, "{}", sanitize(line));
     }
 }
 

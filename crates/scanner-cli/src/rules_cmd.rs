@@ -50,10 +50,11 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                         EngineBuilder::new().add(RuleFile::load(path)?).build()?;
                     for w in &warnings {
                         let file = w.file.as_deref().or(Some(path.as_path()));
-                        eprintln!(
-                            "{}",
-                            messages::rule_warning(file, w.rule.as_deref(), &w.message)
-                        );
+                        messages::print(&messages::rule_warning(
+                            file,
+                            w.rule.as_deref(),
+                            &w.message,
+                        ));
                     }
                     engine
                 }
@@ -71,10 +72,10 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
             }
             let n = engine.rules().len();
             if failures.is_empty() {
-                eprintln!("all examples of {n} rules pass");
+                messages::print(&format!("all examples of {n} rules pass"));
                 Ok(ExitCode::SUCCESS)
             } else {
-                eprintln!("{} failing examples in {n} rules", failures.len());
+                messages::print(&format!("{} failing examples in {n} rules", failures.len()));
                 Ok(ExitCode::from(1))
             }
         }

@@ -42,8 +42,9 @@ use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{Format, Sink, SinkOptions};
 use crate::pipeline::{self, ScanOptions, StopHandle};
+use crate::progress::Progress;
 use crate::report::ScanReport;
-use crate::summary::{self, Progress};
+use crate::summary;
 use crate::{baseline, signals};
 
 /// Everything a scan needs, built from the flags.
@@ -118,7 +119,7 @@ pub fn build_engine(
             scanner_engine::WarningKind::Replaced => messages::rule_note,
             _ => messages::rule_warning,
         };
-        eprintln!("{}", line(w.file.as_deref(), w.rule.as_deref(), &w.message));
+        messages::print(&line(w.file.as_deref(), w.rule.as_deref(), &w.message));
     }
     Ok(engine)
 }
@@ -553,10 +554,16 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         summary::print_summary(&report);
     }
     for note in &report.notes {
-        eprintln!("{}", messages::sanitize(note));
+        messages::print(note);
     }
     if let Some(path) = &args.stats_json {
-        let extra = crate::shard::stats_extra(shard, &args, engine.rules(), &report_digest);
+        let extra = crate::shard::stats_extra(
+            shard,
+            args.options_json(),
+            args.format,
+            engine.rules(),
+            &report_digest,
+        );
         summary::write_stats_json_with(path, &report, extra)?;
     }
     // Freeing the engine (every rule's regexes and their caches) took 6-9 ms

@@ -42,7 +42,6 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Map, Value};
 
-use crate::args::ScanArgs;
 use crate::output::Format;
 
 /// Buckets the key space is cut into before buckets are dealt to shards.
@@ -338,47 +337,6 @@ impl Write for Hashing {
     }
 }
 
-/// The options that change which findings a run reports and how: shards of
-/// one scan must agree on all of them. Output destinations, threads and the
-/// shard itself are left out.
-pub fn options_json(a: &ScanArgs) -> Value {
-    let paths = |v: &[PathBuf]| -> Vec<String> {
-        v.iter().map(|p| p.to_string_lossy().into_owned()).collect()
-    };
-    let opt = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
-    json!({
-        "paths": paths(&a.paths),
-        "stdin_name": opt(&a.stdin_name),
-        "files_from": opt(&a.files_from),
-        "no_ignore": a.no_ignore,
-        "exclude": a.exclude,
-        "follow": a.follow,
-        "max_filesize": a.max_filesize,
-        "min_confidence": a.min_confidence.map(|c| format!("{c:?}").to_lowercase()),
-        "max_decode_depth": a.max_decode_depth,
-        "no_archives": a.no_archives,
-        "archive_depth": a.archive_depth,
-        "archive_max_bytes": a.archive_max_bytes,
-        "archive_max_run_bytes": a.archive_max_run_bytes,
-        "archive_max_members": a.archive_max_members,
-        "binary": a.binary,
-        "staged": a.staged,
-        "history": a.history,
-        "range": a.range,
-        "since": a.since,
-        "reflogs": a.reflogs,
-        "diff": a.diff,
-        "rules": opt(&a.rule_set.rules),
-        "extra_rules": paths(&a.rule_set.extra_rules),
-        "config": opt(&a.config),
-        "no_config": a.no_config,
-        "baseline": opt(&a.baseline),
-        "show_secrets": a.show_secrets,
-        "validate": a.validation.validate,
-        "min_validity": a.validation.min_validity().map(|v| v.as_str()),
-    })
-}
-
 /// Digest of the compiled rule set as the engine describes it (ids,
 /// aliases, names, descriptions, keywords, origins), with the version.
 pub fn rules_digest(rules: &[scanner_engine::RuleInfo]) -> String {
@@ -401,11 +359,11 @@ pub fn rules_digest(rules: &[scanner_engine::RuleInfo]) -> String {
 /// The keys `--stats-json` gains for `scanner merge` (module docs).
 pub fn stats_extra(
     shard: Option<Shard>,
-    args: &ScanArgs,
+    options: Value,
+    format: Format,
     rules: &[scanner_engine::RuleInfo],
     report: &ReportDigest,
 ) -> Map<String, Value> {
-    let options = options_json(args);
     let (bytes, digest) = report.get();
     let mut m = Map::new();
     m.insert(
@@ -420,7 +378,7 @@ pub fn stats_extra(
             "options_digest": format!("{:016x}", fnv1a64(options.to_string().as_bytes())),
             "options": options,
             "report": {
-                "format": format_name(args.format),
+                "format": format_name(format),
                 "bytes": bytes,
                 "fnv1a64": format!("{digest:016x}"),
             },

@@ -78,70 +78,14 @@
 //! format, size and digest); a sharded run adds `rules` too. `scanner
 //! merge` reads them: see [`crate::shard`].
 
-use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use crate::progress::{megabytes, plural, thousands};
 use crate::report::ScanReport;
-
-/// The progress line: drawn only while stderr is a terminal (the caller
-/// checks), rate-limited by indicatif, erased at the end.
-pub struct Progress {
-    bar: ProgressBar,
-}
-
-impl Default for Progress {
-    fn default() -> Progress {
-        Progress::new()
-    }
-}
-
-impl Progress {
-    pub fn new() -> Progress {
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {elapsed} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        );
-        bar.enable_steady_tick(Duration::from_millis(120));
-        Progress { bar }
-    }
-
-    pub fn update(&self, files: u64, bytes: u64, findings: u64) {
-        self.bar.set_message(format!(
-            "{} {}, {}, {} {}",
-            thousands(files),
-            plural(files, "file", "files"),
-            megabytes(bytes),
-            thousands(findings),
-            plural(findings, "finding", "findings")
-        ));
-    }
-
-    /// Prints a line above the progress line.
-    pub fn println(&self, line: &str) {
-        self.bar.suspend(|| eprintln!("{line}"));
-    }
-
-    /// Runs `f` with the progress line erased (for output to the terminal
-    /// the line is drawn on), then draws it again.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.bar.suspend(f)
-    }
-
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-
-    /// True when a progress line makes sense: stderr is a terminal.
-    pub fn wanted() -> bool {
-        std::io::stderr().is_terminal()
-    }
-}
 
 /// Decimal MB per second over the elapsed time (0 for an instant run).
 pub fn mb_per_sec(bytes: u64, elapsed: Duration) -> f64 {
@@ -252,10 +196,7 @@ pub fn summary_lines(r: &ScanReport) -> Vec<String> {
 }
 
 pub fn print_summary(r: &ScanReport) {
-    let mut err = std::io::stderr().lock();
-    for line in summary_lines(r) {
-        let _ = writeln!(err, "{line}");
-    }
+    crate::messages::print_lines(&summary_lines(r));
 }
 
 /// The `--stats-json` object (see the module docs).
@@ -356,37 +297,6 @@ pub fn write_stats_json_with(
     json.push(b'\n');
     crate::outfile::OutputFile::write_whole(path, &json).context("--stats-json")?;
     Ok(())
-}
-
-fn plural<'a>(n: u64, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 {
-        one
-    } else {
-        many
-    }
-}
-
-/// 1234567 → "1,234,567".
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn megabytes(bytes: u64) -> String {
-    if bytes < 1000 {
-        format!("{bytes} B")
-    } else if bytes < 1_000_000 {
-        format!("{:.1} KB", bytes as f64 / 1e3)
-    } else {
-        format!("{:.1} MB", bytes as f64 / 1e6)
-    }
 }
 
 #[cfg(test)]

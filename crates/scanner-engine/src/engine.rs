@@ -102,6 +102,13 @@ use crate::{
     WarningKind,
 };
 
+mod build;
+mod examples;
+mod rare;
+
+pub use build::{EngineBuilder, RuleOverride};
+use rare::RareByteSearch;
+
 /// The window of a rule whose regex has no longest match (`+`, `*`,
 /// `{n,}`) and no `max_len`: at least this many bytes, more when another
 /// rule's window is longer (every unbounded rule gets the engine's longest
@@ -128,34 +135,6 @@ pub const MAX_REGEX_WORK: usize = 1 << 26;
 /// bytes per pattern byte, so a 10 MB literal would take 1 GB.
 pub const MAX_PATTERN_LEN: usize = 64 << 10;
 
-/// Refuses a regex whose search could cost too much (see
-/// [`MAX_REGEX_STATES`], [`MAX_REGEX_WORK`]); `window` is the bytes searched
-/// per keyword hit ([`Rule::cost_window`]).
-fn check_cost(hir: &Hir, window: usize) -> Result<(), String> {
-    let advice = "shorten its counted repetitions (`.{65535}`) or split the rule";
-    let nfa = regex_automata::nfa::thompson::Compiler::new()
-        .configure(
-            regex_automata::nfa::thompson::Config::new()
-                .nfa_size_limit(Some(10 << 20))
-                .shrink(false),
-        )
-        .build_from_hir(hir)
-        .map_err(|e| format!("cannot compile regex: {e}: {advice}"))?;
-    let states = nfa.states().len();
-    if states > MAX_REGEX_STATES {
-        return Err(format!(
-            "regex too large: {states} automaton states, more than {MAX_REGEX_STATES}: {advice}"
-        ));
-    }
-    if states.saturating_mul(window) > MAX_REGEX_WORK {
-        return Err(format!(
-            "regex too costly: {states} automaton states times a {window}-byte window is more \
-             than {MAX_REGEX_WORK}: {advice}, or lower `max_len`"
-        ));
-    }
-    Ok(())
-}
-
 /// A keyword of at most this many distinct characters (ASCII case folded)
 /// has too little information to be a keyword. A keyword hits once per
 /// period of its own pattern in a run of it, and runs of one character are
@@ -173,509 +152,9 @@ fn check_cost(hir: &Hir, window: usize) -> Result<(), String> {
 /// builds them with every warning an error).
 pub const LOW_INFORMATION: usize = 1;
 
-/// See [`LOW_INFORMATION`].
-fn low_information(keyword: &str) -> bool {
-    let mut seen = [false; 256];
-    let mut distinct = 0;
-    for b in keyword.bytes() {
-        let b = usize::from(b.to_ascii_lowercase());
-        if !seen[b] {
-            seen[b] = true;
-            distinct += 1;
-            if distinct > LOW_INFORMATION {
-                return false;
-            }
-        }
-    }
-    true
-}
-
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
 pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
-
-/// Per-rule settings from user configuration, applied by
-/// [`EngineBuilder::override_rule`].
-#[derive(Clone, Debug, Default)]
-pub struct RuleOverride {
-    /// Replaces the rule's minimum entropy.
-    pub entropy: Option<f32>,
-    /// Regexes over the secret; a match drops the finding (counted as
-    /// [`Suppressed::config_allow`]).
-    pub allow_secrets: Vec<String>,
-    /// Regexes over the path; a match drops the rule's findings in that file.
-    pub allow_paths: Vec<String>,
-}
-
-/// Builds an [`Engine`] from rule files and user configuration.
-#[derive(Default)]
-pub struct EngineBuilder {
-    files: Vec<RuleFile>,
-    disabled: Vec<String>,
-    allow_secrets: Vec<String>,
-    overrides: Vec<(String, RuleOverride)>,
-    eager: bool,
-    no_lead_inference: bool,
-    decode_depth: Option<usize>,
-}
-
-impl EngineBuilder {
-    pub fn new() -> Self {
-        EngineBuilder::default()
-    }
-
-    /// Adds a rule file. A rule of a user file (not built in) whose id or
-    /// alias names a rule of an earlier file replaces that rule (gitleaks
-    /// semantics; the build reports it as a [`WarningKind::Replaced`]
-    /// warning); a name defined twice in one file, or by two built-in
-    /// files, is an error at [`build`](Self::build).
-    #[allow(clippy::should_implement_trait)] // the name is the CLI's contract
-    pub fn add(mut self, file: RuleFile) -> Self {
-        self.files.push(file);
-        self
-    }
-
-    /// Drops rules by id or alias before compiling. An unknown name is a
-    /// warning.
-    pub fn disable(mut self, ids: &[String]) -> Self {
-        self.disabled.extend(ids.iter().cloned());
-        self
-    }
-
-    /// Extra secrets to allow (regexes over the secret, any rule), from user
-    /// config; drops are counted as [`Suppressed::config_allow`].
-    pub fn allow_secrets(mut self, regexes: &[String]) -> Self {
-        self.allow_secrets.extend(regexes.iter().cloned());
-        self
-    }
-
-    /// Per-rule user settings, by id or alias. An unknown (or disabled) name
-    /// is an error at [`build`](Self::build).
-    pub fn override_rule(mut self, id: &str, settings: RuleOverride) -> Self {
-        self.overrides.push((id.to_owned(), settings));
-        self
-    }
-
-    /// Compile every built-in regex now rather than on its rule's first
-    /// keyword hit (user rules are always compiled at build). Default: lazy,
-    /// which keeps startup at a few milliseconds.
-    pub fn eager(mut self, yes: bool) -> Self {
-        self.eager = yes;
-        self
-    }
-
-    /// How many layers of base64, hex and percent-encoding to decode and
-    /// scan again (`docs/decoding.md`). Default 2; 0 turns decoding off.
-    /// Source string literals split across lines are reassembled whatever
-    /// the depth.
-    pub fn decode_depth(mut self, depth: usize) -> Self {
-        self.decode_depth = Some(depth);
-        self
-    }
-
-    /// Turns off the `keyword_lead` inference (`src/lead.rs`): rules
-    /// without the field then use `max_len`. For the benchmark's same-run
-    /// comparison; not a user setting.
-    #[doc(hidden)]
-    pub fn no_lead_inference(mut self, yes: bool) -> Self {
-        self.no_lead_inference = yes;
-        self
-    }
-
-    /// Parses every regex, checks every field and builds the keyword
-    /// automaton. Errors name the file and the rule; the first one is
-    /// returned (use [`build_lenient`](Self::build_lenient) to see them all).
-    pub fn build(self) -> Result<(Engine, Vec<Warning>), Error> {
-        let (engine, warnings, mut errors) = self.build_inner()?;
-        if !errors.is_empty() {
-            return Err(errors.swap_remove(0));
-        }
-        Ok((engine, warnings))
-    }
-
-    /// Like [`build`](Self::build), but a broken rule is left out instead of
-    /// failing the build: returns the engine of the good rules, the
-    /// warnings, and every error (for `scanner rules check` and tests).
-    /// Errors outside any rule (configuration, global allowlists) still fail.
-    pub fn build_lenient(self) -> Result<(Engine, Vec<Warning>, Vec<Error>), Error> {
-        self.build_inner()
-    }
-
-    fn build_inner(self) -> Result<(Engine, Vec<Warning>, Vec<Error>), Error> {
-        let mut warnings = Vec::new();
-        let mut errors = Vec::new();
-        // Names disabled by the caller, and by files for rules of later
-        // files; they apply once every rule is known.
-        let mut disabled: Vec<(Option<&str>, &String)> =
-            self.disabled.iter().map(|d| (None, d)).collect();
-        for f in &self.files {
-            for (rule, message) in &f.unknown {
-                warnings.push(Warning::new(
-                    Some(f.origin.clone().into()),
-                    rule.clone(),
-                    message.clone(),
-                ));
-            }
-        }
-        // Names (ids and aliases). A user rule with the name of a built-in
-        // rule, or of a rule from an earlier user file, replaces it (as in
-        // gitleaks) and inherits its names; a name defined twice within one
-        // file, or among built-in files, is an error.
-        let mut owner: HashMap<String, (usize, usize)> = HashMap::new();
-        let mut skip: HashSet<(usize, usize)> = HashSet::new();
-        let mut inherited: HashMap<(usize, usize), Vec<String>> = HashMap::new();
-        let mut off: HashSet<(usize, usize)> = HashSet::new();
-        let mut gone: HashSet<&str> = HashSet::new();
-        for (fi, f) in self.files.iter().enumerate() {
-            // A file's `disabledRules` drops the rules it extends (earlier
-            // files) before its own rules are read, as in gitleaks: a
-            // file may disable a built-in and define a rule of that id.
-            for name in &f.extend.disabled_rules {
-                match owner.get(name.as_str()) {
-                    Some(&at) => {
-                        off.insert(at);
-                        owner.retain(|_, v| *v != at);
-                        gone.insert(name);
-                    }
-                    None => disabled.push((Some(&f.origin), name)),
-                }
-            }
-            for (ri, r) in f.rules.iter().enumerate() {
-                let own: Vec<&String> = std::iter::once(&r.id).chain(&r.aliases).collect();
-                let mut clash = None;
-                let mut replaced: Vec<(usize, usize)> = Vec::new();
-                for name in &own {
-                    let Some(&prev) = owner.get(name.as_str()) else {
-                        continue;
-                    };
-                    if replaced.contains(&prev) {
-                        continue;
-                    }
-                    if prev.0 != fi && !f.trusted {
-                        replaced.push(prev);
-                    } else {
-                        clash = Some((*name, prev));
-                        break;
-                    }
-                }
-                if let Some((name, (pfi, pri))) = clash {
-                    let prev = &self.files[pfi].rules[pri];
-                    let first = &self.files[pfi].origin;
-                    let what = if name == &r.id { "rule id" } else { "alias" };
-                    let was = if name == &prev.id {
-                        "the id"
-                    } else {
-                        "an alias"
-                    };
-                    let message = if name == &r.id && name == &prev.id {
-                        format!(
-                            "line {}: duplicate rule id (first defined in {first})",
-                            r.line
-                        )
-                    } else {
-                        format!(
-                            "line {}: duplicate {what} `{name}` (already {was} of rule `{}` in {first})",
-                            r.line, prev.id
-                        )
-                    };
-                    errors.push(Error::new(
-                        Some(f.origin.clone().into()),
-                        Some(r.id.clone()),
-                        message,
-                    ));
-                    skip.insert((fi, ri));
-                    continue;
-                }
-                let mut names_here: Vec<String> = own.iter().map(|n| (*n).clone()).collect();
-                for (pfi, pri) in replaced {
-                    let prev = &self.files[pfi].rules[pri];
-                    skip.insert((pfi, pri));
-                    owner.retain(|_, v| *v != (pfi, pri));
-                    let mut names: Vec<String> = std::iter::once(prev.id.clone())
-                        .chain(prev.aliases.iter().cloned())
-                        .chain(inherited.remove(&(pfi, pri)).unwrap_or_default())
-                        .filter(|n| !names_here.contains(n))
-                        .collect();
-                    names.dedup();
-                    names_here.extend(names.iter().cloned());
-                    inherited.entry((fi, ri)).or_default().append(&mut names);
-                    let whose = if self.files[pfi].trusted {
-                        "the built-in rule"
-                    } else {
-                        "the rule"
-                    };
-                    warnings.push(Warning {
-                        kind: WarningKind::Replaced,
-                        file: Some(f.origin.clone().into()),
-                        rule: Some(r.id.clone()),
-                        message: format!(
-                            "replaces {whose} `{}` from {}",
-                            prev.id, self.files[pfi].origin
-                        ),
-                    });
-                }
-                for name in names_here {
-                    owner.insert(name, (fi, ri));
-                }
-            }
-        }
-        // Disabled names, resolved through ids and aliases.
-        for (file, id) in disabled {
-            match owner.get(id.as_str()) {
-                Some(&at) => {
-                    off.insert(at);
-                }
-                None if gone.contains(id.as_str()) => {}
-                None => warnings.push(Warning::new(
-                    file.map(Into::into),
-                    Some(id.clone()),
-                    "cannot disable an unknown rule".into(),
-                )),
-            }
-        }
-
-        let mut rules = Vec::new();
-        let mut infos = Vec::new();
-        let mut global = Vec::new();
-        let mut targeted: Vec<(&str, Vec<String>, Arc<Allowlist>)> = Vec::new();
-        for (fi, f) in self.files.iter().enumerate() {
-            for (i, al) in f.allowlists.iter().enumerate() {
-                let what = format!("global allowlist #{}", i + 1);
-                let compiled = Arc::new(
-                    Allowlist::compile(al, &what, f.trusted)
-                        .map_err(|m| Error::new(Some(f.origin.clone().into()), None, m))?,
-                );
-                if al.target_rules.is_empty() {
-                    global.push(compiled);
-                } else {
-                    targeted.push((&f.origin, al.target_rules.clone(), compiled));
-                }
-            }
-            for (ri, r) in f.rules.iter().enumerate() {
-                if skip.contains(&(fi, ri)) || off.contains(&(fi, ri)) {
-                    continue;
-                }
-                match compile_rule(r, &f.origin, f.trusted) {
-                    Ok((rule, mut info, mut w)) => {
-                        if let Some(names) = inherited.remove(&(fi, ri)) {
-                            info.aliases.extend(names);
-                        }
-                        // A user rule's search cost is bounded before it
-                        // is compiled (`check_cost`); the built-ins are held
-                        // to the same bounds by the test suite.
-                        // (Never `rule.parsed()` for a built-in: that
-                        // would parse every regex at startup.)
-                        if !f.trusted {
-                            if let Some(Ok(hir)) = rule.parsed() {
-                                if let Err(m) = check_cost(hir, rule.cost_window()) {
-                                    errors.push(Error::new(
-                                        Some(f.origin.clone().into()),
-                                        Some(r.id.clone()),
-                                        format!("line {}: {m}", r.line),
-                                    ));
-                                    continue;
-                                }
-                            }
-                        }
-                        // A user rule is compiled now: one that parses but
-                        // exceeds the compiler's size limit would otherwise
-                        // match nothing, silently. Built-ins stay lazy (the
-                        // test suite compiles them all).
-                        if !f.trusted && rule.pattern.is_some() && rule.regex().is_none() {
-                            errors.push(Error::new(
-                                Some(f.origin.clone().into()),
-                                Some(r.id.clone()),
-                                format!("line {}: {}", r.line, rule.compile_error()),
-                            ));
-                            continue;
-                        }
-                        warnings.append(&mut w);
-                        rules.push(rule);
-                        infos.push(info);
-                    }
-                    Err(e) => errors.push(e),
-                }
-            }
-        }
-        // Unbounded rules scan as far as the chunk overlap allows: the
-        // engine's longest window, at least UNBOUNDED_WINDOW and at least
-        // their shortest match.
-        if rules.iter().any(|r| r.unbounded) {
-            let longest = rules.iter().map(|r| r.max_len).max().unwrap_or(0);
-            let window = longest.max(UNBOUNDED_WINDOW);
-            for r in rules.iter_mut().filter(|r| r.unbounded) {
-                r.max_len = window;
-            }
-        }
-        if self.no_lead_inference {
-            for rule in &mut rules {
-                rule.keyword_lead.get_or_insert(rule.max_len);
-            }
-        }
-        // Every name (id or alias) of every compiled rule.
-        let mut names: HashMap<String, usize> = HashMap::new();
-        for (idx, info) in infos.iter().enumerate() {
-            for n in std::iter::once(&*info.id).chain(info.aliases.iter().map(String::as_str)) {
-                names.insert(n.to_owned(), idx);
-            }
-        }
-        for (origin, targets, al) in targeted {
-            for t in &targets {
-                match names.get(t.as_str()).copied() {
-                    Some(idx) => rules[idx].allowlists.push(al.clone()),
-                    None => warnings.push(Warning::new(
-                        Some(origin.into()),
-                        Some(t.clone()),
-                        "a global allowlist targets this unknown rule".into(),
-                    )),
-                }
-            }
-        }
-        for (id, ov) in &self.overrides {
-            let Some(idx) = names.get(id.as_str()).copied() else {
-                return Err(Error::new(
-                    None,
-                    Some(id.clone()),
-                    "configuration overrides a rule that does not exist (or is disabled)".into(),
-                ));
-            };
-            let rule = &mut rules[idx];
-            if let Some(e) = ov.entropy {
-                rule.entropy = Some(e);
-            }
-            let cfg = |m: String| Error::new(None, Some(id.clone()), m);
-            if !ov.allow_secrets.is_empty() {
-                rule.config_secrets = Some(
-                    compile_set(&ov.allow_secrets)
-                        .map_err(|m| cfg(format!("allow_secrets: {m}")))?,
-                );
-            }
-            if !ov.allow_paths.is_empty() {
-                rule.config_paths = Some(
-                    compile_set(&ov.allow_paths).map_err(|m| cfg(format!("allow_paths: {m}")))?,
-                );
-            }
-        }
-        let config_secrets =
-            if self.allow_secrets.is_empty() {
-                None
-            } else {
-                Some(compile_set(&self.allow_secrets).map_err(|m| {
-                    Error::new(None, None, format!("configuration allow_secrets: {m}"))
-                })?)
-            };
-
-        // The keyword automaton: lowercase, deduplicated, each keyword
-        // mapped to the rules that own it.
-        let mut keywords: Vec<String> = Vec::new();
-        let mut kw_rules: Vec<Vec<u32>> = Vec::new();
-        let mut unkeyed = Vec::new();
-        for (idx, rule) in rules.iter().enumerate() {
-            if rule.pattern.is_none() {
-                continue;
-            }
-            if rule.keywords.is_empty() {
-                unkeyed.push(idx as u32);
-                // A `path`-scoped rule runs on its few files only; one whose
-                // keywords were set aside (`low_information`) was warned of.
-                if rule.path.is_some() || !infos[idx].keywords.is_empty() {
-                    continue;
-                }
-                warnings.push(Warning::new(
-                    Some(infos[idx].origin.clone().into()),
-                    Some(infos[idx].id.to_string()),
-                    "no keywords: its regex runs over every byte of every file".into(),
-                ));
-                continue;
-            }
-            for kw in &rule.keywords {
-                let k = match keywords.iter().position(|x| x == kw) {
-                    Some(k) => k,
-                    None => {
-                        keywords.push(kw.clone());
-                        kw_rules.push(Vec::new());
-                        keywords.len() - 1
-                    }
-                };
-                if !kw_rules[k].contains(&(idx as u32)) {
-                    kw_rules[k].push(idx as u32);
-                }
-            }
-        }
-        // Two markers the decode pass needs, found by the plain scan, which
-        // reads every byte anyway: `-----begin` starts a split-literal
-        // sequence (`src/literals.rs`), `%` a percent escape. Without them
-        // the literal and percent passes have nothing to find, and each
-        // would otherwise search every buffer again (2% and 0.6% of all
-        // instructions on source code). `-----begin` is a prefix of the
-        // private-key keywords, so the automaton gains one state at most.
-        let mut marker = |k: &str| match keywords.iter().position(|x| x == k) {
-            Some(i) => i,
-            None => {
-                keywords.push(k.to_string());
-                kw_rules.push(Vec::new());
-                keywords.len() - 1
-            }
-        };
-        let begin_kw = marker(BEGIN_KEYWORD);
-        let percent_kw = marker("%");
-        let automaton = Keywords::new(&keywords).map_err(|e| Error::new(None, None, e))?;
-        // At least the old default window: decoded runs and split string
-        // literals are decoded over `2 LEAD` bytes, so a set of short
-        // rules must not shrink what decoding can see.
-        let lead = rules
-            .iter()
-            .map(|r| r.max_len)
-            .max()
-            .unwrap_or(0)
-            .max(MIN_LEAD);
-        let has_generic = rules.iter().any(|r| r.generic);
-        // The keywords of the long-window rules, for `scan_focus`, which
-        // searches them over the whole buffer (module docs, "Focus").
-        let mut long = RareByteSearch::default();
-        for (idx, rule) in rules.iter().enumerate() {
-            if rule.pattern.is_none() || rule.max_len <= FOCUS_SHORT_LEN {
-                continue;
-            }
-            for kw in &rule.keywords {
-                long.add(kw.as_bytes(), idx as u32, rule.max_len);
-            }
-        }
-        // Chunks overlap by the longest keyword a rule owns (the markers
-        // are looked for in the owned range only, well inside a chunk).
-        let max_rule_kw = keywords
-            .iter()
-            .zip(&kw_rules)
-            .filter(|(_, rules)| !rules.is_empty())
-            .map(|(k, _)| k.len())
-            .max()
-            .unwrap_or(0);
-        let engine = Engine {
-            id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
-            rules,
-            infos,
-            automaton,
-            kw_long: keywords.iter().map(|k| long.index(k)).collect(),
-            long,
-            keywords,
-            kw_rules,
-            begin_kw,
-            percent_kw,
-            unkeyed,
-            global,
-            config_secrets,
-            lead,
-            has_generic,
-            overlap: 5 * lead + max_rule_kw + 16,
-            decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
-            names,
-        };
-        if self.eager {
-            engine.compile_all()?;
-        }
-        Ok((engine, warnings, errors))
-    }
-}
 
 static NEXT_ENGINE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -908,197 +387,6 @@ pub(crate) struct Rule {
     negative_examples: Vec<ExampleSyntax>,
 }
 
-/// `trusted` (built-in files, which the test suite validates) skips parsing
-/// the regex now: it is parsed with everything else on the rule's first
-/// keyword hit, which is most of what keeps startup in milliseconds.
-fn compile_rule(
-    r: &RuleSyntax,
-    origin: &str,
-    trusted: bool,
-) -> Result<(Rule, RuleInfo, Vec<Warning>), Error> {
-    let err = |m: String| Error::new(Some(origin.into()), Some(r.id.clone()), m);
-    let line = r.line;
-    let mut warnings = Vec::new();
-    // A rule without `max_len` needs its regex's longest match now, even
-    // when trusted: it sizes the window, and the windows size the overlap.
-    let hir = match &r.regex {
-        Some(p) if !trusted || r.max_len.is_none() => Some(
-            crate::re2::parse(p)
-                .map_err(|m| err(format!("line {line}: regex: {m}")))?
-                .hir,
-        ),
-        _ => None,
-    };
-    if r.regex.is_none() && r.path.is_none() {
-        return Err(err(format!(
-            "line {line}: rule has neither `regex` nor `path`"
-        )));
-    }
-    if let (Some(g), Some(h)) = (r.secret_group, &hir) {
-        let groups = h.properties().explicit_captures_len();
-        if g > groups {
-            return Err(err(format!(
-                "line {line}: secretGroup = {g} but the regex has {groups} capture group(s)"
-            )));
-        }
-    }
-    if let Some(e) = r.entropy {
-        if !(0.0..=8.0).contains(&e) {
-            return Err(err(format!(
-                "line {line}: entropy = {e}: must be between 0 and 8 bits per byte"
-            )));
-        }
-    }
-    // The window: `max_len` as written, else the longest match the regex
-    // can have, else (unbounded) the engine's longest window, set by the
-    // builder once every rule is known (`unbounded`).
-    let min_match = hir
-        .as_ref()
-        .map_or(0, |h| h.properties().minimum_len().unwrap_or(0));
-    let (max_len, unbounded) = match r.max_len {
-        Some(m) => {
-            if m == 0 || m > MAX_WINDOW {
-                return Err(err(format!(
-                    "line {line}: max_len = {m}: must be between 1 and {MAX_WINDOW}"
-                )));
-            }
-            if min_match > m {
-                return Err(err(format!(
-                    "line {line}: max_len = {m} but the regex's shortest match is \
-                     {min_match} bytes: the rule could never match"
-                )));
-            }
-            (m, false)
-        }
-        None => match hir.as_ref().and_then(|h| h.properties().maximum_len()) {
-            Some(m) if m <= MAX_WINDOW => (m.max(1), false),
-            // A path-only rule has no regex; its window is never used.
-            _ if hir.is_none() => (1, false),
-            _ => {
-                if min_match > MAX_WINDOW {
-                    return Err(err(format!(
-                        "line {line}: the regex's shortest match is {min_match} bytes, \
-                         more than the largest window ({MAX_WINDOW} bytes, which bounds \
-                         the chunk overlap): the rule could never match"
-                    )));
-                }
-                (min_match.max(1), true)
-            }
-        },
-    };
-    let keyword_lead = r.keyword_lead;
-    if let Some(keyword_lead) = keyword_lead.filter(|&l| l > max_len && !unbounded) {
-        return Err(err(format!(
-            "line {line}: keyword_lead = {keyword_lead} exceeds max_len = {max_len}"
-        )));
-    }
-    let mut keywords = Vec::with_capacity(r.keywords.len());
-    for k in &r.keywords {
-        if k.is_empty() {
-            return Err(err(format!("line {line}: empty keyword")));
-        }
-        keywords.push(k.to_ascii_lowercase());
-    }
-    // The rule's info keeps its keywords as written.
-    let info_keywords = keywords.clone();
-    if let Some(k) = keywords.iter().find(|k| low_information(k)) {
-        warnings.push(Warning::new(
-            Some(origin.into()),
-            Some(r.id.clone()),
-            format!(
-                "keyword `{k}` has too little information (one character repeated, it matches \
-                 at every byte of a run such as `AAAA` or `====`): the rule's regex runs over \
-                 every byte of every file instead; use a keyword of two characters or more"
-            ),
-        ));
-        keywords.clear();
-    }
-    let path = match &r.path {
-        Some(p) if trusted => Some(LazyRegex::unchecked(std::slice::from_ref(p))),
-        Some(p) => Some(
-            compile_set(std::slice::from_ref(p))
-                .map_err(|m| err(format!("line {line}: path: {m}")))?,
-        ),
-        None => None,
-    };
-    let confidence = match r.confidence.as_deref() {
-        None => None,
-        Some(c) => Some(Confidence::parse(c).ok_or_else(|| {
-            err(format!(
-                "line {line}: confidence = {c:?}: must be \"high\", \"medium\" or \"low\""
-            ))
-        })?),
-    };
-    let checksum = match r.checksum.as_deref() {
-        None => None,
-        Some(c) => Some(Checksum::parse(c).ok_or_else(|| {
-            err(format!(
-                "line {line}: checksum = {c:?}: must be \"github-crc32\", \"npm-crc32\", \
-                 \"jwt\" or \"pypi-macaroon\""
-            ))
-        })?),
-    };
-    let validator = match &r.validate {
-        None => None,
-        Some(v) => {
-            let names = r
-                .regex
-                .as_deref()
-                .map(crate::validator::capture_names)
-                .unwrap_or_default();
-            Some(Arc::new(
-                crate::validator::Validator::compile(v, &names)
-                    .map_err(|m| err(format!("line {line}: {m}")))?,
-            ))
-        }
-    };
-    let mut allowlists = Vec::new();
-    for (i, al) in r.allowlists.iter().chain(r.allowlist.iter()).enumerate() {
-        let what = format!("line {line}: allowlist #{}", i + 1);
-        allowlists.push(Arc::new(
-            Allowlist::compile(al, &what, trusted).map_err(err)?,
-        ));
-    }
-    let description = r.description.clone().unwrap_or_default();
-    let name = r
-        .name
-        .clone()
-        .or_else(|| r.description.clone())
-        .unwrap_or_else(|| r.id.clone());
-    let info = RuleInfo {
-        id: r.id.as_str().into(),
-        aliases: r.aliases.iter().filter(|a| **a != r.id).cloned().collect(),
-        name: name.into(),
-        description,
-        keywords: info_keywords,
-        origin: origin.to_owned(),
-        validator,
-    };
-    let rule = Rule {
-        pattern: r.regex.clone(),
-        hir: hir.map_or_else(OnceLock::new, |h| OnceLock::from(Ok(h))),
-        regex: OnceLock::new(),
-        secret_group: r.secret_group,
-        entropy: r.entropy.map(|e| e as f32),
-        keywords,
-        path,
-        max_len,
-        unbounded,
-        keyword_lead,
-        lead: OnceLock::new(),
-        placeholder_check: r.placeholder_check.unwrap_or(true),
-        generic: r.generic.unwrap_or(false),
-        confidence,
-        checksum,
-        allowlists,
-        config_secrets: None,
-        config_paths: None,
-        examples: r.examples.clone(),
-        negative_examples: r.negative_examples.clone(),
-    };
-    Ok((rule, info, warnings))
-}
-
 impl Rule {
     /// How far before a keyword hit a match can start (see `lead`).
     fn keyword_lead(&self) -> usize {
@@ -1207,167 +495,6 @@ const MIN_LEAD: usize = 256;
 const FOCUS_SHORT_LEN: usize = 1440;
 /// `scan_focus`: bytes of context beyond what a rule's windows need.
 const FOCUS_SLACK: usize = 64;
-
-/// `scan_focus`'s search for the long-window rules' keywords over a whole
-/// buffer: each keyword is found from one of its bytes, the rarest in
-/// source text by [`RARITY`], then compared (ASCII case-insensitively, as
-/// the keyword automaton matches) where that byte stands. One memchr pass
-/// per chosen byte; `://` or `secret` cost a comparison per `:` or `c`,
-/// not an automaton step per byte. An occurrence is found once, from the
-/// first place of its chosen byte in the keyword.
-#[derive(Default)]
-struct RareByteSearch {
-    /// Lowercase keywords, and the rules owning each.
-    keywords: Vec<Vec<u8>>,
-    rules: Vec<Vec<u32>>,
-    /// Per chosen byte (lowercase): the keywords it finds, where the byte
-    /// stands in each, and the longest `max_len` of their rules.
-    by_byte: Vec<ByteKeywords>,
-    /// Per keyword: the index of its entry in `by_byte`.
-    byte_of: Vec<usize>,
-    max_len: usize,
-}
-
-/// The keywords [`RareByteSearch`] finds from one byte.
-struct ByteKeywords {
-    /// Lowercase.
-    byte: u8,
-    /// Keyword index, and where the byte stands in the keyword.
-    keywords: Vec<(u32, usize)>,
-    /// The longest `max_len` of their rules.
-    max_len: usize,
-}
-
-/// Bytes from the rarest to the most frequent in source text and prose
-/// (a rough order: rare letters, digits, then punctuation and common
-/// letters); a byte not listed counts as rarer than all.
-const RARITY: &[u8] = b"zqxjkv98765432bp10ygfwmu_-.:/=cldrhsnioate ";
-
-impl RareByteSearch {
-    /// The index of `keyword` (lowercase), if a long rule owns it.
-    fn index(&self, keyword: &str) -> Option<u32> {
-        let k = self.keywords.iter().position(|x| x == keyword.as_bytes())?;
-        Some(k as u32)
-    }
-
-    fn add(&mut self, keyword: &[u8], rule: u32, max_len: usize) {
-        let k = match self.keywords.iter().position(|x| x == keyword) {
-            Some(k) => k,
-            None => {
-                self.keywords.push(keyword.to_vec());
-                self.rules.push(Vec::new());
-                let rank = |b: u8| RARITY.iter().position(|&r| r == b).map_or(0, |i| i + 1);
-                let Some((off, &b)) = keyword.iter().enumerate().min_by_key(|(_, &b)| rank(b))
-                else {
-                    return;
-                };
-                let k = self.keywords.len() - 1;
-                match self.by_byte.iter().position(|e| e.byte == b) {
-                    Some(i) => {
-                        self.by_byte[i].keywords.push((k as u32, off));
-                        self.byte_of.push(i);
-                    }
-                    None => {
-                        self.by_byte.push(ByteKeywords {
-                            byte: b,
-                            keywords: vec![(k as u32, off)],
-                            max_len: 0,
-                        });
-                        self.byte_of.push(self.by_byte.len() - 1);
-                    }
-                }
-                self.max_len = self.max_len.max(keyword.len());
-                k
-            }
-        };
-        let entry = &mut self.by_byte[self.byte_of[k]];
-        entry.max_len = entry.max_len.max(max_len);
-        if !self.rules[k].contains(&rule) {
-            self.rules[k].push(rule);
-        }
-    }
-
-    /// Appends `(end, start, keyword)`, unordered, for every occurrence
-    /// whose rules' windows may reach `zone` (`2 max_len` before it,
-    /// `max_len` after, and FOCUS_SLACK) and that does not lie wholly in
-    /// `walked` (where the keyword automaton found it); and some that do,
-    /// within the longest keyword of its edges.
-    fn find(
-        &self,
-        data: &[u8],
-        zone: &Range<usize>,
-        walked: Range<usize>,
-        out: &mut Vec<(usize, usize, u32)>,
-    ) {
-        for entry in &self.by_byte {
-            let far = self.far(entry, zone, data.len());
-            // The chosen byte of an occurrence wholly in `walked` lies in
-            // `walked` shortened by the longest keyword at each end.
-            let inner = (walked.start + self.max_len).min(walked.end)
-                ..walked.end.saturating_sub(self.max_len).max(walked.start);
-            let left = far.start..far.end.min(inner.start).max(far.start);
-            let right = inner.end.max(far.start).min(far.end)..far.end;
-            // (Overlapping when `walked` is short: `out` is de-duplicated.)
-            self.find_byte(data, entry.byte, &entry.keywords, left, out);
-            self.find_byte(data, entry.byte, &entry.keywords, right, out);
-        }
-    }
-
-    /// Where [`find`](Self::find) looks for `entry`'s keywords around
-    /// `zone`, in a buffer of `len` bytes: as far as their rules' windows
-    /// reach (`2 max_len` before, `max_len` after), and FOCUS_SLACK.
-    fn far(&self, entry: &ByteKeywords, zone: &Range<usize>, len: usize) -> Range<usize> {
-        let k = FOCUS_SLACK + self.max_len;
-        zone.start.saturating_sub(2 * entry.max_len + k)..(zone.end + entry.max_len + k).min(len)
-    }
-
-    /// Whether [`find`](Self::find) around `zone` searches every byte of a
-    /// buffer of `len` bytes, for every keyword.
-    fn reaches_all(&self, len: usize, zone: &Range<usize>) -> bool {
-        self.by_byte
-            .iter()
-            .all(|e| self.far(e, zone, len) == (0..len))
-    }
-
-    fn find_byte(
-        &self,
-        data: &[u8],
-        b: u8,
-        list: &[(u32, usize)],
-        range: Range<usize>,
-        out: &mut Vec<(usize, usize, u32)>,
-    ) {
-        if range.is_empty() {
-            return;
-        }
-        let hay = &data[range.clone()];
-        {
-            let mut check = |i: usize| {
-                let at = range.start + i;
-                for &(k, off) in list {
-                    let kw = &self.keywords[k as usize];
-                    let Some(start) = at.checked_sub(off) else {
-                        continue;
-                    };
-                    // The first byte first: most places of a frequent
-                    // byte fail there.
-                    if start + kw.len() <= data.len()
-                        && data[start].to_ascii_lowercase() == kw[0]
-                        && data[start..start + kw.len()].eq_ignore_ascii_case(kw)
-                    {
-                        out.push((start + kw.len(), start, k));
-                    }
-                }
-            };
-            let upper = b.to_ascii_uppercase();
-            if upper == b {
-                memchr::memchr_iter(b, hay).for_each(&mut check);
-            } else {
-                memchr::memchr2_iter(b, upper, hay).for_each(&mut check);
-            }
-        }
-    }
-}
 
 /// Compiled, read-only rule database; share it with `Arc` across workers.
 pub struct Engine {
@@ -1677,6 +804,55 @@ impl Engine {
         }
         let data = input.data;
         let len = data.len();
+        let s = &mut *scratch;
+        s.windows.clear();
+        s.touched.clear();
+        s.candidates.clear();
+        // Decoded text of the same file keeps the file's path scopes.
+        if !nested {
+            self.scope_rules_to_path(s, input.path);
+        }
+        // Path-only rules report the file itself, once (first chunk); their
+        // finding spans no byte, so it never intersects a focus.
+        if input.base_offset == 0 && !nested && focus.is_none() {
+            self.path_only_candidates(s, input.path);
+        }
+
+        // Stage 1.
+        let long_seen = match focus {
+            None => self.open_windows(s, data),
+            Some((_, zone, quiet)) => self.open_windows_near(s, data, zone, quiet),
+        };
+        // A whole buffer, or a focus whose long-window keywords were all
+        // looked for: none met.
+        let whole = input.base_offset == 0 && input.owned_len >= len;
+        if !nested {
+            s.no_long_keywords = !long_seen && (whole || focus.is_some());
+        }
+        self.close_windows(s, len, focus.map(|(_, zone, _)| zone));
+
+        // Stage 2.
+        self.search_windows(s, data, self.ownership(input));
+
+        let focus_range = focus.map(|(f, _, _)| f);
+        if let Some((_, zone, _)) = focus {
+            if let Some(wider) = self.wider_zone(s, zone, focus_range) {
+                s.candidates.clear();
+                return Some(wider);
+            }
+        }
+        let mut cands = std::mem::take(&mut s.candidates);
+        cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
+        self.gate_candidates(s, &mut cands, data, input.path, focus_range);
+        self.report_candidates(s, &cands, input, out, focus_range);
+        cands.clear();
+        s.candidates = cands;
+        None
+    }
+
+    /// Which bytes this chunk owns, and the wider range whose provider
+    /// matches are collected unowned (see [`Ownership`]).
+    fn ownership(&self, input: &ScanInput<'_>) -> Ownership {
         // Ownership is shifted by 2 LEAD (module docs, "Chunks"); provider
         // matches up to LEAD outside it are collected too, unowned, because
         // a generic finding this chunk owns may duplicate one of them.
@@ -1686,128 +862,143 @@ impl Engine {
             2 * self.lead
         };
         let own_hi = input.owned_len.saturating_add(2 * self.lead);
-        let shadow_lo = own_lo.saturating_sub(self.lead);
-        let shadow_hi = own_hi.saturating_add(self.lead);
-
-        let s = &mut *scratch;
-        s.windows.clear();
-        s.touched.clear();
-        s.candidates.clear();
-        // Decoded text of the same file keeps the file's path scopes.
-        if !nested {
-            for (i, rule) in self.rules.iter().enumerate() {
-                s.rule_on[i] = match &rule.path {
-                    None => true,
-                    Some(p) => p.is_match(input.path),
-                };
-            }
+        Ownership {
+            own_lo,
+            own_hi,
+            shadow_lo: own_lo.saturating_sub(self.lead),
+            shadow_hi: own_hi.saturating_add(self.lead),
         }
-        // Path-only rules report the file itself, once (first chunk); their
-        // finding spans no byte, so it never intersects a focus.
-        if input.base_offset == 0 && !nested && focus.is_none() {
-            for (i, rule) in self.rules.iter().enumerate() {
-                if rule.pattern.is_none() && s.rule_on[i] && !self.path_dropped(i, input.path) {
-                    s.candidates.push(Candidate {
-                        rule: i as u32,
-                        m: Span { start: 0, end: 0 },
-                        secret: Span { start: 0, end: 0 },
-                        entropy: 0.0,
-                        owned: true,
-                        allowed: None,
-                    });
-                }
-            }
-        }
+    }
 
-        // Stage 1.
-        let open_window = |s: &mut ScanScratch, r: u32, start: usize, end: usize| {
-            let ri = r as usize;
-            let l = self.rules[ri].max_len;
-            let ws = start.saturating_sub(self.rules[ri].keyword_lead());
-            let we = (end + l).min(len);
-            let open = &mut s.open[ri];
-            if open.1 == 0 {
-                s.touched.push(r);
-                *open = (ws, we);
-            } else if ws <= open.1 {
-                open.0 = open.0.min(ws);
-                open.1 = open.1.max(we);
-            } else {
-                s.windows.push((r, open.0, open.1));
-                *open = (ws, we);
-            }
-        };
-        // Whether a keyword of a long-window rule was met, or not looked
-        // for everywhere: `no_long_keywords` is then false.
-        let mut long_seen = false;
-        match focus {
-            None => self.automaton.hits(data, |kw, start, end| {
-                s.begin_seen |= kw == self.begin_kw;
-                s.percent_seen |= kw == self.percent_kw;
-                long_seen |= self.kw_long[kw].is_some();
-                for &r in &self.kw_rules[kw] {
-                    if s.rule_on[r as usize] {
-                        open_window(s, r, start, end);
-                    }
-                }
-            }),
-            Some((_, zone, quiet)) => {
-                // A hit of rule `r` yields matches in `[start - max_len,
-                // end + 2 max_len)` (its window, then a match starting at
-                // the window's end); FOCUS_SLACK more on each side.
-                let near = |r: usize, start: usize, end: usize| {
-                    let l = self.rules[r].max_len;
-                    end + 2 * l + FOCUS_SLACK > zone.start && start < zone.end + l + FOCUS_SLACK
-                };
-                // Short rules: their hits near the zone, from one walk.
-                let a = zone
-                    .start
-                    .saturating_sub(2 * FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK);
-                let b =
-                    (zone.end + FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK).min(len);
-                s.long_hits.clear();
-                self.automaton.hits(&data[a..b], |kw, start, end| {
-                    let (start, end) = (a + start, a + end);
-                    if let Some(k) = self.kw_long[kw] {
-                        s.long_hits.push((end, start, k));
-                    }
-                    for &r in &self.kw_rules[kw] {
-                        let ri = r as usize;
-                        if s.rule_on[ri]
-                            && self.rules[ri].max_len <= FOCUS_SHORT_LEN
-                            && near(ri, start, end)
-                        {
-                            open_window(s, r, start, end);
-                        }
-                    }
+    /// Switches off the rules whose `path` regex does not match `path`.
+    fn scope_rules_to_path(&self, s: &mut ScanScratch, path: &str) {
+        for (i, rule) in self.rules.iter().enumerate() {
+            s.rule_on[i] = match &rule.path {
+                None => true,
+                Some(p) => p.is_match(path),
+            };
+        }
+    }
+
+    /// A candidate for each path-only rule (no regex) that applies to `path`.
+    fn path_only_candidates(&self, s: &mut ScanScratch, path: &str) {
+        for (i, rule) in self.rules.iter().enumerate() {
+            if rule.pattern.is_none() && s.rule_on[i] && !self.path_dropped(i, path) {
+                s.candidates.push(Candidate {
+                    rule: i as u32,
+                    m: Span { start: 0, end: 0 },
+                    secret: Span { start: 0, end: 0 },
+                    entropy: 0.0,
+                    owned: true,
+                    allowed: None,
                 });
-                // Long rules: their keywords beyond the walk, as far as
-                // their windows reach; none there when the caller knows the
-                // bytes outside the focus (beyond the walk) hold none.
-                let searched_all = quiet || self.long.reaches_all(len, zone);
-                if !quiet {
-                    self.long.find(data, zone, a..b, &mut s.long_hits);
+            }
+        }
+    }
+
+    /// Opens (or extends) rule `r`'s window for a keyword hit at
+    /// `start..end` in a buffer of `len` bytes. Called per keyword hit.
+    #[inline]
+    fn open_window(&self, s: &mut ScanScratch, r: u32, start: usize, end: usize, len: usize) {
+        let ri = r as usize;
+        let l = self.rules[ri].max_len;
+        let ws = start.saturating_sub(self.rules[ri].keyword_lead());
+        let we = (end + l).min(len);
+        let open = &mut s.open[ri];
+        if open.1 == 0 {
+            s.touched.push(r);
+            *open = (ws, we);
+        } else if ws <= open.1 {
+            open.0 = open.0.min(ws);
+            open.1 = open.1.max(we);
+        } else {
+            s.windows.push((r, open.0, open.1));
+            *open = (ws, we);
+        }
+    }
+
+    /// Stage 1 over the whole buffer: one keyword walk, a window per hit.
+    /// Returns whether a keyword of a long-window rule was met.
+    fn open_windows(&self, s: &mut ScanScratch, data: &[u8]) -> bool {
+        let len = data.len();
+        let mut long_seen = false;
+        self.automaton.hits(data, |kw, start, end| {
+            s.begin_seen |= kw == self.begin_kw;
+            s.percent_seen |= kw == self.percent_kw;
+            long_seen |= self.kw_long[kw].is_some();
+            for &r in &self.kw_rules[kw] {
+                if s.rule_on[r as usize] {
+                    self.open_window(s, r, start, end, len);
                 }
-                long_seen = !s.long_hits.is_empty() || !searched_all;
-                s.long_hits.sort_unstable();
-                s.long_hits.dedup();
-                for i in 0..s.long_hits.len() {
-                    let (end, start, kw) = s.long_hits[i];
-                    for &r in &self.long.rules[kw as usize] {
-                        let ri = r as usize;
-                        if s.rule_on[ri] && near(ri, start, end) {
-                            open_window(s, r, start, end);
-                        }
-                    }
+            }
+        });
+        long_seen
+    }
+
+    /// Stage 1 for a focus: only the windows whose matches may reach
+    /// `zone` (module docs, "Focus"). Returns whether a keyword of a
+    /// long-window rule was met, or not looked for everywhere.
+    fn open_windows_near(
+        &self,
+        s: &mut ScanScratch,
+        data: &[u8],
+        zone: &Range<usize>,
+        quiet: bool,
+    ) -> bool {
+        let len = data.len();
+        // A hit of rule `r` yields matches in `[start - max_len,
+        // end + 2 max_len)` (its window, then a match starting at
+        // the window's end); FOCUS_SLACK more on each side.
+        let near = |r: usize, start: usize, end: usize| {
+            let l = self.rules[r].max_len;
+            end + 2 * l + FOCUS_SLACK > zone.start && start < zone.end + l + FOCUS_SLACK
+        };
+        // Short rules: their hits near the zone, from one walk.
+        let a = zone
+            .start
+            .saturating_sub(2 * FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK);
+        let b = (zone.end + FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK).min(len);
+        s.long_hits.clear();
+        self.automaton.hits(&data[a..b], |kw, start, end| {
+            let (start, end) = (a + start, a + end);
+            if let Some(k) = self.kw_long[kw] {
+                s.long_hits.push((end, start, k));
+            }
+            for &r in &self.kw_rules[kw] {
+                let ri = r as usize;
+                if s.rule_on[ri]
+                    && self.rules[ri].max_len <= FOCUS_SHORT_LEN
+                    && near(ri, start, end)
+                {
+                    self.open_window(s, r, start, end, len);
+                }
+            }
+        });
+        // Long rules: their keywords beyond the walk, as far as
+        // their windows reach; none there when the caller knows the
+        // bytes outside the focus (beyond the walk) hold none.
+        let searched_all = quiet || self.long.reaches_all(len, zone);
+        if !quiet {
+            self.long.find(data, zone, a..b, &mut s.long_hits);
+        }
+        let long_seen = !s.long_hits.is_empty() || !searched_all;
+        s.long_hits.sort_unstable();
+        s.long_hits.dedup();
+        for i in 0..s.long_hits.len() {
+            let (end, start, kw) = s.long_hits[i];
+            for &r in &self.long.rules[kw as usize] {
+                let ri = r as usize;
+                if s.rule_on[ri] && near(ri, start, end) {
+                    self.open_window(s, r, start, end, len);
                 }
             }
         }
-        // A whole buffer, or a focus whose long-window keywords were all
-        // looked for: none met.
-        let whole = input.base_offset == 0 && input.owned_len >= len;
-        if !nested {
-            s.no_long_keywords = !long_seen && (whole || focus.is_some());
-        }
+        long_seen
+    }
+
+    /// Ends stage 1: the windows still open, and one for each keyword-less
+    /// rule (the whole buffer, or around the focus `zone`), sorted by rule.
+    fn close_windows(&self, s: &mut ScanScratch, len: usize, zone: Option<&Range<usize>>) {
         for &r in &s.touched {
             let open = &mut s.open[r as usize];
             s.windows.push((r, open.0, open.1));
@@ -1815,9 +1006,9 @@ impl Engine {
         }
         for &r in &self.unkeyed {
             if s.rule_on[r as usize] {
-                let (ws, we) = match focus {
+                let (ws, we) = match zone {
                     None => (0, len),
-                    Some((_, zone, _)) => {
+                    Some(zone) => {
                         let l = self.rules[r as usize].max_len;
                         (
                             zone.start.saturating_sub(2 * l + FOCUS_SLACK),
@@ -1829,8 +1020,18 @@ impl Engine {
             }
         }
         s.windows.sort_unstable();
+    }
 
-        // Stage 2.
+    /// Stage 2: each rule's regex over its windows; every match starting
+    /// in range (see [`Ownership`]) becomes a candidate.
+    fn search_windows(&self, s: &mut ScanScratch, data: &[u8], own: Ownership) {
+        let len = data.len();
+        let Ownership {
+            own_lo,
+            own_hi,
+            shadow_lo,
+            shadow_hi,
+        } = own;
         let mut current = u32::MAX;
         let mut resume = 0;
         for wi in 0..s.windows.len() {
@@ -1889,31 +1090,38 @@ impl Engine {
             }
             resume = at;
         }
+    }
 
-        // The secret of a finding (its `offset..end_offset`) meets the focus.
-        let in_focus = |secret: Span| {
-            focus.is_none_or(|(f, _, _)| secret.end > f.start && secret.start < f.end)
-        };
-        if let Some((_, zone, _)) = focus {
-            let (mut lo, mut hi) = (zone.start, zone.end);
-            for c in &s.candidates {
-                if self.rules[c.rule as usize].generic && in_focus(c.secret) {
-                    lo = lo.min(c.secret.start);
-                    hi = hi.max(c.secret.end);
-                }
-            }
-            if (lo, hi) != (zone.start, zone.end) {
-                s.candidates.clear();
-                return Some(lo..hi);
+    /// With a focus: a wider zone when a generic candidate that meets the
+    /// focus has a secret reaching out of `zone` (module docs, "Focus").
+    fn wider_zone(
+        &self,
+        s: &ScanScratch,
+        zone: &Range<usize>,
+        focus: Option<&Range<usize>>,
+    ) -> Option<Range<usize>> {
+        let (mut lo, mut hi) = (zone.start, zone.end);
+        for c in &s.candidates {
+            if self.rules[c.rule as usize].generic && in_focus(focus, c.secret) {
+                lo = lo.min(c.secret.start);
+                hi = hi.max(c.secret.end);
             }
         }
+        ((lo, hi) != (zone.start, zone.end)).then_some(lo..hi)
+    }
 
-        // Gates: a dropped candidate is marked with an empty match, and
-        // counted if this chunk owns it (and it meets the focus); one an
-        // allow decision dropped is marked `allowed` instead when the
-        // caller keeps those.
-        let mut cands = std::mem::take(&mut s.candidates);
-        cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
+    /// Gates: a dropped candidate is marked with an empty match, and
+    /// counted if this chunk owns it (and it meets the focus); one an
+    /// allow decision dropped is marked `allowed` instead when the
+    /// caller keeps those.
+    fn gate_candidates(
+        &self,
+        s: &mut ScanScratch,
+        cands: &mut [Candidate],
+        data: &[u8],
+        path: &str,
+        focus: Option<&Range<usize>>,
+    ) {
         s.provider_secrets.clear();
         // A generic candidate that an allowlist drops may be a provider's secret (the generic
         // rules allowlist the provider shapes): decided once every provider secret is known.
@@ -1921,7 +1129,7 @@ impl Engine {
         for (i, c) in cands.iter_mut().enumerate() {
             let rule = &self.rules[c.rule as usize];
             if rule.pattern.is_some() {
-                if let Some(reason) = self.gate(c, data, input.path) {
+                if let Some(reason) = self.gate(c, data, path) {
                     if rule.generic && reason == DropReason::Allowlist {
                         generic_allowlisted.push(i);
                         continue;
@@ -1929,7 +1137,7 @@ impl Engine {
                     match reason.allow_label() {
                         Some(label) if s.keep_allowed => c.allowed = Some(label),
                         _ => {
-                            if c.owned && in_focus(c.secret) {
+                            if c.owned && in_focus(focus, c.secret) {
                                 s.suppressed.count(reason);
                             }
                             c.m = Span { start: 0, end: 0 };
@@ -1951,7 +1159,7 @@ impl Engine {
                 c.allowed = DropReason::Allowlist.allow_label();
                 continue;
             }
-            if c.owned && in_focus(c.secret) {
+            if c.owned && in_focus(focus, c.secret) {
                 if duplicate {
                     s.suppressed.duplicate += 1;
                 } else {
@@ -1960,8 +1168,20 @@ impl Engine {
             }
             c.m = Span { start: 0, end: 0 };
         }
+    }
 
-        // De-duplication, then positions.
+    /// De-duplication (a generic finding over a provider's secret), then
+    /// positions: a [`Finding`] for each candidate that survived the gates,
+    /// is owned by this chunk and meets the focus.
+    fn report_candidates(
+        &self,
+        s: &mut ScanScratch,
+        cands: &[Candidate],
+        input: &ScanInput<'_>,
+        out: &mut Vec<Finding>,
+        focus: Option<&Range<usize>>,
+    ) {
+        let data = input.data;
         // For a JWT's `exp` (offline evidence); no clock read for a clean buffer.
         let now = if cands.is_empty() {
             0
@@ -1970,9 +1190,10 @@ impl Engine {
         };
         let mut pos = input.start;
         let mut pos_at = 0;
-        for c in &cands {
+        for c in cands {
             let rule = &self.rules[c.rule as usize];
-            if !c.owned || (c.m.is_empty() && rule.pattern.is_some()) || !in_focus(c.secret) {
+            if !c.owned || (c.m.is_empty() && rule.pattern.is_some()) || !in_focus(focus, c.secret)
+            {
                 continue;
             }
             // An allowed candidate is counted under its allow reason, as it
@@ -2028,9 +1249,6 @@ impl Engine {
                 ),
             });
         }
-        cands.clear();
-        s.candidates = cands;
-        None
     }
 
     /// Path-scoped drops for a rule (user config and allowlists by path
@@ -2098,170 +1316,23 @@ impl Engine {
         let end = memchr::memchr(b'\n', &data[m.end..hi]).map_or(hi, |i| m.end + i);
         start..end
     }
+}
 
-    /// Runs every rule's examples (each must produce a finding of its rule)
-    /// and negative examples (none may), and reports those that do not
-    /// behave, with the reason. Compiles every regex.
-    pub fn check_examples(&self) -> Vec<ExampleFailure> {
-        let mut failures = Vec::new();
-        let mut scratch = self.new_scratch();
-        let mut out = Vec::new();
-        for (idx, (rule, info)) in self.rules.iter().zip(&self.infos).enumerate() {
-            if rule.pattern.is_some() && rule.regex().is_none() {
-                // Every example fails for the same reason: say it for each.
-                let reason = rule.compile_error();
-                let all: Vec<(bool, &str)> = rule
-                    .examples
-                    .iter()
-                    .map(|e| (false, e.text()))
-                    .chain(rule.negative_examples.iter().map(|e| (true, e.text())))
-                    .collect();
-                if all.is_empty() {
-                    failures.push(ExampleFailure {
-                        rule_id: info.id.to_string(),
-                        example: String::new(),
-                        negative: false,
-                        reason: reason.clone(),
-                    });
-                }
-                for (negative, text) in all {
-                    failures.push(ExampleFailure {
-                        rule_id: info.id.to_string(),
-                        example: text.to_owned(),
-                        negative,
-                        reason: reason.clone(),
-                    });
-                }
-                continue;
-            }
-            for (negative, ex) in rule
-                .examples
-                .iter()
-                .map(|e| (false, e))
-                .chain(rule.negative_examples.iter().map(|e| (true, e)))
-            {
-                let path = match (ex.path(), &rule.path) {
-                    (Some(p), _) => p,
-                    (None, None) => "example.txt",
-                    (None, Some(_)) => {
-                        failures.push(ExampleFailure {
-                            rule_id: info.id.to_string(),
-                            example: ex.text().to_owned(),
-                            negative,
-                            reason: "the rule has `path`: write the example as \
-                                     { text = '...', path = '...' }"
-                                .into(),
-                        });
-                        continue;
-                    }
-                };
-                out.clear();
-                let input = ScanInput {
-                    data: ex.text().as_bytes(),
-                    path,
-                    base_offset: 0,
-                    owned_len: ex.text().len(),
-                    start: LinePos::START,
-                };
-                self.scan(&input, &mut scratch, &mut out);
-                let mine: Vec<&Finding> = out.iter().filter(|f| *f.rule_id == *info.id).collect();
-                let reason = match (negative, mine.first()) {
-                    (false, None) if rule.generic && !out.is_empty() => Some(format!(
-                        "dropped as a duplicate of the finding of provider rule `{}` \
-                         (generic = true): pick an example no provider rule reports",
-                        out[0].rule_id
-                    )),
-                    (false, None) => Some(self.diagnose(idx, ex.text().as_bytes(), path)),
-                    (true, Some(f)) => Some(format!(
-                        "matched secret `{}` at line {} column {}",
-                        f.secret, f.line, f.column
-                    )),
-                    _ => None,
-                };
-                if let Some(reason) = reason {
-                    failures.push(ExampleFailure {
-                        rule_id: info.id.to_string(),
-                        example: ex.text().to_owned(),
-                        negative,
-                        reason,
-                    });
-                }
-            }
-        }
-        failures
-    }
+/// Which bytes of a buffer a chunk owns (`own_lo..own_hi`: its findings
+/// are reported) and where provider matches are collected unowned
+/// (`shadow_lo..shadow_hi`), since a generic finding may duplicate them.
+struct Ownership {
+    own_lo: usize,
+    own_hi: usize,
+    shadow_lo: usize,
+    shadow_hi: usize,
+}
 
-    /// Why rule `idx` finds nothing in `text`: runs its regex over the whole
-    /// text, without keywords, and names the gate that drops each match.
-    fn diagnose(&self, idx: usize, text: &[u8], path: &str) -> String {
-        let rule = &self.rules[idx];
-        if rule.path.as_ref().is_some_and(|p| !p.is_match(path)) {
-            return format!("the rule's `path` does not match the example path `{path}`");
-        }
-        let Some(regex) = rule.regex() else {
-            return "path-only rule did not report the file".into();
-        };
-        let mut cache = regex.create_cache();
-        let mut caps = regex.create_captures();
-        let mut reasons = Vec::new();
-        let mut at = 0;
-        while at < text.len() {
-            regex.search_captures_with(&mut cache, &Input::new(text).range(at..), &mut caps);
-            let Some(m) = caps.get_match() else { break };
-            at = m.end().max(m.start() + 1);
-            let span = m.span();
-            if span.len() > rule.max_len {
-                reasons.push(format!(
-                    "match of {} bytes is longer than max_len = {}",
-                    span.len(),
-                    rule.max_len
-                ));
-                continue;
-            }
-            let secret = secret_span(&caps, rule.secret_group, span);
-            let c = Candidate {
-                rule: idx as u32,
-                m: span,
-                secret,
-                entropy: shannon_entropy(&text[secret.range()]),
-                owned: true,
-                allowed: None,
-            };
-            let s = String::from_utf8_lossy(&text[secret.range()]);
-            reasons.push(match self.gate(&c, text, path) {
-                Some(DropReason::Entropy) => format!(
-                    "secret `{s}` has entropy {:.2} < {}",
-                    c.entropy,
-                    rule.entropy.unwrap_or(0.0)
-                ),
-                Some(DropReason::Placeholder) => {
-                    format!("secret `{s}` looks like a placeholder (see docs/rules.md)")
-                }
-                Some(d) => format!("secret `{s}` dropped by {d:?}"),
-                None => {
-                    let lower = String::from_utf8_lossy(text).to_ascii_lowercase();
-                    if !rule.keywords.iter().any(|k| lower.contains(k.as_str())) {
-                        format!(
-                            "secret `{s}` matched but no keyword {:?} occurs",
-                            rule.keywords
-                        )
-                    } else {
-                        format!(
-                            "secret `{s}` matched but no keyword lies within max_len = {} bytes \
-                             (or keyword_lead = {} before the match start)",
-                            rule.max_len,
-                            rule.keyword_lead()
-                        )
-                    }
-                }
-            });
-        }
-        if reasons.is_empty() {
-            "the regex does not match".into()
-        } else {
-            reasons.join("; ")
-        }
-    }
+/// Whether a finding's secret (its `offset..end_offset`) meets the focus;
+/// without one, every finding does.
+#[inline]
+fn in_focus(focus: Option<&Range<usize>>, secret: Span) -> bool {
+    focus.is_none_or(|f| secret.end > f.start && secret.start < f.end)
 }
 
 /// The secret: `secretGroup` if set, else the first capture group that
@@ -2336,229 +1407,4 @@ fn overlaps_any(spans: &[Span], secret: Span, max: usize) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A rule whose regex parses but exceeds regex-automata's default NFA
-    /// size limit; `trusted` as the built-in files are.
-    fn file(trusted: bool) -> RuleFile {
-        let text = r#"
-[[rules]]
-id = "big"
-regex = '''(?:[\p{L}\p{N}]{8,256}[-_.]?){8}'''
-keywords = ["k"]
-max_len = 4096
-examples = ["k abcdefgh", "k 12345678"]
-negative_examples = ["k ab"]
-"#;
-        let mut f = RuleFile::parse(text, "big.toml").unwrap();
-        f.trusted = trusted;
-        f
-    }
-
-    #[test]
-    fn user_rule_over_the_size_limit_fails_the_build() {
-        let e = EngineBuilder::new().add(file(false)).build().unwrap_err();
-        assert_eq!(e.file(), Some(std::path::Path::new("big.toml")));
-        assert_eq!(e.rule(), Some("big"));
-        assert!(
-            e.message().starts_with("line 2: cannot compile regex: "),
-            "{e}"
-        );
-        assert!(e.message().contains("exceeded limit of 10485760"), "{e}");
-    }
-
-    #[test]
-    fn a_costly_user_rule_is_refused_naming_it() {
-        let build = |text: &str| {
-            EngineBuilder::new()
-                .add(RuleFile::parse(text, "slow.toml").unwrap())
-                .build()
-                .unwrap_err()
-        };
-        let e = build("[[rules]]\nid = \"slow\"\nregex = '''.{65535}x'''\nkeywords = [\"x\"]\n");
-        assert_eq!(e.file(), Some(std::path::Path::new("slow.toml")));
-        assert_eq!(e.rule(), Some("slow"));
-        assert_eq!(
-            e.message(),
-            "line 1: regex too large: 65541 automaton states, more than 16384: shorten its \
-             counted repetitions (`.{65535}`) or split the rule"
-        );
-        // Fewer states, but each hit would search 64 KiB with them.
-        let e = build(
-            "[[rules]]\nid = \"slow\"\nregex = '''x.{9000}'''\nkeywords = [\"x\"]\n\
-             max_len = 65536\n",
-        );
-        assert!(
-            e.message()
-                .starts_with("line 1: regex too costly: 9006 automaton states times a 65536-byte"),
-            "{e}"
-        );
-        // A pattern above the length bound is refused before it is parsed.
-        let e = build(&format!(
-            "[[rules]]\nid = \"big\"\nregex = '''{}'''\nkeywords = [\"x\"]\n",
-            "x".repeat(MAX_PATTERN_LEN + 1)
-        ));
-        assert!(
-            e.message()
-                .starts_with("line 1: regex: the pattern is 65537 bytes, more than the 65536"),
-            "{e}"
-        );
-    }
-
-    /// The bounds of `check_cost` hold for every built-in rule, as for a
-    /// user's (the built-ins are compiled lazily, without the check).
-    #[test]
-    fn builtin_rules_are_within_the_cost_bounds() {
-        let mut checked = 0;
-        for f in RuleFile::builtin() {
-            for r in &f.rules {
-                let (rule, ..) = compile_rule(r, &f.origin, false).unwrap();
-                let Some(Ok(hir)) = rule.parsed() else {
-                    continue;
-                };
-                check_cost(hir, rule.cost_window()).unwrap_or_else(|m| panic!("{}: {m}", r.id));
-                checked += 1;
-            }
-        }
-        assert!(checked > 200, "{checked}");
-    }
-
-    /// A keyword of one repeated character is set aside: the rule runs as one
-    /// without keywords, finds what it found with it, and content made of
-    /// that character opens no window.
-    #[test]
-    fn a_low_information_keyword_makes_the_rule_keyword_less() {
-        let rule = |kw: &str| {
-            format!(
-                "[[rules]]\nid = \"tw\"\nregex = '''(?:^|[^A-Za-z0-9%+/])(A{{20,24}}[A-Za-z0-9%]\
-                 {{8,100}}%3D[A-Za-z0-9%]{{20,100}})(?:[^A-Za-z0-9%+/=]|$)'''\nsecretGroup = 1\n\
-                 keywords = [\"{kw}\"]\nmax_len = 240\n"
-            )
-        };
-        let (runs, warnings) = EngineBuilder::new()
-            .add(RuleFile::parse(&rule(&"A".repeat(20)), "tw.toml").unwrap())
-            .build()
-            .unwrap();
-        let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
-        assert_eq!(
-            w,
-            [format!(
-                "tw.toml: rule `tw`: keyword `{}` has too little information (one character \
-                 repeated, it matches at every byte of a run such as `AAAA` or `====`): the \
-                 rule's regex runs over every byte of every file instead; use a keyword of two \
-                 characters or more",
-                "a".repeat(20)
-            )]
-        );
-        assert!(runs.rules[0].keywords.is_empty());
-        assert_eq!(runs.rules()[0].keywords, ["a".repeat(20)]);
-        let (keyed, warnings) = EngineBuilder::new()
-            .add(RuleFile::parse(&rule("%3d"), "tw.toml").unwrap())
-            .build()
-            .unwrap();
-        assert!(warnings.is_empty(), "{warnings:?}");
-        let find = |e: &Engine, data: &[u8]| -> Vec<(u64, String)> {
-            let mut out = Vec::new();
-            e.scan(
-                &ScanInput::whole(data, "a.txt"),
-                &mut e.new_scratch(),
-                &mut out,
-            );
-            out.into_iter().map(|f| (f.offset, f.secret)).collect()
-        };
-        let mut data = "A".repeat(5000).into_bytes();
-        data.extend_from_slice(
-            b"\nT=AAAAAAAAAAAAAAAAAAAAAkXUrkAAAAAAASFZX50QadiWlfp%2BQBhryETh%3Dd8RJFSGUVUsxRftUkFI1g\n",
-        );
-        data.extend(std::iter::repeat_n(b'A', 5000));
-        let want = vec![(
-            5003,
-            "AAAAAAAAAAAAAAAAAAAAAkXUrkAAAAAAASFZX50QadiWlfp%2BQBhryETh%3Dd8RJFSGUVUsxRftUkFI1g"
-                .to_string(),
-        )];
-        assert_eq!(find(&runs, &data), want);
-        assert_eq!(find(&keyed, &data), want);
-    }
-
-    #[test]
-    fn check_examples_reports_the_compile_error_for_each_example() {
-        // A trusted (built-in) file stays lazy: the build succeeds and the
-        // failure surfaces in check_examples, with the compiler's reason.
-        let (engine, _) = EngineBuilder::new().add(file(true)).build().unwrap();
-        let failures = engine.check_examples();
-        let got: Vec<(&str, bool)> = failures
-            .iter()
-            .map(|f| (f.example.as_str(), f.negative))
-            .collect();
-        assert_eq!(
-            got,
-            vec![("k abcdefgh", false), ("k 12345678", false), ("k ab", true)]
-        );
-        for f in &failures {
-            assert!(
-                f.reason.contains("exceeded limit of 10485760"),
-                "{}",
-                f.reason
-            );
-        }
-    }
-
-    /// The rare-byte search finds every occurrence of every keyword in any
-    /// case, and with a walked middle, at least what crosses its edges.
-    #[test]
-    fn rare_byte_search_finds_every_occurrence_in_any_case() {
-        let mut search = RareByteSearch::default();
-        let kws: [&[u8]; 6] = [
-            b"eyj",
-            b"ops_eyj",
-            b"://",
-            b"secret",
-            b"-----begin rsa",
-            b"sl.",
-        ];
-        for (i, kw) in kws.iter().enumerate() {
-            search.add(kw, i as u32, 100);
-        }
-        let text = b"x ops_EYJ eyJeyj SECRET sEcReT ://:// sl.sl -----BEGIN RSA -----begin rsaX";
-        let mut got = Vec::new();
-        // Nothing walked: the whole text is searched.
-        search.find(text, &(0..text.len()), 0..0, &mut got);
-        got.sort_unstable();
-        let mut want = Vec::new();
-        for (k, kw) in kws.iter().enumerate() {
-            for at in 0..=text.len() - kw.len() {
-                if text[at..at + kw.len()].eq_ignore_ascii_case(kw) {
-                    want.push((at + kw.len(), at, k as u32));
-                }
-            }
-        }
-        want.sort_unstable();
-        assert_eq!(got, want);
-        assert_eq!(want.len(), 11);
-        // The middle walked: what crosses its edges is found, and what
-        // lies wholly in it may be (near its edges), never twice.
-        let mut got = Vec::new();
-        search.find(text, &(0..text.len()), 20..60, &mut got);
-        got.sort_unstable();
-        assert!(got.windows(2).all(|w| w[0] != w[1]), "{got:?}");
-        assert!(got.iter().all(|h| want.contains(h)), "{got:?}");
-        want.retain(|&(end, start, _)| start < 20 || end > 60);
-        assert!(want.iter().all(|h| got.contains(h)), "{got:?}");
-        assert_eq!(want.len(), 6);
-    }
-
-    #[test]
-    fn a_name_defined_twice_among_builtin_files_is_an_error() {
-        let text = "[[rules]]\nid = \"b\"\nregex = 'b'\nkeywords = [\"b\"]\n";
-        let mut one = RuleFile::parse(text, "builtin:one.toml").unwrap();
-        let mut two = RuleFile::parse(text, "builtin:two.toml").unwrap();
-        one.trusted = true;
-        two.trusted = true;
-        let e = EngineBuilder::new().add(one).add(two).build().unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "builtin:two.toml: rule `b`: line 1: duplicate rule id (first defined in builtin:one.toml)"
-        );
-    }
-}
+mod tests;

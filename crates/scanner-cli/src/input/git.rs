@@ -393,8 +393,8 @@ pub fn source(
         repo.preload();
         let mut blobs = Vec::new();
         let (entries, unmerged) = entries.context("--staged")?;
-        let mut skipped = crate::report::SkipCounts::default();
-        skipped.add(crate::report::Skip::Unmerged, unmerged);
+        let mut skipped = super::skip::SkipCounts::default();
+        skipped.add(super::skip::Skip::Unmerged, unmerged);
         for e in entries {
             let oid = super::Oid::from_hex(e.dst_id.as_bytes())
                 .with_context(|| format!("--staged: bad object id {}", e.dst_id))?;

@@ -25,6 +25,7 @@ pub mod history;
 pub mod pack;
 pub mod remote;
 pub mod scope;
+pub mod skip;
 pub mod utf16;
 pub mod walk;
 
@@ -134,7 +135,7 @@ pub enum Source {
     /// `skipped`: what the lister already left out (unmerged paths).
     Items {
         items: Vec<Item>,
-        skipped: crate::report::SkipCounts,
+        skipped: skip::SkipCounts,
     },
     /// Every blob of a repository's history, each once, attributed to the
     /// commit that introduced it (`--history`, see [`history`]). Several

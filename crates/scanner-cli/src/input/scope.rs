@@ -20,7 +20,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::report::Skip;
+use crate::input::skip::Skip;
 
 /// Decides whether a path is allowlisted by the user config
 /// (`allow_paths`): `(path, is_dir) -> true` to skip it.

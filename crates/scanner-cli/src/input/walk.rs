@@ -50,8 +50,8 @@ use std::sync::Arc;
 use anyhow::Context;
 use ignore::{DirEntry, WalkBuilder};
 
+use crate::input::skip::{Skip, SkipCounts};
 use crate::messages::escape_path;
-use crate::report::{Skip, SkipCounts};
 
 use super::{Content, Item, Provenance, Scope};
 

@@ -74,8 +74,8 @@ use crate::filter::FindingFilter;
 use crate::input::{walk, Item, Scope, Source};
 use crate::messages::escape_path;
 use crate::output::Sink;
+use crate::progress::Progress;
 use crate::report::{ScanReport, SkipCounts};
-use crate::summary::Progress;
 use sink::{Counts, Msg};
 use split::SplitInput;
 

@@ -177,9 +177,28 @@ pub fn open_nonblocking(path: &Path) -> io::Result<File> {
     opts.open(path)
 }
 
-/// Why [`open_beneath`] refused a path.
+/// Why [`open_beneath`] refused a path: the text of [`SymlinkSwapped`].
 pub const SYMLINK_SWAPPED: &str =
     "a symbolic link appeared in the path after it was listed: not followed (--follow follows links)";
+
+/// The payload of the `NotFound` error [`open_beneath`] returns when it refuses a symbolic
+/// link; a caller tells it from other errors with [`is_symlink_swapped`], not by its text.
+#[derive(Debug)]
+pub struct SymlinkSwapped;
+
+impl std::fmt::Display for SymlinkSwapped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(SYMLINK_SWAPPED)
+    }
+}
+
+impl std::error::Error for SymlinkSwapped {}
+
+/// Whether `e` is [`open_beneath`]'s refusal of a symbolic link ([`SymlinkSwapped`]).
+pub fn is_symlink_swapped(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<SymlinkSwapped>())
+}
 
 /// Opens `path` (below the directory `root`) for reading, refusing a
 /// symbolic link in any component below `root`: the walker did not follow
@@ -187,7 +206,7 @@ pub const SYMLINK_SWAPPED: &str =
 /// it could read files outside the tree under in-tree names. Uses Linux's
 /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`; elsewhere, or on a
 /// kernel without it, a plain open. A refusal is an error of kind
-/// `NotFound` named [`SYMLINK_SWAPPED`].
+/// `NotFound` carrying [`SymlinkSwapped`].
 pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
     #[cfg(target_os = "linux")]
     {
@@ -248,7 +267,7 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
         let err = io::Error::last_os_error();
         return match err.raw_os_error() {
             Some(libc::ELOOP) | Some(libc::EXDEV) => {
-                Err(io::Error::new(io::ErrorKind::NotFound, SYMLINK_SWAPPED))
+                Err(io::Error::new(io::ErrorKind::NotFound, SymlinkSwapped))
             }
             // No openat2 (old kernel, seccomp): the plain open.
             Some(libc::ENOSYS) | Some(libc::EPERM) => open_nonblocking(path),
@@ -323,15 +342,17 @@ mod tests {
         std::fs::rename(root.join("dir"), t.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(t.path().join("outside"), root.join("dir")).unwrap();
         let e = open_beneath(&root, &path).unwrap_err();
+        assert!(is_symlink_swapped(&e), "{e}");
         assert_eq!(e.to_string(), SYMLINK_SWAPPED);
+        assert!(!is_symlink_swapped(&io::Error::new(
+            io::ErrorKind::NotFound,
+            SYMLINK_SWAPPED
+        )));
         // A link as the last component is refused too.
         std::fs::remove_file(root.join("dir")).unwrap();
         std::fs::create_dir(root.join("dir")).unwrap();
         std::os::unix::fs::symlink(t.path().join("outside/a.txt"), &path).unwrap();
-        assert_eq!(
-            open_beneath(&root, &path).unwrap_err().to_string(),
-            SYMLINK_SWAPPED
-        );
+        assert!(is_symlink_swapped(&open_beneath(&root, &path).unwrap_err()));
     }
 
     /// A file that shrank after it was split: ranges past the new end scan

@@ -21,8 +21,8 @@ use crate::filter::FindingFilter;
 use crate::input::Provenance;
 use crate::messages;
 use crate::output::{is_broken_pipe, PathFinding, Sink};
+use crate::progress::Progress;
 use crate::report::{ScanReport, Skip};
-use crate::summary::Progress;
 
 /// Inputs and bytes scanned, counted by the workers themselves: a clean
 /// input then costs no message and no wakeup of the sink thread, which
@@ -105,7 +105,7 @@ pub fn sink_loop(
     let mut write_error: Option<io::Error> = None;
     let say = |progress: &Option<Progress>, line: String| match progress {
         Some(p) => p.println(&line),
-        None => eprintln!("{line}"),
+        None => crate::messages::print(&line),
     };
     let update = |p: &Progress, findings: u64| {
         let (files, bytes) = counts.get();

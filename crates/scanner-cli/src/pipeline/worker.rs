@@ -221,7 +221,7 @@ fn scan_item(
             let (mut file, path) = match content {
                 Content::WalkedFile { root, path } => match reader::open_beneath(&root, &path) {
                     Ok(f) => (f, path),
-                    Err(e) if e.to_string() == reader::SYMLINK_SWAPPED => {
+                    Err(e) if reader::is_symlink_swapped(&e) => {
                         sh.warn(&provenance, e.to_string());
                         return Ok(Some(Outcome::Skipped(Skip::SymlinkNotFollowed)));
                     }
