@@ -239,6 +239,28 @@ impl PackReader {
         Ok(Some(kind))
     }
 
+    /// `oid` as a stream inflated as it is read, with its kind and size,
+    /// when it is stored whole in these packs. `Ok(None)`: a delta (rebuilt
+    /// only whole, by [`PackReader::read`]), or not in these packs.
+    pub fn stream(&mut self, oid: &Oid) -> Result<Option<(Kind, u64, EntryStream)>, String> {
+        let Some((p, offset)) = self.located(oid) else {
+            return Ok(None);
+        };
+        let pack = &self.packs.packs[p].1;
+        let entry = pack.entry(offset).map_err(|e| e.to_string())?;
+        let Some(kind) = entry.header.as_kind() else {
+            return Ok(None);
+        };
+        let stream = EntryStream {
+            packs: Arc::clone(&self.packs),
+            pack: p,
+            at: entry.data_offset,
+            left: entry.decompressed_size,
+            inflate: flate2::Decompress::new(true),
+        };
+        Ok(Some((kind, entry.decompressed_size, stream)))
+    }
+
     /// The size of `oid` and, unless it is stored as a delta, its kind,
     /// without rebuilding it: the size is in the entry's header, or for a
     /// delta in the first bytes of its instructions (the size it rebuilds
@@ -383,6 +405,58 @@ impl PackReader {
         pack.decompress_entry(entry, &mut self.inflate, buf)
             .map(drop)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// An object stored whole in a pack, inflated as it is read
+/// ([`PackReader::stream`]): a large blob is scanned through the chunk
+/// reader without ever being held whole. Holds the inflater's state (about
+/// 40 KiB) and reads the pack's mapping from where the object's compressed
+/// data goes on.
+pub struct EntryStream {
+    packs: Arc<Packs>,
+    pack: usize,
+    /// The pack offset of the next compressed byte.
+    at: u64,
+    /// Bytes the object has yet to give, by its header.
+    left: u64,
+    inflate: flate2::Decompress,
+}
+
+impl std::io::Read for EntryStream {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+        if self.left == 0 || out.is_empty() {
+            return Ok(0);
+        }
+        let want = out
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let pack = &self.packs.packs[self.pack].1;
+        let end = pack.pack_end() as u64;
+        loop {
+            let input = pack
+                .entry_slice(self.at..end)
+                .ok_or_else(|| invalid(TRUNCATED.into()))?;
+            let (read, written) = (self.inflate.total_in(), self.inflate.total_out());
+            let status = self
+                .inflate
+                .decompress(input, &mut out[..want], flate2::FlushDecompress::None)
+                .map_err(|e| invalid(e.to_string()))?;
+            let consumed = self.inflate.total_in() - read;
+            let produced = self.inflate.total_out() - written;
+            self.at += consumed;
+            self.left -= produced;
+            if produced > 0 {
+                return Ok(produced as usize);
+            }
+            if status == flate2::Status::StreamEnd || consumed == 0 {
+                return Err(invalid(format!(
+                    "an object whose data ends {} bytes short of its declared size",
+                    self.left
+                )));
+            }
+        }
     }
 }
 
