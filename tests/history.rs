@@ -765,14 +765,24 @@ fn a_secret_in_a_file_copied_to_a_new_path_is_reported_at_both_paths() {
 
 /// A version split across workers is filtered once its pieces are put
 /// together: the secret before the edit is unchanged, the one in it is new.
+/// Only a blob held in memory is split: one above the threshold stored whole
+/// is streamed and judged whole (`a_streamed_version_of_a_large_file_is_judged_whole`).
+/// So the versions are packed, the second shorter than the first: git stores
+/// the larger whole and the second as a delta, rebuilt in memory and split.
 #[test]
 fn a_split_version_reports_only_what_changed() {
     let r = Repo::new();
     let mut text = format!("TOKEN={}\n", token(25));
     text.push_str(&"filler line\n".repeat(30_000));
-    commit_file(&r, "big.txt", &text, "one");
+    commit_file(
+        &r,
+        "big.txt",
+        &format!("{text}{}\n", "x".repeat(200)),
+        "one",
+    );
     text.push_str(&format!("TOKEN={}\n", token(26)));
     let second = commit_file(&r, "big.txt", &text, "two");
+    r.git(&["repack", "-adq"]);
     let run = history(&r, &SPLIT_SMALL);
     let found = run.expect(1).findings();
     assert_eq!(
@@ -965,6 +975,51 @@ fn a_large_blob_streamed_reports_what_it_reports_held_whole() {
                 "packed: {packed}, chunk {chunk}"
             );
         }
+    }
+}
+
+/// A streamed blob is judged whole, not around what changed since the version before it
+/// (`pipeline/versions.rs`): a secret left unchanged in a large file is reported again in
+/// each version that is streamed (every one, loose; packed, the newest, which git stores
+/// whole, while the older one is a delta, rebuilt whole and judged around its changes).
+/// Held whole, it is reported once, with the commit that added it.
+#[test]
+fn a_streamed_version_of_a_large_file_is_judged_whole() {
+    let r = Repo::new();
+    let text = big_text(32_768, &[(100, 1)]);
+    r.write("big.txt", &text);
+    r.git(&["add", "."]);
+    commit_at(&r, "v1", "2024-01-02T03:04:05+00:00");
+    let first = head(&r);
+    let mut edited = text;
+    edited.extend_from_slice(b"one more line\n");
+    r.write("big.txt", &edited);
+    r.git(&["add", "."]);
+    commit_at(&r, "v2", "2024-01-03T03:04:05+00:00");
+    let second = head(&r);
+    let commits = |run: &Run| -> Vec<String> {
+        run.findings()
+            .iter()
+            .map(|f| format!("{}:{} {}", f.path, f.line, f.commit.as_ref().unwrap().id))
+            .collect()
+    };
+    for packed in [false, true] {
+        if packed {
+            r.git(&["repack", "-adq", "--depth=50", "--window=10"]);
+        }
+        let whole = history(&r, &["--split-threshold", "0"]);
+        whole.expect(1);
+        assert_eq!(commits(&whole), [format!("big.txt:100 {first}")]);
+        let streamed = history(&r, &["--split-threshold", "64K"]);
+        streamed.expect(1);
+        let mut found = commits(&streamed);
+        found.sort();
+        let mut expected = [
+            format!("big.txt:100 {first}"),
+            format!("big.txt:100 {second}"),
+        ];
+        expected.sort();
+        assert_eq!(found, expected, "packed: {packed}");
     }
 }
 

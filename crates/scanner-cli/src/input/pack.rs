@@ -752,7 +752,11 @@ impl DeltaCache {
         self.count(key);
         if !self.keeps(data.len()) {
             self.ghost(key, data.len());
-            self.spare = data;
+            // Reused for the next object only if it is no larger than the
+            // cache: one large blob must not stay pinned in every reader.
+            if data.capacity() <= self.max_cap {
+                self.spare = data;
+            }
             return;
         }
         // Buffers are reused (`spare`), so a small object may arrive in a

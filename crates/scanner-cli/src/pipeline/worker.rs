@@ -713,7 +713,9 @@ fn mark_unchanged(
     if findings.iter().all(|f| f.allowed.is_some()) {
         return;
     }
-    if let Some(changed) = with_base(base, w, sh, |old| super::versions::changed_spans(old, data)) {
+    if let Some(changed) = with_base(base, data.len(), w, sh, |old| {
+        super::versions::changed_spans(old, data)
+    }) {
         super::versions::mark_unchanged(findings, &changed);
     }
 }
@@ -724,18 +726,22 @@ fn mark_unchanged(
 /// when the base was not itself scanned: unreadable (its own error was
 /// reported with it), over `--max-filesize`, or skipped as binary. Its
 /// findings would otherwise be reported nowhere. `None` too when the base
-/// is above the stream threshold ([`stream_threshold`]): it is never read
-/// whole for this, so a version of a large file is judged whole.
+/// is larger than both the stream threshold ([`stream_threshold`]) and
+/// twice the version judged (`len` bytes, held): a base is read whole only
+/// where that at most triples what the worker holds, so a file cut from
+/// 1 GB to 1 KB does not read the 1 GB, and its new version is judged whole.
 fn with_base<T>(
     (base, repo): &Base,
+    len: usize,
     w: &mut WorkerScratch,
     sh: &Shared,
     f: impl FnOnce(&[u8]) -> T,
 ) -> Option<T> {
     let mut scratch = std::mem::take(&mut w.base);
+    let max_len = stream_threshold(sh).max(2 * len as u64);
     let out = match w
         .blob_reader(repo)
-        .and_then(|reader| reader.read_base(base, &mut scratch, stream_threshold(sh)))
+        .and_then(|reader| reader.read_base(base, &mut scratch, max_len))
     {
         Ok(None) | Err(_) => None,
         Ok(Some(old)) => (sh.opts.scope.check_size(old.len() as u64).is_none()
@@ -792,9 +798,11 @@ fn scan_bytes(
         // The span between the common prefix and suffix; a base that was
         // not itself scanned gives none: scan whole.
         let focus = base.as_ref().filter(|_| data.len() >= FOCUS_MIN_BYTES);
-        match focus
-            .and_then(|b| with_base(b, w, sh, |old| super::versions::changed_span(old, &data)))
-        {
+        match focus.and_then(|b| {
+            with_base(b, data.len(), w, sh, |old| {
+                super::versions::changed_span(old, &data)
+            })
+        }) {
             Some(changed) => {
                 let changed = changed.start as usize..changed.end as usize;
                 sh.counts
