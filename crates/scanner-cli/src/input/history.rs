@@ -1197,6 +1197,13 @@ fn open_objects(repo: &Path) -> io::Result<gix::ThreadSafeRepository> {
 /// of a file share most of their delta chain, and each version is then in the cache or one
 /// delta away from it. Any other object (loose, or in an alternate's pack) is read by
 /// gitoxide, with its own pack cache of [`BlobReader::PACK_CACHE_BYTES`].
+///
+/// # Large blobs
+///
+/// A blob stored whole (a loose object, or a pack entry that is not a delta) can be read as
+/// a stream ([`BlobReader::stream`]), which the worker does above the split threshold: a
+/// blob of any size then costs a chunk of the chunk reader, never its size. A delta is
+/// rebuilt whole; docs/architecture.md, "Memory bound", has what that holds.
 pub struct BlobReader {
     store: Arc<ObjectStore>,
     /// Objects in the repository's packs: most of them.

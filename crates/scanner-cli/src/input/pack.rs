@@ -218,6 +218,11 @@ impl PackReader {
             }
             if target {
                 *out = buf;
+                // The instructions of a large delta are not kept for the next
+                // one: the blob they made is held while it is scanned.
+                if self.delta.capacity() > self.rebuilt.max_cap {
+                    self.delta = Vec::new();
+                }
                 applied?;
                 self.rebuilt.put_copy((p, offset), out, kind);
                 return Ok(Some(kind));
