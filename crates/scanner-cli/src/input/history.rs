@@ -2406,6 +2406,87 @@ mod tests {
         assert_eq!(stats.blobs, 2);
     }
 
+    /// A blob stored whole streams the bytes a whole read gives, loose and packed; a delta,
+    /// a tree and a missing object do not stream; a loose object cut short fails naming it.
+    #[test]
+    fn blob_stream_gives_what_a_whole_read_gives() {
+        let tmp = init();
+        let d = tmp.path();
+        let big: Vec<u8> = (0..3_000_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        std::fs::write(d.join("big"), &big).unwrap();
+        write(d, "dir/small", "first\n");
+        commit(d, "v1");
+        let mut edited = big.clone();
+        edited.truncate(2_000_000);
+        std::fs::write(d.join("big"), &edited).unwrap();
+        commit(d, "v2");
+        let id = |rev: &str| Oid::from_hex(g(d, &["rev-parse", rev]).as_bytes()).unwrap();
+        let streamed = |r: &mut BlobReader, rev: &str| -> Option<Vec<u8>> {
+            let mut s = r.stream(&id(rev)).unwrap()?;
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).unwrap();
+            assert_eq!(out.len() as u64, s.size());
+            Some(out)
+        };
+        for packed in [false, true] {
+            if packed {
+                g(d, &["repack", "-adq"]);
+            }
+            let mut r = BlobReader::new(d).unwrap();
+            let v2 = streamed(&mut r, "HEAD:big");
+            let v1 = streamed(&mut r, "HEAD~:big");
+            if packed {
+                // The larger version whole, the smaller a delta against it.
+                assert!(v1 == Some(big.clone()) && v2.is_none(), "packed");
+            } else {
+                assert!(
+                    v1 == Some(big.clone()) && v2 == Some(edited.clone()),
+                    "loose"
+                );
+            }
+            assert_eq!(streamed(&mut r, "HEAD:dir/small").unwrap(), b"first\n");
+            assert!(r.stream(&id("HEAD:dir")).unwrap().is_none(), "a tree");
+            assert!(r.stream(&Oid([0xab; 20])).unwrap().is_none(), "missing");
+        }
+
+        // A loose object cut short.
+        let tmp = init();
+        let d = tmp.path();
+        std::fs::write(d.join("big"), &big).unwrap();
+        commit(d, "v1");
+        let oid = Oid::from_hex(g(d, &["rev-parse", "HEAD:big"]).as_bytes()).unwrap();
+        let hex = oid.to_string();
+        let file = d.join(".git/objects").join(&hex[..2]).join(&hex[2..]);
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let cut_short = |d: &Path| {
+            let mut s = BlobReader::new(d).unwrap().stream(&oid).unwrap().unwrap();
+            let err = s.read_to_end(&mut Vec::new()).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            let said = err.to_string();
+            assert!(
+                said.contains(&format!("object {hex} is corrupt or unreadable")),
+                "{said}"
+            );
+        };
+        cut_short(d);
+        // A pack whose entry is cut short (its last 20 bytes then read as the checksum).
+        std::fs::write(&file, &bytes).unwrap();
+        g(d, &["repack", "-adq"]);
+        let pack = std::fs::read_dir(d.join(".git/objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "pack"))
+            .unwrap();
+        let bytes = std::fs::read(&pack).unwrap();
+        std::fs::remove_file(&pack).unwrap();
+        std::fs::write(&pack, &bytes[..bytes.len() / 2]).unwrap();
+        cut_short(d);
+    }
+
     #[test]
     fn blob_reader_streams_blobs_in_sequence() {
         let tmp = init();
