@@ -260,7 +260,6 @@ impl PackReader {
             packs: Arc::clone(&self.packs),
             pack: p,
             at: entry.data_offset,
-            left: entry.decompressed_size,
             inflate: flate2::Decompress::new(true),
         };
         Ok(Some((kind, entry.decompressed_size, stream)))
@@ -423,20 +422,14 @@ pub struct EntryStream {
     pack: usize,
     /// The pack offset of the next compressed byte.
     at: u64,
-    /// Bytes the object has yet to give, by its header.
-    left: u64,
     inflate: flate2::Decompress,
 }
 
 impl std::io::Read for EntryStream {
+    /// Ends where the zlib stream ends: [`BlobStream`](super::history::BlobStream) checks
+    /// that it gave the declared size.
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
-        if self.left == 0 || out.is_empty() {
-            return Ok(0);
-        }
-        let want = out
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let pack = &self.packs.packs[self.pack].1;
         let end = pack.pack_end() as u64;
         loop {
@@ -446,20 +439,16 @@ impl std::io::Read for EntryStream {
             let (read, written) = (self.inflate.total_in(), self.inflate.total_out());
             let status = self
                 .inflate
-                .decompress(input, &mut out[..want], flate2::FlushDecompress::None)
+                .decompress(input, out, flate2::FlushDecompress::None)
                 .map_err(|e| invalid(e.to_string()))?;
             let consumed = self.inflate.total_in() - read;
-            let produced = self.inflate.total_out() - written;
+            let produced = (self.inflate.total_out() - written) as usize;
             self.at += consumed;
-            self.left -= produced;
-            if produced > 0 {
-                return Ok(produced as usize);
+            if produced > 0 || status == flate2::Status::StreamEnd || out.is_empty() {
+                return Ok(produced);
             }
-            if status == flate2::Status::StreamEnd || consumed == 0 {
-                return Err(invalid(format!(
-                    "an object whose data ends {} bytes short of its declared size",
-                    self.left
-                )));
+            if consumed == 0 {
+                return Err(invalid(TRUNCATED.into()));
             }
         }
     }
