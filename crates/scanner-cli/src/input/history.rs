@@ -1197,6 +1197,13 @@ fn open_objects(repo: &Path) -> io::Result<gix::ThreadSafeRepository> {
 /// of a file share most of their delta chain, and each version is then in the cache or one
 /// delta away from it. Any other object (loose, or in an alternate's pack) is read by
 /// gitoxide, with its own pack cache of [`BlobReader::PACK_CACHE_BYTES`].
+///
+/// # Large blobs
+///
+/// A blob stored whole (a loose object, or a pack entry that is not a delta) can be read as
+/// a stream ([`BlobReader::stream`]), which the worker does above the split threshold: a
+/// blob of any size then costs a chunk of the chunk reader, never its size. A delta is
+/// rebuilt whole; docs/architecture.md, "Memory bound", has what that holds.
 pub struct BlobReader {
     store: Arc<ObjectStore>,
     /// Objects in the repository's packs: most of them.
@@ -1310,6 +1317,75 @@ impl BlobReader {
         Ok(buf.len() as u64)
     }
 
+    /// The blob `oid` as a stream, inflated as it is read, when it is stored whole: a whole
+    /// (not delta) entry of the repository's packs, or a loose object. `Ok(None)`: it is
+    /// neither (a delta, or in an alternate), or not a blob; read it whole
+    /// ([`BlobReader::read_to_vec`]), which also reports what is wrong with it. The stream
+    /// holds a 64 KiB read buffer and an inflater, never the blob: a blob of any size is
+    /// scanned through the chunk reader in constant memory. It gives exactly the blob's
+    /// declared size, or fails naming the object (a truncated or corrupt stream).
+    pub fn stream(&mut self, oid: &Oid) -> io::Result<Option<BlobStream>> {
+        let blob = gix::objs::Kind::Blob;
+        let inner: Box<dyn Read + Send> = match self.packed.stream(oid) {
+            Err(e) => return Err(self.corrupt(oid, e)),
+            Ok(Some((kind, _, _))) if kind != blob => return Ok(None),
+            Ok(Some((_, size, entry))) => {
+                return Ok(Some(self.blob_stream(oid, size, Box::new(entry))))
+            }
+            Ok(None) => match self.loose(oid)? {
+                Some(file) => Box::new(file),
+                None => return Ok(None),
+            },
+        };
+        // A loose object: "blob <size>\0", then the blob, all in one zlib stream.
+        let mut inflated =
+            flate2::bufread::ZlibDecoder::new(BufReader::with_capacity(64 << 10, inner));
+        let mut header = Vec::with_capacity(32);
+        let mut byte = [0u8];
+        while header.len() < 32 {
+            match inflated.read(&mut byte) {
+                Ok(0) => break,
+                Ok(_) if byte[0] == 0 => {
+                    let size = header
+                        .strip_prefix(b"blob ")
+                        .and_then(|n| std::str::from_utf8(n).ok())
+                        .and_then(|n| n.parse::<u64>().ok());
+                    // Another kind, or a header that does not parse: the whole read says what.
+                    return Ok(size.map(|size| self.blob_stream(oid, size, Box::new(inflated))));
+                }
+                Ok(_) => header.push(byte[0]),
+                Err(e) => return Err(self.corrupt(oid, e)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// `oid`'s loose object file, open, if there is one.
+    fn loose(&self, oid: &Oid) -> io::Result<Option<std::fs::File>> {
+        let hex = oid.to_string();
+        let path = self
+            .store
+            .open()?
+            .objects_dir()
+            .join(&hex[..2])
+            .join(&hex[2..]);
+        match std::fs::File::open(path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(self.corrupt(oid, e)),
+        }
+    }
+
+    fn blob_stream(&self, oid: &Oid, size: u64, inner: Box<dyn Read + Send>) -> BlobStream {
+        BlobStream {
+            inner,
+            left: size,
+            size,
+            oid: *oid,
+            repo: self.store.repo.clone(),
+        }
+    }
+
     /// Any object (a commit or a tree for the walk, [`super::commits`]) in `buf`, as for
     /// [`BlobReader::read_to_vec`]; its kind.
     pub fn read_object(&mut self, oid: &Oid, buf: &mut Vec<u8>) -> io::Result<gix::objs::Kind> {
@@ -1335,17 +1411,23 @@ impl BlobReader {
 
     /// The blob `oid`, borrowed from the reader's cache when it holds it, else read into
     /// `scratch`: for reading a version's base, which is often the version read just
-    /// before. Errors as for [`BlobReader::read_to_vec`].
+    /// before. `None` when it is larger than `max_len` (by its header): a base that large is
+    /// not read whole (see the worker's `with_base`). Errors as for
+    /// [`BlobReader::read_to_vec`].
     pub fn read_base<'a>(
         &'a mut self,
         oid: &Oid,
         scratch: &'a mut Vec<u8>,
-    ) -> io::Result<&'a [u8]> {
+        max_len: u64,
+    ) -> io::Result<Option<&'a [u8]>> {
         if let Some(key) = self.packed.cached_key(oid) {
-            return Ok(self.packed.cached(key));
+            return Ok(Some(self.packed.cached(key)));
+        }
+        if self.header(oid)?.1 > max_len {
+            return Ok(None);
         }
         self.read_to_vec(oid, scratch)?;
-        Ok(scratch)
+        Ok(Some(scratch))
     }
 
     /// Looks `oid` up, with `buf` as the store's scratch; the object's content and kind.
@@ -1419,13 +1501,58 @@ impl BlobReader {
 
     /// `oid` could not be decoded: `why`.
     fn corrupt(&self, oid: &Oid, why: impl fmt::Display) -> io::Error {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!(
-                "{}: object {oid} is corrupt or unreadable: {why}",
-                self.store.repo.display()
-            ),
-        )
+        corrupt(&self.store.repo, oid, why)
+    }
+}
+
+/// `oid` in `repo` could not be decoded: `why`.
+fn corrupt(repo: &Path, oid: &Oid, why: impl fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!(
+            "{}: object {oid} is corrupt or unreadable: {why}",
+            repo.display()
+        ),
+    )
+}
+
+/// A blob read as a stream ([`BlobReader::stream`]): exactly `size` bytes, or an error that
+/// names the object, as a whole read's would.
+pub struct BlobStream {
+    inner: Box<dyn Read + Send>,
+    left: u64,
+    size: u64,
+    oid: Oid,
+    repo: PathBuf,
+}
+
+impl BlobStream {
+    /// The blob's size, as its header declares it.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl Read for BlobStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = match self.inner.read(&mut buf[..want]) {
+            Ok(0) => Err(format!(
+                "its data ends {} bytes short of its declared {} bytes",
+                self.left, self.size
+            )),
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Err(e),
+            Err(e) => Err(e.to_string()),
+        };
+        let n = n.map_err(|why| corrupt(&self.repo, &self.oid, why))?;
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -2277,6 +2404,87 @@ mod tests {
         assert_eq!(n, 2);
         assert!(stats.stopped);
         assert_eq!(stats.blobs, 2);
+    }
+
+    /// A blob stored whole streams the bytes a whole read gives, loose and packed; a delta,
+    /// a tree and a missing object do not stream; a loose object cut short fails naming it.
+    #[test]
+    fn blob_stream_gives_what_a_whole_read_gives() {
+        let tmp = init();
+        let d = tmp.path();
+        let big: Vec<u8> = (0..3_000_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        std::fs::write(d.join("big"), &big).unwrap();
+        write(d, "dir/small", "first\n");
+        commit(d, "v1");
+        let mut edited = big.clone();
+        edited.truncate(2_000_000);
+        std::fs::write(d.join("big"), &edited).unwrap();
+        commit(d, "v2");
+        let id = |rev: &str| Oid::from_hex(g(d, &["rev-parse", rev]).as_bytes()).unwrap();
+        let streamed = |r: &mut BlobReader, rev: &str| -> Option<Vec<u8>> {
+            let mut s = r.stream(&id(rev)).unwrap()?;
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).unwrap();
+            assert_eq!(out.len() as u64, s.size());
+            Some(out)
+        };
+        for packed in [false, true] {
+            if packed {
+                g(d, &["repack", "-adq"]);
+            }
+            let mut r = BlobReader::new(d).unwrap();
+            let v2 = streamed(&mut r, "HEAD:big");
+            let v1 = streamed(&mut r, "HEAD~:big");
+            if packed {
+                // The larger version whole, the smaller a delta against it.
+                assert!(v1 == Some(big.clone()) && v2.is_none(), "packed");
+            } else {
+                assert!(
+                    v1 == Some(big.clone()) && v2 == Some(edited.clone()),
+                    "loose"
+                );
+            }
+            assert_eq!(streamed(&mut r, "HEAD:dir/small").unwrap(), b"first\n");
+            assert!(r.stream(&id("HEAD:dir")).unwrap().is_none(), "a tree");
+            assert!(r.stream(&Oid([0xab; 20])).unwrap().is_none(), "missing");
+        }
+
+        // A loose object cut short.
+        let tmp = init();
+        let d = tmp.path();
+        std::fs::write(d.join("big"), &big).unwrap();
+        commit(d, "v1");
+        let oid = Oid::from_hex(g(d, &["rev-parse", "HEAD:big"]).as_bytes()).unwrap();
+        let hex = oid.to_string();
+        let file = d.join(".git/objects").join(&hex[..2]).join(&hex[2..]);
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+        let cut_short = |d: &Path| {
+            let mut s = BlobReader::new(d).unwrap().stream(&oid).unwrap().unwrap();
+            let err = s.read_to_end(&mut Vec::new()).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            let said = err.to_string();
+            assert!(
+                said.contains(&format!("object {hex} is corrupt or unreadable")),
+                "{said}"
+            );
+        };
+        cut_short(d);
+        // A pack whose entry is cut short (its last 20 bytes then read as the checksum).
+        std::fs::write(&file, &bytes).unwrap();
+        g(d, &["repack", "-adq"]);
+        let pack = std::fs::read_dir(d.join(".git/objects/pack"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "pack"))
+            .unwrap();
+        let bytes = std::fs::read(&pack).unwrap();
+        std::fs::remove_file(&pack).unwrap();
+        std::fs::write(&pack, &bytes[..bytes.len() / 2]).unwrap();
+        cut_short(d);
     }
 
     #[test]

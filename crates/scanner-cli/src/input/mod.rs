@@ -79,7 +79,9 @@ pub enum Content {
     /// A blob in a git repository, read in-process by the worker through
     /// its own reader on the repository's shared object store (so objects
     /// inflate on every worker in parallel). Charged to the byte budget by
-    /// its size: the worker holds it in memory while scanning it.
+    /// its size: the worker holds it in memory while scanning it, unless it
+    /// is above the split threshold and stored whole, then inflated as it is
+    /// scanned (`BlobReader::stream`; docs/architecture.md, "Memory bound").
     GitBlob {
         repo: Arc<crate::input::history::ObjectStore>,
         oid: Oid,

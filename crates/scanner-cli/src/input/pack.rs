@@ -218,6 +218,11 @@ impl PackReader {
             }
             if target {
                 *out = buf;
+                // The instructions of a large delta are not kept for the next
+                // one: the blob they made is held while it is scanned.
+                if self.delta.capacity() > self.rebuilt.max_cap {
+                    self.delta = Vec::new();
+                }
                 applied?;
                 self.rebuilt.put_copy((p, offset), out, kind);
                 return Ok(Some(kind));
@@ -237,6 +242,27 @@ impl PackReader {
             }
         }
         Ok(Some(kind))
+    }
+
+    /// `oid` as a stream inflated as it is read, with its kind and size,
+    /// when it is stored whole in these packs. `Ok(None)`: a delta (rebuilt
+    /// only whole, by [`PackReader::read`]), or not in these packs.
+    pub fn stream(&mut self, oid: &Oid) -> Result<Option<(Kind, u64, EntryStream)>, String> {
+        let Some((p, offset)) = self.located(oid) else {
+            return Ok(None);
+        };
+        let pack = &self.packs.packs[p].1;
+        let entry = pack.entry(offset).map_err(|e| e.to_string())?;
+        let Some(kind) = entry.header.as_kind() else {
+            return Ok(None);
+        };
+        let stream = EntryStream {
+            packs: Arc::clone(&self.packs),
+            pack: p,
+            at: entry.data_offset,
+            inflate: flate2::Decompress::new(true),
+        };
+        Ok(Some((kind, entry.decompressed_size, stream)))
     }
 
     /// The size of `oid` and, unless it is stored as a delta, its kind,
@@ -383,6 +409,48 @@ impl PackReader {
         pack.decompress_entry(entry, &mut self.inflate, buf)
             .map(drop)
             .map_err(|e| e.to_string())
+    }
+}
+
+/// An object stored whole in a pack, inflated as it is read
+/// ([`PackReader::stream`]): a large blob is scanned through the chunk
+/// reader without ever being held whole. Holds the inflater's state (about
+/// 40 KiB) and reads the pack's mapping from where the object's compressed
+/// data goes on.
+pub struct EntryStream {
+    packs: Arc<Packs>,
+    pack: usize,
+    /// The pack offset of the next compressed byte.
+    at: u64,
+    inflate: flate2::Decompress,
+}
+
+impl std::io::Read for EntryStream {
+    /// Ends where the zlib stream ends: [`BlobStream`](super::history::BlobStream) checks
+    /// that it gave the declared size.
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+        let pack = &self.packs.packs[self.pack].1;
+        let end = pack.pack_end() as u64;
+        loop {
+            let input = pack
+                .entry_slice(self.at..end)
+                .ok_or_else(|| invalid(TRUNCATED.into()))?;
+            let (read, written) = (self.inflate.total_in(), self.inflate.total_out());
+            let status = self
+                .inflate
+                .decompress(input, out, flate2::FlushDecompress::None)
+                .map_err(|e| invalid(e.to_string()))?;
+            let consumed = self.inflate.total_in() - read;
+            let produced = (self.inflate.total_out() - written) as usize;
+            self.at += consumed;
+            if produced > 0 || status == flate2::Status::StreamEnd || out.is_empty() {
+                return Ok(produced);
+            }
+            if consumed == 0 {
+                return Err(invalid(TRUNCATED.into()));
+            }
+        }
     }
 }
 
@@ -678,7 +746,11 @@ impl DeltaCache {
         self.count(key);
         if !self.keeps(data.len()) {
             self.ghost(key, data.len());
-            self.spare = data;
+            // Reused for the next object only if it is no larger than the
+            // cache: one large blob must not stay pinned in every reader.
+            if data.capacity() <= self.max_cap {
+                self.spare = data;
+            }
             return;
         }
         // Buffers are reused (`spare`), so a small object may arrive in a

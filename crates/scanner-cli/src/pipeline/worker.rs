@@ -323,6 +323,15 @@ fn scan_item(
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
+            // A large blob stored whole is inflated as it is scanned, never
+            // held: scanned whole, as a file is (not split, not around its
+            // changes). A large delta is rebuilt whole below.
+            if size > stream_threshold(sh) {
+                if let Some(mut blob) = w.blob_reader(&repo)?.stream(&oid)? {
+                    let limit = blob.size();
+                    return scan_stream(&provenance, &mut blob, limit, w, sh);
+                }
+            }
             let mut data = std::mem::take(&mut w.blob);
             // Inflated straight into `data` (its old content replaced): no
             // copy between the store and the scan. A missing or corrupt blob
@@ -337,24 +346,46 @@ fn scan_item(
             let base = base.map(|b| (b, Arc::clone(&repo)));
             scan_bytes(&provenance, data, Some(oid), base, &permit, w, spawner, sh)
         })(),
-        Content::Stream(mut stream) => (|| -> Read1 {
-            let path = provenance.path.to_string_lossy();
-            let read = sh.reader(true, false).scan(
-                &path,
-                |buf, _| {
-                    sh.check_stop()?;
-                    stream.read(buf)
-                },
-                (0, u64::MAX, u64::MAX),
-                &mut w.read,
-                &mut w.scan,
-                &mut w.found,
-            )?;
-            Ok(Some(outcome_of(read, w)))
-        })(),
+        Content::Stream(mut stream) => scan_stream(&provenance, &mut stream, u64::MAX, w, sh),
     };
     drop(permit);
     report(provenance, outcome, w, sh);
+}
+
+/// Scans `stream` front to back through the chunk reader, binary-sniffed,
+/// at most `limit` bytes of it: only one chunk of it is held at a time.
+fn scan_stream(
+    provenance: &Provenance,
+    stream: &mut dyn io::Read,
+    limit: u64,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> Read1 {
+    let path = provenance.path.to_string_lossy();
+    let read = sh.reader(true, false).scan(
+        &path,
+        |buf, _| {
+            sh.check_stop()?;
+            stream.read(buf)
+        },
+        (0, limit, limit),
+        &mut w.read,
+        &mut w.scan,
+        &mut w.found,
+    )?;
+    Ok(Some(outcome_of(read, w)))
+}
+
+/// The size above which a history or staged blob stored whole is streamed
+/// ([`BlobReader::stream`](crate::input::history::BlobReader::stream))
+/// rather than held: the split threshold, above which a file is split and a
+/// blob in memory would be (`--split-threshold 0`, no splitting, holds
+/// every blob whole).
+fn stream_threshold(sh: &Shared) -> u64 {
+    match sh.opts.split_threshold {
+        0 => u64::MAX,
+        n => n,
+    }
 }
 
 /// Sends what reading an input came to. `Ok(None)`: a split input, whose
@@ -682,7 +713,9 @@ fn mark_unchanged(
     if findings.iter().all(|f| f.allowed.is_some()) {
         return;
     }
-    if let Some(changed) = with_base(base, w, sh, |old| super::versions::changed_spans(old, data)) {
+    if let Some(changed) = with_base(base, data.len(), w, sh, |old| {
+        super::versions::changed_spans(old, data)
+    }) {
         super::versions::mark_unchanged(findings, &changed);
     }
 }
@@ -692,22 +725,28 @@ fn mark_unchanged(
 /// holds what the blob was rebuilt from). `None` (judge the blob whole)
 /// when the base was not itself scanned: unreadable (its own error was
 /// reported with it), over `--max-filesize`, or skipped as binary. Its
-/// findings would otherwise be reported nowhere.
+/// findings would otherwise be reported nowhere. `None` too when the base
+/// is larger than both the stream threshold ([`stream_threshold`]) and
+/// twice the version judged (`len` bytes, held): a base is read whole only
+/// where that at most triples what the worker holds, so a file cut from
+/// 1 GB to 1 KB does not read the 1 GB, and its new version is judged whole.
 fn with_base<T>(
     (base, repo): &Base,
+    len: usize,
     w: &mut WorkerScratch,
     sh: &Shared,
     f: impl FnOnce(&[u8]) -> T,
 ) -> Option<T> {
     let mut scratch = std::mem::take(&mut w.base);
+    let max_len = stream_threshold(sh).max(2 * len as u64);
     let out = match w
         .blob_reader(repo)
-        .and_then(|reader| reader.read_base(base, &mut scratch))
+        .and_then(|reader| reader.read_base(base, &mut scratch, max_len))
     {
-        Ok(old) => (sh.opts.scope.check_size(old.len() as u64).is_none()
+        Ok(None) | Err(_) => None,
+        Ok(Some(old)) => (sh.opts.scope.check_size(old.len() as u64).is_none()
             && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)])))
         .then(|| f(old)),
-        Err(_) => None,
     };
     keep_buffer(&mut w.base, scratch);
     out
@@ -759,9 +798,11 @@ fn scan_bytes(
         // The span between the common prefix and suffix; a base that was
         // not itself scanned gives none: scan whole.
         let focus = base.as_ref().filter(|_| data.len() >= FOCUS_MIN_BYTES);
-        match focus
-            .and_then(|b| with_base(b, w, sh, |old| super::versions::changed_span(old, &data)))
-        {
+        match focus.and_then(|b| {
+            with_base(b, data.len(), w, sh, |old| {
+                super::versions::changed_span(old, &data)
+            })
+        }) {
             Some(changed) => {
                 let changed = changed.start as usize..changed.end as usize;
                 sh.counts
