@@ -2,7 +2,7 @@
 //! The key file's `private_key` signs an RS256 JWT whose issuer is its
 //! `client_email`, and the JWT is exchanged at Google's OAuth 2.0 token
 //! endpoint, as Google documents for server-to-server applications
-//! (<https://developers.google.com/identity/protocols/oauth2/service-account#authorizingrequests>).
+//! (<https://developers.google.com/identity/protocols/oauth2/service-account#httprest>).
 //! The exchange only mints a short-lived access token, which the caller
 //! never reads out (no identity field comes from the answer): it changes
 //! nothing in the project. The endpoint is fixed: the key file's own

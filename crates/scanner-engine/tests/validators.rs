@@ -24,6 +24,12 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &[],
     ),
     (
+        "twilio-account-sid-auth-token",
+        "GET",
+        "https://api.twilio.com/2010-04-01/Accounts/{{sid}}.json",
+        &["Authorization"],
+    ),
+    (
         "gcp-service-account-key",
         "POST",
         "https://oauth2.googleapis.com/token",
@@ -548,7 +554,10 @@ fn every_builtin_validator_has_its_documented_shape() {
         // The secret goes where the URL says, and only in a header or the URL path.
         let vars = Vars {
             secret: "SECRETVALUE123".into(),
-            captures: vec![("key_id".into(), "AKIAEXAMPLEKEYID1234".into())],
+            captures: vec![
+                ("key_id".into(), "AKIAEXAMPLEKEYID1234".into()),
+                ("sid".into(), "AC0123".into()),
+            ],
         };
         if &*rule.id == "gcp-service-account-key" {
             // Needs a real key: `google_service_account_jwt` below.
@@ -772,4 +781,51 @@ fn b64url_decode(s: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The Twilio pair's validator gets the account SID from the rule's named
+/// group and sends it with the token as Twilio's documented Basic auth.
+#[test]
+fn twilio_pair_sends_sid_and_token_as_basic_auth() {
+    let engine = Engine::builtin().unwrap();
+    let m = "TWILIO_ACCOUNT_SID=AC6b183bf708f8f2f3e072f2be790b2154\nTWILIO_AUTH_TOKEN=68e6485fd9304349aa0ed0aaedb2b4e7";
+    let captures = engine.named_captures("twilio-account-sid-auth-token", m);
+    assert_eq!(
+        captures,
+        [(
+            "sid".to_string(),
+            "AC6b183bf708f8f2f3e072f2be790b2154".to_string()
+        )]
+    );
+    let rule = engine
+        .rules()
+        .iter()
+        .find(|r| &*r.id == "twilio-account-sid-auth-token")
+        .unwrap();
+    let req = rule
+        .validator
+        .as_ref()
+        .unwrap()
+        .request(
+            &Vars {
+                secret: "68e6485fd9304349aa0ed0aaedb2b4e7".into(),
+                captures,
+            },
+            0,
+        )
+        .unwrap();
+    assert_eq!(req.method, Method::Get);
+    assert_eq!(
+        req.url,
+        "https://api.twilio.com/2010-04-01/Accounts/AC6b183bf708f8f2f3e072f2be790b2154.json"
+    );
+    // base64("AC6b183bf708f8f2f3e072f2be790b2154:68e6485fd9304349aa0ed0aaedb2b4e7")
+    assert_eq!(
+        req.headers,
+        [(
+            "Authorization".to_string(),
+            "Basic QUM2YjE4M2JmNzA4ZjhmMmYzZTA3MmYyYmU3OTBiMjE1NDo2OGU2NDg1ZmQ5MzA0MzQ5YWEwZWQwYWFlZGIyYjRlNw==".to_string()
+        )]
+    );
+    assert!(req.body.is_empty());
 }
