@@ -30,6 +30,12 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         &["Authorization"],
     ),
     (
+        "dockerhub-pat-with-username",
+        "GET",
+        "https://auth.docker.io/token?service=registry.docker.io",
+        &["Authorization"],
+    ),
+    (
         "gcp-service-account-key",
         "POST",
         "https://oauth2.googleapis.com/token",
@@ -557,6 +563,7 @@ fn every_builtin_validator_has_its_documented_shape() {
             captures: vec![
                 ("key_id".into(), "AKIAEXAMPLEKEYID1234".into()),
                 ("sid".into(), "AC0123".into()),
+                ("username".into(), "acmebot".into()),
             ],
         };
         if &*rule.id == "gcp-service-account-key" {
@@ -651,13 +658,7 @@ fn google_service_account_jwt() {
         "{{\n  \"type\": \"service_account\",\n  \"project_id\": \"billing-lscbzw-312215\",\n  \"private_key_id\": \"2e9577aa38005e7dd23559529d4f9e3dfc4399f5\",\n  \"private_key\": \"{json_pem}\",\n  \"client_email\": \"{email}\",\n  \"token_uri\": \"https://evil.example.com/token\"\n}}\n"
     );
     let engine = Engine::builtin().unwrap();
-    let mut scratch = engine.new_scratch();
-    let mut found = Vec::new();
-    engine.scan(
-        &scanner_engine::ScanInput::whole(file.as_bytes(), "sa.json"),
-        &mut scratch,
-        &mut found,
-    );
+    let found = scan(&engine, &file);
     let f = found
         .iter()
         .find(|f| &*f.rule_id == "gcp-service-account-key")
@@ -789,6 +790,10 @@ fn b64url_decode(s: &str) -> Vec<u8> {
 fn twilio_pair_sends_sid_and_token_as_basic_auth() {
     let engine = Engine::builtin().unwrap();
     let m = "TWILIO_ACCOUNT_SID=AC6b183bf708f8f2f3e072f2be790b2154\nTWILIO_AUTH_TOKEN=68e6485fd9304349aa0ed0aaedb2b4e7";
+    assert_eq!(
+        found(&engine, m, "twilio-account-sid-auth-token"),
+        "68e6485fd9304349aa0ed0aaedb2b4e7"
+    );
     let captures = engine.named_captures("twilio-account-sid-auth-token", m);
     assert_eq!(
         captures,
@@ -828,4 +833,77 @@ fn twilio_pair_sends_sid_and_token_as_basic_auth() {
         )]
     );
     assert!(req.body.is_empty());
+}
+
+/// The Docker Hub pair's validator sends the captured user name and the
+/// token as Basic auth to the registry's token service, a GET.
+#[test]
+fn dockerhub_pair_sends_user_and_token_as_basic_auth() {
+    let engine = Engine::builtin().unwrap();
+    for m in [
+        "DOCKERHUB_USERNAME=acmebot\nDOCKERHUB_TOKEN=dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
+        "docker login -u acmebot -p dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
+    ] {
+        assert_eq!(
+            found(&engine, m, "dockerhub-pat-with-username"),
+            "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi"
+        );
+        let captures = engine.named_captures("dockerhub-pat-with-username", m);
+        assert_eq!(
+            captures,
+            [("username".to_string(), "acmebot".to_string())],
+            "{m}"
+        );
+        let rule = engine
+            .rules()
+            .iter()
+            .find(|r| &*r.id == "dockerhub-pat-with-username")
+            .unwrap();
+        let req = rule
+            .validator
+            .as_ref()
+            .unwrap()
+            .request(
+                &Vars {
+                    secret: "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi".into(),
+                    captures,
+                },
+                0,
+            )
+            .unwrap();
+        assert_eq!(req.method, Method::Get);
+        assert_eq!(
+            req.url,
+            "https://auth.docker.io/token?service=registry.docker.io"
+        );
+        // base64("acmebot:dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi")
+        assert_eq!(
+            req.headers,
+            [(
+                "Authorization".to_string(),
+                "Basic YWNtZWJvdDpkY2tyX3BhdF9nSTh5MFRlejBTRl91cWtncWZHdmNXY0tqWmk=".to_string()
+            )]
+        );
+    }
+}
+
+fn scan(engine: &Engine, text: &str) -> Vec<scanner_engine::Finding> {
+    let mut scratch = engine.new_scratch();
+    let mut found = Vec::new();
+    engine.scan(
+        &scanner_engine::ScanInput::whole(text.as_bytes(), "input.txt"),
+        &mut scratch,
+        &mut found,
+    );
+    found
+}
+
+/// The secret of rule `id`'s one finding in `text`.
+fn found(engine: &Engine, text: &str, id: &str) -> String {
+    let f: Vec<_> = scan(engine, text)
+        .into_iter()
+        .filter(|f| &*f.rule_id == id)
+        .collect();
+    assert_eq!(f.len(), 1, "{text}");
+    f[0].secret.clone()
 }
