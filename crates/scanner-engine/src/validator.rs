@@ -811,6 +811,16 @@ valid = {}"#,
 kind = "aws-sts""#,
                 "key_id",
             ),
+            (
+                r#"docs = "https://x.io"
+kind = "gcp-service-account""#,
+                "client_email",
+            ),
+            (
+                r#"docs = "https://x.io"
+kind = "shell""#,
+                "must be \"http\", \"aws-sts\" or \"gcp-service-account\"",
+            ),
         ];
         for (t, want) in cases {
             let e = compile(t, &[]).unwrap_err();

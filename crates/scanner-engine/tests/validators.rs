@@ -2,7 +2,7 @@
 //! documented form: method, URL and header names. A validator added,
 //! removed or changed must change this table.
 
-use scanner_engine::{Engine, Method, Vars};
+use scanner_engine::{Engine, Method, Request, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
     (
@@ -788,13 +788,12 @@ fn b64url_decode(s: &str) -> Vec<u8> {
 /// group and sends it with the token as Twilio's documented Basic auth.
 #[test]
 fn twilio_pair_sends_sid_and_token_as_basic_auth() {
-    let engine = Engine::builtin().unwrap();
     let m = "TWILIO_ACCOUNT_SID=AC6b183bf708f8f2f3e072f2be790b2154\nTWILIO_AUTH_TOKEN=68e6485fd9304349aa0ed0aaedb2b4e7";
-    assert_eq!(
-        found(&engine, m, "twilio-account-sid-auth-token"),
-        "68e6485fd9304349aa0ed0aaedb2b4e7"
+    let (captures, req) = pair_request(
+        "twilio-account-sid-auth-token",
+        m,
+        "68e6485fd9304349aa0ed0aaedb2b4e7",
     );
-    let captures = engine.named_captures("twilio-account-sid-auth-token", m);
     assert_eq!(
         captures,
         [(
@@ -802,23 +801,6 @@ fn twilio_pair_sends_sid_and_token_as_basic_auth() {
             "AC6b183bf708f8f2f3e072f2be790b2154".to_string()
         )]
     );
-    let rule = engine
-        .rules()
-        .iter()
-        .find(|r| &*r.id == "twilio-account-sid-auth-token")
-        .unwrap();
-    let req = rule
-        .validator
-        .as_ref()
-        .unwrap()
-        .request(
-            &Vars {
-                secret: "68e6485fd9304349aa0ed0aaedb2b4e7".into(),
-                captures,
-            },
-            0,
-        )
-        .unwrap();
     assert_eq!(req.method, Method::Get);
     assert_eq!(
         req.url,
@@ -839,38 +821,20 @@ fn twilio_pair_sends_sid_and_token_as_basic_auth() {
 /// token as Basic auth to the registry's token service, a GET.
 #[test]
 fn dockerhub_pair_sends_user_and_token_as_basic_auth() {
-    let engine = Engine::builtin().unwrap();
     for m in [
         "DOCKERHUB_USERNAME=acmebot\nDOCKERHUB_TOKEN=dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
         "docker login -u acmebot -p dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
     ] {
-        assert_eq!(
-            found(&engine, m, "dockerhub-pat-with-username"),
-            "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi"
+        let (captures, req) = pair_request(
+            "dockerhub-pat-with-username",
+            m,
+            "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
         );
-        let captures = engine.named_captures("dockerhub-pat-with-username", m);
         assert_eq!(
             captures,
             [("username".to_string(), "acmebot".to_string())],
             "{m}"
         );
-        let rule = engine
-            .rules()
-            .iter()
-            .find(|r| &*r.id == "dockerhub-pat-with-username")
-            .unwrap();
-        let req = rule
-            .validator
-            .as_ref()
-            .unwrap()
-            .request(
-                &Vars {
-                    secret: "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi".into(),
-                    captures,
-                },
-                0,
-            )
-            .unwrap();
         assert_eq!(req.method, Method::Get);
         assert_eq!(
             req.url,
@@ -887,6 +851,26 @@ fn dockerhub_pair_sends_user_and_token_as_basic_auth() {
     }
 }
 
+/// A pair rule `id` scanned over `text`: its one finding's secret must be
+/// `secret`; the named captures of the match and the validator's request.
+fn pair_request(id: &str, text: &str, secret: &str) -> (Vec<(String, String)>, Request) {
+    let engine = Engine::builtin().unwrap();
+    let found: Vec<_> = scan(&engine, text)
+        .into_iter()
+        .filter(|f| &*f.rule_id == id)
+        .collect();
+    assert_eq!(found.len(), 1, "{text}");
+    assert_eq!(found[0].secret, secret);
+    let captures = engine.named_captures(id, text);
+    let rule = engine.rules().iter().find(|r| &*r.id == id).unwrap();
+    let vars = Vars {
+        secret: secret.into(),
+        captures: captures.clone(),
+    };
+    let req = rule.validator.as_ref().unwrap().request(&vars, 0).unwrap();
+    (captures, req)
+}
+
 fn scan(engine: &Engine, text: &str) -> Vec<scanner_engine::Finding> {
     let mut scratch = engine.new_scratch();
     let mut found = Vec::new();
@@ -896,14 +880,4 @@ fn scan(engine: &Engine, text: &str) -> Vec<scanner_engine::Finding> {
         &mut found,
     );
     found
-}
-
-/// The secret of rule `id`'s one finding in `text`.
-fn found(engine: &Engine, text: &str, id: &str) -> String {
-    let f: Vec<_> = scan(engine, text)
-        .into_iter()
-        .filter(|f| &*f.rule_id == id)
-        .collect();
-    assert_eq!(f.len(), 1, "{text}");
-    f[0].secret.clone()
 }
