@@ -2,6 +2,8 @@
 //! documented form: method, URL and header names. A validator added,
 //! removed or changed must change this table.
 
+mod common;
+
 use scanner_engine::{Engine, Method, Request, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
@@ -658,7 +660,7 @@ fn google_service_account_jwt() {
         "{{\n  \"type\": \"service_account\",\n  \"project_id\": \"billing-lscbzw-312215\",\n  \"private_key_id\": \"2e9577aa38005e7dd23559529d4f9e3dfc4399f5\",\n  \"private_key\": \"{json_pem}\",\n  \"client_email\": \"{email}\",\n  \"token_uri\": \"https://evil.example.com/token\"\n}}\n"
     );
     let engine = Engine::builtin().unwrap();
-    let found = scan(&engine, &file);
+    let found = common::scan_path(&engine, file.as_bytes(), "sa.json");
     let f = found
         .iter()
         .find(|f| &*f.rule_id == "gcp-service-account-key")
@@ -855,7 +857,7 @@ fn dockerhub_pair_sends_user_and_token_as_basic_auth() {
 /// `secret`; the named captures of the match and the validator's request.
 fn pair_request(id: &str, text: &str, secret: &str) -> (Vec<(String, String)>, Request) {
     let engine = Engine::builtin().unwrap();
-    let found: Vec<_> = scan(&engine, text)
+    let found: Vec<_> = common::scan(&engine, text.as_bytes())
         .into_iter()
         .filter(|f| &*f.rule_id == id)
         .collect();
@@ -869,15 +871,4 @@ fn pair_request(id: &str, text: &str, secret: &str) -> (Vec<(String, String)>, R
     };
     let req = rule.validator.as_ref().unwrap().request(&vars, 0).unwrap();
     (captures, req)
-}
-
-fn scan(engine: &Engine, text: &str) -> Vec<scanner_engine::Finding> {
-    let mut scratch = engine.new_scratch();
-    let mut found = Vec::new();
-    engine.scan(
-        &scanner_engine::ScanInput::whole(text.as_bytes(), "input.txt"),
-        &mut scratch,
-        &mut found,
-    );
-    found
 }
