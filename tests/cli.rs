@@ -743,17 +743,29 @@ fn summary_goes_to_stderr_and_quiet_silences_it() {
 // --------------------------------------------------------------------- rules
 
 #[test]
-fn rules_list_shows_id_name_keywords_and_gitleaks_aliases() {
+fn rules_list_shows_id_name_keywords_gitleaks_aliases_and_validator_host() {
     let r = run_in(Path::new("."), &["rules", "list"]);
     r.expect(0);
+    let has = |want: &str| r.stdout.lines().any(|l| l == want);
     assert!(
-        r.stdout
-            .lines()
-            .any(|l| l
-                == "github-classic-pat\tGitHub personal access token (classic)\tghp_\tgithub-pat"),
+        has("github-classic-pat\tGitHub personal access token (classic)\tghp_\tgithub-pat\tapi.github.com"),
         "{}",
         r.stdout
     );
+    assert!(
+        has("gcp-service-account-key\tGoogle Cloud service account key\tservice_account\t\toauth2.googleapis.com"),
+        "{}",
+        r.stdout
+    );
+    // No validator: the fifth column is empty.
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("aws-session-token\t") && l.ends_with("\t\t")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.lines().all(|l| l.split('\t').count() == 5));
 }
 
 #[test]

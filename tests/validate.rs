@@ -37,7 +37,7 @@ fn sh(dir: &Path, script: &str) {
     assert!(ok, "{script}");
 }
 
-/// A CA and a certificate for api.github.com, made by openssl.
+/// A CA and a certificate for api.github.com and oauth2.googleapis.com, made by openssl.
 fn certs(dir: &Path) {
     sh(
         dir,
@@ -45,7 +45,7 @@ fn certs(dir: &Path) {
            -keyout ca.key -out ca.pem -days 2 -subj /CN=scanner-test-ca && \
          openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
            -keyout srv.key -out srv.csr -subj /CN=api.github.com && \
-         printf 'subjectAltName=DNS:api.github.com\\nbasicConstraints=CA:FALSE\\n' > ext && \
+         printf 'subjectAltName=DNS:api.github.com,DNS:oauth2.googleapis.com\\nbasicConstraints=CA:FALSE\\n' > ext && \
          openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
            -out srv.pem -days 2 -extfile ext",
     );
@@ -200,6 +200,61 @@ fn validate_through_a_proxy_every_answer() {
         reqs.iter()
             .all(|l| !l.starts_with("CONNECT ") || l == "CONNECT api.github.com:443"),
         "{reqs:?}"
+    );
+}
+
+/// A Google service-account key file: its key signs a JWT for its
+/// `client_email`, posted to the fixed token endpoint (never to the file's
+/// `token_uri`); the minted access token is not reported.
+#[test]
+fn a_google_service_account_key_is_exchanged_at_the_fixed_token_endpoint() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    sh(
+        certdir.path(),
+        "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.pem",
+    );
+    let pem = std::fs::read_to_string(certdir.path().join("sa.pem")).unwrap();
+    let email = "deployer@billing-lscbzw-312215.iam.gserviceaccount.com";
+    tree.write(
+        "sa.json",
+        format!(
+            "{{\n  \"type\": \"service_account\",\n  \"project_id\": \"billing-lscbzw-312215\",\n  \"private_key\": \"{}\",\n  \"client_email\": \"{email}\",\n  \"token_uri\": \"https://evil.example/token\"\n}}\n",
+            pem.replace('\n', "\\n")
+        ),
+    );
+    let m = mock(certdir.path(), &BTreeMap::new());
+    let out = m.run(
+        &tree,
+        certdir.path(),
+        &["scan", "--validate", "--format", "json", "."],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!stdout.contains("ya29.minted-token"), "{stdout}");
+    let report: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let f = report
+        .iter()
+        .find(|f| f["rule_id"] == "gcp-service-account-key")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(f["validation"]["status"], "valid", "{stdout}");
+    assert_eq!(f["validation"]["http_status"], 200);
+    assert_eq!(f["validation"]["identity"], serde_json::json!({}));
+    assert_eq!(
+        requests(certdir.path()),
+        [
+            "CONNECT oauth2.googleapis.com:443".to_string(),
+            format!(
+                "POST /token application/x-www-form-urlencoded \
+                 urn:ietf:params:oauth:grant-type:jwt-bearer {email}"
+            )
+        ]
     );
 }
 

@@ -4,8 +4,9 @@
 # Prints the proxy's port. Each request to the provider logs one line
 # "BEHAVIOUR", each CONNECT "CONNECT host:port"; LOG.most holds the most
 # requests the provider ever had in flight at once. "delayN" answers 200
-# after N ms.
-import json, socket, ssl, sys, threading, time
+# after N ms. A POST (Google's token endpoint) logs "POST path content-type
+# grant_type iss" and answers with a minted token.
+import base64, json, socket, ssl, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import socketserver
 
@@ -49,6 +50,15 @@ class Provider(BaseHTTPRequestHandler):
         finally:
             with lock:
                 inflight[0] -= 1
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+        form = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
+        payload = form["assertion"].split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        log(" ".join(["POST", self.path, self.headers.get("Content-Type", ""),
+                      form["grant_type"], claims["iss"]]))
+        self.send(200, b'{"access_token":"ya29.minted-token","expires_in":3599,"token_type":"Bearer"}')
 
     def answer(self, what, n):
         if what == "valid" or (what == "ratelimit" and n > 1):

@@ -223,6 +223,7 @@ impl Wire {
                 decoded,
                 allowed: None,
                 validation: self.validation,
+                captures: Vec::new(),
             },
         })
     }

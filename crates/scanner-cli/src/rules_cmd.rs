@@ -30,14 +30,16 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
             )?;
             let mut out = std::io::stdout().lock();
             for r in engine.rules() {
-                // A fourth column, the gitleaks ids a rule answers to.
+                // A fourth column, the gitleaks ids a rule answers to; a
+                // fifth, the host its validator asks (empty: none).
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{}",
                     r.id,
                     r.name,
                     r.keywords.join(","),
-                    r.aliases.join(",")
+                    r.aliases.join(","),
+                    r.validator.as_ref().map_or("", |v| v.host())
                 )?;
             }
             out.flush()?;

@@ -1247,6 +1247,14 @@ impl Engine {
                     secret,
                     now,
                 ),
+                captures: if info.validator.is_some() && c.m.end - c.m.start > MAX_MATCH_TEXT {
+                    self.named_captures(
+                        &info.id,
+                        &String::from_utf8_lossy(&data[c.m.start..c.m.end]),
+                    )
+                } else {
+                    Vec::new()
+                },
             });
         }
     }

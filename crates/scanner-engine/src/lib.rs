@@ -212,6 +212,7 @@ mod decode;
 mod engine;
 mod gates;
 mod generic;
+mod google_sa;
 mod keywords;
 mod lead;
 mod literals;
@@ -612,6 +613,12 @@ pub struct Finding {
     /// (`src/validation.rs`) as the engine leaves it; a live check
     /// (`--validate`) replaces it.
     pub validation: Validation,
+    /// The named capture groups of the rule's regex, only when the rule has
+    /// a validator and [`r#match`](Self::r#match) was cut (a Google key
+    /// file's `client_email` lies past its key): otherwise empty, and
+    /// [`Engine::named_captures`] reads them from the match. Never written
+    /// in a report.
+    pub captures: Vec<(String, String)>,
 }
 
 /// A rule example that did not behave.

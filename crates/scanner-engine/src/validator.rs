@@ -39,7 +39,7 @@ use crate::validation::{Validation, ValidationStatus};
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ValidatorSyntax {
-    /// `http` (default) or a built-in kind: `aws-sts`.
+    /// `http` (default) or a built-in kind: `aws-sts`, `gcp-service-account`.
     #[serde(default)]
     pub kind: Option<String>,
     /// The provider's documentation of the endpoint.
@@ -124,6 +124,10 @@ enum Check {
     /// SigV4-signed STS `GetCallerIdentity`: needs the captures `key_id`
     /// (the access key id) and the secret.
     AwsSts,
+    /// An RS256 JWT signed with the secret (a service-account PEM key) and
+    /// exchanged at Google's token endpoint: needs the capture
+    /// `client_email`.
+    GoogleSa,
 }
 
 #[derive(Debug)]
@@ -282,10 +286,19 @@ impl Validator {
                     check: Check::AwsSts,
                 });
             }
+            "gcp-service-account" => {
+                if !names.iter().any(|n| n == "client_email") {
+                    return Err("validate.kind = \"gcp-service-account\" needs a capture group named `client_email` (the key file's client_email) in the rule's regex".into());
+                }
+                return Ok(Validator {
+                    docs: s.docs.clone(),
+                    check: Check::GoogleSa,
+                });
+            }
             k => {
                 return Err(format!(
-                    "validate.kind = {k:?}: must be \"http\" or \"aws-sts\""
-                ))
+                "validate.kind = {k:?}: must be \"http\", \"aws-sts\" or \"gcp-service-account\""
+            ))
             }
         }
         let method = match s.method.as_deref().unwrap_or("GET") {
@@ -383,6 +396,7 @@ impl Validator {
         match &self.check {
             Check::Http(h) => &h.host,
             Check::AwsSts => AWS_STS_HOST,
+            Check::GoogleSa => crate::google_sa::GOOGLE_TOKEN_HOST,
         }
     }
 
@@ -423,6 +437,12 @@ impl Validator {
                     now,
                 ))
             }
+            Check::GoogleSa => {
+                let email = vars
+                    .get("client_email")
+                    .ok_or("the match has no capture `client_email`")?;
+                crate::google_sa::token_request(email, &vars.secret, now)
+            }
         }
     }
 
@@ -439,6 +459,19 @@ impl Validator {
                 )
             }
             Check::AwsSts => (status == 200, status == 403, None),
+            // Google answers a revoked key, a deleted account or a bad
+            // signature with 400 `invalid_grant`, a disabled client with
+            // 401 `invalid_client`. The body's access token is never read.
+            Check::GoogleSa => {
+                let error = serde_json::from_slice::<serde_json::Value>(body)
+                    .ok()
+                    .and_then(|j| j.get("error")?.as_str().map(str::to_owned));
+                (
+                    status == 200,
+                    (status == 400 && error.as_deref() == Some("invalid_grant")) || status == 401,
+                    None,
+                )
+            }
         };
         let mut identity = BTreeMap::new();
         let status_out = if valid {
@@ -458,6 +491,7 @@ impl Validator {
                         }
                     }
                 }
+                None if matches!(self.check, Check::GoogleSa) => {}
                 None => {
                     for (name, tag) in [("account", "Account"), ("arn", "Arn")] {
                         if let Some(v) = xml_text(body, tag) {
@@ -512,6 +546,11 @@ impl Validator {
                     "X-Amz-Date".into(),
                     "Authorization".into(),
                 ],
+            ),
+            Check::GoogleSa => (
+                Method::Post,
+                format!("https://{}/token", crate::google_sa::GOOGLE_TOKEN_HOST),
+                vec!["Content-Type".into()],
             ),
         }
     }
@@ -771,6 +810,16 @@ valid = {}"#,
                 r#"docs = "https://x.io"
 kind = "aws-sts""#,
                 "key_id",
+            ),
+            (
+                r#"docs = "https://x.io"
+kind = "gcp-service-account""#,
+                "client_email",
+            ),
+            (
+                r#"docs = "https://x.io"
+kind = "shell""#,
+                "must be \"http\", \"aws-sts\" or \"gcp-service-account\"",
             ),
         ];
         for (t, want) in cases {

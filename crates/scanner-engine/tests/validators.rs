@@ -2,7 +2,9 @@
 //! documented form: method, URL and header names. A validator added,
 //! removed or changed must change this table.
 
-use scanner_engine::{Engine, Method, Vars};
+mod common;
+
+use scanner_engine::{Engine, Method, Request, Vars};
 
 const SHAPES: &[(&str, &str, &str, &[&str])] = &[
     (
@@ -22,6 +24,24 @@ const SHAPES: &[(&str, &str, &str, &[&str])] = &[
         "GET",
         "https://oauth2.googleapis.com/tokeninfo?access_token={{secret}}",
         &[],
+    ),
+    (
+        "twilio-account-sid-auth-token",
+        "GET",
+        "https://api.twilio.com/2010-04-01/Accounts/{{sid}}.json",
+        &["Authorization"],
+    ),
+    (
+        "dockerhub-pat-with-username",
+        "GET",
+        "https://auth.docker.io/token?service=registry.docker.io",
+        &["Authorization"],
+    ),
+    (
+        "gcp-service-account-key",
+        "POST",
+        "https://oauth2.googleapis.com/token",
+        &["Content-Type"],
     ),
     (
         "airtable-personal-access-token",
@@ -532,6 +552,7 @@ fn every_builtin_validator_has_its_documented_shape() {
                 || [
                     "aws-access-key-pair",
                     "dropbox-access-token",
+                    "gcp-service-account-key",
                     "newrelic-user-api-key"
                 ]
                 .contains(&&*rule.id),
@@ -541,8 +562,17 @@ fn every_builtin_validator_has_its_documented_shape() {
         // The secret goes where the URL says, and only in a header or the URL path.
         let vars = Vars {
             secret: "SECRETVALUE123".into(),
-            captures: vec![("key_id".into(), "AKIAEXAMPLEKEYID1234".into())],
+            captures: vec![
+                ("key_id".into(), "AKIAEXAMPLEKEYID1234".into()),
+                ("sid".into(), "AC0123".into()),
+                ("username".into(), "acmebot".into()),
+            ],
         };
+        if &*rule.id == "gcp-service-account-key" {
+            // Needs a real key: `google_service_account_jwt` below.
+            assert!(v.request(&vars, 0).is_err());
+            continue;
+        }
         let req = v.request(&vars, 0).unwrap();
         assert!(req
             .url
@@ -598,4 +628,247 @@ fn aws_pair_captures_its_key_id() {
         "{:?}",
         req.headers[2]
     );
+}
+
+/// A Google service-account key file, as `openssl` made its key: the rule
+/// captures `client_email` past the key, and the validator sends Google's
+/// documented JWT-bearer exchange, signed RS256 with that key (`openssl dgst
+/// -verify` checks the signature with the key's public half).
+#[test]
+fn google_service_account_jwt() {
+    use std::process::Command;
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("google-sa-jwt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("key.pem");
+    let ok = Command::new("openssl")
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ])
+        .arg(&key)
+        .output()
+        .unwrap();
+    assert!(ok.status.success());
+    let pem = std::fs::read_to_string(&key).unwrap();
+    let email = "deployer@billing-lscbzw-312215.iam.gserviceaccount.com";
+    let json_pem = pem.replace('\n', "\\n");
+    let file = format!(
+        "{{\n  \"type\": \"service_account\",\n  \"project_id\": \"billing-lscbzw-312215\",\n  \"private_key_id\": \"2e9577aa38005e7dd23559529d4f9e3dfc4399f5\",\n  \"private_key\": \"{json_pem}\",\n  \"client_email\": \"{email}\",\n  \"token_uri\": \"https://evil.example.com/token\"\n}}\n"
+    );
+    let engine = Engine::builtin().unwrap();
+    let found = common::scan_path(&engine, file.as_bytes(), "sa.json");
+    let f = found
+        .iter()
+        .find(|f| &*f.rule_id == "gcp-service-account-key")
+        .expect("the key file is found");
+    assert_eq!(f.secret, json_pem);
+    // The match is cut in reports; the engine kept the capture past the cut.
+    assert_eq!(
+        f.captures,
+        [("client_email".to_string(), email.to_string())]
+    );
+    let rule = engine
+        .rules()
+        .iter()
+        .find(|r| &*r.id == "gcp-service-account-key")
+        .unwrap();
+    let v = rule.validator.as_ref().unwrap();
+    assert_eq!(v.host(), "oauth2.googleapis.com");
+    let now = 1_700_000_000;
+    let req = v
+        .request(
+            &Vars {
+                secret: f.secret.clone(),
+                captures: f.captures.clone(),
+            },
+            now,
+        )
+        .unwrap();
+    assert_eq!(req.method, Method::Post);
+    assert_eq!(req.url, "https://oauth2.googleapis.com/token");
+    assert_eq!(
+        req.headers,
+        [(
+            "Content-Type".to_string(),
+            "application/x-www-form-urlencoded".to_string()
+        )]
+    );
+    let body = String::from_utf8(req.body).unwrap();
+    let assertion = body
+        .strip_prefix("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=")
+        .unwrap_or_else(|| panic!("{body}"));
+    let parts: Vec<&str> = assertion.split('.').collect();
+    assert_eq!(parts.len(), 3);
+    assert!(parts.iter().all(|p| p
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')));
+    let json =
+        |p: &str| -> serde_json::Value { serde_json::from_slice(&b64url_decode(p)).unwrap() };
+    assert_eq!(
+        json(parts[0]),
+        serde_json::json!({"alg": "RS256", "typ": "JWT"})
+    );
+    assert_eq!(
+        json(parts[1]),
+        serde_json::json!({
+            "iss": email,
+            "scope": "https://www.googleapis.com/auth/cloud-platform.read-only",
+            "aud": "https://oauth2.googleapis.com/token",
+            "iat": now,
+            "exp": now + 3600,
+        })
+    );
+    let signed = dir.join("signed.txt");
+    let sig = dir.join("sig.bin");
+    let public = dir.join("public.pem");
+    std::fs::write(&signed, format!("{}.{}", parts[0], parts[1])).unwrap();
+    std::fs::write(&sig, b64url_decode(parts[2])).unwrap();
+    let ok = Command::new("openssl")
+        .args(["pkey", "-pubout", "-in"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&public)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let out = Command::new("openssl")
+        .args(["dgst", "-sha256", "-verify"])
+        .arg(&public)
+        .arg("-signature")
+        .arg(&sig)
+        .arg(&signed)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Verified OK");
+    // Google's answers: a token; a deleted key or account; a disabled client.
+    let d = v.decide(
+        200,
+        &[],
+        br#"{"access_token":"ya29.x","expires_in":3599,"token_type":"Bearer"}"#,
+    );
+    assert_eq!(d.status, scanner_engine::ValidationStatus::Valid);
+    assert!(d.identity.is_empty(), "the access token is never read out");
+    let d = v.decide(
+        400,
+        &[],
+        br#"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#,
+    );
+    assert_eq!(d.status, scanner_engine::ValidationStatus::Invalid);
+    let d = v.decide(401, &[], br#"{"error":"invalid_client"}"#);
+    assert_eq!(d.status, scanner_engine::ValidationStatus::Invalid);
+    let d = v.decide(400, &[], br#"{"error":"invalid_request"}"#);
+    assert_eq!(d.status, scanner_engine::ValidationStatus::Unknown);
+}
+
+fn b64url_decode(s: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for b in s.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => panic!("not base64url: {b}"),
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}
+
+/// The Twilio pair's validator gets the account SID from the rule's named
+/// group and sends it with the token as Twilio's documented Basic auth.
+#[test]
+fn twilio_pair_sends_sid_and_token_as_basic_auth() {
+    let m = "TWILIO_ACCOUNT_SID=AC6b183bf708f8f2f3e072f2be790b2154\nTWILIO_AUTH_TOKEN=68e6485fd9304349aa0ed0aaedb2b4e7";
+    let (captures, req) = pair_request(
+        "twilio-account-sid-auth-token",
+        m,
+        "68e6485fd9304349aa0ed0aaedb2b4e7",
+    );
+    assert_eq!(
+        captures,
+        [(
+            "sid".to_string(),
+            "AC6b183bf708f8f2f3e072f2be790b2154".to_string()
+        )]
+    );
+    assert_eq!(req.method, Method::Get);
+    assert_eq!(
+        req.url,
+        "https://api.twilio.com/2010-04-01/Accounts/AC6b183bf708f8f2f3e072f2be790b2154.json"
+    );
+    // base64("AC6b183bf708f8f2f3e072f2be790b2154:68e6485fd9304349aa0ed0aaedb2b4e7")
+    assert_eq!(
+        req.headers,
+        [(
+            "Authorization".to_string(),
+            "Basic QUM2YjE4M2JmNzA4ZjhmMmYzZTA3MmYyYmU3OTBiMjE1NDo2OGU2NDg1ZmQ5MzA0MzQ5YWEwZWQwYWFlZGIyYjRlNw==".to_string()
+        )]
+    );
+    assert!(req.body.is_empty());
+}
+
+/// The Docker Hub pair's validator sends the captured user name and the
+/// token as Basic auth to the registry's token service, a GET.
+#[test]
+fn dockerhub_pair_sends_user_and_token_as_basic_auth() {
+    for m in [
+        "DOCKERHUB_USERNAME=acmebot\nDOCKERHUB_TOKEN=dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
+        "docker login -u acmebot -p dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
+    ] {
+        let (captures, req) = pair_request(
+            "dockerhub-pat-with-username",
+            m,
+            "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi",
+        );
+        assert_eq!(
+            captures,
+            [("username".to_string(), "acmebot".to_string())],
+            "{m}"
+        );
+        assert_eq!(req.method, Method::Get);
+        assert_eq!(
+            req.url,
+            "https://auth.docker.io/token?service=registry.docker.io"
+        );
+        // base64("acmebot:dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi")
+        assert_eq!(
+            req.headers,
+            [(
+                "Authorization".to_string(),
+                "Basic YWNtZWJvdDpkY2tyX3BhdF9nSTh5MFRlejBTRl91cWtncWZHdmNXY0tqWmk=".to_string()
+            )]
+        );
+    }
+}
+
+/// A pair rule `id` scanned over `text`: its one finding's secret must be
+/// `secret`; the named captures of the match and the validator's request.
+fn pair_request(id: &str, text: &str, secret: &str) -> (Vec<(String, String)>, Request) {
+    let engine = Engine::builtin().unwrap();
+    let found: Vec<_> = common::scan(&engine, text.as_bytes())
+        .into_iter()
+        .filter(|f| &*f.rule_id == id)
+        .collect();
+    assert_eq!(found.len(), 1, "{text}");
+    assert_eq!(found[0].secret, secret);
+    let captures = engine.named_captures(id, text);
+    let rule = engine.rules().iter().find(|r| &*r.id == id).unwrap();
+    let vars = Vars {
+        secret: secret.into(),
+        captures: captures.clone(),
+    };
+    let req = rule.validator.as_ref().unwrap().request(&vars, 0).unwrap();
+    (captures, req)
 }

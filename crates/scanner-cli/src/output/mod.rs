@@ -185,7 +185,11 @@ impl Sink {
                 if let Some(validator) = &rule.validator {
                     let vars = scanner_engine::Vars {
                         secret: f.secret.clone(),
-                        captures: v.engine.named_captures(&f.rule_id, &f.r#match),
+                        captures: if f.captures.is_empty() {
+                            v.engine.named_captures(&f.rule_id, &f.r#match)
+                        } else {
+                            f.captures.clone()
+                        },
                     };
                     v.checker
                         .submit(&f.rule_id, validator, vars, f.validation.status);
@@ -371,6 +375,7 @@ pub(crate) mod tests {
                 decoded: Vec::new(),
                 allowed: None,
                 validation: Default::default(),
+                captures: Vec::new(),
             },
         }
     }

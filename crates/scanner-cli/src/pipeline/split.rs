@@ -161,6 +161,7 @@ mod tests {
             confidence: scanner_engine::Confidence::High,
             tags: Vec::new(),
             validation: Default::default(),
+            captures: Vec::new(),
         }
     }
 

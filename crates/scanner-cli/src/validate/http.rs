@@ -179,8 +179,7 @@ impl Client {
         let retry_after = headers
             .iter()
             .find(|(k, _)| k == "retry-after")
-            .and_then(|(_, v)| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+            .and_then(|(_, v)| retry_after(v, scanner_engine::unix_now()));
         let mut body = Vec::new();
         if req.method != Method::Head {
             resp.body_mut()
@@ -200,6 +199,75 @@ impl Client {
     }
 }
 
+/// A `Retry-After` value (RFC 9110 section 10.2.3): delay seconds, or an
+/// HTTP-date, read against `now` (Unix seconds); a date in the past is no
+/// wait. `None` for anything else.
+pub fn retry_after(value: &str, now: u64) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    http_date(value).map(|at| Duration::from_secs(at.saturating_sub(now)))
+}
+
+/// An HTTP-date as Unix seconds: the preferred IMF-fixdate (`Sun, 06 Nov
+/// 1994 08:49:37 GMT`) and the two obsolete forms a recipient must accept
+/// (RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`, asctime `Sun Nov  6
+/// 08:49:37 1994`).
+fn http_date(value: &str) -> Option<u64> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (mut day, mut month, mut year, mut time) = (None, None, None, None);
+    for (i, token) in value
+        .split([' ', ',', '-'])
+        .filter(|t| !t.is_empty())
+        .enumerate()
+    {
+        if i == 0 {
+            continue; // the day name
+        }
+        if let Some(m) = MONTHS.iter().position(|m| *m == token) {
+            month = Some(m as u64 + 1);
+        } else if token.contains(':') {
+            let hms: Vec<u64> = token
+                .split(':')
+                .map(|p| p.parse().ok())
+                .collect::<Option<_>>()?;
+            match hms[..] {
+                [h, m, s] if h < 24 && m < 60 && s < 61 => time = Some(h * 3600 + m * 60 + s),
+                _ => return None,
+            }
+        } else if token == "GMT" {
+        } else {
+            let n: u64 = token.parse().ok()?;
+            // The day comes before the year in all three forms.
+            match token.len() {
+                1 | 2 if day.is_none() => day = Some(n),
+                2 => year = Some(if n < 70 { 2000 + n } else { 1900 + n }),
+                4 => year = Some(n),
+                _ => return None,
+            }
+        }
+    }
+    let (day, month, year, time) = (day?, month?, year?, time?);
+    if !(1..=31).contains(&day) || year < 1970 {
+        return None;
+    }
+    // Howard Hinnant's days-from-civil.
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + time)
+}
+
 fn describe(e: ureq::Error) -> String {
     match e {
         ureq::Error::Timeout(_) => "timed out".into(),
@@ -210,6 +278,38 @@ fn describe(e: ureq::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_seconds_and_http_dates() {
+        // 1994-11-06T08:49:37Z, RFC 9110's example date.
+        let at = 784_111_777;
+        assert_eq!(retry_after(" 7 ", at), Some(Duration::from_secs(7)));
+        for date in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(
+                retry_after(date, at - 30),
+                Some(Duration::from_secs(30)),
+                "{date}"
+            );
+            assert_eq!(retry_after(date, at + 5), Some(Duration::ZERO), "{date}");
+        }
+        assert_eq!(
+            retry_after("Thu, 29 Feb 2024 23:59:59 GMT", 1_709_251_199 - 2),
+            Some(Duration::from_secs(2))
+        );
+        for bad in [
+            "soon",
+            "-1",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:00:00 GMT",
+            "",
+        ] {
+            assert_eq!(retry_after(bad, at), None, "{bad}");
+        }
+    }
 
     #[test]
     fn public_and_private_addresses() {
