@@ -5,24 +5,9 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
 use std::process::Command;
 
-use common::{token, Tree};
-
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use common::{hostile, many_members, sh, spaces_then_a_token, token, Tree};
 
 /// A tree with `src/` holding two files with secrets.
 fn sources(t: &Tree) {
@@ -119,17 +104,6 @@ fn hostile_archives_are_skipped_with_a_reason_and_the_rest_is_scanned() {
         .expect(1);
 }
 
-/// `s.tgz`: 10 MB of spaces (10 KB compressed), then `s.env` with a token.
-fn spaces_then_a_token(t: &Tree) {
-    t.write("s.env", format!("T={}\n", token(7)));
-    sh(
-        t.path(),
-        "head -c 10000000 /dev/zero | tr '\\0' ' ' > spaces.txt \
-         && tar czf s.tgz spaces.txt s.env && rm spaces.txt s.env",
-    );
-    assert!(fs::metadata(t.join("s.tgz")).unwrap().len() < 20_000);
-}
-
 /// A highly compressible member is not a bomb: read whole, and the token
 /// after it found. A bound below the archive's size ends it there, exit 2.
 #[test]
@@ -167,34 +141,6 @@ fn a_compressible_member_is_read_and_a_spent_bound_fails_the_run() {
             .contains("s.tgz!spaces.txt: archive expands past"),
         "{}",
         r.stderr
-    );
-}
-
-/// Python writing `NAME` holding `n` tiny stored members, the last `s.env`
-/// with a token.
-fn many_members(t: &Tree, name: &str, n: u32) {
-    let py = format!(
-        "import zipfile\n\
-         with zipfile.ZipFile('{name}', 'w') as z:\n\
-         \x20   for i in range({}): z.writestr('m%d' % i, '')\n\
-         \x20   z.writestr('s.env', 'T={}\\n')\n",
-        n - 1,
-        token(8)
-    );
-    python3(t, &["-c".as_ref(), py.as_ref()]);
-}
-
-/// Runs `python3 ARGS` in the tree; it must succeed.
-fn python3(t: &Tree, args: &[&std::ffi::OsStr]) {
-    let out = Command::new("python3")
-        .args(args)
-        .current_dir(t.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
 }
 
@@ -269,16 +215,6 @@ fn a_directory_past_the_member_limit_is_not_parsed() {
     let (rss, rc) = peak_rss_kib(&t, &["scan", "m.zip", "--archive-max-members", "100"]);
     assert_eq!(rc, 2);
     assert!(rss < base + 8 * 1024, "{rss} KiB against {base} KiB");
-}
-
-/// Runs `tests/hostile/SCRIPT ARGS` in the tree.
-fn hostile(t: &Tree, script: &str, args: &[&str]) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/hostile")
-        .join(script);
-    let mut all = vec![script.as_os_str()];
-    all.extend(args.iter().map(std::ffi::OsStr::new));
-    python3(t, &all);
 }
 
 /// Tar members whose size field lies, read as GNU tar reads them: what

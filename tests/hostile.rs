@@ -219,14 +219,19 @@ fn dev_zero_as_a_rule_file_fails_fast() {
     );
 }
 
-#[test]
-fn a_10_mb_literal_regex_is_refused_in_small_memory() {
-    let t = Tree::new();
-    t.write("a.txt", secret_line(1));
+/// `rules.toml`: rule `huge`, whose regex is a 10 MB literal.
+fn huge_literal_rules(t: &Tree) {
     let mut rules = String::from("[[rules]]\nid = \"huge\"\nkeywords = [\"x\"]\nregex = '''");
     rules.push_str(&"x".repeat(10 << 20));
     rules.push_str("'''\n");
     t.write("rules.toml", rules);
+}
+
+#[test]
+fn a_10_mb_literal_regex_is_refused_in_small_memory() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    huge_literal_rules(&t);
     let r = run_limited(t.path(), SMALL_VM_KIB, &["scan", "--rules", "rules.toml"]);
     r.expect(2);
     assert_eq!(
@@ -291,11 +296,9 @@ fn a_keyword_of_one_repeated_character_is_not_a_keyword() {
 
 // ---------------------------------------------------------------- §6 output
 
-#[test]
-fn crate_error_text_is_escaped() {
-    let t = Tree::new();
-    // A tar whose member name and size field hold terminal escapes (the tar crate quotes the
-    // raw field and the name in its error).
+/// `bad.tar`: a tar whose member name and size field hold terminal escapes (the tar crate
+/// quotes the raw field and the name in its error).
+fn esc_tar(t: &Tree) {
     let made = Command::new("python3")
         .current_dir(t.path())
         .arg("-c")
@@ -317,6 +320,12 @@ open("bad.tar", "wb").write(bytes(b))
         .status()
         .unwrap();
     assert!(made.success());
+}
+
+#[test]
+fn crate_error_text_is_escaped() {
+    let t = Tree::new();
+    esc_tar(&t);
     let r = t.run(&["scan", "bad.tar"]);
     assert!(
         !r.stderr.contains('\x1b') && !r.stderr.contains('\x07'),
@@ -400,4 +409,379 @@ fn a_fifo_listed_in_files_from_is_skipped_not_opened() {
         r.summary_line("not scanned:"),
         Some("not scanned: 1 special file")
     );
+}
+
+// ---------------------------------------------------------------- the sweep
+
+/// One hostile input of issue 30: `make` writes it in a fresh tree, `scanner ARGS` is run in
+/// `cwd` (relative to the tree) and must exit `code`; `flip` names the archive whose bytes the
+/// sweep also flips.
+struct Case {
+    name: &'static str,
+    make: fn(&Tree),
+    cwd: &'static str,
+    args: &'static [&'static str],
+    code: i32,
+    flip: Option<&'static str>,
+}
+
+/// Each run's limits: wall clock, address space (`ulimit -v`) and peak RSS.
+const SWEEP_TIMEOUT_S: u32 = 20;
+const SWEEP_VM_KIB: u64 = 1024 * 1024;
+const SWEEP_RSS_KIB: u64 = 256 * 1024;
+
+fn lying_tar(t: &Tree, size: &str) {
+    let secret = format!("T={}\n", token(9));
+    common::hostile(t, "lying_tar.py", &["s.tar", size, &secret]);
+}
+
+fn nested_zip(t: &Tree) {
+    t.write("s.env", format!("T={}\n", token(11)));
+    common::sh(
+        t.path(),
+        "zip -q z1.zip s.env && rm s.env \
+         && for i in 2 3 4 5 6 7 8 9 10; do zip -q z$i.zip z$((i-1)).zip && rm z$((i-1)).zip; done",
+    );
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "10 MB of spaces then a secret in a .tgz",
+        make: common::spaces_then_a_token,
+        cwd: "",
+        args: &["scan", "s.tgz"],
+        code: 1,
+        flip: Some("s.tgz"),
+    },
+    Case {
+        name: "1001 zip members, the secret last, limit 1000",
+        make: |t| common::many_members(t, "m.zip", 1001),
+        cwd: "",
+        args: &["scan", "m.zip", "--archive-max-members", "1000"],
+        code: 2,
+        flip: Some("m.zip"),
+    },
+    // BUG, found by this sweep: with the directory past the member limit, the entry-at-a-time
+    // walk (`zip_directory_members` in crates/scanner-cli/src/input/archive/mod.rs) takes any
+    // entry not starting `PK\x01\x02` for the end of the directory, without checking the
+    // entries it declared: one entry's name length zeroed ends the walk after 1 member of
+    // 1001, the secret last is not read, and the run exits 0 with no warning (the `zip` crate's
+    // path, at a limit of 2000, says "corrupt: no central directory" and exits 2). Should be 2.
+    Case {
+        name: "1001 zip members, limit 1000, the first directory entry's name length zeroed",
+        make: |t| {
+            common::many_members(t, "m.zip", 1001);
+            let p = t.join("m.zip");
+            let mut b = fs::read(&p).unwrap();
+            let dir = b.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+            b[dir + 28] = 0;
+            fs::write(&p, b).unwrap();
+        },
+        cwd: "",
+        args: &["scan", "m.zip", "--archive-max-members", "1000"],
+        code: 0,
+        flip: None,
+    },
+    Case {
+        name: "tar size field 0",
+        make: |t| lying_tar(t, "0"),
+        cwd: "",
+        args: &["scan", "s.tar"],
+        code: 2,
+        flip: Some("s.tar"),
+    },
+    Case {
+        name: "tar size field too small",
+        make: |t| lying_tar(t, "10"),
+        cwd: "",
+        args: &["scan", "s.tar"],
+        code: 2,
+        flip: Some("s.tar"),
+    },
+    Case {
+        name: "tar size field 8 GiB",
+        make: |t| lying_tar(t, "huge"),
+        cwd: "",
+        args: &["scan", "s.tar", "--binary"],
+        code: 2,
+        flip: Some("s.tar"),
+    },
+    Case {
+        name: "zip central directory with a wrong offset",
+        make: |t| {
+            let secret = format!("T={}\n", token(10));
+            common::hostile(t, "lost_offset_zip.py", &["lost.zip", &secret]);
+        },
+        cwd: "",
+        args: &["scan", "lost.zip"],
+        code: 1,
+        flip: Some("lost.zip"),
+    },
+    Case {
+        name: "zip nested 10 deep",
+        make: nested_zip,
+        cwd: "",
+        args: &["scan", "z10.zip"],
+        code: 2,
+        flip: Some("z10.zip"),
+    },
+    Case {
+        name: "zip nested 10 deep, --archive-depth 10",
+        make: nested_zip,
+        cwd: "",
+        args: &["scan", "z10.zip", "--archive-depth", "10"],
+        code: 1,
+        flip: None,
+    },
+    Case {
+        name: "gzip nested 40 deep, --archive-depth 32",
+        make: |t| {
+            t.write("g", format!("T={}\n", token(12)));
+            common::sh(
+                t.path(),
+                "for i in $(seq 40); do gzip -c g > g.gz && mv g.gz g; done",
+            );
+        },
+        cwd: "",
+        args: &["scan", "g", "--archive-depth", "32"],
+        code: 2,
+        flip: Some("g"),
+    },
+    Case {
+        name: "zstd --long=28 window",
+        make: |t| {
+            t.write("k.txt", format!("T={}\n", token(13)));
+            common::sh(t.path(), "zstd -q --long=28 -c < k.txt > k.zst && rm k.txt");
+        },
+        cwd: "",
+        args: &["scan", "k.zst"],
+        code: 2,
+        flip: Some("k.zst"),
+    },
+    Case {
+        name: "zip directory of 30,000 entries, limit 100",
+        make: |t| common::many_members(t, "m.zip", 30_000),
+        cwd: "",
+        args: &["scan", "m.zip", "--archive-max-members", "100"],
+        code: 2,
+        flip: Some("m.zip"),
+    },
+    Case {
+        name: "a tar header holding terminal escapes",
+        make: esc_tar,
+        cwd: "",
+        args: &["scan", "bad.tar"],
+        code: 2,
+        flip: Some("bad.tar"),
+    },
+    Case {
+        name: "/dev/zero as the rule file",
+        make: |t| drop(t.write("a.txt", secret_line(1))),
+        cwd: "",
+        args: &["scan", "--rules", "/dev/zero"],
+        code: 2,
+        flip: None,
+    },
+    Case {
+        name: "/dev/zero in [extend] path",
+        make: |t| {
+            t.write("a.txt", secret_line(1));
+            t.write("rules.toml", "[extend]\npath = \"/dev/zero\"\n");
+        },
+        cwd: "",
+        args: &["scan", "--rules", "rules.toml"],
+        code: 2,
+        flip: None,
+    },
+    Case {
+        name: "a 10 MB literal regex",
+        make: |t| {
+            t.write("a.txt", secret_line(1));
+            huge_literal_rules(t);
+        },
+        cwd: "",
+        args: &["scan", "--rules", "rules.toml"],
+        code: 2,
+        flip: None,
+    },
+    Case {
+        name: "`.{65535}x` in the repository's .gitleaks.toml",
+        make: |t| {
+            t.write("big.txt", "x".repeat(70_000));
+            t.write(
+                ".gitleaks.toml",
+                "[[rules]]\nid = \"slow\"\nregex = '''.{65535}x'''\nkeywords = [\"x\"]\n",
+            );
+        },
+        cwd: "",
+        args: &["scan"],
+        code: 2,
+        flip: None,
+    },
+    Case {
+        name: "1 MB of `A` against the built-in rule once keyed on 20 `a`s",
+        make: |t| {
+            t.write("a.txt", secret_line(1));
+            t.write("zeros.b64", "A".repeat(1 << 20));
+        },
+        cwd: "",
+        args: &["scan"],
+        code: 1,
+        flip: None,
+    },
+    Case {
+        name: "a FIFO in --files-from",
+        make: |t| {
+            t.write("a.txt", secret_line(1));
+            let made = Command::new("mkfifo").arg(t.join("pipe")).status().unwrap();
+            assert!(made.success());
+            t.write("list", "a.txt\npipe\n");
+        },
+        cwd: "",
+        args: &["scan", "--files-from", "list"],
+        code: 1,
+        flip: None,
+    },
+    Case {
+        name: "allow_paths = [\"*\"] in a config above the repository",
+        make: |t| {
+            t.write(".scanner.toml", "allow_paths = [\"*\"]\n");
+            t.write("repo/sub/a.txt", secret_line(1));
+            git_in(&t.join("repo"), &["init", "-q"]);
+        },
+        cwd: "repo/sub",
+        args: &["scan"],
+        code: 1,
+        flip: None,
+    },
+    Case {
+        name: "a config writable by others",
+        make: |t| {
+            t.write("a.txt", secret_line(1));
+            chmod(&t.write(".scanner.toml", "allow_paths = [\"*\"]\n"), 0o666);
+        },
+        cwd: "",
+        args: &["scan"],
+        code: 2,
+        flip: None,
+    },
+];
+
+/// How `sweep_run` ended: the exit status (128 + N for signal N, 137 for the timeout) and the
+/// peak RSS in KiB.
+struct Ended {
+    code: i32,
+    rss_kib: u64,
+    stderr: String,
+}
+
+/// Runs `scanner ARGS` in `dir` under the sweep's limits: `ulimit -v`, then `timeout -s KILL`,
+/// then `/usr/bin/time -f %M` for the peak RSS.
+fn sweep_run(dir: &Path, args: &[&str]) -> Ended {
+    let rss = std::env::temp_dir().join(format!("scanner-sweep-rss-{}", std::process::id()));
+    let out = Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {SWEEP_VM_KIB} && exec timeout -s KILL {SWEEP_TIMEOUT_S} \
+             /usr/bin/time -q -f %M -o \"$0\" \"$@\""
+        ))
+        .arg(&rss)
+        .arg(common::BIN)
+        .args(args)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    let code = match out.status.code() {
+        Some(c) => c,
+        None => {
+            use std::os::unix::process::ExitStatusExt;
+            128 + out.status.signal().unwrap()
+        }
+    };
+    let rss_kib = fs::read_to_string(&rss)
+        .ok()
+        .and_then(|s| s.lines().last().and_then(|l| l.trim().parse().ok()))
+        .unwrap_or(0);
+    let _ = fs::remove_file(&rss);
+    Ended {
+        code,
+        rss_kib,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// xorshift64: the sweep's byte flips, the same on every run.
+fn xorshift(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+/// Every hostile input of issue 30 at 1 and 4 threads, each exiting as its own test says; then
+/// each archive with 8 random bytes flipped, 3 times from a fixed seed: exit 0, 1 or 2, the same
+/// at 1 and 4 threads, never a signal or the timeout. Every run under 256 MiB of peak RSS.
+/// About 10 s on 2 loaded cores: `cargo test --test hostile -- --ignored`.
+#[cfg(unix)]
+#[test]
+#[ignore = "slow: the hostile-input sweep, run with --ignored"]
+fn hostile_inputs_sweep() {
+    let mut failed = Vec::new();
+    let mut seed: u64 = 0x5eed_0030_dead_beef;
+    for case in CASES {
+        let t = Tree::new();
+        (case.make)(&t);
+        let dir = t.join(case.cwd);
+        let mut variants = vec![("as made".to_string(), None)];
+        if let Some(archive) = case.flip {
+            let clean = fs::read(t.join(archive)).unwrap();
+            for v in 0..3 {
+                let mut bytes = clean.clone();
+                let mut at = Vec::new();
+                for _ in 0..8 {
+                    let i = (xorshift(&mut seed) % bytes.len() as u64) as usize;
+                    bytes[i] ^= 1 << (xorshift(&mut seed) % 8);
+                    at.push(i);
+                }
+                variants.push((format!("flip {v} at {at:?}"), Some(bytes)));
+            }
+        }
+        for (variant, bytes) in variants {
+            if let Some(b) = &bytes {
+                fs::write(t.join(case.flip.unwrap()), b).unwrap();
+            }
+            let mut codes = Vec::new();
+            for threads in ["1", "4"] {
+                let mut args = case.args.to_vec();
+                args.extend(["--threads", threads]);
+                let start = Instant::now();
+                let e = sweep_run(&dir, &args);
+                let what = format!(
+                    "{} ({variant}), --threads {threads}: exit {}, {} KiB, {:.1} s",
+                    case.name,
+                    e.code,
+                    e.rss_kib,
+                    start.elapsed().as_secs_f64()
+                );
+                let ok_code = if bytes.is_none() {
+                    e.code == case.code
+                } else {
+                    (0..=2).contains(&e.code)
+                };
+                if !ok_code || e.rss_kib == 0 || e.rss_kib > SWEEP_RSS_KIB {
+                    failed.push(format!("{what}\n{}", e.stderr));
+                }
+                eprintln!("{what}");
+                codes.push(e.code);
+            }
+            if codes[0] != codes[1] {
+                failed.push(format!(
+                    "{} ({variant}): exit {codes:?} at 1 and 4 threads",
+                    case.name
+                ));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

@@ -460,3 +460,69 @@ pub fn signal(child: &std::process::Child, sig: &str) {
     let ok = Command::new("kill").args([sig, &pid]).status().unwrap();
     assert!(ok.success(), "kill {sig} {pid}");
 }
+
+// ---------------------------------------------------------------- hostile inputs
+// (generators shared by tests/archives.rs and the sweep in tests/hostile.rs)
+
+pub fn sh(dir: &Path, script: &str) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `s.tgz`: 10 MB of spaces (10 KB compressed), then `s.env` with a token.
+pub fn spaces_then_a_token(t: &Tree) {
+    t.write("s.env", format!("T={}\n", token(7)));
+    sh(
+        t.path(),
+        "head -c 10000000 /dev/zero | tr '\\0' ' ' > spaces.txt \
+         && tar czf s.tgz spaces.txt s.env && rm spaces.txt s.env",
+    );
+    assert!(fs::metadata(t.join("s.tgz")).unwrap().len() < 20_000);
+}
+
+/// Python writing `NAME` holding `n` tiny stored members, the last `s.env`
+/// with a token.
+pub fn many_members(t: &Tree, name: &str, n: u32) {
+    let py = format!(
+        "import zipfile\n\
+         with zipfile.ZipFile('{name}', 'w') as z:\n\
+         \x20   for i in range({}): z.writestr('m%d' % i, '')\n\
+         \x20   z.writestr('s.env', 'T={}\\n')\n",
+        n - 1,
+        token(8)
+    );
+    python3(t, &["-c".as_ref(), py.as_ref()]);
+}
+
+/// Runs `python3 ARGS` in the tree; it must succeed.
+pub fn python3(t: &Tree, args: &[&std::ffi::OsStr]) {
+    let out = Command::new("python3")
+        .args(args)
+        .current_dir(t.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `tests/hostile/SCRIPT ARGS` in the tree.
+pub fn hostile(t: &Tree, script: &str, args: &[&str]) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hostile")
+        .join(script);
+    let mut all = vec![script.as_os_str()];
+    all.extend(args.iter().map(std::ffi::OsStr::new));
+    python3(t, &all);
+}
