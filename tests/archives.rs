@@ -164,6 +164,28 @@ fn members_past_the_member_limit_fail_the_run() {
     assert_eq!(r.expect(1).path_lines(), ["m.zip!s.env:1"]);
 }
 
+/// A directory past the member limit is read an entry at a time; one that ends before the
+/// entries it declared (here the first entry's name length is zeroed, so the second is not
+/// where the walk looks) is corrupt, not finished: the members after it were not read.
+#[test]
+fn a_directory_that_ends_before_its_declared_entries_fails_the_run() {
+    let t = Tree::new();
+    many_members(&t, "m.zip", 1001);
+    let p = t.join("m.zip");
+    let mut b = std::fs::read(&p).unwrap();
+    let dir = b.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+    b[dir + 28] = 0;
+    std::fs::write(&p, b).unwrap();
+    let r = t.run(&["scan", "--format", "json", "--archive-max-members", "1000"]);
+    assert_eq!(r.expect(2).path_lines(), Vec::<String>::new());
+    assert!(
+        r.stderr
+            .contains("m.zip: corrupt: the central directory ends after 1 of its 1001 entries"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// The default member limit, 100,000: the 100,001st member is not read.
 /// About 8 s on a loaded 2-core machine: `cargo test --test archives --
 /// --ignored` (docs/architecture.md, "Memory bound").

@@ -461,12 +461,9 @@ const CASES: &[Case] = &[
         code: 2,
         flip: Some("m.zip"),
     },
-    // BUG, found by this sweep: with the directory past the member limit, the entry-at-a-time
-    // walk (`zip_directory_members` in crates/scanner-cli/src/input/archive/mod.rs) takes any
-    // entry not starting `PK\x01\x02` for the end of the directory, without checking the
-    // entries it declared: one entry's name length zeroed ends the walk after 1 member of
-    // 1001, the secret last is not read, and the run exits 0 with no warning (the `zip` crate's
-    // path, at a limit of 2000, says "corrupt: no central directory" and exits 2). Should be 2.
+    // Found by this sweep: the entry-at-a-time walk of a directory past the member limit
+    // took a damaged entry for the directory's end and exited 0 having read 1 member of 1001.
+    // A directory that ends before the entries it declared is corrupt: exit 2.
     Case {
         name: "1001 zip members, limit 1000, the first directory entry's name length zeroed",
         make: |t| {
@@ -479,7 +476,7 @@ const CASES: &[Case] = &[
         },
         cwd: "",
         args: &["scan", "m.zip", "--archive-max-members", "1000"],
-        code: 0,
+        code: 2,
         flip: None,
     },
     Case {

@@ -1181,6 +1181,7 @@ fn zip_directory_members(
     on_member: &mut OnMember<'_>,
 ) -> io::Result<Flow> {
     let mut pos = dir.start;
+    let mut read = 0u64;
     loop {
         if scope.budget.halted() {
             return Ok(Flow::Stop);
@@ -1188,9 +1189,17 @@ fn zip_directory_members(
         let mut fixed = [0u8; 46];
         src.seek(SeekFrom::Start(pos))?;
         if src.read_exact(&mut fixed).is_err() || &fixed[..4] != b"PK\x01\x02" {
-            // The end of the directory (its end records follow it).
+            // The end of the directory (its end records follow it), unless it ends before the
+            // entries it declared: a damaged entry, and the members after it go unread.
+            if read < dir.entries {
+                scope.record_here(ArchiveSkip::Corrupt(format!(
+                    "the central directory ends after {read} of its {} entries",
+                    dir.entries
+                )));
+            }
             return Ok(Flow::Continue);
         }
+        read += 1;
         let (name_len, extra_len) = (le(&fixed[28..30]) as usize, le(&fixed[30..32]) as usize);
         let mut name = vec![0u8; name_len + extra_len];
         if src.read_exact(&mut name).is_err() {
