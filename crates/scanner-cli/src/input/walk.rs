@@ -407,25 +407,29 @@ fn for_each_dirent(dir: &Path, mut f: impl FnMut(&[u8], u8)) -> io::Result<()> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    const LEN: usize = 32 << 10;
     #[repr(C, align(8))]
-    struct Buf([u8; 32 << 10]);
-    let mut buf = Buf([0; 32 << 10]);
+    struct Buf([u8; LEN]);
+    // Not zeroed (that was 4% of the producer's time): only the bytes the
+    // kernel wrote are read.
+    let mut buf = std::mem::MaybeUninit::<Buf>::uninit();
     let result = loop {
         // SAFETY: an open directory descriptor and a buffer of the length
         // passed; the kernel writes whole `linux_dirent64` records.
-        let got =
-            unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.0.as_mut_ptr(), buf.0.len()) };
+        let got = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), LEN) };
         if got < 0 {
             break Err(io::Error::last_os_error());
         }
         if got == 0 {
             break Ok(());
         }
+        // SAFETY: the kernel initialized the first `got` (<= LEN) bytes.
+        let listed = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), got as usize) };
         let mut at = 0;
-        while at < got as usize {
+        while at < listed.len() {
             // linux_dirent64: d_ino u64, d_off i64, d_reclen u16, d_type u8,
             // d_name (NUL-terminated) at offset 19.
-            let rec = &buf.0[at..got as usize];
+            let rec = &listed[at..];
             let reclen = u16::from_ne_bytes([rec[16], rec[17]]) as usize;
             let Some(name) = rec.get(19..reclen) else {
                 break; // not a record the kernel writes
