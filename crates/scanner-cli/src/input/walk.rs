@@ -2,7 +2,11 @@
 //!
 //! One thread, the single-threaded [`ignore::Walk`]: discovery is cheap next
 //! to reading and matching, and one walker keeps the skip counts and the
-//! order of warnings simple. The pipeline turns each yielded path into a
+//! order of warnings simple. With `--no-ignore` and without `--follow` (on
+//! Linux) no ignore file can apply, and `PlainWalk` lists directories with
+//! raw `getdents64` instead, with the same results in the same order at a
+//! fraction of the producer's time (docs/performance.md, "The walking
+//! thread"). The pipeline turns each yielded path into a
 //! `FileTask` (see `pipeline.rs`).
 //!
 //! # What is walked
