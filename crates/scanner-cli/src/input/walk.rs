@@ -511,15 +511,7 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
         });
         let fd = match listed {
             Ok(fd) => (depth < 64).then_some(fd),
-            Err(e) => {
-                self.skips.add(Skip::Unreadable, 1);
-                (self.on_warning)(WalkWarning {
-                    path: display_path(path, self.opts.strip_dot),
-                    reason: io_reason(&e),
-                    is_error: true,
-                });
-                return true;
-            }
+            Err(e) => return self.unreadable(path, &e),
         };
         for &(at, len, ty) in &ents {
             let name = &names[at as usize..(at + len) as usize];
@@ -533,6 +525,18 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
                 return false;
             }
         }
+        true
+    }
+
+    /// Counts and warns about an entry that could not be read; the walk
+    /// goes on.
+    fn unreadable(&mut self, path: &Path, e: &io::Error) -> bool {
+        self.skips.add(Skip::Unreadable, 1);
+        (self.on_warning)(WalkWarning {
+            path: display_path(path, self.opts.strip_dot),
+            reason: io_reason(e),
+            is_error: true,
+        });
         true
     }
 
@@ -551,15 +555,7 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
                 Ok(_) => libc::DT_FIFO,
                 // Gone since it was listed: as the `ignore` walk, which
                 // reports what it cannot stat.
-                Err(e) => {
-                    self.skips.add(Skip::Unreadable, 1);
-                    (self.on_warning)(WalkWarning {
-                        path: display_path(path, self.opts.strip_dot),
-                        reason: io_reason(&e),
-                        is_error: true,
-                    });
-                    return true;
-                }
+                Err(e) => return self.unreadable(path, &e),
             },
             ty => ty,
         };
