@@ -222,15 +222,15 @@ pub fn walk(
 }
 
 // Tests compare [`PlainWalk`] with the `ignore` walk it stands for.
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 thread_local!(static FORCE_IGNORE_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 fn tests_force_ignore_walk() -> bool {
     FORCE_IGNORE_WALK.with(|f| f.get())
 }
 
-#[cfg(not(test))]
+#[cfg(all(not(test), target_os = "linux"))]
 fn tests_force_ignore_walk() -> bool {
     false
 }
