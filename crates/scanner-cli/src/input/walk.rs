@@ -2,7 +2,11 @@
 //!
 //! One thread, the single-threaded [`ignore::Walk`]: discovery is cheap next
 //! to reading and matching, and one walker keeps the skip counts and the
-//! order of warnings simple. The pipeline turns each yielded path into a
+//! order of warnings simple. With `--no-ignore` and without `--follow` (on
+//! Linux) no ignore file can apply, and `PlainWalk` lists directories with
+//! raw `getdents64` instead, with the same results in the same order at a
+//! fraction of the producer's time (docs/performance.md, "The walking
+//! thread"). The pipeline turns each yielded path into a
 //! `FileTask` (see `pipeline.rs`).
 //!
 //! # What is walked
@@ -217,6 +221,20 @@ pub fn walk(
     Ok(skips)
 }
 
+// Tests compare [`PlainWalk`] with the `ignore` walk it stands for.
+#[cfg(all(test, target_os = "linux"))]
+thread_local!(static FORCE_IGNORE_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+
+#[cfg(all(test, target_os = "linux"))]
+fn tests_force_ignore_walk() -> bool {
+    FORCE_IGNORE_WALK.with(|f| f.get())
+}
+
+#[cfg(all(not(test), target_os = "linux"))]
+fn tests_force_ignore_walk() -> bool {
+    false
+}
+
 fn walk_dir(
     root: &Path,
     opts: &WalkOptions,
@@ -240,6 +258,18 @@ fn walk_dir(
             }
         }
     };
+    #[cfg(target_os = "linux")]
+    if opts.no_ignore && !opts.follow && !tests_force_ignore_walk() {
+        let mut walk = PlainWalk {
+            opts,
+            scope,
+            skips,
+            on_item: &mut |path| on_item(walked_item(path)),
+            on_warning,
+        };
+        let mut dir = root.to_path_buf();
+        return Ok(walk.dir(&mut dir, None, 0));
+    }
     let mut b = WalkBuilder::new(root);
     b.standard_filters(!opts.no_ignore)
         .hidden(false)
@@ -354,54 +384,208 @@ fn walk_dir(
 
 /// The number of entries of directory `dir` (`.` and `..` left out), 0
 /// when it cannot be read: the `ignored` count's second listing (see the
-/// module docs). On Linux raw `getdents64` into one stack buffer: no
-/// allocation per entry, as `fs::read_dir` makes.
+/// module docs).
 #[cfg(target_os = "linux")]
 fn count_entries(dir: &Path) -> u64 {
+    let mut n = 0;
+    let _ = open_dir(None, dir).and_then(|fd| for_each_dirent(&fd, |_, _| n += 1));
+    n
+}
+
+/// Opens directory `path`; relative to its parent's descriptor when there is
+/// one (no lookup of the whole path again, 17% of the walking thread's time).
+#[cfg(target_os = "linux")]
+fn open_dir(
+    parent: Option<std::os::fd::BorrowedFd<'_>>,
+    path: &Path,
+) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
     use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return 0;
+    let (at, name) = match (parent, path.file_name()) {
+        (Some(fd), Some(name)) => (fd.as_raw_fd(), name),
+        _ => (libc::AT_FDCWD, path.as_os_str()),
     };
-    // SAFETY: a valid NUL-terminated path; the descriptor is closed below.
+    let c = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a directory descriptor (or AT_FDCWD) and a NUL-terminated name.
     let fd = unsafe {
-        libc::open(
+        libc::openat(
+            at,
             c.as_ptr(),
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         )
     };
     if fd < 0 {
-        return 0;
+        return Err(io::Error::last_os_error());
     }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Calls `f(name, d_type)` for every entry of open directory `dir` but `.` and
+/// `..`, in the order the kernel lists them (`readdir`'s, so `walkdir`'s).
+/// Raw `getdents64` into one stack buffer: no allocation per entry, as
+/// `fs::read_dir` makes, and no `fstat` of the directory, as `opendir` makes.
+#[cfg(target_os = "linux")]
+fn for_each_dirent(dir: &std::os::fd::OwnedFd, mut f: impl FnMut(&[u8], u8)) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = dir.as_raw_fd();
+    const LEN: usize = 32 << 10;
     #[repr(C, align(8))]
-    struct Buf([u8; 16 << 10]);
-    let mut buf = Buf([0; 16 << 10]);
-    let mut n = 0;
-    loop {
+    struct Buf([u8; LEN]);
+    // Not zeroed (that was 4% of the producer's time): only the bytes the
+    // kernel wrote are read.
+    let mut buf = std::mem::MaybeUninit::<Buf>::uninit();
+    let result = loop {
         // SAFETY: an open directory descriptor and a buffer of the length
         // passed; the kernel writes whole `linux_dirent64` records.
-        let got =
-            unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.0.as_mut_ptr(), buf.0.len()) };
-        if got <= 0 {
-            break;
+        let got = unsafe { libc::syscall(libc::SYS_getdents64, fd, buf.as_mut_ptr(), LEN) };
+        if got < 0 {
+            break Err(io::Error::last_os_error());
         }
+        if got == 0 {
+            break Ok(());
+        }
+        // SAFETY: the kernel initialized the first `got` (<= LEN) bytes.
+        let listed = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), got as usize) };
         let mut at = 0;
-        while at < got as usize {
+        while at < listed.len() {
             // linux_dirent64: d_ino u64, d_off i64, d_reclen u16, d_type u8,
             // d_name (NUL-terminated) at offset 19.
-            let rec = &buf.0[at..got as usize];
+            let rec = &listed[at..];
             let reclen = u16::from_ne_bytes([rec[16], rec[17]]) as usize;
             let Some(name) = rec.get(19..reclen) else {
                 break; // not a record the kernel writes
             };
-            if !(name.starts_with(b".\0") || name.starts_with(b"..\0")) {
-                n += 1;
+            let name = &name[..memchr::memchr(0, name).unwrap_or(name.len())];
+            if name != b"." && name != b".." {
+                f(name, rec[18]);
             }
             at += reclen;
         }
+    };
+    result
+}
+
+/// The walk of one root with `--no-ignore` and without `--follow`: no ignore
+/// file can apply, so the `ignore` crate's per-entry work (a `DirEntry`
+/// and a joined path per entry, an `opendir` buffer and `fstat` per
+/// directory) is spared, and the producer spends its time listing
+/// directories. What is yielded, skipped, counted and warned about, and in
+/// which order, is what the `ignore` walk does with the same settings:
+/// depth first, each directory in the kernel's listing order, the root
+/// never filtered, `.git` never entered, a symbolic link not followed, an
+/// unreadable directory a warning right after its entry.
+#[cfg(target_os = "linux")]
+struct PlainWalk<'a, F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> {
+    opts: &'a WalkOptions,
+    scope: &'a Scope,
+    skips: &'a mut SkipCounts,
+    on_item: &'a mut F,
+    on_warning: &'a mut W,
+}
+
+#[cfg(target_os = "linux")]
+impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
+    /// Walks the directory at `path` (restored before returning); false
+    /// once `on_item` said stop.
+    fn dir(
+        &mut self,
+        path: &mut PathBuf,
+        parent: Option<std::os::fd::BorrowedFd<'_>>,
+        depth: usize,
+    ) -> bool {
+        use std::os::fd::AsFd;
+        use std::os::unix::ffi::OsStrExt;
+        // Names and types first, then the entries. The descriptor stays open
+        // for the children's `openat`, down to a depth that leaves the
+        // process's descriptor limit alone; deeper, paths are opened whole.
+        let mut names: Vec<u8> = Vec::new();
+        let mut ents: Vec<(u32, u32, u8)> = Vec::new();
+        let listed = open_dir(parent, path).and_then(|fd| {
+            for_each_dirent(&fd, |name, ty| {
+                ents.push((names.len() as u32, name.len() as u32, ty));
+                names.extend_from_slice(name);
+            })
+            .map(|()| fd)
+        });
+        let fd = match listed {
+            Ok(fd) => (depth < 64).then_some(fd),
+            Err(e) => return self.unreadable(path, &e),
+        };
+        for &(at, len, ty) in &ents {
+            let name = &names[at as usize..(at + len) as usize];
+            if name == b".git" {
+                continue;
+            }
+            path.push(std::ffi::OsStr::from_bytes(name));
+            let go_on = self.entry(path, ty, fd.as_ref().map(|fd| fd.as_fd()), depth);
+            path.pop();
+            if !go_on {
+                return false;
+            }
+        }
+        true
     }
-    // SAFETY: the descriptor opened above, closed once.
-    unsafe { libc::close(fd) };
-    n
+
+    /// Counts and warns about an entry that could not be read; the walk
+    /// goes on.
+    fn unreadable(&mut self, path: &Path, e: &io::Error) -> bool {
+        self.skips.add(Skip::Unreadable, 1);
+        (self.on_warning)(WalkWarning {
+            path: display_path(path, self.opts.strip_dot),
+            reason: io_reason(e),
+            is_error: true,
+        });
+        true
+    }
+
+    fn entry(
+        &mut self,
+        path: &mut PathBuf,
+        ty: u8,
+        parent: Option<std::os::fd::BorrowedFd<'_>>,
+        depth: usize,
+    ) -> bool {
+        let ty = match ty {
+            libc::DT_UNKNOWN => match fs::symlink_metadata(&*path) {
+                Ok(md) if md.is_dir() => libc::DT_DIR,
+                Ok(md) if md.is_file() => libc::DT_REG,
+                Ok(md) if md.file_type().is_symlink() => libc::DT_LNK,
+                Ok(_) => libc::DT_FIFO,
+                // Gone since it was listed: as the `ignore` walk, which
+                // reports what it cannot stat.
+                Err(e) => return self.unreadable(path, &e),
+            },
+            ty => ty,
+        };
+        if let Some(skip) = self.scope.check_walked(path, ty == libc::DT_DIR) {
+            self.skips.add(skip, 1);
+            return true;
+        }
+        match ty {
+            libc::DT_DIR => self.dir(path, parent, depth + 1),
+            libc::DT_REG => (self.on_item)(display_path(path, self.opts.strip_dot)),
+            libc::DT_LNK => {
+                match fs::metadata(&*path) {
+                    Ok(_) => self.skips.add(Skip::SymlinkNotFollowed, 1),
+                    Err(e) => {
+                        self.skips.add(Skip::SymlinkBroken, 1);
+                        (self.on_warning)(WalkWarning {
+                            path: display_path(path, self.opts.strip_dot),
+                            reason: format!("broken symbolic link: {}", io_reason(&e)),
+                            is_error: false,
+                        });
+                    }
+                }
+                true
+            }
+            _ => {
+                self.skips.add(Skip::Special, 1);
+                true
+            }
+        }
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -763,6 +947,93 @@ mod tests {
         assert_eq!(skips.get(Skip::SymlinkBroken), 1);
         assert_eq!(skips.get(Skip::Ignored), 0, "{skips:?}");
         assert_eq!(warnings.len(), 2, "{warnings:?}");
+    }
+
+    /// With `--no-ignore` the plain walk yields, skips, counts and warns
+    /// exactly as the `ignore` walk does, in the same order: hidden files,
+    /// `.git` (directory and file), excludes, links (good, broken, to a
+    /// directory), a FIFO, an unreadable directory, roots with a trailing `/` and a file.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn plain_walk_is_the_ignore_walk() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        for i in 0..40 {
+            write(r, &format!("d{}/e{}/f{i}.txt", i % 3, i % 5), "x");
+        }
+        write(r, ".env", "x");
+        write(r, ".gitignore", "*\n");
+        write(r, ".git/config", "x");
+        write(r, "sub/.git", "gitdir: ../.git");
+        write(r, "vendor/x.js", "x");
+        write(r, "a.min.js", "x");
+        write(r, "locked/secret.txt", "x");
+        symlink("d0", r.join("dirlink")).unwrap();
+        symlink(".env", r.join("envlink")).unwrap();
+        symlink("missing", r.join("broken")).unwrap();
+        let fifo = std::ffi::CString::new(r.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+        let locked_readable = fs::read_dir(r.join("locked")).is_ok(); // root reads anything
+        let scope = Scope::new(r, &["vendor/".into(), "*.min.js".into()], None, None).unwrap();
+        let roots = [r.to_path_buf(), r.join("d1/"), r.join("d2/e2/f2.txt")];
+        let trace = |opts: &WalkOptions, force: bool| {
+            FORCE_IGNORE_WALK.with(|f| f.set(force));
+            let mut events = Vec::new();
+            let mut warnings = Vec::new();
+            let skips = walk(
+                &roots,
+                opts,
+                &scope,
+                |i| {
+                    events.push(i.provenance.path.display().to_string());
+                    true
+                },
+                |w| warnings.push(format!("{}: {} {}", w.path.display(), w.reason, w.is_error)),
+            )
+            .unwrap();
+            FORCE_IGNORE_WALK.with(|f| f.set(false));
+            (events, warnings, format!("{skips:?}"))
+        };
+        let opts = WalkOptions {
+            no_ignore: true,
+            ..Default::default()
+        };
+        let plain = trace(&opts, false);
+        assert_eq!(plain, trace(&opts, true));
+        assert_eq!(
+            plain.0.len(),
+            40 + 2 + 13 + 1 + usize::from(locked_readable),
+            "{plain:?}"
+        );
+        assert_eq!(
+            plain.1.len(),
+            1 + usize::from(!locked_readable),
+            "{plain:?}"
+        );
+        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// Below the depth where the plain walk stops keeping descriptors open,
+    /// directories are opened by their whole path: a file 70 levels down
+    /// is found.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn plain_walk_goes_deeper_than_its_open_descriptors() {
+        let t = tempfile::tempdir().unwrap();
+        let deep: String = (0..70).map(|i| format!("d{i}/")).collect();
+        write(t.path(), &format!("{deep}f.txt"), "x");
+        write(t.path(), "d0/d1/g.txt", "x");
+        let opts = WalkOptions {
+            no_ignore: true,
+            ..Default::default()
+        };
+        let (files, skips, warnings) = run(t.path(), &opts);
+        assert_eq!(files, [format!("{deep}f.txt"), "d0/d1/g.txt".into()]);
+        assert_eq!(skips.total(), 0);
+        assert!(warnings.is_empty(), "{warnings:?}");
     }
 
     #[test]

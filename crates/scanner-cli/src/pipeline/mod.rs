@@ -152,7 +152,7 @@ const BLOB_BATCH: usize = 64;
 const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Task permits: enough to keep every worker's deque fed, few enough that
 /// sources cannot run far ahead (items held in memory stay bounded).
-const TASKS_PER_WORKER: usize = 64;
+const TASKS_PER_WORKER: usize = 256;
 /// Bytes of archive members read ahead by the workers walking archives, per
 /// worker (`worker::scan_archive`): enough for a batch or two per worker
 /// between the walker and the scanners, small enough that a large archive
