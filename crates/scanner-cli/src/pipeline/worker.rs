@@ -664,33 +664,27 @@ impl MemberBatch {
 /// it is reported with 0 bytes and what was found in it.
 fn scan_member(
     provenance: &Provenance,
-    mut data: &[u8],
+    data: &[u8],
     cut: bool,
     w: &mut WorkerScratch,
     sh: &Shared,
 ) -> Read1 {
-    let path = provenance.path.to_string_lossy();
-    let read = sh.reader(true, false).scan(
-        &path,
-        |buf, _| {
-            sh.check_stop()?;
-            match data.read(buf)? {
-                0 if cut => Err(io::Error::other("cut off by the archive limits")),
+    /// The member's bytes; a `cut` one fails where they end.
+    struct Replay<'a>(&'a [u8], bool);
+    impl io::Read for Replay<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.0.read(buf)? {
+                0 if self.1 => Err(io::Error::other("cut off by the archive limits")),
                 n => Ok(n),
             }
-        },
-        (0, u64::MAX, u64::MAX),
-        &mut w.read,
-        &mut w.scan,
-        &mut w.found,
-    );
-    match read {
-        Ok(r) => Ok(Some(outcome_of(r, w))),
-        Err(e) if sh.stop.is_stopped() => Err(e),
-        Err(_) => Ok(Some(Outcome::Scanned {
+        }
+    }
+    match scan_stream(provenance, &mut Replay(data, cut), u64::MAX, w, sh) {
+        Err(_) if !sh.stop.is_stopped() => Ok(Some(Outcome::Scanned {
             bytes: 0,
             findings: std::mem::take(&mut w.found),
         })),
+        read => read,
     }
 }
 
