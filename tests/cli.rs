@@ -817,7 +817,7 @@ keywords = ["acmeapp"]
 alphabet = "alnum"
 len = 24
 examples = ['''ACMEAPP_TOKEN = "q8Rk2vXz1LmN4pT7wY0aBcD3"''']
-negative_examples = ['''acmeapptool = "q8Rk2vXz1LmN4pT7wY0aBcD3"''', '''ACMEAPP_TOKEN = "WebpackOptionsNormalized"''']
+negative_examples = ['''ACMEAPP_TOKEN = "WebpackOptionsNormalized"''', '''acmeapptool = "getCurrentDirectiveIndex"''']
 "#,
     );
     let r = t.run(&["rules", "check", "providers.toml"]);

@@ -504,6 +504,9 @@ const FOCUS_SLACK: usize = 64;
 pub struct Engine {
     id: u64,
     rules: Vec<Rule>,
+    /// The rules with a `path` (path-only rules among them): the only ones
+    /// a file's path can switch off, so the only ones looked at per file.
+    scoped: Vec<u32>,
     infos: Vec<RuleInfo>,
     /// Stage 1: every keyword's occurrences ([`Keywords`]).
     automaton: Keywords,
@@ -874,19 +877,19 @@ impl Engine {
         }
     }
 
-    /// Switches off the rules whose `path` regex does not match `path`.
+    /// Switches off the rules whose `path` regex does not match `path`
+    /// (the others are always on: [`ScanScratch::prepare`]).
     fn scope_rules_to_path(&self, s: &mut ScanScratch, path: &str) {
-        for (i, rule) in self.rules.iter().enumerate() {
-            s.rule_on[i] = match &rule.path {
-                None => true,
-                Some(p) => p.is_match(path),
-            };
+        for &i in &self.scoped {
+            let i = i as usize;
+            s.rule_on[i] = self.rules[i].path.as_ref().is_none_or(|p| p.is_match(path));
         }
     }
 
     /// A candidate for each path-only rule (no regex) that applies to `path`.
     fn path_only_candidates(&self, s: &mut ScanScratch, path: &str) {
-        for (i, rule) in self.rules.iter().enumerate() {
+        for &i in &self.scoped {
+            let (i, rule) = (i as usize, &self.rules[i as usize]);
             if rule.pattern.is_none() && s.rule_on[i] && !self.path_dropped(i, path) {
                 s.candidates.push(Candidate {
                     rule: i as u32,
@@ -1375,7 +1378,8 @@ impl ScanScratch {
             self.engine = engine.id;
             self.captures = (0..n).map(|_| None).collect();
             self.open = vec![(0, 0); n];
-            self.rule_on = vec![false; n];
+            // Only the rules with a path are switched per file.
+            self.rule_on = vec![true; n];
         }
     }
 }

@@ -11,13 +11,13 @@
 //! * a distinctive prefix (5 bytes or more: `xoxb-`, `sk_live_`) is the
 //!   keyword, and the token matches anywhere: `\b(T)(?:[^A]|$)`;
 //! * otherwise a keyword must name the provider on the same line, at most
-//!   [`CONTEXT_GAP`] bytes before the token, the byte after the keyword is
-//!   not a lowercase letter (`devto` is not in `devtool`, but is in
-//!   `devtoApiKey` and `DEVTO_KEY`), and the byte before the token is not a
-//!   letter or digit:
-//!   `(?i:kw|...)(?:[^a-z\r\n][^\r\n]{0,39}?)?[^A-Za-z0-9\r\n](T)(?:[^A]|$)`.
-//!   Its value must not be identifier-like (made of words, as the generic
-//!   rules judge names: `WebpackOptionsNormalized` next to `devtool`).
+//!   [`CONTEXT_GAP`] bytes before the token, and the byte before the token
+//!   is not a letter or digit:
+//!   `(?i:kw|...)[^\r\n]{0,40}?[^A-Za-z0-9\r\n](T)(?:[^A]|$)`. A keyword
+//!   may run on into a word (`eventbrite` in `eventbriteapi.com`, but also
+//!   `devto` in `devtool`), so where the alphabet can spell words (not hex,
+//!   digits or a UUID) the value must not be a name, as the generic rules
+//!   judge names (`WebpackOptionsNormalized` next to `devtool`).
 //!
 //! Findings are `medium` (issue 29: no entry says more without a checksum
 //! or a validator); the entropy floor follows the alphabet and length.
@@ -183,9 +183,8 @@ impl ProviderSyntax {
             let kw_len = keywords.iter().map(String::len).max().unwrap_or(0);
             (
                 format!(
-                    "(?i:{})(?:[^a-z\\r\\n][^\\r\\n]{{0,{}}}?)?[^A-Za-z0-9\\r\\n]({token}){end}",
-                    names.join("|"),
-                    CONTEXT_GAP - 1
+                    "(?i:{})[^\\r\\n]{{0,{CONTEXT_GAP}}}?[^A-Za-z0-9\\r\\n]({token}){end}",
+                    names.join("|")
                 ),
                 keywords.clone(),
                 kw_len + CONTEXT_GAP + 1 + token_len + 1,
@@ -225,6 +224,11 @@ impl ProviderSyntax {
             provider: Some(Provider {
                 name: self.provider.clone(),
                 docs: self.docs.clone(),
+                rejects_names: !distinctive
+                    && !matches!(
+                        self.alphabet.as_deref(),
+                        Some("hex" | "hex-lower" | "hex-upper" | "digits" | "uuid")
+                    ),
                 context: if distinctive { Vec::new() } else { keywords },
             }),
         })
@@ -329,6 +333,9 @@ pub struct Provider {
     /// line: empty when the token matches alone (a distinctive prefix, a
     /// hand-written rule).
     pub context: Vec<String>,
+    /// Whether a value made of words is dropped: a keyword entry whose
+    /// alphabet can spell them (module docs).
+    pub rejects_names: bool,
 }
 
 /// First tags of built-in rules that name a kind of credential, not a
@@ -352,6 +359,7 @@ impl Provider {
             name: first.clone(),
             docs: None,
             context: Vec::new(),
+            rejects_names: false,
         })
     }
 }
@@ -377,9 +385,7 @@ len = 32"#,
         let r = p.expand(3).unwrap();
         assert_eq!(
             r.regex.as_deref(),
-            Some(
-                r"(?i:acme)(?:[^a-z\r\n][^\r\n]{0,39}?)?[^A-Za-z0-9\r\n]([0-9a-fA-F]{32})(?:[^0-9a-fA-F]|$)"
-            )
+            Some(r"(?i:acme)[^\r\n]{0,40}?[^A-Za-z0-9\r\n]([0-9a-fA-F]{32})(?:[^0-9a-fA-F]|$)")
         );
         assert_eq!(r.keywords, ["acme"]);
         assert_eq!(r.max_len, Some(4 + 40 + 1 + 32 + 1));

@@ -205,8 +205,12 @@ impl EngineBuilder {
             .map(|(k, _)| k.len())
             .max()
             .unwrap_or(0);
+        let scoped = (0..rules.len() as u32)
+            .filter(|&i| rules[i as usize].path.is_some())
+            .collect();
         let engine = Engine {
             id: NEXT_ENGINE_ID.fetch_add(1, Ordering::Relaxed),
+            scoped,
             rules,
             infos,
             automaton,
@@ -848,7 +852,7 @@ pub(super) fn compile_rule(
         lead: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
         generic: r.generic.unwrap_or(false),
-        rejects_names: r.provider.as_ref().is_some_and(|p| !p.context.is_empty()),
+        rejects_names: r.provider.as_ref().is_some_and(|p| p.rejects_names),
         confidence,
         checksum,
         allowlists,
