@@ -268,6 +268,65 @@ fn code_and_names_are_not_passwords() {
     }
 }
 
+fn nonzero(suppressed: &Suppressed) -> Vec<(&'static str, u64)> {
+    let all = suppressed.by_reason();
+    all.into_iter().filter(|(_, n)| *n > 0).collect()
+}
+
+/// OpenSSL's error table (`crypto/err/openssl.txt`, rows `SYMBOL:CODE:text`)
+/// and its fuzz corpus of OIDs (`fuzz/oids.txt`, `\xHH` bytes), the lines
+/// that made the only medium findings on the cargo registry that were not
+/// credentials: symbols, error codes and byte constants are not passwords.
+/// A password among them is still found, at its line.
+#[test]
+fn error_tables_and_oids_are_not_passwords() {
+    let engine = Engine::builtin().unwrap();
+    let table = "\
+PEM_R_BAD_PASSWORD_READ:104:bad password read
+CMS_R_NO_PASSWORD:178:no password
+PEM_R_PROBLEMS_GETTING_PASSWORD:109:problems getting password
+SSL_R_BAD_PASSWORD:17
+password = \"ERR_R_MALLOC_FAILURE:65\"
+password: PASSWORD:17
+db.password=Mapleorbit91@
+UI_R_RESULT_TOO_SMALL:101:result too small
+";
+    let (found, suppressed) = scan(&engine, table, "openssl/crypto/err/openssl.txt");
+    assert_eq!(
+        common::brief(&found),
+        vec![(
+            "generic-password-assignment".to_string(),
+            7,
+            13,
+            "Mapleorbit91@".to_string()
+        )]
+    );
+    // `109:problems`, `178:no`, `ERR_R_MALLOC_FAILURE:65`; `PASSWORD:17`
+    // holds the stopword; `17` alone is too short to be random.
+    assert_eq!(
+        nonzero(&suppressed),
+        vec![("entropy", 1), ("stopword", 1), ("identifier-like", 3)]
+    );
+
+    let oids = "\
+OBJ_pkcs9_challengePassword=\"\\x2A\\x86\\x48\\x86\\xF7\\x0D\\x01\\x09\\x07\"
+OBJ_userPassword=\"\\x55\\x04\\x23\"
+OBJ_id_smime_aa_ets_signerAttr=\"\\x2A\\x86\\x48\\x86\\xF7\\x0D\\x01\\x09\\x10\\x02\\x12\"
+adminPassword=\"Copper#Heron71\"
+";
+    let (found, suppressed) = scan(&engine, oids, "openssl/fuzz/oids.txt");
+    assert_eq!(
+        common::brief(&found),
+        vec![(
+            "generic-password-assignment".to_string(),
+            4,
+            16,
+            "Copper#Heron71".to_string()
+        )]
+    );
+    assert_eq!(nonzero(&suppressed), vec![("encoded value", 2)]);
+}
+
 /// (path, text, rule, line, secret).
 const CREDENTIAL_FILES: &[(&str, &str, &str, u32, &str)] = &[
     (
