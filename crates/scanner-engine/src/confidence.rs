@@ -124,8 +124,15 @@ const PUBLISHED_EXAMPLES: &[&str] = &[
     // (`AKIAIOSFODNN7EXAMPLE`): test suites vary its last characters to
     // get a second key (`...EXAMPLF`), which the placeholder words miss.
     "AKIAIOSFODNN7",
-    // Stripe's documented test key.
+    // Stripe's documented test keys: the API reference's secret and
+    // publishable pair, and the older docs' secret key.
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    // The bot token in Slack's OAuth documentation (`oauth.v2.access`).
+    "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy",
+    // Mailgun's documented API key.
+    "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
     // The JWT on jwt.io.
     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ];
