@@ -500,6 +500,10 @@ pub struct RuleSetArgs {
 pub struct RulesListArgs {
     #[command(flatten)]
     pub rule_set: RuleSetArgs,
+    /// List providers instead of rules: one line each with the provider's
+    /// name, its rules' ids and where its format is documented.
+    #[arg(long)]
+    pub providers: bool,
 }
 
 #[derive(Args)]

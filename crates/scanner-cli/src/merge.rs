@@ -436,6 +436,7 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             keywords: Vec::new(),
             origin: String::new(),
             validator: None,
+            provider: None,
         })
         .collect();
     let written = (|| {

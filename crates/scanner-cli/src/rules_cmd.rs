@@ -1,7 +1,11 @@
 //! `scanner rules list` and `scanner rules check [FILE]`.
 //!
 //! `list` prints one rule per line, tab-separated: id, name, keywords
-//! (comma-separated), so `cut` and `awk` can take it apart.
+//! (comma-separated), the gitleaks ids it answers to, the host its validator
+//! asks and the provider it names (a `[[providers]]` entry's `provider`, a
+//! built-in rule's first tag), so `cut` and `awk` can take it apart.
+//! `list --providers` prints one provider per line: its name, its rules'
+//! ids (comma-separated) and the documentation its entries cite.
 //!
 //! `check` runs every rule's `examples` (must match) and
 //! `negative_examples` (must not) through the compiled engine, exactly as a
@@ -29,17 +33,36 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                 None,
             )?;
             let mut out = std::io::stdout().lock();
+            if a.providers {
+                // Providers are told apart by name, whatever the case.
+                let mut by_name =
+                    std::collections::BTreeMap::<String, (String, Vec<&str>, Vec<&str>)>::new();
+                for r in engine.rules() {
+                    let Some(p) = &r.provider else { continue };
+                    let e = by_name
+                        .entry(p.name.to_lowercase())
+                        .or_insert_with(|| (p.name.clone(), Vec::new(), Vec::new()));
+                    e.1.push(&r.id);
+                    if let Some(d) = p.docs.as_deref().filter(|d| !e.2.contains(d)) {
+                        e.2.push(d);
+                    }
+                }
+                for (name, ids, docs) in by_name.values() {
+                    writeln!(out, "{name}\t{}\t{}", ids.join(","), docs.join(" "))?;
+                }
+                out.flush()?;
+                return Ok(ExitCode::SUCCESS);
+            }
             for r in engine.rules() {
-                // A fourth column, the gitleaks ids a rule answers to; a
-                // fifth, the host its validator asks (empty: none).
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{}\t{}",
                     r.id,
                     r.name,
                     r.keywords.join(","),
                     r.aliases.join(","),
-                    r.validator.as_ref().map_or("", |v| v.host())
+                    r.validator.as_ref().map_or("", |v| v.host()),
+                    r.provider.as_ref().map_or("", |p| p.name.as_str())
                 )?;
             }
             out.flush()?;

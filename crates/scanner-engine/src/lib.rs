@@ -216,6 +216,7 @@ mod google_sa;
 mod keywords;
 mod lead;
 mod literals;
+mod provider;
 mod re2;
 mod sigv4;
 mod syntax;
@@ -230,6 +231,7 @@ pub use engine::{
     MAX_REGEX_WORK, MAX_WINDOW, UNBOUNDED_WINDOW,
 };
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
+pub use provider::Provider;
 pub use syntax::{read_bounded, RuleFile, MAX_FILE_SIZE};
 pub use validation::{aws_account, rfc3339, unix_now, Validation, ValidationStatus};
 pub use validator::{percent_encode, Decision, Method, Request, Validator, Vars};
@@ -283,6 +285,30 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     (
         "registries-2.toml",
         include_str!("../rules/registries-2.toml"),
+    ),
+    (
+        "providers-a-b.toml",
+        include_str!("../rules/providers-a-b.toml"),
+    ),
+    (
+        "providers-c-e.toml",
+        include_str!("../rules/providers-c-e.toml"),
+    ),
+    (
+        "providers-f-l.toml",
+        include_str!("../rules/providers-f-l.toml"),
+    ),
+    (
+        "providers-m-p.toml",
+        include_str!("../rules/providers-m-p.toml"),
+    ),
+    (
+        "providers-q-s.toml",
+        include_str!("../rules/providers-q-s.toml"),
+    ),
+    (
+        "providers-t-z.toml",
+        include_str!("../rules/providers-t-z.toml"),
     ),
     ("saas.toml", include_str!("../rules/saas.toml")),
     ("saas-2.toml", include_str!("../rules/saas-2.toml")),
@@ -412,6 +438,8 @@ pub struct RuleInfo {
     pub origin: String,
     /// `[rules.validate]`, checked: how `--validate` asks the provider.
     pub validator: Option<Arc<Validator>>,
+    /// The `[[providers]]` entry the rule was compiled from, if any.
+    pub provider: Option<Arc<Provider>>,
 }
 
 /// Line and column (1-based, columns in bytes) of `data[0]`.

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::provider::{ProviderSyntax, PROVIDER_KEYS};
 use crate::Error;
 
 /// A parsed (not compiled) rule file: gitleaks-compatible TOML plus our
@@ -42,6 +43,8 @@ struct FileSyntax {
     extend: Option<ExtendSyntax>,
     #[serde(default)]
     rules: Vec<toml::Spanned<toml::Table>>,
+    #[serde(default)]
+    providers: Vec<toml::Spanned<toml::Table>>,
     #[serde(default)]
     allowlist: Option<toml::Spanned<toml::Table>>,
     #[serde(default)]
@@ -99,7 +102,6 @@ pub(crate) struct RuleSyntax {
     #[serde(default)]
     pub validate: Option<crate::validator::ValidatorSyntax>,
     #[serde(default)]
-    #[allow(dead_code)] // informational
     pub tags: Vec<String>,
     /// gitleaks >= 8.21 form.
     #[serde(default)]
@@ -110,6 +112,9 @@ pub(crate) struct RuleSyntax {
     /// Line where the `[[rules]]` table starts (1-based).
     #[serde(skip)]
     pub line: usize,
+    /// The `[[providers]]` entry the rule was expanded from, if any.
+    #[serde(skip)]
+    pub provider: Option<crate::provider::Provider>,
 }
 
 /// An example: a bare string, or a table when the path matters.
@@ -199,6 +204,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 const TOP_KEYS: &[&str] = &[
     "extend",
     "rules",
+    "providers",
     "allowlist",
     "allowlists",
     // gitleaks' own, meaning nothing to us: accepted and ignored.
@@ -347,6 +353,20 @@ fn normalize_file(root: &mut DeTable<'_>) -> Unknown {
             }
         }
     }
+    if let Some(DeValue::Array(a)) = root.get_mut("providers").map(|v| v.get_mut()) {
+        for item in a.iter_mut() {
+            if let DeValue::Table(t) = item.get_mut() {
+                let id = table_id(t).map(str::to_owned);
+                normalize(
+                    t,
+                    PROVIDER_KEYS,
+                    "in [[providers]] ",
+                    id.as_deref(),
+                    &mut unknown,
+                );
+            }
+        }
+    }
     unknown
 }
 
@@ -358,6 +378,8 @@ struct TypedFileSyntax {
     extend: Option<ExtendSyntax>,
     #[serde(default)]
     rules: Vec<toml::Spanned<RuleSyntax>>,
+    #[serde(default)]
+    providers: Vec<toml::Spanned<ProviderSyntax>>,
     #[serde(default)]
     allowlist: Option<AllowlistSyntax>,
     #[serde(default)]
@@ -408,6 +430,16 @@ impl RuleFile {
             }
             rules.push(rule);
         }
+        let (mut line, mut at) = (1, 0);
+        for spanned in raw.providers {
+            let start = spanned.span().start.min(text.len());
+            line += text.as_bytes()[at..start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            at = start;
+            rules.push(spanned.get_ref().expand(line).ok()?);
+        }
         Some(RuleFile {
             origin: origin.to_owned(),
             rules,
@@ -456,6 +488,19 @@ impl RuleFile {
                 ));
             }
             rules.push(rule);
+        }
+        for spanned in raw.providers {
+            let line = line_of(text, spanned.span().start);
+            let table = spanned.into_inner();
+            let id = table.get("id").and_then(|v| v.as_str()).map(str::to_owned);
+            let fault = |m: String| Error::new(Some(origin.into()), id.clone(), m);
+            let entry = ProviderSyntax::deserialize(toml::Value::Table(table)).map_err(|e| {
+                fault(format!(
+                    "line {line}: [[providers]]: {}",
+                    e.message().trim_end()
+                ))
+            })?;
+            rules.push(entry.expand(line).map_err(fault)?);
         }
         let mut allowlists = Vec::new();
         for spanned in raw.allowlist.into_iter().chain(raw.allowlists) {

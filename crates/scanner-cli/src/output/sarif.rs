@@ -442,6 +442,7 @@ mod tests {
             keywords: vec![],
             origin: "builtin".into(),
             validator: None,
+            provider: None,
         }
     }
 

@@ -824,6 +824,15 @@ pub(super) fn compile_rule(
         keywords: info_keywords,
         origin: origin.to_owned(),
         validator,
+        provider: r
+            .provider
+            .clone()
+            .or_else(|| {
+                trusted
+                    .then(|| crate::provider::Provider::of_tags(&r.tags, r.generic == Some(true)))
+                    .flatten()
+            })
+            .map(Arc::new),
     };
     let rule = Rule {
         pattern: r.regex.clone(),
