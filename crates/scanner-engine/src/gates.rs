@@ -670,8 +670,15 @@ mod tests {
             .iter()
             .copied()
             .filter(|t| {
-                let (c, tags, _) =
-                    crate::confidence::assess(None, None, false, &[], t.as_bytes(), "app/.env");
+                let (c, tags, _) = crate::confidence::assess(
+                    None,
+                    None,
+                    false,
+                    &[],
+                    &[],
+                    t.as_bytes(),
+                    "app/.env",
+                );
                 let lowered = c == crate::Confidence::Low && tags.contains(&"published-example");
                 !(is_placeholder(t.as_bytes()) || lowered)
             })

@@ -7,7 +7,9 @@
 mod common;
 
 use common::Rng;
-use scanner_engine::{base62_6, crc32, Confidence, Engine, Finding, Suppressed};
+use scanner_engine::{
+    base62_6, crc32, Confidence, Engine, EngineBuilder, Finding, RuleFile, Suppressed,
+};
 
 fn scan(engine: &Engine, text: &str, path: &str) -> (Vec<Finding>, Suppressed) {
     let mut scratch = engine.new_scratch();
@@ -672,5 +674,78 @@ fn chunked_scans_confirm_like_whole_scans() {
     for chunk in [97, 256, 1000] {
         let chunked = common::brief(&common::scan_chunked(&engine, text.as_bytes(), chunk));
         assert_eq!(chunked, whole, "chunk {chunk}");
+    }
+}
+
+/// Attribution: a generic `NAME = VALUE` whose NAME names a provider that
+/// needs its keyword (no distinctive prefix). A value of the provider's
+/// shape is the provider's finding (the generic one is its duplicate); any
+/// other value stays generic, one level lower, tagged with the provider
+/// rule whose shape it misses.
+#[test]
+fn generic_values_named_after_a_provider() {
+    const ACME: &str = r#"
+[[providers]]
+id = "acmecloud-api-key"
+provider = "Acmecloud"
+name = "Acmecloud API key"
+keywords = ["acmecloud"]
+alphabet = "hex-lower"
+len = 32
+"#;
+    let mut b = EngineBuilder::new();
+    for f in RuleFile::builtin() {
+        b = b.add(f);
+    }
+    let engine = b
+        .add(RuleFile::parse(ACME, "acme.toml").unwrap())
+        .build()
+        .unwrap()
+        .0;
+    let mut rng = Rng(0xacc0_5eed);
+    let fits = rng.token(common::HEX, 32);
+    let text = format!("APP_ENV=production\nACMECLOUD_API_KEY={fits}\n");
+    let (found, suppressed) = scan(&engine, &text, "deploy/app.env");
+    assert_eq!(
+        common::brief(&found),
+        vec![("acmecloud-api-key".to_string(), 2, 19, fits.clone())]
+    );
+    assert_eq!(found[0].confidence, Confidence::Medium);
+    assert_eq!(suppressed.duplicate, 1);
+
+    // Not the shape (base62, 24): generic, medium lowered to low.
+    let misses = rng.token(common::ALNUM, 24);
+    let text = format!("APP_ENV=production\nACMECLOUD_API_KEY={misses}\n");
+    let (found, suppressed) = scan(&engine, &text, "deploy/app.env");
+    assert_eq!(
+        common::brief(&found),
+        vec![(
+            "generic-secret-assignment".to_string(),
+            2,
+            19,
+            misses.clone()
+        )]
+    );
+    assert_eq!(
+        (found[0].confidence, found[0].tags.clone()),
+        (
+            Confidence::Low,
+            vec!["generic", "shape-mismatch:acmecloud-api-key"]
+        )
+    );
+    assert_eq!(suppressed.duplicate, 0);
+
+    // A key that names no provider, or names it out of the rule's reach
+    // (more than 40 bytes before the value): generic, medium.
+    for text in [
+        format!("OTHER_API_KEY={misses}\n"),
+        format!("acmecloud = {{ region = \"eu-west-1\", endpoint_url = \"x\", api_key = \"{misses}\" }}\n"),
+    ] {
+        let (rule, c, tags) = one(&engine, &text, "deploy/app.env");
+        assert_eq!(
+            (rule.as_str(), c, tags),
+            ("generic-secret-assignment", Confidence::Medium, vec!["generic"]),
+            "{text}"
+        );
     }
 }

@@ -22,6 +22,7 @@
 //! ([`shape::symbol_or_code`]) are not secrets. Each drop is counted under
 //! its own reason in [`crate::Suppressed`].
 
+pub(crate) mod named;
 pub(crate) mod shape;
 
 /// Why the confirmation step dropped a generic candidate.
