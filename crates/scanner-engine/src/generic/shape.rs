@@ -144,12 +144,11 @@ pub(crate) fn symbol_or_code(value: &[u8]) -> bool {
     if number(head) {
         return tail.is_some_and(|t| number(t) || word(t));
     }
-    let words = head.split(|&b| b == b'_').collect::<Vec<_>>();
-    if !words.iter().all(|w| caps(w)) {
+    if !head.split(|&b| b == b'_').all(caps) {
         return false;
     }
     match tail {
-        None => words.len() >= 2,
+        None => memchr::memchr(b'_', head).is_some(),
         Some(t) => number(t),
     }
 }
