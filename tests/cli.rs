@@ -807,17 +807,29 @@ alphabet = "alnum"
 len = 30
 examples = ['''token: acme_s.Wd4Nf8Zc1Hs6Qm7vT2pLx9RkAb3Ce5''']
 negative_examples = ['''token: acme_s.XXXXXXXX''']
+
+[[providers]]
+id = "acme-app-token"
+provider = "Acme"
+name = "Acme app token"
+docs = "https://acme.example/docs/apps"
+keywords = ["acmeapp"]
+alphabet = "alnum"
+len = 24
+examples = ['''ACMEAPP_TOKEN = "q8Rk2vXz1LmN4pT7wY0aBcD3"''']
+negative_examples = ['''acmeapptool = "q8Rk2vXz1LmN4pT7wY0aBcD3"''', '''ACMEAPP_TOKEN = "WebpackOptionsNormalized"''']
 "#,
     );
     let r = t.run(&["rules", "check", "providers.toml"]);
     r.expect(0);
-    assert_eq!(r.stderr, "all examples of 2 rules pass\n");
+    assert_eq!(r.stderr, "all examples of 3 rules pass\n");
     let r = t.run(&["rules", "list", "--rules", "providers.toml", "--providers"]);
     r.expect(0);
     assert_eq!(
         r.stdout,
-        "Acme\tacme-api-key,acme-session-token\t\
-         https://acme.example/docs/auth https://acme.example/docs/sessions\n"
+        "Acme\tacme-api-key,acme-session-token,acme-app-token\t\
+         https://acme.example/docs/auth https://acme.example/docs/sessions \
+         https://acme.example/docs/apps\n"
     );
     t.write(
         "src/app.env",

@@ -378,6 +378,10 @@ pub(crate) struct Rule {
     placeholder_check: bool,
     /// `generic = true`: dropped when a provider finding's secret overlaps.
     generic: bool,
+    /// A `[[providers]]` entry matched by keyword and shape: a value made
+    /// of words (`WebpackOptionsNormalized`) is a name, as the generic
+    /// rules judge it (`generic::shape`).
+    rejects_names: bool,
     confidence: Option<Confidence>,
     checksum: Option<Checksum>,
     allowlists: Vec<Arc<Allowlist>>,
@@ -1322,6 +1326,12 @@ impl Engine {
         if rule.generic {
             return crate::generic::confirm(data, line, c.m.range(), c.secret.range(), path)
                 .map(DropReason::Generic);
+        }
+        if rule.rejects_names
+            && (crate::generic::shape::identifier_like(secret)
+                || crate::generic::shape::camel_name(secret))
+        {
+            return Some(DropReason::Generic(Verdict::IdentifierLike));
         }
         None
     }

@@ -1,31 +1,30 @@
 //! Stage 1's keyword automaton and its walk: every occurrence of every
 //! keyword, overlapping, ASCII case-insensitively.
 //!
-//! `aho-corasick` builds the automaton (a DFA without prefilter, standard
-//! match semantics); [`Keywords`] copies its transitions into a table of its
-//! own and walks that, for two reasons:
+//! [`Keywords::new`] builds an Aho-Corasick automaton (standard match
+//! semantics, every overlapping occurrence) straight into a transition table
+//! of its own and [`Keywords::hits`] walks it, for three reasons:
 //!
 //! - **A smaller table.** A byte in no keyword moves every state as any
 //!   other such byte does, and a letter as its other case does, so the
 //!   classes here are the keywords' case-folded bytes and one for the rest:
-//!   53 for the built-in rules, a stride of 64. The DFA's own classes need a
-//!   stride of 128: 2.1 MB of transitions for the 4,119 states, against
-//!   1.05 MB here. Each byte's step waits for the previous one's load from
-//!   that table, so its size is the walk's speed.
+//!   53 for the built-in rules, a stride of 64. `aho-corasick`'s DFA needs a
+//!   stride of 128: 2.1 MB of transitions for 4,119 states, against 1.05 MB
+//!   here. Each byte's step waits for the previous one's load from that
+//!   table, so its size is the walk's speed.
 //! - **No bounds check.** The DFA's `next_state` checks every index against
 //!   its table: a compare and a branch per byte. Here the table's length is
 //!   a power of two and the index is masked by it, which the compiler
 //!   proves in bounds.
+//! - **Start-up.** Building `aho-corasick`'s DFA and copying it grew with the
+//!   provider table to two thirds of the start-up; the construction here
+//!   writes each row once.
 //!
 //! Walking 60 MB of the cargo registry's `.rs` files in 40 KiB buffers
 //! (interleaved in one process, median of 9) takes 26% less time than
-//! through the DFA. The states are the DFA's, renumbered so that its special
-//! ones (the matches) come first and one comparison tells them; the DFA
-//! still answers which keywords a match state holds.
-
-use aho_corasick::automaton::{Automaton, StateID};
-use aho_corasick::dfa::DFA;
-use aho_corasick::{Anchored, MatchKind};
+//! through the DFA. The special states (the matches) are numbered first, so
+//! that one comparison tells them; a side table lists each one's keywords.
+//! The tests check the hits against `aho-corasick`'s overlapping iterator.
 
 /// The smallest buffer whose keyword search is split in [`WALKS`] walks.
 const SPLIT_MIN: usize = 4096;
@@ -33,9 +32,11 @@ const SPLIT_MIN: usize = 4096;
 /// How many walks [`Keywords::hits`] splits a large buffer into.
 const WALKS: usize = 4;
 
+/// No trie edge yet (construction only).
+const NONE: u32 = u32::MAX;
+
 /// The keyword automaton (module docs).
 pub(crate) struct Keywords {
-    dfa: DFA,
     /// Byte → class (module docs).
     classes: [u8; 256],
     /// State `s` (premultiplied: its number shifted by the stride's log)
@@ -45,97 +46,137 @@ pub(crate) struct Keywords {
     /// The log of the stride: the number of classes, rounded up to a power
     /// of two.
     stride2: u32,
-    /// States up to this one are the DFA's special states (matches).
+    /// States up to this one are the special states (matches).
     special_max: u32,
-    /// State number (`s` shifted back) → the DFA's id.
-    dfa_id: Vec<StateID>,
+    /// Special state number `i` holds the keywords
+    /// `matched[ends[i - 1]..ends[i]]` (from 0 for the first): its own,
+    /// then those of its failure state, as `find_overlapping_iter` reports
+    /// them.
+    ends: Vec<u32>,
+    matched: Vec<u32>,
+    /// Keyword → its length.
+    lens: Vec<u32>,
     start: u32,
     /// The longest keyword.
     max_len: usize,
 }
 
 impl Keywords {
-    /// The automaton of `keywords`, lowercase (matched ASCII
+    /// The automaton of `keywords`, lowercase and distinct (matched ASCII
     /// case-insensitively).
+    ///
+    /// Built here rather than by `aho-corasick`: the textbook construction
+    /// (a trie over the classes, then breadth-first failure links, each
+    /// missing edge copied from the failure state's row, which is complete
+    /// since that state is shallower) writes the table directly. With the
+    /// provider table (1,300 keywords, 9,000 states) building `aho-corasick`'s
+    /// DFA and copying it took two thirds of the start-up; this takes a
+    /// fraction of a millisecond.
     pub(crate) fn new(keywords: &[String]) -> Result<Keywords, String> {
-        // Without a prefilter the start state is not special, so a walk
-        // leaves its loop only on a match state.
-        let dfa = DFA::builder()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .prefilter(false)
-            .build(keywords)
-            .map_err(|e| format!("cannot build keyword automaton: {e}"))?;
-        let start = dfa
-            .start_state(Anchored::No)
-            .map_err(|e| format!("cannot build keyword automaton: {e}"))?;
         // Classes: a byte in no keyword (in either case) moves every state
-        // as any other such byte does (where the failure links lead), and a
-        // letter as its other case does; every other byte is a class alone.
+        // as any other such byte does (to where the failure links lead),
+        // and a letter as its other case does; every other byte is a class
+        // alone.
         let mut class_of = [None::<u8>; 256];
-        let mut first: Vec<u8> = Vec::new();
+        let mut n = 0usize;
         for b in keywords.iter().flat_map(|k| k.bytes()) {
             let b = b.to_ascii_lowercase();
             if class_of[usize::from(b)].is_none() {
                 // At most 230 bytes fold to distinct ones: the count fits.
-                let c = first.len() as u8;
-                class_of[usize::from(b)] = Some(c);
-                class_of[usize::from(b.to_ascii_uppercase())] = Some(c);
-                first.push(b);
+                class_of[usize::from(b)] = Some(n as u8);
+                class_of[usize::from(b.to_ascii_uppercase())] = Some(n as u8);
+                n += 1;
             }
         }
-        if let Some(other) = (0..=255u8).find(|&b| class_of[usize::from(b)].is_none()) {
-            let c = first.len() as u8;
+        if class_of.iter().any(Option::is_none) {
             class_of
                 .iter_mut()
                 .filter(|x| x.is_none())
-                .for_each(|x| *x = Some(c));
-            first.push(other);
+                .for_each(|x| *x = Some(n as u8));
+            n += 1;
         }
         let classes = class_of.map(|c| c.unwrap_or(0));
-        let n = first.len();
-        // Every state reachable from the start, numbered as found; `to`
-        // holds each state's next one per class. `number` is indexed by the
-        // DFA's ids, which index its own table: no larger than that.
-        let mut states = vec![start];
-        let mut number = vec![u32::MAX; start.as_usize() + 1];
-        number[start.as_usize()] = 0;
-        let mut to: Vec<u32> = Vec::new();
-        let mut i = 0;
-        while let Some(&s) = states.get(i) {
-            for &b in &first {
-                let next = dfa.next_state(Anchored::No, s, b);
-                let k = next.as_usize();
-                if number.len() <= k {
-                    number.resize(k + 1, u32::MAX);
-                }
-                if number[k] == u32::MAX {
-                    number[k] = states.len() as u32;
-                    states.push(next);
-                }
-                to.push(number[k]);
+        // The trie: state 0 the root, rows of `n` edges.
+        let mut goto = vec![NONE; n];
+        let mut own: Vec<(u32, u32)> = Vec::with_capacity(keywords.len());
+        for (pid, k) in keywords.iter().enumerate() {
+            if k.is_empty() {
+                return Err("cannot build keyword automaton: empty keyword".into());
             }
+            let mut s = 0usize;
+            for b in k.bytes() {
+                let at = s * n + usize::from(classes[usize::from(b)]);
+                if goto[at] == NONE {
+                    goto[at] = (goto.len() / n) as u32;
+                    goto.resize(goto.len() + n, NONE);
+                }
+                s = goto[at] as usize;
+            }
+            own.push((s as u32, pid as u32));
+        }
+        let states = goto.len() / n;
+        let mut own_of = vec![NONE; states];
+        for &(s, pid) in &own {
+            own_of[s as usize] = pid;
+        }
+        // Breadth first: failure links, the missing edges, and each state's
+        // keywords (its own, then its failure state's).
+        let mut fail = vec![0u32; states];
+        let mut order = Vec::with_capacity(states);
+        let mut found: Vec<Vec<u32>> = vec![Vec::new(); states];
+        order.push(0u32);
+        let mut i = 0;
+        while let Some(&s) = order.get(i) {
             i += 1;
+            let s = s as usize;
+            let f = fail[s] as usize;
+            for c in 0..n {
+                let t = goto[s * n + c];
+                if t == NONE {
+                    goto[s * n + c] = if s == 0 { 0 } else { goto[f * n + c] };
+                } else {
+                    let t = t as usize;
+                    fail[t] = if s == 0 { 0 } else { goto[f * n + c] };
+                    let mut list = Vec::new();
+                    if own_of[t] != NONE {
+                        list.push(own_of[t]);
+                    }
+                    list.extend_from_slice(&found[fail[t] as usize]);
+                    found[t] = list;
+                    order.push(t as u32);
+                }
+            }
         }
         // Renumbered: the special states first, so that one comparison
         // tells them.
-        let mut order: Vec<usize> = (0..states.len()).collect();
-        order.sort_by_key(|&i| !dfa.is_special(states[i]));
-        let specials = states.iter().filter(|&&s| dfa.is_special(s)).count();
-        let mut renumbered = vec![0usize; states.len()];
-        for (new, &old) in order.iter().enumerate() {
-            renumbered[old] = new;
+        let mut renumbered = vec![0usize; states];
+        let mut next = 0;
+        let (mut ends, mut matched) = (Vec::new(), Vec::new());
+        for (old, list) in found.iter().enumerate() {
+            if !list.is_empty() {
+                renumbered[old] = next;
+                next += 1;
+                matched.extend_from_slice(list);
+                ends.push(matched.len() as u32);
+            }
+        }
+        let specials = next;
+        for (old, list) in found.iter().enumerate() {
+            if list.is_empty() {
+                renumbered[old] = next;
+                next += 1;
+            }
         }
         let stride2 = n.next_power_of_two().trailing_zeros();
-        let len = (states.len() << stride2).next_power_of_two();
+        let len = (states << stride2).next_power_of_two();
         if u32::try_from(len).is_err() {
             return Err("cannot build keyword automaton: too many states".into());
         }
         let mut trans = vec![0u32; len];
-        for (old, next) in to.chunks_exact(n).enumerate() {
-            let row = renumbered[old] << stride2;
-            for (c, &j) in next.iter().enumerate() {
-                trans[row + c] = (renumbered[j as usize] << stride2) as u32;
+        for (old, row) in goto.chunks_exact(n).enumerate() {
+            let at = renumbered[old] << stride2;
+            for (c, &j) in row.iter().enumerate() {
+                trans[at + c] = (renumbered[j as usize] << stride2) as u32;
             }
         }
         Ok(Keywords {
@@ -144,10 +185,11 @@ impl Keywords {
             stride2,
             // Below the first state when none is special.
             special_max: ((specials << stride2) as u32).wrapping_sub(1),
+            ends,
+            matched,
+            lens: keywords.iter().map(|k| k.len() as u32).collect(),
             start: (renumbered[0] << stride2) as u32,
-            dfa_id: order.iter().map(|&i| states[i]).collect(),
             max_len: keywords.iter().map(|k| k.len()).max().unwrap_or(0),
-            dfa,
         })
     }
 
@@ -172,14 +214,14 @@ impl Keywords {
     /// whole every keyword that ends in its part, and reports only those,
     /// after the previous walks' hits.
     pub(crate) fn hits(&self, data: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
-        let dfa = &self.dfa;
         let each = |s: u32, end: usize, hit: &mut dyn FnMut(usize, usize, usize)| {
-            let sid = self.dfa_id[(s >> self.stride2) as usize];
-            if dfa.is_match(sid) {
-                for k in 0..dfa.match_len(sid) {
-                    let pid = dfa.match_pattern(sid, k);
-                    hit(pid.as_usize(), end - dfa.pattern_len(pid), end);
-                }
+            if s > self.special_max {
+                return;
+            }
+            let i = (s >> self.stride2) as usize;
+            let from = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+            for &pid in &self.matched[from..self.ends[i] as usize] {
+                hit(pid as usize, end - self.lens[pid as usize] as usize, end);
             }
         };
         if data.len() < SPLIT_MIN {
@@ -310,7 +352,7 @@ impl Keywords {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aho_corasick::AhoCorasick;
+    use aho_corasick::{AhoCorasick, MatchKind};
 
     /// The walks give the iterator's hits, in its order, at every length
     /// around the split and with keywords across the middle.

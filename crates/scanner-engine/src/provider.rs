@@ -11,9 +11,13 @@
 //! * a distinctive prefix (5 bytes or more: `xoxb-`, `sk_live_`) is the
 //!   keyword, and the token matches anywhere: `\b(T)(?:[^A]|$)`;
 //! * otherwise a keyword must name the provider on the same line, at most
-//!   [`CONTEXT_GAP`] bytes before the token, and the byte before the token
-//!   is not a letter or digit:
-//!   `(?i:kw|...)[^\r\n]{0,40}?[^A-Za-z0-9\r\n](T)(?:[^A]|$)`.
+//!   [`CONTEXT_GAP`] bytes before the token, the byte after the keyword is
+//!   not a lowercase letter (`devto` is not in `devtool`, but is in
+//!   `devtoApiKey` and `DEVTO_KEY`), and the byte before the token is not a
+//!   letter or digit:
+//!   `(?i:kw|...)(?:[^a-z\r\n][^\r\n]{0,39}?)?[^A-Za-z0-9\r\n](T)(?:[^A]|$)`.
+//!   Its value must not be identifier-like (made of words, as the generic
+//!   rules judge names: `WebpackOptionsNormalized` next to `devtool`).
 //!
 //! Findings are `medium` (issue 29: no entry says more without a checksum
 //! or a validator); the entropy floor follows the alphabet and length.
@@ -179,8 +183,9 @@ impl ProviderSyntax {
             let kw_len = keywords.iter().map(String::len).max().unwrap_or(0);
             (
                 format!(
-                    "(?i:{})[^\\r\\n]{{0,{CONTEXT_GAP}}}?[^A-Za-z0-9\\r\\n]({token}){end}",
-                    names.join("|")
+                    "(?i:{})(?:[^a-z\\r\\n][^\\r\\n]{{0,{}}}?)?[^A-Za-z0-9\\r\\n]({token}){end}",
+                    names.join("|"),
+                    CONTEXT_GAP - 1
                 ),
                 keywords.clone(),
                 kw_len + CONTEXT_GAP + 1 + token_len + 1,
@@ -372,7 +377,9 @@ len = 32"#,
         let r = p.expand(3).unwrap();
         assert_eq!(
             r.regex.as_deref(),
-            Some(r"(?i:acme)[^\r\n]{0,40}?[^A-Za-z0-9\r\n]([0-9a-fA-F]{32})(?:[^0-9a-fA-F]|$)")
+            Some(
+                r"(?i:acme)(?:[^a-z\r\n][^\r\n]{0,39}?)?[^A-Za-z0-9\r\n]([0-9a-fA-F]{32})(?:[^0-9a-fA-F]|$)"
+            )
         );
         assert_eq!(r.keywords, ["acme"]);
         assert_eq!(r.max_len, Some(4 + 40 + 1 + 32 + 1));

@@ -739,6 +739,7 @@ len = 32
     // (more than 40 bytes before the value): generic, medium.
     for text in [
         format!("OTHER_API_KEY={misses}\n"),
+        format!("acmecloudy_api_key={misses}\n"),
         format!("acmecloud = {{ region = \"eu-west-1\", endpoint_url = \"x\", api_key = \"{misses}\" }}\n"),
     ] {
         let (rule, c, tags) = one(&engine, &text, "deploy/app.env");

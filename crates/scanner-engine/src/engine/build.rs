@@ -849,6 +849,7 @@ pub(super) fn compile_rule(
         lead: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
         generic: r.generic.unwrap_or(false),
+        rejects_names: r.provider.as_ref().is_some_and(|p| !p.context.is_empty()),
         confidence,
         checksum,
         allowlists,

@@ -52,8 +52,9 @@ impl ProviderNames {
     }
 
     /// The tags of the provider rules whose keyword ends on the line of
-    /// `data[value]`, at most `CONTEXT_GAP + 1` bytes before it (as the
-    /// rule's regex reads it), each once, sorted.
+    /// `data[value]`, at most `CONTEXT_GAP + 1` bytes before it and not
+    /// running on into a lowercase word (as the rule's regex reads it:
+    /// `devto` is not in `devtool`), each once, sorted.
     pub(crate) fn named(&self, data: &[u8], value: usize) -> Vec<&'static str> {
         let Some(ac) = &self.ac else {
             return Vec::new();
@@ -65,7 +66,10 @@ impl ProviderNames {
         let reach = value.saturating_sub(CONTEXT_GAP + 1);
         let mut out: Vec<&'static str> = ac
             .find_overlapping_iter(&data[start..value])
-            .filter(|m| start + m.end() >= reach)
+            .filter(|m| {
+                let end = start + m.end();
+                end >= reach && end < value && !data[end].is_ascii_lowercase()
+            })
             .map(|m| self.tags[m.pattern().as_usize()])
             .collect();
         out.sort_unstable();

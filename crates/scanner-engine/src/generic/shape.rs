@@ -153,9 +153,52 @@ pub(crate) fn symbol_or_code(value: &[u8]) -> bool {
     }
 }
 
+/// A looser test for a value that must be a token, not a name (the
+/// `[[providers]]` entries matched by keyword and shape): letters only, in
+/// three or more camelCase words of three letters or more, at least half of
+/// the letters in vocabulary words. `getCurrentDirectiveIndex` is a name
+/// although `directive` is not in the vocabulary; a random token of
+/// letters splits into pieces of one or two (`qRkvXzLmNp`), and one with a
+/// digit is not a name here.
+pub(crate) fn camel_name(value: &[u8]) -> bool {
+    let Ok(s) = std::str::from_utf8(value) else {
+        return false;
+    };
+    if !s.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return false;
+    }
+    let ws = words(s);
+    let known: usize = ws
+        .iter()
+        .filter(|w| segments(&w.to_ascii_lowercase()))
+        .map(|w| w.len())
+        .sum();
+    ws.len() >= 3 && ws.iter().all(|w| w.len() >= 3) && known * 2 >= s.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn camel_names_are_names_and_tokens_are_not() {
+        for v in [
+            "WebpackOptionsNormalized",
+            "getCurrentDirectiveIndex",
+            "enabledChunkLoadingTypes",
+        ] {
+            assert!(camel_name(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "q8Rk2vXz1LmN4pT7wY0aBcD3",
+            "qRkvXzLmNpTwYaBcDeFgHiJk",
+            "ZXC2JK3HV4TY5UIO6PLK",
+            "hnqVxsKzfCnSiZBAzijdGWuJ",
+            "Webpack",
+        ] {
+            assert!(!camel_name(v.as_bytes()), "{v}");
+        }
+    }
 
     #[test]
     fn names_are_identifier_like() {
