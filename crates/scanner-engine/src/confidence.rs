@@ -9,7 +9,13 @@
 //!    (tag `checksum-valid`), a failed one lowers to `low`
 //!    (`checksum-invalid`): a token whose checksum fails was not issued by
 //!    the vendor (a made-up example, a truncation).
-//! 3. Context makes it `low`, never drops: a test, fixture, example or
+//! 3. A generic finding whose key names a provider (a keyword of a
+//!    `[[providers]]` entry without a distinctive prefix, before the value
+//!    on its line) holds a value that the provider's rule did not report,
+//!    or it would be that rule's finding: it misses the provider's shape.
+//!    One level lower, tagged `shape-mismatch:<the provider rule's id>`
+//!    (`generic/named.rs`).
+//! 4. Context makes it `low`, never drops: a test, fixture, example or
 //!    documentation path (`test-path`, `doc-path`), a Rust unit-test module
 //!    (`test-code`: after a top-level `#[cfg(test)]`), a vendor's published
 //!    example value (`published-example`). A key in a test is still a key,
@@ -35,6 +41,14 @@ impl Confidence {
             Confidence::Low => "low",
             Confidence::Medium => "medium",
             Confidence::High => "high",
+        }
+    }
+
+    /// One level down (`low` stays `low`).
+    fn lower(self) -> Confidence {
+        match self {
+            Confidence::High => Confidence::Medium,
+            _ => Confidence::Low,
         }
     }
 
@@ -124,8 +138,15 @@ const PUBLISHED_EXAMPLES: &[&str] = &[
     // (`AKIAIOSFODNN7EXAMPLE`): test suites vary its last characters to
     // get a second key (`...EXAMPLF`), which the placeholder words miss.
     "AKIAIOSFODNN7",
-    // Stripe's documented test key.
+    // Stripe's documented test keys: the API reference's secret and
+    // publishable pair, and the older docs' secret key.
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    // The bot token in Slack's OAuth documentation (`oauth.v2.access`).
+    "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy",
+    // Mailgun's documented API key.
+    "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
     // The JWT on jwt.io.
     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 ];
@@ -188,14 +209,16 @@ pub fn mark_test_code(confidence: &mut Confidence, tags: &mut Vec<&'static str>)
     }
 }
 
-/// Steps 1-3 of the module docs. The third value is the checksum's result
-/// (`None` without one, or when the secret is not in the checksummed form),
-/// for [`crate::validation::offline_evidence`].
+/// Steps 1-4 of the module docs. `misses` are the `shape-mismatch:` tags of
+/// the providers a generic finding's key names (step 3). The third value is
+/// the checksum's result (`None` without one, or when the secret is not in
+/// the checksummed form), for [`crate::validation::offline_evidence`].
 pub(crate) fn assess(
     base: Option<Confidence>,
     checksum: Option<Checksum>,
     generic: bool,
     keywords: &[String],
+    misses: &[&'static str],
     secret: &[u8],
     path: &str,
 ) -> (Confidence, Vec<&'static str>, Option<bool>) {
@@ -229,6 +252,10 @@ pub(crate) fn assess(
             tags.push("checksum-invalid");
         }
         None => {}
+    }
+    if generic && !misses.is_empty() {
+        c = c.lower();
+        tags.extend_from_slice(misses);
     }
     if let Some(t) = path_tag(path) {
         c = Confidence::Low;
@@ -349,6 +376,28 @@ mod tests {
     fn crc32_known_value() {
         // The standard check value of CRC-32/ISO-HDLC.
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn a_missed_provider_shape_is_one_level_lower() {
+        let misses = ["shape-mismatch:acme-key"];
+        let assess = |base, generic| {
+            let (c, tags, _) = assess(base, None, generic, &[], &misses, b"q8Rk2vXz", "a.env");
+            (c, tags)
+        };
+        assert_eq!(
+            assess(None, true),
+            (Confidence::Low, vec!["generic", "shape-mismatch:acme-key"])
+        );
+        assert_eq!(
+            assess(Some(Confidence::High), true),
+            (
+                Confidence::Medium,
+                vec!["generic", "shape-mismatch:acme-key"]
+            )
+        );
+        // Only generic findings: a provider rule's finding is its own shape.
+        assert_eq!(assess(None, false), (Confidence::Medium, vec![]));
     }
 
     #[test]

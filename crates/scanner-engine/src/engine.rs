@@ -535,6 +535,9 @@ pub struct Engine {
     decode_depth: usize,
     /// Ids and aliases to rule indexes.
     names: HashMap<String, usize>,
+    /// The provider keywords a generic finding's key may hold, built at the
+    /// first generic finding (attribution, `generic/named.rs`).
+    provider_names: OnceLock<crate::generic::named::ProviderNames>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -1218,11 +1221,19 @@ impl Engine {
             let end = pos.advance(&data[c.secret.range()]);
             let secret = &data[c.secret.range()];
             let mtext = &data[c.m.start..c.m.end.min(c.m.start + MAX_MATCH_TEXT)];
+            let misses = if rule.generic {
+                self.provider_names
+                    .get_or_init(|| crate::generic::named::ProviderNames::new(&self.infos))
+                    .named(data, c.secret.start)
+            } else {
+                Vec::new()
+            };
             let (confidence, tags, verified) = crate::confidence::assess(
                 rule.confidence,
                 rule.checksum,
                 rule.generic,
                 &rule.keywords,
+                &misses,
                 secret,
                 input.path,
             );

@@ -228,6 +228,7 @@ pub fn is_placeholder(secret: &[u8]) -> bool {
     if max_count as usize * 2 > len
         || (len >= 6 && seq == len)
         || (punct && is_template(secret))
+        || prefix_and_mask(secret, &masks)
         || (sep && !digit && is_words_only(secret))
         || (len <= 11
             && PLACEHOLDER_VALUES
@@ -319,6 +320,25 @@ fn is_template(secret: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// A token prefix and a mask, nothing random: `sk-...`, `xoxb-***`,
+/// `sk_test_....`. `masks` are the longest runs of `x`, `*` and `.` as
+/// [`is_placeholder`] found them: (length, end).
+fn prefix_and_mask(secret: &[u8], masks: &[(usize, usize); 3]) -> bool {
+    let Some(&(run, _)) = masks[1..]
+        .iter()
+        .find(|&&(run, end)| run >= 3 && end == secret.len())
+    else {
+        return false;
+    };
+    let prefix = &secret[..secret.len() - run];
+    prefix.is_empty()
+        || (prefix.len() <= 16
+            && matches!(prefix.last(), Some(b'_' | b'-'))
+            && prefix
+                .iter()
+                .all(|&b| b.is_ascii_alphabetic() || b == b'_' || b == b'-'))
 }
 
 /// Two or more words of letters, separated by `_`, `-`, `.` or spaces, no
@@ -490,6 +510,8 @@ mod tests {
             "************",
             "gehe\u{2026}",
             "q8Rk\u{2026}wY0a",
+            "sk-...",
+            "xoxb-***",
         ] {
             assert!(is_placeholder(p.as_bytes()), "{p} should be a placeholder");
         }
@@ -498,10 +520,181 @@ mod tests {
             "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ9k3Lm2Tt",
             "8f3a9c0d2e7b4f61",
             "hunter2-Qz7",
+            "Tr0ub4dor...",
+            "Heron7-Orbit...",
             // The first byte of `…` alone is not the redaction mark.
             "q8Rk\u{2020}wY0aBcD3",
         ] {
             assert!(!is_placeholder(s.as_bytes()), "{s} is not a placeholder");
         }
+    }
+
+    /// Example tokens as providers print them in their documentation. Those
+    /// written as placeholders (a word like `EXAMPLE`, a mask, a repeated
+    /// or running character) are dropped; those that look random
+    /// (Stripe's, jwt.io's) are no placeholders by shape, and are reported
+    /// low with the tag `published-example` (`confidence.rs`).
+    const DOCUMENTED_PLACEHOLDERS: &[&str] = &[
+        // AWS (IAM user guide, CLI configuration docs).
+        "AKIAIOSFODNN7EXAMPLE",
+        "AKIAI44QH8DHBEXAMPLE",
+        "ASIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        // GitHub docs and READMEs.
+        "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "ghp_000000000000000000000000000000000000",
+        "ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "ghp_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        "ghp_1234567890abcdefghijklmnopqrstuvwxyz",
+        "github_pat_xxxxxxxxxxxxxxxxxxxxxx_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "<YOUR-TOKEN>",
+        // Stripe docs, as placeholders.
+        "sk_test_xxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk_test_...",
+        "pk_test_xxxxxxxxxxxxxxxxxxxxxxxx",
+        "whsec_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        // Twilio docs.
+        "ACxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        "SKxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "your_auth_token",
+        // Slack docs and SDK READMEs.
+        "xoxb-not-a-real-token-this-will-not-work",
+        "xoxb-xxxxxxxxxxx-xxxxxxxxxxxxx-xxxxxxxxxxxxxxxxxxxxxxxx",
+        "xoxp-xxxxxxxxx-xxxx",
+        "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        // SendGrid, OpenAI, GitLab, npm, Mailgun docs.
+        "SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "sk-...",
+        "glpat-xxxxxxxxxxxxxxxxxxxx",
+        "npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "key-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        // Templates the docs print.
+        "${GITHUB_TOKEN}",
+        "{{ secrets.NPM_TOKEN }}",
+        "<DATADOG_API_KEY>",
+        "YOUR_API_KEY",
+        "$STRIPE_SECRET_KEY",
+    ];
+
+    /// Random-looking documented examples: kept by the placeholder gate,
+    /// lowered by their published value.
+    const DOCUMENTED_RANDOM: &[&str] = &[
+        "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+        "pk_test_TYooMQauvdEDq54NiTphI7jx",
+        "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+        "xoxb-17653672481-19874698323-pdFZKVeTuE8sk7oOcBrzbqgy",
+        "key-3ax6xnjp29jd6fds4gc373sgvjxteol0",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ];
+
+    /// xorshift64*, as the integration tests' `common::Rng`.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n as u64) as usize
+        }
+        fn chars(&mut self, alphabet: &[u8], len: usize) -> String {
+            (0..len)
+                .map(|_| alphabet[self.below(alphabet.len())] as char)
+                .collect()
+        }
+    }
+
+    /// 200 random tokens in the shapes providers issue: bare hex, base62,
+    /// base64, base64url, and behind the providers' prefixes.
+    fn random_tokens() -> Vec<String> {
+        const HEX: &[u8] = b"0123456789abcdef";
+        const UPHEX: &[u8] = b"0123456789ABCDEF";
+        const DIGITS: &[u8] = b"0123456789";
+        const LOWER: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        const UPPER: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+        const B62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const B64URL: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut out = Vec::new();
+        for i in 0..200 {
+            let r = &mut rng;
+            let t = match i % 20 {
+                0 => r.chars(HEX, 32),
+                1 => r.chars(HEX, 40),
+                2 => r.chars(UPHEX, 64),
+                3 => r.chars(B62, 20 + i % 21),
+                4 => format!("{}=", r.chars(B64, 43)),
+                5 => r.chars(B64URL, 43),
+                6 => format!("ghp_{}", r.chars(B62, 36)),
+                7 => format!("sk_live_{}", r.chars(B62, 24)),
+                8 => format!("sk_test_{}", r.chars(B62, 24)),
+                9 => format!(
+                    "xoxb-{}-{}-{}",
+                    r.chars(DIGITS, 11),
+                    r.chars(DIGITS, 13),
+                    r.chars(B62, 24)
+                ),
+                10 => format!("AKIA{}", r.chars(UPPER, 16)),
+                11 => format!("AIza{}", r.chars(B64URL, 35)),
+                12 => format!("glpat-{}", r.chars(B64URL, 20)),
+                13 => format!("SG.{}.{}", r.chars(B64URL, 22), r.chars(B64URL, 43)),
+                14 => format!("AC{}", r.chars(HEX, 32)),
+                15 => format!("key-{}", r.chars(LOWER, 32)),
+                16 => format!("sk-{}", r.chars(B62, 48)),
+                17 => format!("npm_{}", r.chars(B62, 36)),
+                18 => r.chars(DIGITS, 12 + i % 9),
+                _ => format!("{}/{}", r.chars(B64, 20), r.chars(B64, 19)),
+            };
+            out.push(t);
+        }
+        out
+    }
+
+    #[test]
+    fn documented_examples_and_random_tokens() {
+        let kept: Vec<&str> = DOCUMENTED_PLACEHOLDERS
+            .iter()
+            .copied()
+            .filter(|t| !is_placeholder(t.as_bytes()))
+            .collect();
+        let unmarked: Vec<&str> = DOCUMENTED_RANDOM
+            .iter()
+            .copied()
+            .filter(|t| {
+                let (c, tags, _) = crate::confidence::assess(
+                    None,
+                    None,
+                    false,
+                    &[],
+                    &[],
+                    t.as_bytes(),
+                    "app/.env",
+                );
+                let lowered = c == crate::Confidence::Low && tags.contains(&"published-example");
+                !(is_placeholder(t.as_bytes()) || lowered)
+            })
+            .collect();
+        let tokens = random_tokens();
+        assert_eq!(tokens.len(), 200);
+        let dropped: Vec<&str> = tokens
+            .iter()
+            .map(String::as_str)
+            .filter(|t| is_placeholder(t.as_bytes()))
+            .collect();
+        assert_eq!(
+            (kept, unmarked, dropped),
+            (vec![], vec![], vec![]),
+            "documented placeholders kept, documented random values reported at full \
+             confidence, random tokens dropped"
+        );
     }
 }

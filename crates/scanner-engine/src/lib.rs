@@ -620,7 +620,7 @@ pub struct Finding {
     pub confidence: Confidence,
     /// Why the confidence is what it is: `generic`, `prefix`,
     /// `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`,
-    /// `test-code`, `published-example`.
+    /// `test-code`, `published-example`, `shape-mismatch:<rule id>`.
     pub tags: Vec<&'static str>,
     /// Depends on rule id and secret only: see [`fingerprint`]. A secret
     /// found in decoded text has the fingerprint it has in plain text.

@@ -7,7 +7,9 @@
 mod common;
 
 use common::Rng;
-use scanner_engine::{base62_6, crc32, Confidence, Engine, Finding, Suppressed};
+use scanner_engine::{
+    base62_6, crc32, Confidence, Engine, EngineBuilder, Finding, RuleFile, Suppressed,
+};
 
 fn scan(engine: &Engine, text: &str, path: &str) -> (Vec<Finding>, Suppressed) {
     let mut scratch = engine.new_scratch();
@@ -266,6 +268,65 @@ fn code_and_names_are_not_passwords() {
         // is also scanned decoded): the expected reason must be counted.
         assert!(counted.contains(&(*reason, 1)), "{text:?}: {counted:?}");
     }
+}
+
+fn nonzero(suppressed: &Suppressed) -> Vec<(&'static str, u64)> {
+    let all = suppressed.by_reason();
+    all.into_iter().filter(|(_, n)| *n > 0).collect()
+}
+
+/// OpenSSL's error table (`crypto/err/openssl.txt`, rows `SYMBOL:CODE:text`)
+/// and its fuzz corpus of OIDs (`fuzz/oids.txt`, `\xHH` bytes), the lines
+/// that made the only medium findings on the cargo registry that were not
+/// credentials: symbols, error codes and byte constants are not passwords.
+/// A password among them is still found, at its line.
+#[test]
+fn error_tables_and_oids_are_not_passwords() {
+    let engine = Engine::builtin().unwrap();
+    let table = "\
+PEM_R_BAD_PASSWORD_READ:104:bad password read
+CMS_R_NO_PASSWORD:178:no password
+PEM_R_PROBLEMS_GETTING_PASSWORD:109:problems getting password
+SSL_R_BAD_PASSWORD:17
+password = \"ERR_R_MALLOC_FAILURE:65\"
+password: PASSWORD:17
+db.password=Mapleorbit91@
+UI_R_RESULT_TOO_SMALL:101:result too small
+";
+    let (found, suppressed) = scan(&engine, table, "openssl/crypto/err/openssl.txt");
+    assert_eq!(
+        common::brief(&found),
+        vec![(
+            "generic-password-assignment".to_string(),
+            7,
+            13,
+            "Mapleorbit91@".to_string()
+        )]
+    );
+    // `109:problems`, `178:no`, `ERR_R_MALLOC_FAILURE:65`; `PASSWORD:17`
+    // holds the stopword; `17` alone is too short to be random.
+    assert_eq!(
+        nonzero(&suppressed),
+        vec![("entropy", 1), ("stopword", 1), ("identifier-like", 3)]
+    );
+
+    let oids = "\
+OBJ_pkcs9_challengePassword=\"\\x2A\\x86\\x48\\x86\\xF7\\x0D\\x01\\x09\\x07\"
+OBJ_userPassword=\"\\x55\\x04\\x23\"
+OBJ_id_smime_aa_ets_signerAttr=\"\\x2A\\x86\\x48\\x86\\xF7\\x0D\\x01\\x09\\x10\\x02\\x12\"
+adminPassword=\"Copper#Heron71\"
+";
+    let (found, suppressed) = scan(&engine, oids, "openssl/fuzz/oids.txt");
+    assert_eq!(
+        common::brief(&found),
+        vec![(
+            "generic-password-assignment".to_string(),
+            4,
+            16,
+            "Copper#Heron71".to_string()
+        )]
+    );
+    assert_eq!(nonzero(&suppressed), vec![("encoded value", 2)]);
 }
 
 /// (path, text, rule, line, secret).
@@ -613,5 +674,79 @@ fn chunked_scans_confirm_like_whole_scans() {
     for chunk in [97, 256, 1000] {
         let chunked = common::brief(&common::scan_chunked(&engine, text.as_bytes(), chunk));
         assert_eq!(chunked, whole, "chunk {chunk}");
+    }
+}
+
+/// Attribution: a generic `NAME = VALUE` whose NAME names a provider that
+/// needs its keyword (no distinctive prefix). A value of the provider's
+/// shape is the provider's finding (the generic one is its duplicate); any
+/// other value stays generic, one level lower, tagged with the provider
+/// rule whose shape it misses.
+#[test]
+fn generic_values_named_after_a_provider() {
+    const ACME: &str = r#"
+[[providers]]
+id = "acmecloud-api-key"
+provider = "Acmecloud"
+name = "Acmecloud API key"
+keywords = ["acmecloud"]
+alphabet = "hex-lower"
+len = 32
+"#;
+    let mut b = EngineBuilder::new();
+    for f in RuleFile::builtin() {
+        b = b.add(f);
+    }
+    let engine = b
+        .add(RuleFile::parse(ACME, "acme.toml").unwrap())
+        .build()
+        .unwrap()
+        .0;
+    let mut rng = Rng(0xacc0_5eed);
+    let fits = rng.token(common::HEX, 32);
+    let text = format!("APP_ENV=production\nACMECLOUD_API_KEY={fits}\n");
+    let (found, suppressed) = scan(&engine, &text, "deploy/app.env");
+    assert_eq!(
+        common::brief(&found),
+        vec![("acmecloud-api-key".to_string(), 2, 19, fits.clone())]
+    );
+    assert_eq!(found[0].confidence, Confidence::Medium);
+    assert_eq!(suppressed.duplicate, 1);
+
+    // Not the shape (base62, 24): generic, medium lowered to low.
+    let misses = rng.token(common::ALNUM, 24);
+    let text = format!("APP_ENV=production\nACMECLOUD_API_KEY={misses}\n");
+    let (found, suppressed) = scan(&engine, &text, "deploy/app.env");
+    assert_eq!(
+        common::brief(&found),
+        vec![(
+            "generic-secret-assignment".to_string(),
+            2,
+            19,
+            misses.clone()
+        )]
+    );
+    assert_eq!(
+        (found[0].confidence, found[0].tags.clone()),
+        (
+            Confidence::Low,
+            vec!["generic", "shape-mismatch:acmecloud-api-key"]
+        )
+    );
+    assert_eq!(suppressed.duplicate, 0);
+
+    // A key that names no provider, or names it out of the rule's reach
+    // (more than 40 bytes before the value): generic, medium.
+    for text in [
+        format!("OTHER_API_KEY={misses}\n"),
+        format!("acmecloudy_api_key={misses}\n"),
+        format!("acmecloud = {{ region = \"eu-west-1\", endpoint_url = \"x\", api_key = \"{misses}\" }}\n"),
+    ] {
+        let (rule, c, tags) = one(&engine, &text, "deploy/app.env");
+        assert_eq!(
+            (rule.as_str(), c, tags),
+            ("generic-secret-assignment", Confidence::Medium, vec!["generic"]),
+            "{text}"
+        );
     }
 }

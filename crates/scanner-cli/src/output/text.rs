@@ -140,6 +140,7 @@ pub fn tag_reason(tag: &str, rule_id: &str) -> Option<&'static str> {
         "doc-path" => "documentation path",
         "test-code" => "in test code",
         "published-example" => "published example",
+        t if t.starts_with("shape-mismatch:") => "not the shape of the provider its key names",
         "generic" => "generic pattern",
         _ => return None,
     })
@@ -264,6 +265,10 @@ mod tests {
             run(Format::Text, false, vec![vec![f.clone()]]),
             "tests/app.env:1:7  github-classic-pat [low: fails GitHub checksum, test path]  \
              token = \"ghp_…\"\n"
+        );
+        assert_eq!(
+            super::tag_reason("shape-mismatch:acme-key", "generic-secret-assignment"),
+            Some("not the shape of the provider its key names")
         );
         // A medium without a tag that explains it stays bare.
         f.finding.confidence = scanner_engine::Confidence::Medium;

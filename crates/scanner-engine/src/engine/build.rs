@@ -228,6 +228,7 @@ impl EngineBuilder {
             overlap: 5 * lead + max_rule_kw + 16,
             decode_depth: self.decode_depth.unwrap_or(crate::decode::DEFAULT_DEPTH),
             names,
+            provider_names: OnceLock::new(),
         };
         if self.eager {
             engine.compile_all()?;

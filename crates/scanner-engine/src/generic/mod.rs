@@ -16,10 +16,13 @@
 //!   first literal (`passwordLabel:"Password:",rememberMeLabel:...`).
 //!
 //! Then the value itself: HTML-escaped markup (`&lt;YOUR_PASSWORD&gt;`),
-//! percent-encoded data (two `%XX` escapes or more) and names
-//! ([`shape::identifier_like`]) are not secrets. Each drop is counted under
+//! percent-encoded data (two `%XX` escapes or more), a few bytes written as
+//! `\xHH` escapes (an OID, a magic number), names
+//! ([`shape::identifier_like`]) and symbols or error codes
+//! ([`shape::symbol_or_code`]) are not secrets. Each drop is counted under
 //! its own reason in [`crate::Suppressed`].
 
+pub(crate) mod named;
 pub(crate) mod shape;
 
 /// Why the confirmation step dropped a generic candidate.
@@ -27,7 +30,8 @@ pub(crate) mod shape;
 pub(crate) enum Verdict {
     /// An expression, type or reference rather than a literal.
     Code,
-    /// A name made of vocabulary words (`SensitiveString2048`).
+    /// A name made of vocabulary words (`SensitiveString2048`), a symbol
+    /// or an error code (`ERR_R_MALLOC_FAILURE:17`, `109:problems`).
     IdentifierLike,
     /// Percent-encoded or HTML-escaped text.
     Encoded,
@@ -113,7 +117,7 @@ pub(crate) fn confirm(
             return Some(Verdict::Code);
         }
     }
-    if shape::identifier_like(value) {
+    if shape::identifier_like(value) || shape::symbol_or_code(value) {
         return Some(Verdict::IdentifierLike);
     }
     if leet_stopword(value) {
@@ -211,8 +215,12 @@ fn inside_literal(prefix: &[u8], path: &str) -> bool {
     open.is_some()
 }
 
-/// Percent-encoded (`%2F`, twice or more) or HTML-escaped (`&lt;`) text.
+/// Percent-encoded (`%2F`, twice or more) or HTML-escaped (`&lt;`) text,
+/// or fewer bytes than any key written as `\xHH` escapes.
 fn encoded(value: &[u8]) -> bool {
+    if escaped_bytes(value).is_some_and(|n| n < 16) {
+        return true;
+    }
     let pct = value
         .windows(3)
         .filter(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
@@ -224,6 +232,23 @@ fn encoded(value: &[u8]) -> bool {
     [&b"&lt"[..], b"&gt", b"&quot", b"&amp", b"&#"]
         .iter()
         .any(|e| memchr::memmem::find(&lower, e).is_some())
+}
+
+/// How many bytes `value` writes when it is nothing but `\xHH` escapes
+/// (`\x55\x04\x23`, the OID of `userPassword` in OpenSSL's
+/// `fuzz/oids.txt`). Nobody types a password that way; a binary key can be
+/// written so (`b'\x8f\x3a...'`), but no key is shorter than 16 bytes.
+fn escaped_bytes(value: &[u8]) -> Option<usize> {
+    let mut n = 0;
+    let mut rest = value;
+    while let [b'\\', b'x' | b'X', h, l, tail @ ..] = rest {
+        if !(h.is_ascii_hexdigit() && l.is_ascii_hexdigit()) {
+            return None;
+        }
+        n += 1;
+        rest = tail;
+    }
+    (rest.is_empty() && n > 0).then_some(n)
 }
 
 #[cfg(test)]
@@ -334,6 +359,21 @@ mod tests {
             ),
             Some(Verdict::Encoded)
         );
+    }
+
+    #[test]
+    fn escaped_bytes_values() {
+        assert_eq!(escaped_bytes(br"\x55\x04\x23"), Some(3));
+        assert_eq!(
+            escaped_bytes(br"\x2A\x86\x48\x86\xF7\x0D\x01\x09\x07"),
+            Some(9)
+        );
+        assert_eq!(escaped_bytes(br"\x55\x04x"), None);
+        assert_eq!(escaped_bytes(br"\x5G"), None);
+        assert_eq!(escaped_bytes(b""), None);
+        let key = r"\x8f".repeat(16);
+        assert_eq!(escaped_bytes(key.as_bytes()), Some(16));
+        assert!(!encoded(key.as_bytes()));
     }
 
     #[test]

@@ -120,6 +120,39 @@ pub(crate) fn identifier_like(value: &[u8]) -> bool {
     letters >= 3 && known * 2 >= letters && digit_runs <= 3
 }
 
+/// A symbol or an error code rather than a secret: an all-caps constant of
+/// two words or more (`ERR_R_MALLOC_FAILURE`, `SSL_R_BAD_PASSWORD`,
+/// `X509_V_ERR`), or one all-caps word, followed by `:` and a number
+/// (`PASSWORD:17`); or a number followed by `:` and a number or a word.
+/// These are the rows of error tables: in OpenSSL's `crypto/err/openssl.txt`
+/// (`PEM_R_PROBLEMS_GETTING_PASSWORD:109:problems getting password`) the
+/// value after `PASSWORD:` reads `109:problems`.
+///
+/// A number alone is not one: a PIN is a password.
+pub(crate) fn symbol_or_code(value: &[u8]) -> bool {
+    let (head, tail) = match memchr::memchr(b':', value) {
+        Some(i) => (&value[..i], Some(&value[i + 1..])),
+        None => (value, None),
+    };
+    let number = |s: &[u8]| (1..=6).contains(&s.len()) && s.iter().all(u8::is_ascii_digit);
+    let word = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_alphabetic);
+    // `X509`, `SHA256`, `ERR`: capitals, then digits.
+    let caps = |s: &[u8]| {
+        let letters = s.iter().take_while(|b| b.is_ascii_uppercase()).count();
+        letters > 0 && s[letters..].iter().all(u8::is_ascii_digit)
+    };
+    if number(head) {
+        return tail.is_some_and(|t| number(t) || word(t));
+    }
+    if !head.split(|&b| b == b'_').all(caps) {
+        return false;
+    }
+    match tail {
+        None => memchr::memchr(b'_', head).is_some(),
+        Some(t) => number(t),
+    }
+}
+
 /// A looser test for a value that must be a token, not a name (the
 /// `[[providers]]` entries matched by keyword and shape): letters only, in
 /// three or more camelCase words of three letters or more, at least half of
@@ -180,6 +213,34 @@ mod tests {
             "getPasswordHash",
         ] {
             assert!(identifier_like(v.as_bytes()), "{v}");
+        }
+    }
+
+    #[test]
+    fn symbols_and_error_codes() {
+        for v in [
+            "178:no",
+            "109:problems",
+            "PASSWORD:17",
+            "ERR_R_MALLOC_FAILURE",
+            "ERR_R_MALLOC_FAILURE:65",
+            "SSL_R_BAD_PASSWORD",
+            "X509_V_ERR_CERT_REJECTED:28",
+        ] {
+            assert!(symbol_or_code(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "83920174",
+            "ADMIN_2024",
+            "Hunter_Two7",
+            "Q8R_v2xz",
+            "7vGq2LmX9pRt",
+            "q8R!v2xz:17",
+            "PASSWORD",
+            "4711:Mapleorbit91@",
+            "1234567:no",
+        ] {
+            assert!(!symbol_or_code(v.as_bytes()), "{v}");
         }
     }
 
