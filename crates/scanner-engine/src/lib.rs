@@ -249,6 +249,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         "credential-files.toml",
         include_str!("../rules/credential-files.toml"),
     ),
+    (
+        "credentials-in-code.toml",
+        include_str!("../rules/credentials-in-code.toml"),
+    ),
     ("databases.toml", include_str!("../rules/databases.toml")),
     (
         "databases-2.toml",

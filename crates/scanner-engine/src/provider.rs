@@ -342,6 +342,7 @@ pub struct Provider {
 /// provider: they are not counted as providers.
 const NOT_PROVIDERS: &[&str] = &[
     "credential-file",
+    "credential-in-code",
     "database",
     "jwt",
     "password-hash",

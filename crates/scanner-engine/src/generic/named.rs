@@ -52,9 +52,11 @@ impl ProviderNames {
     }
 
     /// The tags of the provider rules whose keyword ends on the line of
-    /// `data[value]`, at most `CONTEXT_GAP + 1` bytes before it and not
-    /// running on into a lowercase word (as the rule's regex reads it:
-    /// `devto` is not in `devtool`), each once, sorted.
+    /// `data[value]`, at most `CONTEXT_GAP + 1` bytes before it, each once,
+    /// sorted. Stricter than the rule's regex, which lets a keyword run on
+    /// into a word (`eventbriteapi.com`): a keyword followed by a lowercase
+    /// letter names nothing here (`devto` in `devtool`), since lowering a
+    /// finding on a word's prefix would be a guess.
     pub(crate) fn named(&self, data: &[u8], value: usize) -> Vec<&'static str> {
         let Some(ac) = &self.ac else {
             return Vec::new();
