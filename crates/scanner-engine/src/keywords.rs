@@ -119,11 +119,9 @@ impl Keywords {
         for &(s, pid) in &own {
             own_of[s as usize] = pid;
         }
-        // Breadth first: failure links, the missing edges, and each state's
-        // keywords (its own, then its failure state's).
+        // Breadth first: failure links and the missing edges.
         let mut fail = vec![0u32; states];
         let mut order = Vec::with_capacity(states);
-        let mut found: Vec<Vec<u32>> = vec![Vec::new(); states];
         order.push(0u32);
         let mut i = 0;
         while let Some(&s) = order.get(i) {
@@ -135,37 +133,39 @@ impl Keywords {
                 if t == NONE {
                     goto[s * n + c] = if s == 0 { 0 } else { goto[f * n + c] };
                 } else {
-                    let t = t as usize;
-                    fail[t] = if s == 0 { 0 } else { goto[f * n + c] };
-                    let mut list = Vec::new();
-                    if own_of[t] != NONE {
-                        list.push(own_of[t]);
-                    }
-                    list.extend_from_slice(&found[fail[t] as usize]);
-                    found[t] = list;
-                    order.push(t as u32);
+                    fail[t as usize] = if s == 0 { 0 } else { goto[f * n + c] };
+                    order.push(t);
                 }
             }
         }
-        // Renumbered: the special states first, so that one comparison
-        // tells them.
-        let mut renumbered = vec![0usize; states];
-        let mut next = 0;
+        // Each state's keywords, in breadth-first order (a failure state
+        // comes before the states that fail to it): its own, then its
+        // failure state's. The states with any are special, numbered first.
+        let mut renumbered = vec![usize::MAX; states];
         let (mut ends, mut matched) = (Vec::new(), Vec::new());
-        for (old, list) in found.iter().enumerate() {
-            if !list.is_empty() {
-                renumbered[old] = next;
-                next += 1;
-                matched.extend_from_slice(list);
-                ends.push(matched.len() as u32);
+        for &t in &order {
+            let t = t as usize;
+            let f = fail[t] as usize;
+            let inherited = (t != 0 && renumbered[f] != usize::MAX).then(|| {
+                let i = renumbered[f];
+                let from = if i == 0 { 0 } else { ends[i - 1] as usize };
+                from..ends[i] as usize
+            });
+            if own_of[t] == NONE && inherited.is_none() {
+                continue;
             }
+            if own_of[t] != NONE {
+                matched.push(own_of[t]);
+            }
+            if let Some(r) = inherited {
+                matched.extend_from_within(r);
+            }
+            renumbered[t] = ends.len();
+            ends.push(matched.len() as u32);
         }
-        let specials = next;
-        for (old, list) in found.iter().enumerate() {
-            if list.is_empty() {
-                renumbered[old] = next;
-                next += 1;
-            }
+        let specials = ends.len();
+        for (next, r) in (specials..).zip(renumbered.iter_mut().filter(|r| **r == usize::MAX)) {
+            *r = next;
         }
         let stride2 = n.next_power_of_two().trailing_zeros();
         let len = (states << stride2).next_power_of_two();

@@ -584,28 +584,52 @@ impl RuleFile {
     /// # Panics
     /// If a built-in file does not parse; the test suite guarantees it does.
     pub fn builtin() -> Vec<RuleFile> {
-        crate::BUILTIN_FILES
-            .iter()
-            .map(|(name, text)| {
-                let mut f = RuleFile::parse(text, &format!("builtin:{name}"))
-                    .unwrap_or_else(|e| panic!("built-in rule file is broken: {e}"));
-                f.trusted = true;
-                f
-            })
-            .collect()
+        RuleFile::try_builtin().unwrap_or_else(|e| panic!("built-in rule file is broken: {e}"))
     }
 
     /// Like [`RuleFile::builtin`] but returns the parse error of a broken
     /// built-in file instead of panicking (for `scanner rules check`).
+    ///
+    /// The files are parsed on up to four threads: with the provider table
+    /// the built-in rules are 0.8 MB of TOML, a third of the start-up.
     pub fn try_builtin() -> Result<Vec<RuleFile>, Error> {
-        crate::BUILTIN_FILES
-            .iter()
-            .map(|(name, text)| {
-                let mut f = RuleFile::parse(text, &format!("builtin:{name}"))?;
-                f.trusted = true;
-                Ok(f)
-            })
-            .collect()
+        let parse = |(name, text): &(&str, &str)| {
+            let mut f = RuleFile::parse(text, &format!("builtin:{name}"))?;
+            f.trusted = true;
+            Ok(f)
+        };
+        let files = crate::BUILTIN_FILES;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        if threads < 2 {
+            return files.iter().map(parse).collect();
+        }
+        // Every `threads`-th file to each thread: the big files are spread.
+        let parsed: Vec<Vec<(usize, Result<RuleFile, Error>)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        (t..files.len())
+                            .step_by(threads)
+                            .map(|i| (i, parse(&files[i])))
+                            .collect()
+                    })
+                })
+                .collect();
+            let mine = (0..files.len())
+                .step_by(threads)
+                .map(|i| (i, parse(&files[i])))
+                .collect();
+            std::iter::once(mine)
+                .chain(
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().expect("rule parsing thread")),
+                )
+                .collect()
+        });
+        let mut all: Vec<(usize, Result<RuleFile, Error>)> = parsed.into_iter().flatten().collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, f)| f).collect()
     }
 
     /// Where this file came from (a path, or `builtin:<name>.toml`).
