@@ -426,9 +426,19 @@ fn credential_files_by_nature() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // Path-scoped: the same `.netrc` text elsewhere is nothing.
+    // Path-scoped: the same `.netrc` text elsewhere is not `netrc-password`;
+    // its one line with a host, a login and a password is netrc content
+    // outside a `.netrc` (`credentials-in-code.toml`).
     let (found, _) = scan(&engine, CREDENTIAL_FILES[0].1, "notes/netrc.txt");
-    assert_eq!(common::brief(&found), vec![]);
+    assert_eq!(
+        common::brief(&found),
+        [(
+            "netrc-inline-password".to_string(),
+            3,
+            12,
+            "Quartz7river!".to_string()
+        )]
+    );
 }
 
 fn b64url(bytes: &[u8]) -> String {
