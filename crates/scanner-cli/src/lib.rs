@@ -9,7 +9,7 @@
 //! | [`input`] | the input model: [`input::Item`], [`input::Source`], the one scope filter, the walker, git sources |
 //! | [`pipeline`] | budget, workers, chunked reads, large-input splitting, the sink thread |
 //! | [`filter`], [`gitleaksignore`] | post-scan suppression hooks (baseline, diff, config per-rule scopes, `--min-confidence`, `.gitleaksignore`) |
-//! | [`baseline`], [`config`], [`hook`] | baselines and `scanner baseline add`, `.scanner.toml`, `scanner hook install` and `run` (docs/precommit.md) |
+//! | [`baseline`], [`baseline_cmd`], [`config`], [`hook`] | baselines, `scanner baseline add`, `.scanner.toml`, `scanner hook install` and `run` (docs/precommit.md) |
 //! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
 //! | [`outfile`] | every file written: `-o`, `--stats-json`, `--write-baseline` (atomic, special files written in place) |
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
@@ -29,6 +29,7 @@ use std::process::ExitCode;
 
 pub mod args;
 pub mod baseline;
+pub mod baseline_cmd;
 pub mod config;
 pub mod filter;
 pub mod gitleaksignore;
@@ -59,8 +60,8 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Scan(a) => scan::run(*a),
         args::Command::Rules(c) => rules_cmd::run(c),
         args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
-        args::Command::Hook(args::HookCommand::Run) => hook::run(),
-        args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline::add(&a),
+        args::Command::Hook(args::HookCommand::Run) => scan::run(hook::run_args()),
+        args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline_cmd::add(&a),
         args::Command::Merge(a) => merge::run(a),
         args::Command::Validate(a) => validate::report::run(a),
     }
