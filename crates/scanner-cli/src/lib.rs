@@ -15,6 +15,7 @@
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
 //! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
 //! | [`rules_cmd`] | `scanner rules list` / `check` |
+//! | [`validate`], [`validate_cmd`] | `--validate` (asking providers whether findings work) and `scanner validate REPORT` |
 //! | [`output`] | report formats (text, json, jsonl, sarif, html) |
 //! | [`shard`], [`merge`] | `--shard K/N` (who scans what) and `scanner merge` (docs/scale.md) |
 //!
@@ -49,6 +50,7 @@ pub mod shard;
 pub mod signals;
 pub mod summary;
 pub mod validate;
+pub mod validate_cmd;
 
 /// Exit status for "something went wrong" (bad flag, rule, config, unreadable
 /// file): distinct from 1 so CI can tell "secrets found" from "scan broken".
@@ -63,6 +65,6 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Hook(args::HookCommand::Run) => scan::run(hook::run_args()),
         args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline_cmd::add(&a),
         args::Command::Merge(a) => merge::run(a),
-        args::Command::Validate(a) => validate::report::run(a),
+        args::Command::Validate(a) => validate_cmd::run(a),
     }
 }
