@@ -785,25 +785,12 @@ impl Engine {
         nested: bool,
         focus: Option<(&Range<usize>, &Range<usize>, bool)>,
     ) -> Option<Range<usize>> {
-        scratch.prepare(self);
-        scratch.begin_seen = false;
-        scratch.percent_seen = false;
-        if !nested {
-            scratch.no_long_keywords = false;
-        }
-        if self.path_allowlisted(input.path) {
+        let s = scratch;
+        if !self.start_layer(s, input.path, nested) {
             return None;
         }
         let data = input.data;
         let len = data.len();
-        let s = &mut *scratch;
-        s.windows.clear();
-        s.touched.clear();
-        s.candidates.clear();
-        // Decoded text of the same file keeps the file's path scopes.
-        if !nested {
-            self.scope_rules_to_path(s, input.path);
-        }
         // Path-only rules report the file itself, once (first chunk); their
         // finding spans no byte, so it never intersects a focus.
         if input.base_offset == 0 && !nested && focus.is_none() {
@@ -833,13 +820,51 @@ impl Engine {
                 return Some(wider);
             }
         }
+        self.finish_layer(s, input, out, focus_range);
+        None
+    }
+
+    /// Readies the scratch for one layer: resets the markers the decode
+    /// pass reads (and, for a file's own layer, `no_long_keywords`), then,
+    /// unless the global allowlist allows `path` (false: the layer yields
+    /// nothing), clears the last layer's windows and candidates and scopes
+    /// the rules to `path`.
+    fn start_layer(&self, s: &mut ScanScratch, path: &str, nested: bool) -> bool {
+        s.prepare(self);
+        s.begin_seen = false;
+        s.percent_seen = false;
+        if !nested {
+            s.no_long_keywords = false;
+        }
+        if self.path_allowlisted(path) {
+            return false;
+        }
+        s.windows.clear();
+        s.touched.clear();
+        s.candidates.clear();
+        // Decoded text of the same file keeps the file's path scopes.
+        if !nested {
+            self.scope_rules_to_path(s, path);
+        }
+        true
+    }
+
+    /// Gates the layer's candidates, in order of secret, and reports those
+    /// kept (module docs, steps 4 and 5); the candidate buffer goes back to
+    /// the scratch, empty.
+    fn finish_layer(
+        &self,
+        s: &mut ScanScratch,
+        input: &ScanInput<'_>,
+        out: &mut Vec<Finding>,
+        focus: Option<&Range<usize>>,
+    ) {
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
-        self.gate_candidates(s, &mut cands, data, input.path, focus_range);
-        self.report_candidates(s, &cands, input, out, focus_range);
+        self.gate_candidates(s, &mut cands, input.data, input.path, focus);
+        self.report_candidates(s, &cands, input, out, focus);
         cands.clear();
         s.candidates = cands;
-        None
     }
 
     /// Which bytes this chunk owns, and the wider range whose provider
