@@ -22,6 +22,7 @@
 //! counts, so nothing is hidden silently. Lines returned by
 //! [`FindingFilter::finish`] are printed on stderr after the scan.
 
+use crate::input::git::DiffFilter;
 use crate::output::PathFinding;
 
 /// A post-scan suppression hook (baseline, diff context, ...).
@@ -44,5 +45,13 @@ pub struct MinConfidence(pub scanner_engine::Confidence);
 impl FindingFilter for MinConfidence {
     fn check(&mut self, f: &PathFinding) -> Option<&'static str> {
         (f.finding.confidence < self.0).then_some("below --min-confidence")
+    }
+}
+
+/// `--diff BASE`: drops findings none of whose lines were added (reason `diff-context`).
+impl FindingFilter for DiffFilter {
+    fn check(&mut self, f: &PathFinding) -> Option<&'static str> {
+        let x = &f.finding;
+        (!self.keeps(&f.path, x.line, x.end_line)).then_some("diff-context")
     }
 }

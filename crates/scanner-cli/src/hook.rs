@@ -42,11 +42,12 @@ pub fn install(args: &HookInstallArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `scanner hook run`: what the installed hook runs.
-pub fn run() -> anyhow::Result<ExitCode> {
+/// `scanner hook run`, what the installed hook runs: the scan of these arguments, which the
+/// caller runs (`scan::run`, which calls back [`explain_refusal`]).
+pub fn run_args() -> crate::args::ScanArgs {
     let mut args = crate::args::ScanArgs::from_flags(&["--staged"]);
     args.explain_refusal = true;
-    crate::scan::run(args)
+    args
 }
 
 /// After the findings of a refused commit: the refusal in one sentence, then the ways out, each

@@ -9,12 +9,13 @@
 //! | [`input`] | the input model: [`input::Item`], [`input::Source`], the one scope filter, the walker, git sources |
 //! | [`pipeline`] | budget, workers, chunked reads, large-input splitting, the sink thread |
 //! | [`filter`], [`gitleaksignore`] | post-scan suppression hooks (baseline, diff, config per-rule scopes, `--min-confidence`, `.gitleaksignore`) |
-//! | [`baseline`], [`config`], [`hook`] | baselines and `scanner baseline add`, `.scanner.toml`, `scanner hook install` and `run` (docs/precommit.md) |
+//! | [`baseline`], [`baseline_cmd`], [`config`], [`hook`] | baselines, `scanner baseline add`, `.scanner.toml`, `scanner hook install` and `run` (docs/precommit.md) |
 //! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
 //! | [`outfile`] | every file written: `-o`, `--stats-json`, `--write-baseline` (atomic, special files written in place) |
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
 //! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
 //! | [`rules_cmd`] | `scanner rules list` / `check` |
+//! | [`validate`], [`validate_cmd`] | `--validate` (asking providers whether findings work) and `scanner validate REPORT` |
 //! | [`output`] | report formats (text, json, jsonl, sarif, html) |
 //! | [`shard`], [`merge`] | `--shard K/N` (who scans what) and `scanner merge` (docs/scale.md) |
 //!
@@ -29,6 +30,7 @@ use std::process::ExitCode;
 
 pub mod args;
 pub mod baseline;
+pub mod baseline_cmd;
 pub mod config;
 pub mod filter;
 pub mod gitleaksignore;
@@ -48,6 +50,7 @@ pub mod shard;
 pub mod signals;
 pub mod summary;
 pub mod validate;
+pub mod validate_cmd;
 
 /// Exit status for "something went wrong" (bad flag, rule, config, unreadable
 /// file): distinct from 1 so CI can tell "secrets found" from "scan broken".
@@ -59,9 +62,9 @@ pub fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Scan(a) => scan::run(*a),
         args::Command::Rules(c) => rules_cmd::run(c),
         args::Command::Hook(args::HookCommand::Install(a)) => hook::install(&a),
-        args::Command::Hook(args::HookCommand::Run) => hook::run(),
-        args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline::add(&a),
+        args::Command::Hook(args::HookCommand::Run) => scan::run(hook::run_args()),
+        args::Command::Baseline(args::BaselineCommand::Add(a)) => baseline_cmd::add(&a),
         args::Command::Merge(a) => merge::run(a),
-        args::Command::Validate(a) => validate::report::run(a),
+        args::Command::Validate(a) => validate_cmd::run(a),
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! # The pass, step by step
 //!
-//! After the plain scan of a buffer ([`Engine::scan`]):
+//! After the plain scan of a buffer ([`Engine::scan`](crate::Engine::scan)):
 //!
 //! 1. Split literals (`src/literals.rs`), if the plain scan met the
 //!    `-----begin` marker keyword: each `-----BEGIN` right after a
@@ -43,8 +43,7 @@
 //! everything it owns, so it sees the whole capped run and the byte that
 //! ends it: chunked scans report exactly what a whole-buffer scan reports.
 
-use crate::engine::INLINE_MARKERS;
-use crate::{Engine, Finding, LinePos, ScanInput, ScanScratch};
+use crate::{Finding, LinePos, ScanInput, ScanScratch, INLINE_MARKERS};
 
 /// Default for [`EngineBuilder::decode_depth`](crate::EngineBuilder::decode_depth).
 pub const DEFAULT_DEPTH: usize = 2;
@@ -170,10 +169,34 @@ static CLASS: [u8; 256] = {
     t
 };
 
-/// The decode pass of [`Engine::scan`]: appends the findings of decoded
-/// text owned by this chunk to `out`, then orders `out[first..]` by offset.
-pub(crate) fn rescan(
-    engine: &Engine,
+/// What the decode pass needs of the engine that runs it. The pass is a
+/// step of [`Engine::scan`](crate::Engine::scan) that scans decoded text
+/// with the same engine; [`Engine`](crate::Engine), the one implementation,
+/// is reached through this trait so that `decode` does not depend on
+/// `engine`, which calls [`rescan`].
+pub(crate) trait LayerScanner {
+    /// Longest `max_len` (`LEAD`, see the engine's module docs, "Chunks").
+    fn lead(&self) -> usize;
+    /// True when the global allowlist allows `path` by itself.
+    fn path_allowlisted(&self, path: &str) -> bool;
+    /// Layers of encoding decoded, at most.
+    fn decode_depth(&self) -> usize;
+    /// One scan of `input.data` as it is. `nested`: the data is decoded
+    /// text, not a file, so path-only rules do not report it.
+    fn scan_layer(
+        &self,
+        input: &ScanInput<'_>,
+        scratch: &mut ScanScratch,
+        out: &mut Vec<Finding>,
+        nested: bool,
+    );
+}
+
+/// The decode pass of [`Engine::scan`](crate::Engine::scan): appends the
+/// findings of decoded text owned by this chunk to `out`, then orders
+/// `out[first..]` by offset.
+pub(crate) fn rescan<E: LayerScanner>(
+    engine: &E,
     input: &ScanInput<'_>,
     scratch: &mut ScanScratch,
     out: &mut Vec<Finding>,
@@ -322,8 +345,8 @@ pub(crate) fn rescan(
 
 /// Scans decoded `text` and, `levels` more times, what decodes inside it;
 /// findings have positions in `text`.
-fn layer(
-    engine: &Engine,
+fn layer<E: LayerScanner>(
+    engine: &E,
     text: &[u8],
     path: &str,
     levels: usize,

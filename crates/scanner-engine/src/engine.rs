@@ -93,13 +93,14 @@ use regex_automata::{Anchored, Input, Span};
 use regex_syntax::hir::Hir;
 
 use crate::confidence::{Checksum, Confidence};
+use crate::decode::LayerScanner;
 use crate::gates::{fingerprint, is_placeholder, shannon_entropy};
 use crate::generic::Verdict;
 use crate::keywords::Keywords;
 use crate::syntax::{AllowlistSyntax, ExampleSyntax, RuleFile, RuleSyntax};
 use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
-    WarningKind,
+    WarningKind, INLINE_MARKERS,
 };
 
 mod build;
@@ -130,10 +131,9 @@ pub const MAX_REGEX_STATES: usize = 1 << 14;
 /// worst-case work of one keyword hit. 5x the largest built-in product
 /// (13 M, `private-key-putty`: 1,597 states, 8 KiB window).
 pub const MAX_REGEX_WORK: usize = 1 << 26;
-/// The longest regex pattern accepted, checked before parsing it: 64 KiB.
-/// The longest built-in pattern is under 1 KiB; parsing holds about 100
-/// bytes per pattern byte, so a 10 MB literal would take 1 GB.
-pub const MAX_PATTERN_LEN: usize = 64 << 10;
+/// The longest regex pattern accepted: defined where it is checked, before
+/// parsing (`re2.rs`).
+pub use crate::re2::MAX_PATTERN_LEN;
 
 /// A keyword of at most this many distinct characters (ASCII case folded)
 /// has too little information to be a keyword. A keyword hits once per
@@ -154,7 +154,6 @@ pub const LOW_INFORMATION: usize = 1;
 
 /// The matched text in a [`Finding`] is cut to this many bytes.
 pub const MAX_MATCH_TEXT: usize = 512;
-pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
 
 static NEXT_ENGINE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -765,26 +764,9 @@ impl Engine {
         }
     }
 
-    /// Longest `max_len` (see the module docs, "Chunks").
-    pub(crate) fn lead(&self) -> usize {
-        self.lead
-    }
-
     /// See [`EngineBuilder::decode_depth`].
     pub fn decode_depth(&self) -> usize {
         self.decode_depth
-    }
-
-    /// One scan of `input.data` as it is. `nested`: the data is decoded
-    /// text, not a file, so path-only rules do not report it.
-    pub(crate) fn scan_layer(
-        &self,
-        input: &ScanInput<'_>,
-        scratch: &mut ScanScratch,
-        out: &mut Vec<Finding>,
-        nested: bool,
-    ) {
-        self.scan_layer_in(input, scratch, out, nested, None);
     }
 
     /// [`scan_layer`](Self::scan_layer), or with `focus = (focus, zone,
@@ -803,25 +785,12 @@ impl Engine {
         nested: bool,
         focus: Option<(&Range<usize>, &Range<usize>, bool)>,
     ) -> Option<Range<usize>> {
-        scratch.prepare(self);
-        scratch.begin_seen = false;
-        scratch.percent_seen = false;
-        if !nested {
-            scratch.no_long_keywords = false;
-        }
-        if self.path_allowlisted(input.path) {
+        let s = scratch;
+        if !self.start_layer(s, input.path, nested) {
             return None;
         }
         let data = input.data;
         let len = data.len();
-        let s = &mut *scratch;
-        s.windows.clear();
-        s.touched.clear();
-        s.candidates.clear();
-        // Decoded text of the same file keeps the file's path scopes.
-        if !nested {
-            self.scope_rules_to_path(s, input.path);
-        }
         // Path-only rules report the file itself, once (first chunk); their
         // finding spans no byte, so it never intersects a focus.
         if input.base_offset == 0 && !nested && focus.is_none() {
@@ -851,13 +820,51 @@ impl Engine {
                 return Some(wider);
             }
         }
+        self.finish_layer(s, input, out, focus_range);
+        None
+    }
+
+    /// Readies the scratch for one layer: resets the markers the decode
+    /// pass reads (and, for a file's own layer, `no_long_keywords`), then,
+    /// unless the global allowlist allows `path` (false: the layer yields
+    /// nothing), clears the last layer's windows and candidates and scopes
+    /// the rules to `path`.
+    fn start_layer(&self, s: &mut ScanScratch, path: &str, nested: bool) -> bool {
+        s.prepare(self);
+        s.begin_seen = false;
+        s.percent_seen = false;
+        if !nested {
+            s.no_long_keywords = false;
+        }
+        if self.path_allowlisted(path) {
+            return false;
+        }
+        s.windows.clear();
+        s.touched.clear();
+        s.candidates.clear();
+        // Decoded text of the same file keeps the file's path scopes.
+        if !nested {
+            self.scope_rules_to_path(s, path);
+        }
+        true
+    }
+
+    /// Gates the layer's candidates, in order of secret, and reports those
+    /// kept (module docs, steps 4 and 5); the candidate buffer goes back to
+    /// the scratch, empty.
+    fn finish_layer(
+        &self,
+        s: &mut ScanScratch,
+        input: &ScanInput<'_>,
+        out: &mut Vec<Finding>,
+        focus: Option<&Range<usize>>,
+    ) {
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
-        self.gate_candidates(s, &mut cands, data, input.path, focus_range);
-        self.report_candidates(s, &cands, input, out, focus_range);
+        self.gate_candidates(s, &mut cands, input.data, input.path, focus);
+        self.report_candidates(s, &cands, input, out, focus);
         cands.clear();
         s.candidates = cands;
-        None
     }
 
     /// Which bytes this chunk owns, and the wider range whose provider
@@ -1347,6 +1354,31 @@ impl Engine {
         let start = memchr::memrchr(b'\n', &data[lo..m.start]).map_or(lo, |i| lo + i + 1);
         let end = memchr::memchr(b'\n', &data[m.end..hi]).map_or(hi, |i| m.end + i);
         start..end
+    }
+}
+
+/// The decode pass scans decoded text through this (`src/decode.rs`).
+impl LayerScanner for Engine {
+    fn lead(&self) -> usize {
+        self.lead
+    }
+
+    fn path_allowlisted(&self, path: &str) -> bool {
+        Engine::path_allowlisted(self, path)
+    }
+
+    fn decode_depth(&self) -> usize {
+        self.decode_depth
+    }
+
+    fn scan_layer(
+        &self,
+        input: &ScanInput<'_>,
+        scratch: &mut ScanScratch,
+        out: &mut Vec<Finding>,
+        nested: bool,
+    ) {
+        self.scan_layer_in(input, scratch, out, nested, None);
     }
 }
 

@@ -12,7 +12,7 @@ use ring::rand::SystemRandom;
 use ring::signature::{RsaKeyPair, RSA_PKCS1_SHA256};
 
 use crate::confidence::base64_decode;
-use crate::validator::{Method, Request};
+use crate::request::{Method, Request};
 
 pub(crate) const GOOGLE_TOKEN_HOST: &str = "oauth2.googleapis.com";
 const TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
@@ -82,7 +82,7 @@ fn pem_der(pem: &str) -> Result<Vec<u8>, String> {
 
 /// Base64url without padding (RFC 7515's JWS encoding).
 pub(crate) fn b64url(data: &[u8]) -> String {
-    crate::validator::base64(data)
+    crate::request::base64(data)
         .trim_end_matches('=')
         .replace('+', "-")
         .replace('/', "_")

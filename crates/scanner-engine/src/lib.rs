@@ -218,6 +218,7 @@ mod lead;
 mod literals;
 mod provider;
 mod re2;
+mod request;
 mod sigv4;
 mod syntax;
 pub mod text;
@@ -232,9 +233,10 @@ pub use engine::{
 };
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use provider::Provider;
+pub use request::{Method, Request};
 pub use syntax::{read_bounded, RuleFile, MAX_FILE_SIZE};
 pub use validation::{aws_account, rfc3339, unix_now, Validation, ValidationStatus};
-pub use validator::{percent_encode, Decision, Method, Request, Validator, Vars};
+pub use validator::{percent_encode, Decision, Validator, Vars};
 
 /// The built-in rule files, embedded at compile time: (file name, text).
 pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
@@ -678,6 +680,11 @@ impl std::fmt::Display for ExampleFailure {
         )
     }
 }
+
+/// The comments that allow the findings on their line, counted as
+/// [`Suppressed::inline_allow`]: the engine's gates and the decode pass both
+/// look for them.
+pub(crate) const INLINE_MARKERS: [&[u8]; 2] = [b"scanner:allow", b"gitleaks:allow"];
 
 /// Candidate findings that were dropped, by reason (summed per worker,
 /// reported in the summary so that nothing is hidden silently).

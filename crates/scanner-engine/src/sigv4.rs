@@ -7,7 +7,10 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::validator::{Method, Request, AWS_STS_HOST};
+use crate::request::{Method, Request};
+
+/// The host of AWS STS, where the `aws-sts` validator kind sends its request.
+pub(crate) const AWS_STS_HOST: &str = "sts.amazonaws.com";
 
 /// The STS request for a key pair, dated `now` (Unix seconds).
 pub(crate) fn sts_get_caller_identity(key_id: &str, secret: &str, now: u64) -> Request {

@@ -33,6 +33,10 @@ use std::collections::BTreeMap;
 use regex_automata::meta::Regex;
 use serde::Deserialize;
 
+// `base64` is re-exported for the tests of `validation.rs`.
+pub(crate) use crate::request::base64;
+use crate::request::{Method, Request};
+use crate::sigv4::AWS_STS_HOST;
 use crate::validation::{Validation, ValidationStatus};
 
 /// `[rules.validate]` as written.
@@ -79,35 +83,6 @@ pub(crate) struct MatcherSyntax {
     /// A regex the body must match.
     #[serde(default)]
     pub body: Option<String>,
-}
-
-/// The HTTP method of a validator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    Get,
-    Head,
-    Post,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Head => "HEAD",
-            Method::Post => "POST",
-        }
-    }
-}
-
-/// A request to send: everything resolved, the secret inside. The caller
-/// must never log it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    pub method: Method,
-    pub url: String,
-    /// Header names as written in the rule.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
 }
 
 /// A compiled, checked validator.
@@ -570,8 +545,6 @@ impl Decision {
     }
 }
 
-pub(crate) const AWS_STS_HOST: &str = "sts.amazonaws.com";
-
 impl Matcher {
     fn compile(s: Option<&MatcherSyntax>, default: &[u16], what: &str) -> Result<Matcher, String> {
         let Some(s) = s else {
@@ -636,24 +609,6 @@ fn xml_text(body: &[u8], tag: &str) -> Option<String> {
     let start = text.find(&open)? + open.len();
     let end = text[start..].find('<')? + start;
     Some(text[start..end].trim().to_owned())
-}
-
-pub(crate) fn base64(data: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for c in data.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The named capture groups of a regex pattern (`(?P<name>` and `(?<name>`).

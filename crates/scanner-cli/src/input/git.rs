@@ -466,7 +466,8 @@ fn relative_to(sub: &Path, path: &Path) -> PathBuf {
     out
 }
 
-/// Keeps only findings with at least one line among the lines `--diff BASE` added.
+/// Keeps only findings with at least one line among the lines `--diff BASE` added (its
+/// `FindingFilter` impl is in `filter.rs`: `input` does not depend on the report types).
 pub struct DiffFilter {
     /// Keyed by the path as the scan reports it.
     added: HashMap<PathBuf, Vec<(u32, u32)>>,
@@ -483,13 +484,6 @@ impl DiffFilter {
         self.added
             .get(path)
             .is_some_and(|ranges| ranges.iter().any(|&(s, e)| s <= end && line <= e))
-    }
-}
-
-impl crate::filter::FindingFilter for DiffFilter {
-    fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
-        let x = &f.finding;
-        (!self.keeps(&f.path, x.line, x.end_line)).then_some("diff-context")
     }
 }
 

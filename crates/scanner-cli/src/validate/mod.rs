@@ -35,7 +35,6 @@ use std::time::Duration;
 use scanner_engine::{Validation, ValidationStatus, Validator, Vars};
 
 pub mod http;
-pub mod report;
 
 /// How `--validate` talks to providers.
 #[derive(Clone, Debug)]

@@ -2,9 +2,15 @@
 //! zipfile and tarfile) in temp dirs, walked with [`walk`]: every test
 //! asserts the exact leaf paths and contents and the exact skips.
 
+use super::compressed::{single_member_name, zstd_window};
+use super::zip_members::zip_directory;
 use super::*;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::SeekFrom;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 
 /// Runs a shell script in `dir`; the tools it calls must exist.
 fn sh(dir: &Path, script: &str) {

@@ -18,10 +18,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use scanner_engine::{fingerprint, Validation, ValidationStatus, Vars};
 
-use super::Checker;
 use crate::args::ValidateArgs;
 use crate::messages::escape_path;
 use crate::output::{redact, PathFinding, Sink, SinkOptions};
+use crate::validate::{without_validator, Checker};
 
 /// The longest secret read back from a file.
 const MAX_SECRET: u64 = 1 << 20;
@@ -47,7 +47,7 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             .find(|r| r.id == f.rule_id)
             .and_then(|r| r.validator.clone());
         let Some(validator) = validator else {
-            pf.finding.validation = super::without_validator(&f.validation);
+            pf.finding.validation = without_validator(&f.validation);
             continue;
         };
         match recover(pf) {

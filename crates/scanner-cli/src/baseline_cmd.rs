@@ -1,0 +1,116 @@
+//! `scanner baseline add PATH:LINE...`: a command over a scan, apart from the baseline file and
+//! filters (`baseline.rs`) that every scan uses.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+
+use crate::baseline::{load, write, Entry, PathKey, Recorder};
+use crate::messages::{escape, escape_path};
+use crate::paths;
+
+/// `scanner baseline add PATH:LINE...`: scans each PATH with the configuration a scan of it
+/// would use, and appends the findings it reports on LINE (those the baseline does not hold
+/// yet) to the baseline in effect: `--baseline FILE`, else the config's `baseline`. The file
+/// is created when missing. A location with no such finding is an error (exit 2), and then
+/// nothing is written.
+pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::ExitCode> {
+    let mut wanted = Vec::new();
+    for loc in &args.locations {
+        let (path, line) = loc
+            .rsplit_once(':')
+            .and_then(|(p, l)| Some((p, l.parse::<u32>().ok()?)))
+            .filter(|(p, l)| !p.is_empty() && *l > 0)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "`{}`: expected PATH:LINE, as a report prints it",
+                    escape(loc)
+                )
+            })?;
+        wanted.push((PathBuf::from(path), line));
+    }
+    let mut paths: Vec<PathBuf> = wanted.iter().map(|(p, _)| p.clone()).collect();
+    paths.sort();
+    paths.dedup();
+
+    let config = crate::config::discover(&paths, args.config.as_deref(), args.no_config)?;
+    let Some(target) = args
+        .baseline
+        .clone()
+        .or_else(|| config.and_then(|c| c.baseline))
+    else {
+        bail!(
+            "no baseline to add to: set `baseline = \".scanner-baseline.json\"` in {} \
+             (every scan and the hook then use it), or pass --baseline FILE",
+            crate::config::FILE_NAME
+        );
+    };
+
+    let mut scan = crate::args::ScanArgs::from_flags(&["--quiet"]);
+    scan.paths = paths;
+    scan.config = args.config.clone();
+    scan.no_config = args.no_config;
+    scan.baseline = target.exists().then(|| target.clone());
+    let mut plan = crate::scan::ScanPlan::new(&scan)?;
+    // Last: it sees what every other filter (the baseline among them) kept.
+    let keys = PathKey::new(&paths::current_dir()?, &target)?;
+    let (recorder, found) = Recorder::new(keys.clone());
+    plan.filters.push(Box::new(recorder));
+    let sink = crate::output::Sink::new(
+        crate::output::SinkOptions {
+            format: crate::output::Format::Json,
+            show_secrets: false,
+            color: false,
+        },
+        Box::new(std::io::sink()),
+    );
+    let stop = crate::pipeline::StopHandle::default();
+    let (report, _) = crate::pipeline::scan(
+        plan.source,
+        plan.engine,
+        sink,
+        plan.filters,
+        &plan.options,
+        &stop,
+    )?;
+    if report.errors > 0 {
+        bail!("could not read every file named (see the warnings above): nothing added");
+    }
+    let found = std::mem::take(&mut *found.lock().unwrap_or_else(|e| e.into_inner()));
+
+    let mut added: Vec<Entry> = Vec::new();
+    for (path, line) in &wanted {
+        let key = keys.key(path);
+        let here: Vec<&Entry> = found
+            .iter()
+            .filter(|e| e.path == key && e.line == *line)
+            .collect();
+        if here.is_empty() {
+            bail!(
+                "no finding to add at {}:{line} (none there, or the baseline or an allow \
+                 already suppresses it: `scanner scan -v {}` lists both): nothing added",
+                escape_path(path),
+                escape_path(path)
+            );
+        }
+        added.extend(here.into_iter().cloned());
+    }
+    let mut entries = if target.exists() {
+        load(&target)?
+    } else {
+        Vec::new()
+    };
+    let before = entries.len();
+    entries.extend(added.iter().cloned());
+    let total = write(&target, entries)?;
+    let n = total - before;
+    crate::messages::info(&format!(
+        "added {n} {} to {} ({total} in all):",
+        if n == 1 { "finding" } else { "findings" },
+        escape_path(&target)
+    ));
+    for e in &added {
+        crate::messages::hint(&format!("{}:{}  {}", escape(&e.path), e.line, e.rule_id));
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,82 @@
+//! Which archive a file is: by its first bytes, else by its name.
+
+/// Bytes [`sniff`] needs to see every magic it knows (tar's is at 257).
+pub const SNIFF_LEN: usize = 262;
+
+/// Archive formats this module can open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveKind {
+    /// zip and its family: jar, war, whl, apk, nupkg, docx...
+    Zip,
+    /// uncompressed tar (ustar, GNU or pax).
+    Tar,
+    /// gzip: a `.tar.gz`/`.tgz`/`.crate`, or one compressed file.
+    Gzip,
+    /// bzip2: a `.tar.bz2`, or one compressed file.
+    Bzip2,
+    /// xz: a `.tar.xz`/`.txz`, or one compressed file.
+    Xz,
+    /// zstd: a `.tar.zst`, or one compressed file.
+    Zstd,
+}
+
+/// The archive kind announced by the first bytes of a file, if any. Give it
+/// at least [`SNIFF_LEN`] bytes when the file has them, or tar is missed.
+pub fn sniff(head: &[u8]) -> Option<ArchiveKind> {
+    // An empty zip is only an end-of-central-directory record; `PK\x07\x08`
+    // starts a spanned zip whose first local header follows.
+    if head.starts_with(b"PK\x03\x04")
+        || head.starts_with(b"PK\x05\x06")
+        || head.starts_with(b"PK\x07\x08")
+    {
+        return Some(ArchiveKind::Zip);
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Some(ArchiveKind::Gzip);
+    }
+    if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+        return Some(ArchiveKind::Bzip2);
+    }
+    if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+        return Some(ArchiveKind::Xz);
+    }
+    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return Some(ArchiveKind::Zstd);
+    }
+    // POSIX writes "ustar\0", GNU "ustar  \0": the first five bytes agree.
+    if head.get(257..262) == Some(b"ustar") {
+        return Some(ArchiveKind::Tar);
+    }
+    None
+}
+
+/// Suffixes of the zip family: formats that are zip files under another
+/// name. Matched case-insensitively.
+const ZIP_SUFFIXES: &[&str] = &[
+    ".zip", ".jar", ".war", ".ear", ".apk", ".aar", ".whl", ".egg", ".nupkg", ".vsix", ".xpi",
+    ".docx", ".xlsx", ".pptx", ".odt", ".ods", ".odp", ".ipa",
+];
+
+/// The archive kind a name suggests. Only used when the content has no
+/// magic ([`detect`]): a self-extracting zip starts with a program, and v7
+/// tars (before ustar) have no magic at all.
+pub fn kind_from_name(name: &[u8]) -> Option<ArchiveKind> {
+    let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+    if ZIP_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
+        Some(ArchiveKind::Zip)
+    } else if lower.ends_with(".tar") {
+        Some(ArchiveKind::Tar)
+    } else {
+        None
+    }
+}
+
+/// The archive kind of a file: by its first bytes ([`sniff`]), else by its
+/// name ([`kind_from_name`]). Compressed formats are only trusted by magic: a
+/// `.gz` without one is not gzip. A guess by name can be wrong: a walk that
+/// then delivers nothing and records
+/// [`ArchiveSkip::Corrupt`](super::ArchiveSkip::Corrupt) at the file's own
+/// path should be followed by a plain scan of the file.
+pub fn detect(name: &[u8], head: &[u8]) -> Option<ArchiveKind> {
+    sniff(head).or_else(|| kind_from_name(name))
+}
