@@ -163,9 +163,17 @@ impl Keywords {
             renumbered[t] = ends.len();
             ends.push(matched.len() as u32);
         }
+        // The others in breadth-first order too: the shallow states, where
+        // the walk spends most bytes, share a few contiguous rows of the
+        // table (numbered in trie order, the 11,000 states of the provider
+        // table spread the hot rows over 2.9 MB and the walk slowed 18%).
         let specials = ends.len();
-        for (next, r) in (specials..).zip(renumbered.iter_mut().filter(|r| **r == usize::MAX)) {
-            *r = next;
+        let mut next = specials;
+        for &t in &order {
+            if renumbered[t as usize] == usize::MAX {
+                renumbered[t as usize] = next;
+                next += 1;
+            }
         }
         let stride2 = n.next_power_of_two().trailing_zeros();
         let len = (states << stride2).next_power_of_two();
