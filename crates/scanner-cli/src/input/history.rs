@@ -241,11 +241,11 @@ impl VersionControl {
             .or_else(|| {
                 ask(&["rev-parse", "--show-toplevel"])
                     .or_else(|| ask(&["rev-parse", "--absolute-git-dir"]))
-                    .map(|dir| crate::output::sarif::path_uri(Path::new(&dir)))
+                    .map(|dir| crate::paths::path_uri(Path::new(&dir)))
             })
             .unwrap_or_else(|| {
                 let dir = std::path::absolute(repo).unwrap_or_else(|_| repo.to_path_buf());
-                crate::output::sarif::path_uri(&dir)
+                crate::paths::path_uri(&dir)
             });
         VersionControl {
             repository_uri,
@@ -284,7 +284,7 @@ fn remote_uri(url: &str, repo: &Path) -> Option<String> {
     } else {
         std::path::absolute(repo.join(p)).ok()?
     };
-    Some(crate::output::sarif::path_uri(&abs))
+    Some(crate::paths::path_uri(&abs))
 }
 
 /// One distinct blob, as first introduced.
