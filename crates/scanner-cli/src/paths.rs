@@ -1,5 +1,6 @@
-//! Path arithmetic shared by the config and the baseline: both resolve paths relative to the
-//! directory of a file the user named.
+//! Path arithmetic shared by the config and the baseline (both resolve paths relative to the
+//! directory of a file the user named), and paths as URIs, for the SARIF report and the
+//! provenance of a history scan.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -31,4 +32,61 @@ pub fn parent_dir(cwd: &Path, file: &Path) -> PathBuf {
     let abs = absolute(cwd, file);
     let dir = abs.parent().map(Path::to_path_buf).unwrap_or(abs);
     dir.canonicalize().unwrap_or(dir)
+}
+
+/// The path as a URI reference: relative paths stay relative (`./` dropped), separators are
+/// `/`, and every byte outside RFC 3986's unreserved set is percent-encoded, so the URI is
+/// exact even for a non-UTF-8 name and a `:` in a first segment cannot read as a scheme.
+pub fn path_uri(path: &Path) -> String {
+    let mut segments: Vec<String> = Vec::new();
+    let mut absolute = false;
+    for c in path.components() {
+        match c {
+            Component::Prefix(p) => {
+                // Windows `C:`: keep the drive as the first segment of a file URI.
+                absolute = true;
+                segments.push(encode(p.as_os_str().as_encoded_bytes()).replace("%3A", ":"));
+            }
+            Component::RootDir => absolute = true,
+            Component::CurDir => {}
+            Component::ParentDir => segments.push("..".into()),
+            Component::Normal(s) => segments.push(encode(s.as_encoded_bytes())),
+        }
+    }
+    let joined = segments.join("/");
+    if absolute {
+        format!("file:///{joined}")
+    } else {
+        joined
+    }
+}
+
+fn encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_relative_slashed_and_percent_encoded() {
+        assert_eq!(path_uri(Path::new("./a b/c#d%.env")), "a%20b/c%23d%25.env");
+        assert_eq!(path_uri(Path::new("../x/é:y")), "../x/%C3%A9%3Ay");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            assert_eq!(path_uri(Path::new("/tmp/r/a.env")), "file:///tmp/r/a.env");
+            let raw = std::ffi::OsStr::from_bytes(b"caf\xE9.env");
+            assert_eq!(path_uri(Path::new(raw)), "caf%E9.env");
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! between a commit's tree and its first parent's.
 //!
 //! The diff follows git's own rules, so that the walk lists what `git log --raw -r --root
-//! --no-renames --diff-merges=first-parent` lists (a test in `history.rs` compares the two
+//! --no-renames --diff-merges=first-parent` lists (a test in `history/tests.rs` compares the two
 //! on a repository with every kind of change):
 //!
 //! - **Tree order.** Entries of a tree are sorted by name, a tree's name compared as if it

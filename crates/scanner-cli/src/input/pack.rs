@@ -41,6 +41,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use gix::odb::pack::data::{self, entry::Header};
@@ -49,9 +50,30 @@ use gix::odb::pack::index;
 use super::history::Oid;
 
 /// The repository's packs, opened once and shared by every reader.
+///
+/// # Memory
+///
+/// A pack is mapped, and every page of the mapping a reader has touched
+/// counts in the process's resident memory until it is unmapped: a history
+/// scan reads nearly all of its pack, so the mapping alone came to the
+/// pack's size (102 MB of the 285 MB peak on moto's history, `docs/performance.md`).
+/// So once the readers have read [`RELEASE_BYTES`] from the packs, the
+/// pages they touched are handed back ([`Packs::read_from`]:
+/// `madvise(MADV_DONTNEED)`). The mappings are read-only and never
+/// written, so a page handed back is read again from the file (the page
+/// cache, most often) when next touched, as after the kernel evicted it:
+/// what a reader sees never changes.
 pub struct Packs {
     packs: Vec<(index::File, data::File)>,
+    /// Bytes read from the packs since their pages were last handed back.
+    read: AtomicU64,
 }
+
+/// How many bytes of the packs are read between two releases of their
+/// pages ([`Packs`], "Memory"): about what the mappings add to the
+/// resident memory at most. A release costs the page faults that read back
+/// the pages touched again (minor faults: the pages stay in the page cache).
+const RELEASE_BYTES: u64 = 16 << 20;
 
 impl Packs {
     /// Opens every pack under `objects_dir/pack` whose index and data both
@@ -71,7 +93,21 @@ impl Packs {
             })
             .collect();
         packs.sort_by_key(|(_, d)| std::cmp::Reverse(d.data_len()));
-        Packs { packs }
+        Packs {
+            packs,
+            read: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts `bytes` read from the packs' mappings, and hands their pages
+    /// back to the kernel every [`RELEASE_BYTES`] (the type's "Memory").
+    fn read_from(&self, bytes: u64) {
+        let before = self.read.fetch_add(bytes, Ordering::Relaxed);
+        if before / RELEASE_BYTES != (before + bytes) / RELEASE_BYTES {
+            for (_, pack) in &self.packs {
+                release(pack);
+            }
+        }
     }
 
     /// The pack holding `oid` and the object's offset in it.
@@ -81,6 +117,29 @@ impl Packs {
             Some((p, index.pack_offset_at_index(i)))
         })
     }
+}
+
+/// Hands back to the kernel the pages of `pack`'s mapping (see [`Packs`],
+/// "Memory"). Elsewhere than on Linux, where `MADV_DONTNEED` may drop the
+/// pages' content, nothing.
+fn release(pack: &data::File) {
+    #[cfg(target_os = "linux")]
+    if let Some(all) = pack.entry_slice(0..pack.data_len() as u64) {
+        // SAFETY: `all` is the whole read-only mapping gitoxide made of the
+        // file (private, never written): on Linux MADV_DONTNEED only unmaps
+        // its pages, which are read again from the file when next touched,
+        // with the same content. Nothing is freed or moved. The mapping
+        // starts on a page (mmap), and madvise rounds the length up.
+        unsafe {
+            libc::madvise(
+                all.as_ptr() as *mut libc::c_void,
+                all.len(),
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pack;
 }
 
 /// Where [`PackReader`]'s caches hold an object: which, and (pack, offset).
@@ -406,9 +465,11 @@ impl PackReader {
             emptied(buf, size);
         }
         buf.resize(size, 0);
-        pack.decompress_entry(entry, &mut self.inflate, buf)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        let read = pack
+            .decompress_entry(entry, &mut self.inflate, buf)
+            .map_err(|e| e.to_string())?;
+        self.packs.read_from(read as u64);
+        Ok(())
     }
 }
 
@@ -444,6 +505,7 @@ impl std::io::Read for EntryStream {
             let consumed = self.inflate.total_in() - read;
             let produced = (self.inflate.total_out() - written) as usize;
             self.at += consumed;
+            self.packs.read_from(consumed);
             if produced > 0 || status == flate2::Status::StreamEnd || out.is_empty() {
                 return Ok(produced);
             }
@@ -959,6 +1021,58 @@ mod tests {
                 want[oid].len()
             );
         }
+    }
+
+    /// The resident kilobytes of this process's mappings of `path`
+    /// (`/proc/self/smaps`).
+    #[cfg(target_os = "linux")]
+    fn resident_kb(path: &Path) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut ours = false;
+        let mut kb = 0;
+        for line in smaps.lines() {
+            if let Some(rss) = line.strip_prefix("Rss:") {
+                if ours {
+                    kb += rss.trim().trim_end_matches(" kB").parse::<u64>().unwrap();
+                }
+            } else if !line.split_whitespace().next().unwrap_or(":").ends_with(':') {
+                // A mapping's first line, `start-end perms offset dev inode
+                // path`, where every other line is `Field: value`.
+                ours = line.ends_with(&*path.to_string_lossy());
+            }
+        }
+        kb
+    }
+
+    /// Pages of the mapping handed back (the type's "Memory") leave the
+    /// resident memory, and are read again as they were: every version read
+    /// after a release is what git shows, through readers that cache nothing.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pages_handed_back_leave_resident_memory_and_read_again_the_same() {
+        let (tmp, ids) = repo(&["repack"]);
+        let want = shown(tmp.path(), &ids);
+        let packs = Arc::new(Packs::open(&tmp.path().join("objects")));
+        let path = packs.packs[0].1.path().to_owned();
+        let mut reader = PackReader::new(Arc::clone(&packs), 0, 0);
+        let mut buf = Vec::new();
+        for oid in &ids {
+            assert_eq!(reader.read(oid, &mut buf).unwrap(), Some(Kind::Blob));
+            assert!(buf == want[oid], "{oid}");
+            assert!(
+                resident_kb(&path) > 0,
+                "{oid}: nothing of the pack resident"
+            );
+            release(&packs.packs[0].1);
+            assert_eq!(resident_kb(&path), 0, "{oid}: pages still resident");
+        }
+        // Released by the count of bytes read: not before RELEASE_BYTES.
+        reader.read(&ids[0], &mut buf).unwrap();
+        let read = packs.read.load(Ordering::Relaxed) % RELEASE_BYTES;
+        packs.read_from(RELEASE_BYTES - read - 1);
+        assert!(resident_kb(&path) > 0);
+        packs.read_from(1);
+        assert_eq!(resident_kb(&path), 0);
     }
 
     #[test]

@@ -102,7 +102,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::path::{Component, Path};
 
 use scanner_engine::RuleInfo;
 use scanner_engine::{Confidence, ValidationStatus};
@@ -110,6 +109,7 @@ use serde::Serialize;
 
 use super::{shown_secret, PathFinding};
 use crate::input::VersionControl;
+use crate::paths::path_uri;
 
 pub const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
@@ -386,45 +386,6 @@ fn help(description: &str) -> Help {
     }
 }
 
-/// The path as a URI reference: relative paths stay relative (`./` dropped), separators are
-/// `/`, and every byte outside RFC 3986's unreserved set is percent-encoded, so the URI is
-/// exact even for a non-UTF-8 name and a `:` in a first segment cannot read as a scheme.
-pub fn path_uri(path: &Path) -> String {
-    let mut segments: Vec<String> = Vec::new();
-    let mut absolute = false;
-    for c in path.components() {
-        match c {
-            Component::Prefix(p) => {
-                // Windows `C:`: keep the drive as the first segment of a file URI.
-                absolute = true;
-                segments.push(encode(p.as_os_str().as_encoded_bytes()).replace("%3A", ":"));
-            }
-            Component::RootDir => absolute = true,
-            Component::CurDir => {}
-            Component::ParentDir => segments.push("..".into()),
-            Component::Normal(s) => segments.push(encode(s.as_encoded_bytes())),
-        }
-    }
-    let joined = segments.join("/");
-    if absolute {
-        format!("file:///{joined}")
-    } else {
-        joined
-    }
-}
-
-fn encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for &b in bytes {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::tests::{finding, Shared};
@@ -576,18 +537,5 @@ mod tests {
         assert_eq!(pascal_case("github-classic-pat"), "GithubClassicPat");
         assert_eq!(pascal_case("aws_secret.key-2"), "AwsSecretKey2");
         assert_eq!(pascal_case("x"), "X");
-    }
-
-    #[test]
-    fn uris_are_relative_slashed_and_percent_encoded() {
-        assert_eq!(path_uri(Path::new("./a b/c#d%.env")), "a%20b/c%23d%25.env");
-        assert_eq!(path_uri(Path::new("../x/é:y")), "../x/%C3%A9%3Ay");
-        #[cfg(unix)]
-        {
-            use std::os::unix::ffi::OsStrExt;
-            assert_eq!(path_uri(Path::new("/tmp/r/a.env")), "file:///tmp/r/a.env");
-            let raw = std::ffi::OsStr::from_bytes(b"caf\xE9.env");
-            assert_eq!(path_uri(Path::new(raw)), "caf%E9.env");
-        }
     }
 }

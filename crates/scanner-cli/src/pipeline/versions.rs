@@ -1,7 +1,7 @@
 //! Versions of a file in history: which findings of a blob are new since
 //! the version it modifies.
 //!
-//! A history blob with a base (see `input/history.rs`, "Versions of a
+//! A history blob with a base (see `input/history/mod.rs`, "Versions of a
 //! file") reports only the findings whose match meets [`changed_spans`]:
 //! the lines it does not keep from the base (whole lines, the same bytes,
 //! in the same order). The others were reported with the base, at the same
