@@ -412,17 +412,24 @@ fn parse_tables<'i>(
 impl RuleFile {
     fn parse_typed(root: toml::Spanned<DeTable<'_>>, text: &str, origin: &str) -> Option<RuleFile> {
         let raw = TypedFileSyntax::deserialize(toml::de::Deserializer::from(root)).ok()?;
-        let mut rules = Vec::with_capacity(raw.rules.len());
-        let mut line = 1;
-        let mut at = 0;
+        let mut rules = Vec::with_capacity(raw.rules.len() + raw.providers.len());
+        // Spans come in order within each array: count newlines
+        // incrementally, from the top again for the second array.
+        let lines = || {
+            let (mut line, mut at) = (1, 0);
+            move |start: usize| {
+                let start = start.min(text.len());
+                line += text.as_bytes()[at..start]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+                at = start;
+                line
+            }
+        };
+        let mut line_of_rule = lines();
         for spanned in raw.rules {
-            // Spans come in order: count newlines incrementally.
-            let start = spanned.span().start.min(text.len());
-            line += text.as_bytes()[at..start]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            at = start;
+            let line = line_of_rule(spanned.span().start);
             let mut rule = spanned.into_inner();
             rule.line = line;
             if rule.id.trim().is_empty() || rule.id.chars().any(char::is_whitespace) {
@@ -430,14 +437,9 @@ impl RuleFile {
             }
             rules.push(rule);
         }
-        let (mut line, mut at) = (1, 0);
+        let mut line_of_entry = lines();
         for spanned in raw.providers {
-            let start = spanned.span().start.min(text.len());
-            line += text.as_bytes()[at..start]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            at = start;
+            let line = line_of_entry(spanned.span().start);
             rules.push(spanned.get_ref().expand(line).ok()?);
         }
         Some(RuleFile {
