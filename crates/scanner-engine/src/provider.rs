@@ -4,7 +4,9 @@
 //! into the [`RuleSyntax`] a person would have written by hand, so an entry
 //! goes through the same keyword prefilter, regex confirmation, gates,
 //! examples check, `rules list` and `--validate` as every rule. The format
-//! is documented in `docs/rules.md`, "Providers".
+//! is documented in `docs/rules.md`, "Providers"; the table as written
+//! (`ProviderSyntax`, `Provider`) is in `syntax.rs` with the rest of the
+//! rule files' serde mirror, so that this module only reads it.
 //!
 //! The generated regex, with `T` the token (prefix, then the alphabet
 //! repeated `len` times or the `shape` fragment) and `A` its last alphabet:
@@ -22,10 +24,7 @@
 //! Findings are `medium` (issue 29: no entry says more without a checksum
 //! or a validator); the entropy floor follows the alphabet and length.
 
-use serde::Deserialize;
-
-use crate::syntax::{ExampleSyntax, RuleSyntax};
-use crate::validator::ValidatorSyntax;
+use crate::syntax::{Len, Provider, ProviderSyntax, RuleSyntax};
 
 /// How far (bytes) before its token a provider's keyword may stand, on the
 /// same line: `STRIPE_SECRET_KEY = "`, `"mailchimp": {"apiKey": "`.
@@ -37,69 +36,6 @@ pub(crate) const DISTINCTIVE_PREFIX: usize = 5;
 
 /// Keywords shorter than this hit inside common words (`box` in `sandbox`).
 pub(crate) const MIN_KEYWORD: usize = 4;
-
-/// The keys of a `[[providers]]` table.
-pub(crate) const PROVIDER_KEYS: &[&str] = &[
-    "id",
-    "aliases",
-    "provider",
-    "name",
-    "description",
-    "docs",
-    "keywords",
-    "prefix",
-    "alphabet",
-    "len",
-    "shape",
-    "entropy",
-    "examples",
-    "negative_examples",
-    "validate",
-    "tags",
-];
-
-/// One `[[providers]]` table, as written.
-#[derive(Clone, Debug, Deserialize)]
-pub(crate) struct ProviderSyntax {
-    pub id: String,
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    pub provider: String,
-    pub name: String,
-    #[serde(default)]
-    pub description: Option<String>,
-    /// Where the provider documents the format (required of built-ins).
-    #[serde(default)]
-    pub docs: Option<String>,
-    #[serde(default)]
-    pub keywords: Vec<String>,
-    #[serde(default)]
-    pub prefix: Option<String>,
-    #[serde(default)]
-    pub alphabet: Option<String>,
-    #[serde(default)]
-    pub len: Option<Len>,
-    #[serde(default)]
-    pub shape: Option<String>,
-    #[serde(default)]
-    pub entropy: Option<f64>,
-    #[serde(default)]
-    pub examples: Vec<ExampleSyntax>,
-    #[serde(default)]
-    pub negative_examples: Vec<ExampleSyntax>,
-    #[serde(default)]
-    pub validate: Option<ValidatorSyntax>,
-    #[serde(default)]
-    pub tags: Vec<String>,
-}
-
-/// `len = 32` or `len = [32, 40]`.
-#[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum Len {
-    Exact(usize),
-    Range([usize; 2]),
-}
 
 /// The alphabets an entry may name: (name, class body, entropy cap).
 /// `base64` also takes up to two `=` of padding; `uuid` is a whole format.
@@ -319,23 +255,6 @@ impl ProviderSyntax {
             _ => 8,
         }
     }
-}
-
-/// The provider whose credential a rule finds: from its `[[providers]]`
-/// entry, or for a hand-written built-in rule from its first tag.
-#[derive(Clone, Debug)]
-pub struct Provider {
-    /// The provider's display name (`Mailchimp`; a tag for built-in rules).
-    pub name: String,
-    /// Where the provider documents the format (entries only).
-    pub docs: Option<String>,
-    /// Lowercase words naming the provider that must stand on the token's
-    /// line: empty when the token matches alone (a distinctive prefix, a
-    /// hand-written rule).
-    pub context: Vec<String>,
-    /// Whether a value made of words is dropped: a keyword entry whose
-    /// alphabet can spell them (module docs).
-    pub rejects_names: bool,
 }
 
 /// First tags of built-in rules that name a kind of credential, not a

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::provider::{ProviderSyntax, PROVIDER_KEYS};
+use crate::validator::ValidatorSyntax;
 use crate::Error;
 
 /// A parsed (not compiled) rule file: gitleaks-compatible TOML plus our
@@ -100,7 +100,7 @@ pub(crate) struct RuleSyntax {
     /// Ours: `[rules.validate]`, how to ask the provider whether a secret
     /// works; see `src/validator.rs`.
     #[serde(default)]
-    pub validate: Option<crate::validator::ValidatorSyntax>,
+    pub validate: Option<ValidatorSyntax>,
     #[serde(default)]
     pub tags: Vec<String>,
     /// gitleaks >= 8.21 form.
@@ -114,8 +114,88 @@ pub(crate) struct RuleSyntax {
     pub line: usize,
     /// The `[[providers]]` entry the rule was expanded from, if any.
     #[serde(skip)]
-    pub provider: Option<crate::provider::Provider>,
+    pub provider: Option<Provider>,
 }
+
+/// One `[[providers]]` table, as written.
+#[derive(Clone, Debug, Deserialize)]
+pub(crate) struct ProviderSyntax {
+    pub id: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub provider: String,
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Where the provider documents the format (required of built-ins).
+    #[serde(default)]
+    pub docs: Option<String>,
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    #[serde(default)]
+    pub prefix: Option<String>,
+    #[serde(default)]
+    pub alphabet: Option<String>,
+    #[serde(default)]
+    pub len: Option<Len>,
+    #[serde(default)]
+    pub shape: Option<String>,
+    #[serde(default)]
+    pub entropy: Option<f64>,
+    #[serde(default)]
+    pub examples: Vec<ExampleSyntax>,
+    #[serde(default)]
+    pub negative_examples: Vec<ExampleSyntax>,
+    #[serde(default)]
+    pub validate: Option<ValidatorSyntax>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// `len = 32` or `len = [32, 40]`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Len {
+    Exact(usize),
+    Range([usize; 2]),
+}
+
+/// The provider whose credential a rule finds: from its `[[providers]]`
+/// entry, or for a hand-written built-in rule from its first tag.
+#[derive(Clone, Debug)]
+pub struct Provider {
+    /// The provider's display name (`Mailchimp`; a tag for built-in rules).
+    pub name: String,
+    /// Where the provider documents the format (entries only).
+    pub docs: Option<String>,
+    /// Lowercase words naming the provider that must stand on the token's
+    /// line: empty when the token matches alone (a distinctive prefix, a
+    /// hand-written rule).
+    pub context: Vec<String>,
+    /// Whether a value made of words is dropped: a keyword entry whose
+    /// alphabet can spell them (module docs).
+    pub rejects_names: bool,
+}
+
+/// The keys of a `[[providers]]` table.
+pub(crate) const PROVIDER_KEYS: &[&str] = &[
+    "id",
+    "aliases",
+    "provider",
+    "name",
+    "description",
+    "docs",
+    "keywords",
+    "prefix",
+    "alphabet",
+    "len",
+    "shape",
+    "entropy",
+    "examples",
+    "negative_examples",
+    "validate",
+    "tags",
+];
 
 /// An example: a bare string, or a table when the path matters.
 #[derive(Clone, Debug, Deserialize)]

@@ -834,7 +834,7 @@ pub(super) fn compile_rule(
             .clone()
             .or_else(|| {
                 trusted
-                    .then(|| crate::provider::Provider::of_tags(&r.tags, r.generic == Some(true)))
+                    .then(|| crate::Provider::of_tags(&r.tags, r.generic == Some(true)))
                     .flatten()
             })
             .map(Arc::new),
