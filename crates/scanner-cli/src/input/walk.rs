@@ -1261,6 +1261,45 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 
+    /// A FIFO `fifo` and a directory `locked` (holding `secret.txt`) that only
+    /// root can read.
+    #[cfg(target_os = "linux")]
+    fn fifo_and_locked_dir(r: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        write(r, "locked/secret.txt", "x");
+        let fifo = std::ffi::CString::new(r.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    }
+
+    /// What walking `roots` yields and warns about, in order, and its skip
+    /// counts; by the `ignore` walk when `force_ignore_walk`.
+    #[cfg(target_os = "linux")]
+    fn trace(
+        roots: &[PathBuf],
+        opts: &WalkOptions,
+        scope: &Scope,
+        force_ignore_walk: bool,
+    ) -> (Vec<String>, Vec<String>, String) {
+        FORCE_IGNORE_WALK.with(|f| f.set(force_ignore_walk));
+        let mut events = Vec::new();
+        let mut warnings = Vec::new();
+        let skips = walk(
+            roots,
+            opts,
+            scope,
+            |i| {
+                events.push(i.provenance.path.display().to_string());
+                true
+            },
+            |w| warnings.push(format!("{}: {} {}", w.path.display(), w.reason, w.is_error)),
+        )
+        .unwrap();
+        FORCE_IGNORE_WALK.with(|f| f.set(false));
+        (events, warnings, format!("{skips:?}"))
+    }
+
     /// With `--no-ignore` the plain walk yields, skips, counts and warns
     /// exactly as the `ignore` walk does, in the same order: hidden files,
     /// `.git` (directory and file), excludes, links (good, broken, to a
@@ -1280,35 +1319,14 @@ mod tests {
         write(r, "sub/.git", "gitdir: ../.git");
         write(r, "vendor/x.js", "x");
         write(r, "a.min.js", "x");
-        write(r, "locked/secret.txt", "x");
         symlink("d0", r.join("dirlink")).unwrap();
         symlink(".env", r.join("envlink")).unwrap();
         symlink("missing", r.join("broken")).unwrap();
-        let fifo = std::ffi::CString::new(r.join("fifo").to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+        fifo_and_locked_dir(r);
         let locked_readable = fs::read_dir(r.join("locked")).is_ok(); // root reads anything
         let scope = Scope::new(r, &["vendor/".into(), "*.min.js".into()], None, None).unwrap();
         let roots = [r.to_path_buf(), r.join("d1/"), r.join("d2/e2/f2.txt")];
-        let trace = |opts: &WalkOptions, force: bool| {
-            FORCE_IGNORE_WALK.with(|f| f.set(force));
-            let mut events = Vec::new();
-            let mut warnings = Vec::new();
-            let skips = walk(
-                &roots,
-                opts,
-                &scope,
-                |i| {
-                    events.push(i.provenance.path.display().to_string());
-                    true
-                },
-                |w| warnings.push(format!("{}: {} {}", w.path.display(), w.reason, w.is_error)),
-            )
-            .unwrap();
-            FORCE_IGNORE_WALK.with(|f| f.set(false));
-            (events, warnings, format!("{skips:?}"))
-        };
+        let trace = |opts: &WalkOptions, force: bool| trace(&roots, opts, &scope, force);
         let opts = WalkOptions {
             no_ignore: true,
             ..Default::default()
@@ -1486,14 +1504,10 @@ mod tests {
         write(r, "wt/wt-excluded.txt", "x");
         write(r, "wt/kept.txt", "x");
         write(r, "src/.scannerignore", "in[z-a]\n");
-        write(r, "locked/secret.txt", "x");
         symlink("d0", r.join("dirlink")).unwrap();
         symlink("missing", r.join("broken")).unwrap();
         symlink("missing", r.join("broken.log")).unwrap();
-        let fifo = std::ffi::CString::new(r.join("fifo").to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+        fifo_and_locked_dir(r);
         let scope = Scope::new(r, &["*.min.*".into(), "third_party/".into()], None, None).unwrap();
         let roots = [
             r.to_path_buf(),
@@ -1501,27 +1515,8 @@ mod tests {
             r.join("d1"),
             r.join("app.txt"),
         ];
-        let trace = |force: bool| {
-            FORCE_IGNORE_WALK.with(|f| f.set(force));
-            let mut events = Vec::new();
-            let mut warnings = Vec::new();
-            let skips = walk(
-                &roots,
-                &WalkOptions::default(),
-                &scope,
-                |i| {
-                    events.push(i.provenance.path.display().to_string());
-                    true
-                },
-                |w| warnings.push(format!("{}: {} {}", w.path.display(), w.reason, w.is_error)),
-            )
-            .unwrap();
-            FORCE_IGNORE_WALK.with(|f| f.set(false));
-            (events, warnings, format!("{skips:?}"))
-        };
+        let trace = |force: bool| trace(&roots, &WalkOptions::default(), &scope, force);
         let one_read = trace(false);
-        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
-        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
         let ignore_walk = trace(true);
         fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(one_read, ignore_walk);
