@@ -1351,49 +1351,27 @@ mod tests {
     /// `!keep.txt`, a `.scannerignore` re-including what a `.gitignore`
     /// drops), `.git/info/exclude`, ignored directories and excludes.
     fn nested_ignore_tree(r: &Path) {
-        write(r, ".gitignore", "*.log\nbuild/\n!keep.log\n");
-        write(r, ".scannerignore", "secret-skip.txt\n");
-        write(r, ".git/config", "x");
-        write(r, ".git/info/exclude", "by-info.txt\n");
-        for f in [
-            "a.log",
-            "keep.log",
-            "app.txt",
-            "by-info.txt",
-            "secret-skip.txt",
-        ] {
+        let ignore_files = [
+            (".gitignore", "*.log\nbuild/\n!keep.log\n"),
+            (".scannerignore", "secret-skip.txt\n"),
+            (".git/info/exclude", "by-info.txt\n"),
+            ("src/.ignore", "*.tmp\n!keep.tmp\n"),
+            ("src/sub/.gitignore", "!*.log\ngen/\n"),
+            ("docs/.gitignore", "*.txt\n!keep.txt\n"),
+            ("vendor/.scannerignore", "!forced.log\n"),
+        ];
+        for (f, rules) in ignore_files {
+            write(r, f, rules);
+        }
+        let files = "a.log keep.log app.txt by-info.txt secret-skip.txt .git/config \
+            build/a.txt build/b.txt build/deep/c.txt \
+            q.min.log w.min.js third_party/t.txt third_party/u.txt \
+            src/x.tmp src/keep.tmp src/main.rs src/y.log \
+            src/sub/trace.log src/sub/gen/g1.txt src/sub/gen/g2.txt src/sub/z.tmp \
+            docs/a.txt docs/keep.txt vendor/forced.log vendor/other.log";
+        for f in files.split_whitespace() {
             write(r, f, "x");
         }
-        for f in ["build/a.txt", "build/b.txt", "build/deep/c.txt"] {
-            write(r, f, "x");
-        }
-        for f in [
-            "q.min.log",
-            "w.min.js",
-            "third_party/t.txt",
-            "third_party/u.txt",
-        ] {
-            write(r, f, "x");
-        }
-        write(r, "src/.ignore", "*.tmp\n!keep.tmp\n");
-        for f in ["src/x.tmp", "src/keep.tmp", "src/main.rs", "src/y.log"] {
-            write(r, f, "x");
-        }
-        write(r, "src/sub/.gitignore", "!*.log\ngen/\n");
-        for f in [
-            "src/sub/trace.log",
-            "src/sub/gen/g1.txt",
-            "src/sub/gen/g2.txt",
-            "src/sub/z.tmp",
-        ] {
-            write(r, f, "x");
-        }
-        write(r, "docs/.gitignore", "*.txt\n!keep.txt\n");
-        write(r, "docs/a.txt", "x");
-        write(r, "docs/keep.txt", "x");
-        write(r, "vendor/.scannerignore", "!forced.log\n");
-        write(r, "vendor/forced.log", "x");
-        write(r, "vendor/other.log", "x");
     }
 
     /// Exact counts on [`nested_ignore_tree`], for each root with and
