@@ -1,13 +1,16 @@
 //! The walker: which files are in scope, and a count of every one that is not.
 //!
-//! One thread, the single-threaded [`ignore::Walk`]: discovery is cheap next
-//! to reading and matching, and one walker keeps the skip counts and the
-//! order of warnings simple. With `--no-ignore` and without `--follow` (on
-//! Linux) no ignore file can apply, and `PlainWalk` lists directories with
-//! raw `getdents64` instead, with the same results in the same order at a
+//! One thread: discovery is cheap next to reading and matching, and one
+//! walker keeps the skip counts and the order of warnings simple. Without
+//! `--follow` (on Linux) `PlainWalk` lists each directory with raw
+//! `getdents64`, once, and applies the ignore files itself (`IgnoreRules`,
+//! over the `ignore` crate's `Gitignore` matchers, with the crate's
+//! precedence); with `--follow`, and elsewhere, the single-threaded
+//! [`ignore::Walk`] walks. Both give the same results in the same order
+//! (unit tests compare them event by event); the plain walk costs a
 //! fraction of the producer's time (docs/performance.md, "The walking
-//! thread"). The pipeline turns each yielded path into a
-//! `FileTask` (see `pipeline.rs`).
+//! thread"). The pipeline turns each yielded path into a `FileTask` (see
+//! `pipeline.rs`).
 //!
 //! # What is walked
 //!
@@ -34,15 +37,18 @@
 //! directories; workers decide `binary`, `too large` and `unreadable` files
 //! (they stat the file they opened anyway, so the walker never stats).
 //!
-//! **What `ignored` counts.** The `ignore` crate drops ignored entries
-//! silently. Re-matching every entry against the ignore rules would double
-//! the walker's work, so the count is derived instead: for every directory
-//! walked, the number of its entries (one extra `readdir`, no `stat`) minus
-//! the entries the walk yielded, minus those our own filter dropped. So an
-//! ignored directory counts once (its contents are never visited: `target/`
-//! is 1, not 40,000), and the count is of directory entries, files and
-//! directories alike. With `--no-ignore` nothing is ignored and the extra
-//! `readdir` is skipped.
+//! **What `ignored` counts.** Every directory entry the ignore rules drop,
+//! files and directories alike, once: an ignored directory counts once (its
+//! contents are never visited: `target/` is 1, not 40,000). The rules are
+//! matched before our own filter (`.git`, excludes, allowlists), so an
+//! entry both ignored and excluded counts as ignored. The plain walk counts
+//! each entry as its rules drop it. The `ignore` crate drops ignored
+//! entries silently (its `filter_entry` predicate runs after its matcher:
+//! an ignored entry never reaches it), so under `--follow` the count is
+//! derived: for every
+//! directory walked, the number of its entries (a second listing, no
+//! `stat`) minus the entries the walk yielded, minus those our filter
+//! dropped. With `--no-ignore` nothing is ignored.
 
 use std::ffi::OsString;
 use std::fs;
@@ -259,11 +265,21 @@ fn walk_dir(
         }
     };
     #[cfg(target_os = "linux")]
-    if opts.no_ignore && !opts.follow && !tests_force_ignore_walk() {
+    if !opts.follow && !tests_force_ignore_walk() {
+        let rules = if opts.no_ignore {
+            None
+        } else {
+            let (rules, err) = IgnoreRules::new(root);
+            if let Some(w) = err.and_then(|e| classify_error(&e, skips, &mut 0, opts.strip_dot)) {
+                on_warning(w);
+            }
+            Some(rules)
+        };
         let mut walk = PlainWalk {
             opts,
             scope,
             skips,
+            rules,
             on_item: &mut |path| on_item(walked_item(path)),
             on_warning,
         };
@@ -467,20 +483,23 @@ fn for_each_dirent(dir: &std::os::fd::OwnedFd, mut f: impl FnMut(&[u8], u8)) -> 
     result
 }
 
-/// The walk of one root with `--no-ignore` and without `--follow`: no ignore
-/// file can apply, so the `ignore` crate's per-entry work (a `DirEntry`
-/// and a joined path per entry, an `opendir` buffer and `fstat` per
-/// directory) is spared, and the producer spends its time listing
-/// directories. What is yielded, skipped, counted and warned about, and in
-/// which order, is what the `ignore` walk does with the same settings:
-/// depth first, each directory in the kernel's listing order, the root
-/// never filtered, `.git` never entered, a symbolic link not followed, an
-/// unreadable directory a warning right after its entry.
+/// The walk of one root without `--follow`: the `ignore` crate's
+/// per-entry work (a `DirEntry` and a joined path per entry, an `opendir`
+/// buffer and `fstat` per directory, a `stat` per possible ignore file) is
+/// spared, each directory is listed once, and its ignore files are read
+/// only when the listing names them. What is yielded, skipped, counted and
+/// warned about, and in which order, is what the `ignore` walk does with
+/// the same settings: depth first, each directory in the kernel's listing
+/// order, the root never filtered, ignore rules before our filter, `.git`
+/// never entered, a symbolic link not followed, an unreadable directory a
+/// warning right after its entry.
 #[cfg(target_os = "linux")]
 struct PlainWalk<'a, F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> {
     opts: &'a WalkOptions,
     scope: &'a Scope,
     skips: &'a mut SkipCounts,
+    /// The ignore rules in force, `None` with `--no-ignore`.
+    rules: Option<IgnoreRules>,
     on_item: &'a mut F,
     on_warning: &'a mut W,
 }
@@ -513,19 +532,41 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             Ok(fd) => (depth < 64).then_some(fd),
             Err(e) => return self.unreadable(path, &e),
         };
+        // This directory's ignore files, read only when listed.
+        let mut pushed = false;
+        if let Some(rules) = &mut self.rules {
+            let has = |file: &str| {
+                ents.iter().any(|&(at, len, _)| {
+                    &names[at as usize..(at + len) as usize] == file.as_bytes()
+                })
+            };
+            if IGNORE_FILES.iter().any(|f| has(f)) {
+                let (dir_rules, _) = DirRules::read(path, has);
+                if !dir_rules.is_empty() {
+                    rules.walked.push(dir_rules);
+                    pushed = true;
+                }
+            }
+        }
+        let mut go_on = true;
         for &(at, len, ty) in &ents {
             let name = &names[at as usize..(at + len) as usize];
-            if name == b".git" {
+            if name == b".git" && self.rules.is_none() {
                 continue;
             }
             path.push(std::ffi::OsStr::from_bytes(name));
-            let go_on = self.entry(path, ty, fd.as_ref().map(|fd| fd.as_fd()), depth);
+            go_on = self.entry(path, ty, fd.as_ref().map(|fd| fd.as_fd()), depth);
             path.pop();
             if !go_on {
-                return false;
+                break;
             }
         }
-        true
+        if pushed {
+            if let Some(rules) = &mut self.rules {
+                rules.walked.pop();
+            }
+        }
+        go_on
     }
 
     /// Counts and warns about an entry that could not be read; the walk
@@ -559,6 +600,17 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             },
             ty => ty,
         };
+        // As the `ignore` walk: its ignore rules first, then our filter
+        // (`.git`, then the scope).
+        if let Some(rules) = &self.rules {
+            if rules.ignores(path, ty == libc::DT_DIR) {
+                self.skips.add(Skip::Ignored, 1);
+                return true;
+            }
+            if path.file_name().is_some_and(|n| n == ".git") {
+                return true;
+            }
+        }
         if let Some(skip) = self.scope.check_walked(path, ty == libc::DT_DIR) {
             self.skips.add(skip, 1);
             return true;
@@ -586,6 +638,266 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             }
         }
     }
+}
+
+/// The names whose presence in a directory makes [`DirRules::read`] look
+/// further: the ignore files, and `.git` for `.git/info/exclude`.
+#[cfg(target_os = "linux")]
+const IGNORE_FILES: [&str; 4] = [".scannerignore", ".ignore", ".gitignore", ".git"];
+
+/// The ignore rules one directory holds, as the `ignore` crate's walk reads
+/// them (its `dir.rs`, `add_child_path`, with our settings): each file's
+/// globs relative to the directory.
+#[cfg(target_os = "linux")]
+struct DirRules {
+    /// `.scannerignore` (the crate's "custom ignore file").
+    custom: ignore::gitignore::Gitignore,
+    /// `.ignore`.
+    dot_ignore: ignore::gitignore::Gitignore,
+    /// `.gitignore`.
+    git: ignore::gitignore::Gitignore,
+    /// `.git/info/exclude` (of the common directory, for a worktree).
+    git_exclude: ignore::gitignore::Gitignore,
+}
+
+#[cfg(target_os = "linux")]
+impl DirRules {
+    /// Reads the ignore files of directory `dir`; `has(name)` says whether
+    /// `dir` may hold an entry `name` (one of [`IGNORE_FILES`]). Returns the
+    /// errors grouped as the crate groups them (only a parent's are shown).
+    fn read(dir: &Path, has: impl Fn(&str) -> bool) -> (DirRules, Option<ignore::Error>) {
+        use ignore::gitignore::Gitignore;
+        let mut errs = Vec::new();
+        let mut file = |name: &str, file: Option<PathBuf>| match file {
+            Some(file) if has(name) => {
+                let (gi, err) = read_ignore_file(dir, &file);
+                errs.extend(err);
+                gi
+            }
+            _ => Gitignore::empty(),
+        };
+        let custom = file(".scannerignore", Some(dir.join(".scannerignore")));
+        let dot_ignore = file(".ignore", Some(dir.join(".ignore")));
+        let git = file(".gitignore", Some(dir.join(".gitignore")));
+        let mut resolve_err = None;
+        let exclude_file = has(".git")
+            .then(|| {
+                let git_type = dir.join(".git").metadata().ok().map(|md| md.file_type());
+                match git_common_dir(dir, git_type) {
+                    Ok(git_dir) => Some(git_dir.join("info/exclude")),
+                    Err(e) => {
+                        resolve_err = e;
+                        None
+                    }
+                }
+            })
+            .flatten();
+        let git_exclude = file(".git", exclude_file);
+        errs.extend(resolve_err);
+        let rules = DirRules {
+            custom,
+            dot_ignore,
+            git,
+            git_exclude,
+        };
+        (rules, grouped(errs))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.custom.is_empty()
+            && self.dot_ignore.is_empty()
+            && self.git.is_empty()
+            && self.git_exclude.is_empty()
+    }
+}
+
+/// One ignore file's matcher for directory `dir`, as the crate's
+/// `create_gitignore` builds it: a file that does not exist or cannot be
+/// read adds nothing and is no error.
+#[cfg(target_os = "linux")]
+fn read_ignore_file(
+    dir: &Path,
+    file: &Path,
+) -> (ignore::gitignore::Gitignore, Option<ignore::Error>) {
+    use ignore::gitignore::{Gitignore, GitignoreBuilder};
+    let mut b = GitignoreBuilder::new(dir);
+    let mut errs = Vec::new();
+    if file.exists() {
+        errs.extend(b.add(file).filter(|e| !e.is_io()));
+    }
+    let gi = b.build().unwrap_or_else(|e| {
+        errs.push(e);
+        Gitignore::empty()
+    });
+    (gi, grouped(errs))
+}
+
+/// Errors as the crate's `PartialErrorBuilder` returns them: none, the one,
+/// or all of them as `Partial`.
+#[cfg(target_os = "linux")]
+fn grouped(mut errs: Vec<ignore::Error>) -> Option<ignore::Error> {
+    match errs.len() {
+        0 => None,
+        1 => errs.pop(),
+        _ => Some(ignore::Error::Partial(errs)),
+    }
+}
+
+/// The directory whose `info/exclude` applies to `dir`, as the crate's
+/// `resolve_git_commondir` finds it: `dir/.git`, or for a `.git` file
+/// (`gitdir: X`) the `commondir` that `X` names; `Err(None)` when there is
+/// none.
+#[cfg(target_os = "linux")]
+fn git_common_dir(
+    dir: &Path,
+    git_type: Option<fs::FileType>,
+) -> Result<PathBuf, Option<ignore::Error>> {
+    use std::io::BufRead;
+    let git = dir.join(".git");
+    if !git_type.is_some_and(|t| t.is_file()) {
+        return Ok(git);
+    }
+    let io_err = |e: io::Error, path: &Path| {
+        Some(ignore::Error::WithPath {
+            path: path.to_path_buf(),
+            err: Box::new(ignore::Error::Io(e)),
+        })
+    };
+    let first_line = |path: &Path| -> Result<Option<String>, Option<ignore::Error>> {
+        let file = fs::File::open(path).map_err(|e| io_err(e, path))?;
+        io::BufReader::new(file)
+            .lines()
+            .next()
+            .transpose()
+            .map_err(|e| io_err(e, path))
+    };
+    let line = first_line(&git)?.ok_or(None)?;
+    let real = PathBuf::from(line.strip_prefix("gitdir: ").ok_or(None)?);
+    let common_file = real.join("commondir");
+    if fs::File::open(&common_file).is_err() {
+        return Err(None);
+    }
+    let common = first_line(&common_file)?.ok_or(None)?;
+    Ok(if common.starts_with('.') {
+        real.join(common)
+    } else {
+        PathBuf::from(common)
+    })
+}
+
+/// The ignore rules of one walk from its root down, matched as the `ignore`
+/// crate's walk matches them (its `Ignore::matched_ignore`, with
+/// `require_git(false)`, no overrides, types or hidden filter): per kind of
+/// file, the deepest directory with a match decides, and the kinds rank
+/// `.scannerignore`, `.ignore`, `.gitignore`, `.git/info/exclude`, the global
+/// git excludes. Directories above the root come last, matched by the
+/// absolute path.
+#[cfg(target_os = "linux")]
+struct IgnoreRules {
+    /// The walked directories on the way down that hold rules, deepest last.
+    walked: Vec<DirRules>,
+    /// The root's parents that hold rules, nearest first.
+    parents: Vec<DirRules>,
+    /// The root, canonical (paths are matched against `parents` under it).
+    absolute_root: PathBuf,
+    /// The root as given (walked paths start with it).
+    root: PathBuf,
+    /// `core.excludesFile`, relative to the current directory.
+    global: ignore::gitignore::Gitignore,
+}
+
+#[cfg(target_os = "linux")]
+impl IgnoreRules {
+    /// The rules above walk root `root`, and the errors in its parents'
+    /// ignore files (what the crate's walk reports before the walk).
+    fn new(root: &Path) -> (IgnoreRules, Option<ignore::Error>) {
+        use ignore::gitignore::{Gitignore, GitignoreBuilder};
+        let global = match std::env::current_dir() {
+            Ok(cwd) => GitignoreBuilder::new(cwd).build_global().0,
+            Err(_) => Gitignore::empty(),
+        };
+        let mut rules = IgnoreRules {
+            walked: Vec::new(),
+            parents: Vec::new(),
+            absolute_root: PathBuf::new(),
+            root: root.to_path_buf(),
+            global,
+        };
+        let Ok(absolute_root) = root.canonicalize() else {
+            return (rules, None);
+        };
+        let mut errs = Vec::new();
+        for parent in absolute_root.ancestors().skip(1) {
+            let (dir_rules, err) = DirRules::read(parent, |_| true);
+            errs.extend(err);
+            if !dir_rules.is_empty() {
+                rules.parents.push(dir_rules);
+            }
+        }
+        // Reported root first, as the crate reads them.
+        errs.reverse();
+        rules.absolute_root = absolute_root;
+        (rules, grouped(errs))
+    }
+
+    /// True when the rules drop walked entry `path`.
+    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+        use ignore::Match;
+        let path = strip_bytes(b"./", path).unwrap_or(path);
+        let mut m: [Match<&ignore::gitignore::Glob>; 4] =
+            [Match::None, Match::None, Match::None, Match::None];
+        first_matches(&mut m, self.walked.iter().rev(), path, is_dir);
+        if !self.parents.is_empty() {
+            let relative = if self.root.as_os_str() == "." {
+                path
+            } else {
+                let root = strip_bytes(b"./", &self.root).unwrap_or(&self.root);
+                let rel = strip_bytes(root.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
+                strip_bytes(b"/", rel).unwrap_or(rel)
+            };
+            let absolute = self.absolute_root.join(relative);
+            first_matches(&mut m, self.parents.iter(), &absolute, is_dir);
+        }
+        let [custom, dot_ignore, git, git_exclude] = m;
+        custom
+            .or(dot_ignore)
+            .or(git)
+            .or(git_exclude)
+            .or(self.global.matched(path, is_dir))
+            .is_ignore()
+    }
+}
+
+/// Fills each kind's match (see [`DirRules`]'s fields) still empty with
+/// the first match of that kind among `dirs`.
+#[cfg(target_os = "linux")]
+fn first_matches<'a>(
+    m: &mut [ignore::Match<&'a ignore::gitignore::Glob>; 4],
+    dirs: impl Iterator<Item = &'a DirRules>,
+    path: &Path,
+    is_dir: bool,
+) {
+    for d in dirs {
+        for (m, gi) in m
+            .iter_mut()
+            .zip([&d.custom, &d.dot_ignore, &d.git, &d.git_exclude])
+        {
+            if m.is_none() {
+                *m = gi.matched(path, is_dir);
+            }
+        }
+    }
+}
+
+/// `path` without the leading bytes `prefix` (a byte prefix, not whole
+/// components, as the crate strips), if it starts with them.
+#[cfg(target_os = "linux")]
+fn strip_bytes<'a>(prefix: &[u8], path: &'a Path) -> Option<&'a Path> {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str()
+        .as_bytes()
+        .strip_prefix(prefix)
+        .map(|rest| Path::new(std::ffi::OsStr::from_bytes(rest)))
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -949,6 +1261,45 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 
+    /// A FIFO `fifo` and a directory `locked` (holding `secret.txt`) that only
+    /// root can read.
+    #[cfg(target_os = "linux")]
+    fn fifo_and_locked_dir(r: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        write(r, "locked/secret.txt", "x");
+        let fifo = std::ffi::CString::new(r.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    }
+
+    /// What walking `roots` yields and warns about, in order, and its skip
+    /// counts; by the `ignore` walk when `force_ignore_walk`.
+    #[cfg(target_os = "linux")]
+    fn trace(
+        roots: &[PathBuf],
+        opts: &WalkOptions,
+        scope: &Scope,
+        force_ignore_walk: bool,
+    ) -> (Vec<String>, Vec<String>, String) {
+        FORCE_IGNORE_WALK.with(|f| f.set(force_ignore_walk));
+        let mut events = Vec::new();
+        let mut warnings = Vec::new();
+        let skips = walk(
+            roots,
+            opts,
+            scope,
+            |i| {
+                events.push(i.provenance.path.display().to_string());
+                true
+            },
+            |w| warnings.push(format!("{}: {} {}", w.path.display(), w.reason, w.is_error)),
+        )
+        .unwrap();
+        FORCE_IGNORE_WALK.with(|f| f.set(false));
+        (events, warnings, format!("{skips:?}"))
+    }
+
     /// With `--no-ignore` the plain walk yields, skips, counts and warns
     /// exactly as the `ignore` walk does, in the same order: hidden files,
     /// `.git` (directory and file), excludes, links (good, broken, to a
@@ -968,35 +1319,14 @@ mod tests {
         write(r, "sub/.git", "gitdir: ../.git");
         write(r, "vendor/x.js", "x");
         write(r, "a.min.js", "x");
-        write(r, "locked/secret.txt", "x");
         symlink("d0", r.join("dirlink")).unwrap();
         symlink(".env", r.join("envlink")).unwrap();
         symlink("missing", r.join("broken")).unwrap();
-        let fifo = std::ffi::CString::new(r.join("fifo").to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+        fifo_and_locked_dir(r);
         let locked_readable = fs::read_dir(r.join("locked")).is_ok(); // root reads anything
         let scope = Scope::new(r, &["vendor/".into(), "*.min.js".into()], None, None).unwrap();
         let roots = [r.to_path_buf(), r.join("d1/"), r.join("d2/e2/f2.txt")];
-        let trace = |opts: &WalkOptions, force: bool| {
-            FORCE_IGNORE_WALK.with(|f| f.set(force));
-            let mut events = Vec::new();
-            let mut warnings = Vec::new();
-            let skips = walk(
-                &roots,
-                opts,
-                &scope,
-                |i| {
-                    events.push(i.provenance.path.display().to_string());
-                    true
-                },
-                |w| warnings.push(format!("{}: {} {}", w.path.display(), w.reason, w.is_error)),
-            )
-            .unwrap();
-            FORCE_IGNORE_WALK.with(|f| f.set(false));
-            (events, warnings, format!("{skips:?}"))
-        };
+        let trace = |opts: &WalkOptions, force: bool| trace(&roots, opts, &scope, force);
         let opts = WalkOptions {
             no_ignore: true,
             ..Default::default()
@@ -1014,6 +1344,171 @@ mod tests {
             "{plain:?}"
         );
         fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// A tree of nested ignore files: `.gitignore`, `.ignore` and
+    /// `.scannerignore` at several depths, negations (`!keep.log`,
+    /// `!keep.txt`, a `.scannerignore` re-including what a `.gitignore`
+    /// drops), `.git/info/exclude`, ignored directories and excludes.
+    fn nested_ignore_tree(r: &Path) {
+        let ignore_files = [
+            (".gitignore", "*.log\nbuild/\n!keep.log\n"),
+            (".scannerignore", "secret-skip.txt\n"),
+            (".git/info/exclude", "by-info.txt\n"),
+            ("src/.ignore", "*.tmp\n!keep.tmp\n"),
+            ("src/sub/.gitignore", "!*.log\ngen/\n"),
+            ("docs/.gitignore", "*.txt\n!keep.txt\n"),
+            ("vendor/.scannerignore", "!forced.log\n"),
+        ];
+        for (f, rules) in ignore_files {
+            write(r, f, rules);
+        }
+        let files = "a.log keep.log app.txt by-info.txt secret-skip.txt .git/config \
+            build/a.txt build/b.txt build/deep/c.txt \
+            q.min.log w.min.js third_party/t.txt third_party/u.txt \
+            src/x.tmp src/keep.tmp src/main.rs src/y.log \
+            src/sub/trace.log src/sub/gen/g1.txt src/sub/gen/g2.txt src/sub/z.tmp \
+            docs/a.txt docs/keep.txt vendor/forced.log vendor/other.log";
+        for f in files.split_whitespace() {
+            write(r, f, "x");
+        }
+    }
+
+    /// Exact counts on [`nested_ignore_tree`], for each root with and
+    /// without excludes: the numbers the build before the one-read walk
+    /// (d5b9897, which listed each directory twice) reported with `scanner
+    /// scan --stats-json` run in the tree. An ignored directory counts once
+    /// (`build/`, `src/sub/gen/`), a file both ignored and excluded counts
+    /// as ignored (`q.min.log`), and the root's parents' ignore files apply
+    /// (`src/y.log`).
+    #[test]
+    fn ignored_counts_on_nested_ignore_files() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        nested_ignore_tree(r);
+        let globs = ["*.min.*", "third_party/", "src/sub/gen/", "docs/keep.txt"];
+        let excludes = Scope::new(r, &globs.map(String::from), None, None).unwrap();
+        // (root, with excludes, files, ignored, excluded)
+        let expected = [
+            ("", false, 16, 11, 0),
+            ("", true, 12, 11, 3),
+            ("src", false, 5, 4, 0),
+            ("src", true, 5, 4, 0),
+            ("src/sub", false, 2, 2, 0),
+            ("docs/", false, 2, 1, 0),
+            ("docs/", true, 1, 1, 1),
+        ];
+        for (root, exclude, files, ignored, excluded) in expected {
+            let scope = if exclude {
+                &excludes
+            } else {
+                &Scope::default()
+            };
+            let (found, skips, warnings) = run_in(&r.join(root), &WalkOptions::default(), scope);
+            let case = format!("{root:?} excludes {exclude}: {found:?} {skips:?}");
+            assert_eq!(found.len(), files, "{case}");
+            assert_eq!(skips.get(Skip::Ignored), ignored, "{case}");
+            assert_eq!(skips.get(Skip::Excluded), excluded, "{case}");
+            assert_eq!(skips.total(), ignored + excluded, "{case}");
+            assert!(warnings.is_empty(), "{warnings:?}");
+        }
+        let (found, _, _) = run(r, &WalkOptions::default());
+        assert_eq!(
+            found,
+            [
+                ".gitignore",
+                ".scannerignore",
+                "app.txt",
+                "docs/.gitignore",
+                "docs/keep.txt",
+                "keep.log",
+                "src/.ignore",
+                "src/keep.tmp",
+                "src/main.rs",
+                "src/sub/.gitignore",
+                "src/sub/trace.log",
+                "third_party/t.txt",
+                "third_party/u.txt",
+                "vendor/.scannerignore",
+                "vendor/forced.log",
+                "w.min.js",
+            ]
+        );
+    }
+
+    /// Honouring ignore files, the one-read walk yields, skips, counts and
+    /// warns exactly as the `ignore` walk (with its second listing for
+    /// `ignored`) does, in the same order: [`nested_ignore_tree`] plus a
+    /// worktree's `.git` file whose common directory has an `info/exclude`,
+    /// a `.gitignore` of `*` (which drops `.git` too), bad globs above the
+    /// root (a warning) and below it (none), links, a FIFO and an unreadable
+    /// directory.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn one_read_walk_is_the_ignore_walk() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let t = tempfile::tempdir().unwrap();
+        let top = t.path();
+        write(top, ".gitignore", "bad[z-a]\n*.top\n");
+        write(top, ".ignore", "also[z-a]\n");
+        let r = &top.join("tree");
+        nested_ignore_tree(r);
+        for i in 0..30 {
+            write(
+                r,
+                &format!(
+                    "d{}/e{}/f{i}.{}",
+                    i % 3,
+                    i % 5,
+                    ["txt", "log", "top"][i % 3]
+                ),
+                "x",
+            );
+        }
+        write(r, "all/.gitignore", "*\n");
+        write(r, "all/.git/config", "x");
+        write(r, "all/x.txt", "x");
+        write(
+            r,
+            "wt/.git",
+            &format!("gitdir: {}\n", r.join("gitdir").display()),
+        );
+        write(
+            r,
+            "gitdir/commondir",
+            &format!("{}\n", r.join("common").display()),
+        );
+        write(r, "common/info/exclude", "wt-excluded.txt\n");
+        write(r, "wt/wt-excluded.txt", "x");
+        write(r, "wt/kept.txt", "x");
+        write(r, "src/.scannerignore", "in[z-a]\n");
+        symlink("d0", r.join("dirlink")).unwrap();
+        symlink("missing", r.join("broken")).unwrap();
+        symlink("missing", r.join("broken.log")).unwrap();
+        fifo_and_locked_dir(r);
+        let scope = Scope::new(r, &["*.min.*".into(), "third_party/".into()], None, None).unwrap();
+        let roots = [
+            r.to_path_buf(),
+            r.join("src/"),
+            r.join("d1"),
+            r.join("app.txt"),
+        ];
+        let trace = |force: bool| trace(&roots, &WalkOptions::default(), &scope, force);
+        let one_read = trace(false);
+        let ignore_walk = trace(true);
+        fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(one_read, ignore_walk);
+        assert!(
+            one_read.0.iter().any(|p| p.ends_with("wt/kept.txt")),
+            "{one_read:?}"
+        );
+        assert!(!one_read
+            .0
+            .iter()
+            .any(|p| p.contains("excluded") || p.contains("all/")));
+        // The bad globs above the root: one warning per root walked.
+        let bad = one_read.1.iter().filter(|w| w.contains("bad[z-a]")).count();
+        assert_eq!(bad, 3, "{one_read:?}");
     }
 
     /// Below the depth where the plain walk stops keeping descriptors open,
