@@ -374,6 +374,9 @@ pub(crate) struct Rule {
     /// Window extension before a keyword hit: `keyword_lead`, else inferred
     /// from the regex on first use (`src/lead.rs`), else `max_len`.
     lead: OnceLock<usize>,
+    /// The run of secret bytes every match holds (`src/run.rs`), from the
+    /// regex on first use; `None` inside when it proves nothing.
+    run: OnceLock<Option<crate::run::SecretRun>>,
     placeholder_check: bool,
     /// `generic = true`: dropped when a provider finding's secret overlaps.
     generic: bool,
@@ -402,6 +405,23 @@ impl Rule {
                 .and_then(|hir| crate::lead::infer(hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// False when no match lies in `window`, a keyword window: it lacks
+    /// the run of secret bytes every match holds (`src/run.rs`). Always
+    /// true for a rule without keywords: its window is the whole buffer,
+    /// which its regex's prefilter searches faster.
+    fn may_match(&self, window: &[u8]) -> bool {
+        if self.keywords.is_empty() {
+            return true;
+        }
+        self.run
+            .get_or_init(|| {
+                let hir = self.parsed()?.ok()?;
+                crate::run::SecretRun::of(hir, self.secret_group)
+            })
+            .as_ref()
+            .is_none_or(|r| r.may_match(window))
     }
 
     /// The bytes one search of this rule may cover, for [`check_cost`]:
@@ -1058,6 +1078,12 @@ impl Engine {
                 resume = 0;
             }
             let rule = &self.rules[r as usize];
+            // Before the regex, compiled on first use: most windows of a
+            // provider's context keywords hold no token.
+            if !rule.may_match(&data[ws.min(we)..we]) {
+                resume = resume.max(ws);
+                continue;
+            }
             let Some(regex) = rule.regex() else { continue };
             let caps = s.captures[r as usize].get_or_insert_with(|| regex.create_captures());
             let (lo, hi) = if rule.generic || !self.has_generic {
