@@ -17,7 +17,9 @@
 //!    bytes around the window. A match found in a window is only a start
 //!    position: the match itself is recomputed by an anchored search over
 //!    `[start, start + max_len]`, so a window edge never truncates a match
-//!    and the result does not depend on where the window began.
+//!    and the result does not depend on where the window began. A window
+//!    without the run of secret bytes every match of the rule holds
+//!    (`src/run.rs`) is skipped first: it cannot hold a match.
 //! 4. Gates, in order (each drop is counted once, under the first gate
 //!    that dropped it): entropy, inline `scanner:allow`, user config,
 //!    allowlists and stopwords, placeholders.
@@ -1080,8 +1082,9 @@ impl Engine {
             let rule = &self.rules[r as usize];
             // Before the regex, compiled on first use: most windows of a
             // provider's context keywords hold no token.
-            if !rule.may_match(&data[ws.min(we)..we]) {
-                resume = resume.max(ws);
+            let start = ws.max(resume);
+            if !rule.may_match(&data[start.min(we)..we]) {
+                resume = start;
                 continue;
             }
             let Some(regex) = rule.regex() else { continue };
@@ -1091,7 +1094,7 @@ impl Engine {
             } else {
                 (shadow_lo, shadow_hi)
             };
-            let mut at = ws.max(resume);
+            let mut at = start;
             while at < we && at < hi {
                 // The regex's own pool of caches, not one per worker: a
                 // cache (lazy DFA states, sparse sets sized by the NFA) is
