@@ -17,7 +17,9 @@
 //!    bytes around the window. A match found in a window is only a start
 //!    position: the match itself is recomputed by an anchored search over
 //!    `[start, start + max_len]`, so a window edge never truncates a match
-//!    and the result does not depend on where the window began.
+//!    and the result does not depend on where the window began. A window
+//!    without the run of secret bytes every match of the rule holds
+//!    (`src/run.rs`) is skipped first: it cannot hold a match.
 //! 4. Gates, in order (each drop is counted once, under the first gate
 //!    that dropped it): entropy, inline `scanner:allow`, user config,
 //!    allowlists and stopwords, placeholders.
@@ -374,6 +376,9 @@ pub(crate) struct Rule {
     /// Window extension before a keyword hit: `keyword_lead`, else inferred
     /// from the regex on first use (`src/lead.rs`), else `max_len`.
     lead: OnceLock<usize>,
+    /// The run of secret bytes every match holds (`src/run.rs`), from the
+    /// regex on first use; `None` inside when it proves nothing.
+    run: OnceLock<Option<crate::run::SecretRun>>,
     placeholder_check: bool,
     /// `generic = true`: dropped when a provider finding's secret overlaps.
     generic: bool,
@@ -402,6 +407,23 @@ impl Rule {
                 .and_then(|hir| crate::lead::infer(hir, &self.keywords))
                 .map_or(self.max_len, |l| l.min(self.max_len))
         })
+    }
+
+    /// False when no match lies in `window`, a keyword window: it lacks
+    /// the run of secret bytes every match holds (`src/run.rs`). Always
+    /// true for a rule without keywords: its window is the whole buffer,
+    /// which its regex's prefilter searches faster.
+    fn may_match(&self, window: &[u8]) -> bool {
+        if self.keywords.is_empty() {
+            return true;
+        }
+        self.run
+            .get_or_init(|| {
+                let hir = self.parsed()?.ok()?;
+                crate::run::SecretRun::of(hir, self.secret_group)
+            })
+            .as_ref()
+            .is_none_or(|r| r.may_match(window))
     }
 
     /// The bytes one search of this rule may cover, for [`check_cost`]:
@@ -1058,6 +1080,13 @@ impl Engine {
                 resume = 0;
             }
             let rule = &self.rules[r as usize];
+            // Before the regex, compiled on first use: most windows of a
+            // provider's context keywords hold no token.
+            let start = ws.max(resume);
+            if !rule.may_match(&data[start.min(we)..we]) {
+                resume = start;
+                continue;
+            }
             let Some(regex) = rule.regex() else { continue };
             let caps = s.captures[r as usize].get_or_insert_with(|| regex.create_captures());
             let (lo, hi) = if rule.generic || !self.has_generic {
@@ -1065,7 +1094,7 @@ impl Engine {
             } else {
                 (shadow_lo, shadow_hi)
             };
-            let mut at = ws.max(resume);
+            let mut at = start;
             while at < we && at < hi {
                 // The regex's own pool of caches, not one per worker: a
                 // cache (lazy DFA states, sparse sets sized by the NFA) is

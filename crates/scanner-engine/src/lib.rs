@@ -219,6 +219,7 @@ mod literals;
 mod provider;
 mod re2;
 mod request;
+mod run;
 mod sigv4;
 mod syntax;
 pub mod text;

@@ -851,6 +851,7 @@ pub(super) fn compile_rule(
         unbounded,
         keyword_lead,
         lead: OnceLock::new(),
+        run: OnceLock::new(),
         placeholder_check: r.placeholder_check.unwrap_or(true),
         generic: r.generic.unwrap_or(false),
         rejects_names: r.provider.as_ref().is_some_and(|p| p.rejects_names),

@@ -223,3 +223,37 @@ fn a_name_defined_twice_among_builtin_files_is_an_error() {
         "builtin:two.toml: rule `b`: line 1: duplicate rule id (first defined in builtin:one.toml)"
     );
 }
+
+/// A keyword window without a run of the secret's bytes as long as the
+/// shortest secret is skipped before the regex (`src/run.rs`): the regex
+/// is not even compiled, and a window with one still finds its secret.
+#[test]
+fn windows_without_a_run_of_secret_bytes_skip_the_regex() {
+    let text = "[[rules]]\nid = \"acme\"\nregex = '''(?i:acme)[^\\r\\n]{0,40}?\
+                [^A-Za-z0-9\\r\\n]([0-9a-f]{32})(?:[^0-9a-f]|$)'''\nsecretGroup = 1\n\
+                keywords = [\"acme\"]\n";
+    // Trusted, as the built-in files: a user rule's regex is compiled at
+    // build, to report its errors.
+    let mut f = RuleFile::parse(text, "acme.toml").unwrap();
+    f.trusted = true;
+    let (e, _) = EngineBuilder::new().add(f).build().unwrap();
+    let find = |data: &str| -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        e.scan(
+            &ScanInput::whole(data.as_bytes(), "a.txt"),
+            &mut e.new_scratch(),
+            &mut out,
+        );
+        out.into_iter().map(|f| (f.offset, f.secret)).collect()
+    };
+    // 31 hex digits: one short.
+    let near = "see https://acme.example/docs\nacme_id = 9f3b2c7e1a8d4f6b0c5e2a9d7f1b3e8\n";
+    assert_eq!(find(near), []);
+    assert!(e.rules[0].regex.get().is_none());
+    let data = format!("{near}ACME_KEY = \"9f3b2c7e1a8d4f6b0c5e2a9d7f1b3e8c\"\n");
+    assert_eq!(
+        find(&data),
+        [(84, "9f3b2c7e1a8d4f6b0c5e2a9d7f1b3e8c".to_string())]
+    );
+    assert!(e.rules[0].regex.get().is_some());
+}
