@@ -219,6 +219,40 @@ fn dev_zero_as_a_rule_file_fails_fast() {
     );
 }
 
+/// A repository's `.scanner.toml` may name its baseline and holds its own `.gitleaksignore`:
+/// `/dev/zero` or a sparse 1 GiB file there fails fast with the file named, in small memory.
+#[test]
+fn dev_zero_or_a_sparse_file_as_baseline_or_gitleaksignore_fails_fast() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write(".scanner.toml", "baseline = \"/dev/zero\"\n");
+    let r = run_limited(t.path(), SMALL_VM_KIB, &["scan"]);
+    r.expect(2);
+    assert!(
+        r.stderr.ends_with(
+            "scanner: error: cannot read baseline /dev/zero: larger than 64 MiB, the limit for \
+             a baseline: not a baseline?\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    fs::remove_file(t.join(".scanner.toml")).unwrap();
+    fs::File::create(t.join(".gitleaksignore"))
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let r = run_limited(t.path(), SMALL_VM_KIB, &["scan"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "scanner: error: cannot read {}: larger than 16 MiB, the limit for a rule or config \
+             file: not a rule file?\n",
+            t.join(".gitleaksignore").display()
+        )
+    );
+}
+
 /// `rules.toml`: rule `huge`, whose regex is a 10 MB literal.
 fn huge_literal_rules(t: &Tree) {
     let mut rules = String::from("[[rules]]\nid = \"huge\"\nkeywords = [\"x\"]\nregex = '''");

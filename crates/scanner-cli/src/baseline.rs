@@ -103,10 +103,24 @@ impl PathKey {
     }
 }
 
+/// The largest baseline read: 64 MiB, about 200,000 entries. `baseline` may come from a
+/// repository's `.scanner.toml`: `/dev/zero` or a sparse file there must fail, not fill memory.
+pub const MAX_BASELINE: u64 = 64 << 20;
+
 /// Reads a baseline; errors name the file.
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
-    let text = std::fs::read(path)
+    use std::io::Read;
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_BASELINE + 1).read_to_end(&mut text))
         .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
+    if text.len() as u64 > MAX_BASELINE {
+        bail!(
+            "cannot read baseline {}: larger than {} MiB, the limit for a baseline: not a baseline?",
+            escape_path(path),
+            MAX_BASELINE >> 20
+        );
+    }
     let file: BaselineFile = serde_json::from_slice(&text)
         .with_context(|| format!("invalid baseline {}", escape_path(path)))?;
     if file.version != VERSION {

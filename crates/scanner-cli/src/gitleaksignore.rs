@@ -42,7 +42,8 @@ impl GitleaksIgnore {
         if !path.is_file() {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&path)
+        // Bounded as a config file: a repository's own file, read whole.
+        let text = scanner_engine::read_bounded(&path)
             .with_context(|| format!("cannot read {}", escape_path(&path)))?;
         Ok(Some(GitleaksIgnore::parse(&text, engine)))
     }
