@@ -31,7 +31,10 @@
 //!    of the *whole encoded run* in the scanned buffer (offset, end offset,
 //!    start and end line and column), and `decoded` lists the encodings,
 //!    outermost first. A `scanner:allow` marker on the line where the run
-//!    starts drops them (counted as inline allows).
+//!    starts drops them (counted as inline allows). A percent-decoded
+//!    finding of a rule that the plain scan already reported inside the same
+//!    run is dropped as a duplicate: the URL read twice
+//!    (`mongodb://u:p%40ss@host` gives `p%40ss` plain and `p` decoded).
 //!
 //! # Chunks
 //!
@@ -318,6 +321,18 @@ pub(crate) fn rescan<E: LayerScanner>(
     }
     // Drop what a marker on the run's line allows.
     for mut f in ds.found.drain(..) {
+        // A percent-decoded run is the same URL read again: where the plain
+        // scan already reported this rule inside the run, the decoded
+        // reading repeats it, worse (`%40` decoded to `@` ends a password
+        // early).
+        if f.decoded.first() == Some(&Encoding::Percent)
+            && out[first..before].iter().any(|p| {
+                p.rule_id == f.rule_id && p.offset < f.end_offset && f.offset < p.end_offset
+            })
+        {
+            scratch.suppressed.duplicate += 1;
+            continue;
+        }
         let at = (f.offset - input.base_offset) as usize;
         let line_start = memchr::memrchr(b'\n', &data[at.saturating_sub(lead)..at])
             .map_or(at.saturating_sub(lead), |i| at.saturating_sub(lead) + i + 1);

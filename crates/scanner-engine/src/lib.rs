@@ -705,7 +705,8 @@ pub struct Suppressed {
     pub config_allow: u64,
     /// A `generic = true` rule's finding whose secret overlaps the secret
     /// of a provider rule's finding in the same buffer (one finding per
-    /// secret, under the provider's id).
+    /// secret, under the provider's id); or a finding in percent-decoded
+    /// text of a rule the plain scan reported inside the same encoded run.
     pub duplicate: u64,
     /// A generic rule's value that is code: an unquoted expression in
     /// source code, a type, a reference, the gap between two literals.

@@ -203,3 +203,25 @@ fn builtin_rules_through_base64() {
         )]
     );
 }
+
+/// A URL is read plain and percent-decoded: a rule the plain scan reports
+/// inside it is not reported again from the decoded reading, where `%40`
+/// (now `@`) would end the password early.
+#[test]
+fn a_percent_encoded_url_is_reported_once() {
+    let e = Engine::builtin().unwrap();
+    let text = "MONGO_URL=mongodb://svc:Qz7vR2kLp9%40wX5@db.internal.test:27017/app\n";
+    let found: Vec<(String, u32, String, Vec<Encoding>)> = scan(&e, text.as_bytes())
+        .into_iter()
+        .map(|f| (f.rule_id.to_string(), f.column, f.secret, f.decoded))
+        .collect();
+    assert_eq!(
+        found,
+        [(
+            "mongodb-connection-url".to_string(),
+            25,
+            "Qz7vR2kLp9%40wX5".to_string(),
+            vec![]
+        )]
+    );
+}
