@@ -33,8 +33,8 @@
 //!    outermost first. A `scanner:allow` marker on the line where the run
 //!    starts drops them (counted as inline allows). A percent-decoded
 //!    finding of a rule that the plain scan already reported inside the same
-//!    run is dropped as a duplicate: the URL read twice
-//!    (`mongodb://u:p%40ss@host` gives `p%40ss` plain and `p` decoded).
+//!    run is dropped as a duplicate: the URL read twice (a password holding
+//!    `%40` is reported as written, and cut short at the decoded `@`).
 //!
 //! # Chunks
 //!
