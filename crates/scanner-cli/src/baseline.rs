@@ -109,18 +109,8 @@ pub const MAX_BASELINE: u64 = 64 << 20;
 
 /// Reads a baseline; errors name the file.
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
-    use std::io::Read;
-    let mut text = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_BASELINE + 1).read_to_end(&mut text))
+    let text = scanner_engine::read_at_most(path, MAX_BASELINE, "a baseline", "a baseline")
         .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
-    if text.len() as u64 > MAX_BASELINE {
-        bail!(
-            "cannot read baseline {}: larger than {} MiB, the limit for a baseline: not a baseline?",
-            escape_path(path),
-            MAX_BASELINE >> 20
-        );
-    }
     let file: BaselineFile = serde_json::from_slice(&text)
         .with_context(|| format!("invalid baseline {}", escape_path(path)))?;
     if file.version != VERSION {

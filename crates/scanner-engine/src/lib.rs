@@ -235,7 +235,7 @@ pub use engine::{
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
 pub use request::{Method, Request};
 pub use syntax::Provider;
-pub use syntax::{read_bounded, RuleFile, MAX_FILE_SIZE};
+pub use syntax::{read_at_most, read_bounded, RuleFile, MAX_FILE_SIZE};
 pub use validation::{aws_account, rfc3339, unix_now, Validation, ValidationStatus};
 pub use validator::{percent_encode, Decision, Validator, Vars};
 

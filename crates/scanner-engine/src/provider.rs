@@ -54,6 +54,19 @@ const ALPHABETS: &[(&str, &str, f64)] = &[
 
 const UUID: &str = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
+/// The token after the prefix, as [`ProviderSyntax::token_body`] reads it.
+struct Token {
+    /// The regex.
+    body: String,
+    /// The class body of its last byte, for the end boundary.
+    class: String,
+    /// The alphabet's entropy cap.
+    cap: f64,
+    /// Its shortest and longest length in bytes.
+    shortest: usize,
+    longest: usize,
+}
+
 impl ProviderSyntax {
     /// Whether the entry's own prefix makes a match, without a keyword.
     pub fn distinctive(&self) -> bool {
@@ -83,7 +96,13 @@ impl ProviderSyntax {
                 "prefix = {prefix:?}: must not hold spaces or control characters"
             )));
         }
-        let (body, class, cap, longest) = self.token_body().map_err(at)?;
+        let Token {
+            body,
+            class,
+            cap,
+            shortest,
+            longest,
+        } = self.token_body().map_err(at)?;
         let distinctive = self.distinctive();
         let mut keywords = Vec::with_capacity(self.keywords.len());
         for k in &self.keywords {
@@ -128,7 +147,7 @@ impl ProviderSyntax {
         };
         // The floor of the token's entropy: random tokens of the alphabet
         // clear it with room; short tokens cannot reach log2(len).
-        let shortest = prefix.len() + self.shortest();
+        let shortest = prefix.len() + shortest;
         let entropy = self
             .entropy
             .unwrap_or_else(|| cap.min((shortest.max(2) as f64).log2() - 0.7));
@@ -170,10 +189,8 @@ impl ProviderSyntax {
         })
     }
 
-    /// The token after the prefix as a regex, the class of its last byte
-    /// (for the end boundary), the alphabet's entropy cap and the longest
-    /// the token can be.
-    fn token_body(&self) -> Result<(String, String, f64, usize), String> {
+    /// The token after the prefix ([`Token`]).
+    fn token_body(&self) -> Result<Token, String> {
         match (&self.alphabet, &self.shape) {
             (Some(_), Some(_)) => Err("give `alphabet` and `len`, or `shape`, not both".into()),
             (None, None) => Err("needs `alphabet` and `len`, or `shape`".into()),
@@ -189,15 +206,17 @@ impl ProviderSyntax {
                     .maximum_len()
                     .filter(|&m| m <= 4096)
                     .ok_or("shape: must be bounded, at most 4096 bytes (no `*` or `+`)")?;
-                if hir.properties().minimum_len().unwrap_or(0) < 8 {
+                let shortest = hir.properties().minimum_len().unwrap_or(0);
+                if shortest < 8 {
                     return Err("shape: its shortest token is under 8 bytes".into());
                 }
-                Ok((
-                    format!("(?:{shape})"),
-                    "A-Za-z0-9_+/=-".into(),
-                    3.0,
+                Ok(Token {
+                    body: format!("(?:{shape})"),
+                    class: "A-Za-z0-9_+/=-".into(),
+                    cap: 3.0,
+                    shortest,
                     longest,
-                ))
+                })
             }
             (Some(a), None) => {
                 let &(_, class, cap) =
@@ -209,7 +228,13 @@ impl ProviderSyntax {
                     if self.len.is_some() {
                         return Err("alphabet = \"uuid\" has a fixed length: drop `len`".into());
                     }
-                    return Ok((UUID.into(), class.into(), cap, 36));
+                    return Ok(Token {
+                        body: UUID.into(),
+                        class: class.into(),
+                        cap,
+                        shortest: 36,
+                        longest: 36,
+                    });
                 }
                 let (lo, hi) = match self.len {
                     None => return Err(format!("alphabet = {a:?} needs `len`")),
@@ -226,33 +251,20 @@ impl ProviderSyntax {
                 } else {
                     format!("{{{lo},{hi}}}")
                 };
-                let pad = if a == "base64" { "={0,2}" } else { "" };
-                let end_class = if pad.is_empty() {
-                    class.to_owned()
+                // Base64 ends in up to two `=` of padding.
+                let (pad, end_class, padding) = if a == "base64" {
+                    ("={0,2}", format!("{class}="), 2)
                 } else {
-                    format!("{class}=")
+                    ("", class.to_owned(), 0)
                 };
-                Ok((
-                    format!("[{class}]{reps}{pad}"),
-                    end_class,
+                Ok(Token {
+                    body: format!("[{class}]{reps}{pad}"),
+                    class: end_class,
                     cap,
-                    hi + pad.len().min(2),
-                ))
+                    shortest: lo,
+                    longest: hi + padding,
+                })
             }
-        }
-    }
-
-    /// The shortest token after the prefix.
-    fn shortest(&self) -> usize {
-        match (self.alphabet.as_deref(), self.len, &self.shape) {
-            (Some("uuid"), _, _) => 36,
-            (_, Some(Len::Exact(n)), _) => n,
-            (_, Some(Len::Range([lo, _])), _) => lo,
-            (_, _, Some(s)) => crate::re2::parse(s)
-                .ok()
-                .and_then(|p| p.hir.properties().minimum_len())
-                .unwrap_or(8),
-            _ => 8,
         }
     }
 }

@@ -251,25 +251,32 @@ pub const MAX_FILE_SIZE: u64 = 16 << 20;
 /// device or an endless FIFO fails fast instead of filling memory. A FIFO of
 /// a bounded size (`--rules <(...)`) still works. The error says what to do.
 pub fn read_bounded(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_SIZE + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_SIZE {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!(
-                "larger than {} MiB, the limit for a rule or config file: not a rule file?",
-                MAX_FILE_SIZE >> 20
-            ),
-        ));
-    }
+    let bytes = read_at_most(path, MAX_FILE_SIZE, "a rule or config file", "a rule file")?;
     String::from_utf8(bytes).map_err(|_| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             "stream did not contain valid UTF-8",
         )
     })
+}
+
+/// Reads at most `limit` bytes of `path` and one more, failing when there
+/// is more: `larger than N MiB, the limit for {what}: not {guess}?`.
+pub fn read_at_most(path: &Path, limit: u64, what: &str, guess: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} MiB, the limit for {what}: not {guess}?",
+                limit >> 20
+            ),
+        ));
+    }
+    Ok(bytes)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
