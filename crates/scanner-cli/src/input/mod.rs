@@ -20,6 +20,7 @@
 
 pub mod archive;
 pub mod commits;
+pub mod emit;
 pub mod git;
 pub mod history;
 pub mod pack;
@@ -33,6 +34,11 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::Context;
+
+use crate::messages::escape_path;
+
+pub use emit::{Emit, Key};
 pub use history::{CommitInfo, HistoryOptions, Oid, VersionControl};
 pub use scope::Scope;
 
@@ -128,7 +134,8 @@ impl Item {
     }
 }
 
-/// What to scan: each variant emits [`Item`]s (see `pipeline::scan`).
+/// What to scan: each variant emits [`Item`]s through one [`Emit`]
+/// ([`Source::emit`]).
 pub enum Source {
     /// Walk these roots (files named explicitly are scanned even if an
     /// ignore file excludes them).
@@ -144,6 +151,68 @@ pub enum Source {
     /// repositories (`--history DIR` on a directory of repositories): each
     /// one's paths are prefixed with its name (the directory's name).
     History(Vec<HistoryRepo>),
+}
+
+impl Source {
+    /// Every root must exist before anything is reported: a typo in the last
+    /// argument must not leave half a report behind an exit 2.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Source::Paths(roots) = self {
+            for root in roots.iter().filter(|r| r.as_os_str() != "-") {
+                std::fs::metadata(root).with_context(|| escape_path(root))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Emits every item of this source into `out`, which applies scope,
+    /// sharding and the budget ([`emit`]). A walk is given `scope` to walk
+    /// with; the other sources list paths, which `out` checks. Returns the
+    /// history's counts for a history.
+    ///
+    /// Errors: a root that cannot be read, a single repository whose
+    /// history cannot be listed. What goes wrong with one input is a
+    /// warning through `out`, and the scan goes on.
+    pub fn emit(
+        self,
+        walk_opts: &walk::WalkOptions,
+        scope: &Scope,
+        out: &mut dyn Emit,
+    ) -> anyhow::Result<Option<history::HistoryStats>> {
+        match self {
+            Source::Paths(roots) => {
+                // The walk calls one closure or the other, never both at once.
+                let shared = std::cell::RefCell::new(&mut *out);
+                let skips = walk::walk(
+                    &roots,
+                    walk_opts,
+                    scope,
+                    |item| {
+                        shared
+                            .borrow_mut()
+                            .item(item, Key::Walked { roots: &roots })
+                    },
+                    |w| shared.borrow_mut().warn(w.path, w.reason, w.is_error),
+                )?;
+                for (reason, n) in skips.nonzero() {
+                    out.skip(reason, n);
+                }
+                Ok(None)
+            }
+            Source::Items { items, skipped } => {
+                for (reason, n) in skipped.nonzero() {
+                    out.skip(reason, n);
+                }
+                for item in items {
+                    if !out.item(item, Key::Listed) {
+                        break;
+                    }
+                }
+                Ok(None)
+            }
+            Source::History(repos) => Ok(Some(history::emit_repos(repos, out)?)),
+        }
+    }
 }
 
 /// One repository of [`Source::History`].

@@ -56,6 +56,7 @@
 //! (`Executor::shutdown`: queued tasks are dropped, each worker finishes the
 //! task it is running). [`scan`] then returns a report marked `interrupted`.
 
+mod emit;
 pub mod reader;
 pub mod sink;
 pub mod split;
@@ -66,16 +67,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Context;
 use scanner_engine::Engine;
-use scanner_scheduler::{Budget, ExecutorHandle, Permit, PermitWatch};
+use scanner_scheduler::{Budget, ExecutorHandle, Permit};
 
 use crate::filter::FindingFilter;
 use crate::input::{walk, Item, Scope, Source};
-use crate::messages::escape_path;
 use crate::output::Sink;
 use crate::progress::Progress;
-use crate::report::{ScanReport, SkipCounts};
+use crate::report::ScanReport;
 use sink::{Counts, Msg};
 use split::SplitInput;
 
@@ -142,14 +141,6 @@ impl Default for ScanOptions {
     }
 }
 
-/// Tasks handed to the injector at once: fewer wakeups and CASes than one by
-/// one, small enough that workers start at once.
-const BATCH: usize = 16;
-/// History blobs per [`Task::Batch`], and the bytes after which a batch is
-/// closed early: few enough tasks that queueing costs nothing per blob,
-/// small enough that both workers get batches.
-const BLOB_BATCH: usize = 64;
-const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Task permits: enough to keep every worker's deque fed, few enough that
 /// sources cannot run far ahead (items held in memory stay bounded).
 const TASKS_PER_WORKER: usize = 256;
@@ -228,210 +219,6 @@ fn thread_cpu() -> std::time::Duration {
     std::time::Duration::ZERO
 }
 
-/// Turns items into batches of tasks under the budget.
-struct Feeder<'a> {
-    budget: &'a Budget,
-    exec: &'a ExecutorHandle<Task>,
-    stop: &'a StopHandle,
-    batch: Vec<Task>,
-    /// Items queued (`--stats-json`'s `producer.items`).
-    items: u64,
-}
-
-impl Feeder<'_> {
-    /// Queues `item`; false once the scan is stopping.
-    fn push(&mut self, item: Item) -> bool {
-        self.items += 1;
-        let bytes = item.held_bytes();
-        self.queue(bytes, |permit| Task::Item { item, permit })
-    }
-
-    /// Queues `items` as one task, charged their bytes together, and sends
-    /// it to the workers at once. `None` once the scan is stopping, else a
-    /// watch that tells when the task is done.
-    fn send_batch(&mut self, items: Vec<Item>) -> Option<PermitWatch> {
-        self.items += items.len() as u64;
-        let bytes = items.iter().map(Item::held_bytes).sum();
-        let mut watch = None;
-        let going = self.queue(bytes, |permit| {
-            watch = Some(permit.watch());
-            Task::Batch { items, permit }
-        });
-        self.flush();
-        watch.filter(|_| going)
-    }
-
-    /// Takes a permit for `bytes` and queues the task made with it.
-    fn queue(&mut self, bytes: u64, task: impl FnOnce(Permit) -> Task) -> bool {
-        if self.stop.is_stopped() {
-            return false;
-        }
-        // The unsent batch holds permits: when the budget is full, spawn it
-        // before blocking, or the source could wait for permits only its own
-        // batch holds (a few large blobs against the byte limit). It also
-        // gets the batch to idle workers at once.
-        let permit = match self.budget.try_acquire(bytes) {
-            Some(p) => p,
-            None => {
-                self.flush();
-                match self.budget.acquire_open(bytes) {
-                    Some(p) => p,
-                    None => return false,
-                }
-            }
-        };
-        self.batch.push(task(permit));
-        if self.batch.len() >= BATCH {
-            self.flush();
-        }
-        !self.stop.is_stopped()
-    }
-
-    fn flush(&mut self) {
-        if self.batch.is_empty() {
-            return;
-        }
-        if self
-            .exec
-            // A full-size batch at once: `take` left an empty Vec that grew
-            // by doubling, three reallocations per batch on the producer.
-            .spawn_batch(std::mem::replace(
-                &mut self.batch,
-                Vec::with_capacity(BATCH),
-            ))
-            .is_err()
-        {
-            self.stop.stop();
-        }
-    }
-}
-
-/// History blobs into [`Task::Batch`]es, grouped so that each worker reads
-/// the objects of a delta chain, and the versions of a file, in order.
-///
-/// Reading a blob is cheap when its worker has just read one its delta
-/// chain passes through: the chain ends in its reader's caches. And the
-/// scan of a file's previous version tells whether the next may skip the
-/// search for long-window keywords (`versions::Quiet`). In the walk's
-/// order, consecutive versions of a file sit in consecutive batches, which
-/// two workers take at once: on ripgrep's history a third of the later
-/// versions found their base not scanned yet (5% with one worker), and two
-/// workers executed 2.60 G instructions where one executed 2.43 G
-/// (callgrind): each rebuilt chains the other had rebuilt already.
-///
-/// So with several workers each blob goes to one of [`GROUPS_PER_WORKER`]
-/// groups per worker by where its delta chain starts
-/// ([`HistoryBlob::chain`](crate::input::history::HistoryBlob::chain); by
-/// its path when it is not packed), and a full group is sent only once its
-/// previous batch is done; until then it goes on filling, up to
-/// [`GROUP_AHEAD`] times a batch, when it is sent regardless. The blobs of
-/// one chain, which are mostly the versions of one file, then go through
-/// their group one batch after the other, while the other groups keep the
-/// workers busy. By chain rather than by path: git also deltas files
-/// against files of other paths (of the same name, or alike), and grouping
-/// by path made the synthetic history of `scripts/bench-history.sh`, where
-/// every file looks alike, execute 22% more instructions. By chain start,
-/// ripgrep's two workers execute 2.52 G, and its scan at two threads takes
-/// 3-7% less time (0.93× the `cat-file` floor where the walk's order took
-/// 0.97-1.01×). The synthetic history loses 1-4% (0.74× → 0.77×): its
-/// files are deltas of one another, and any grouping breaks up what the
-/// walk's order kept together. Queuing each group's batches for one worker
-/// (an inbox per worker in the executor) was measured and dropped: no
-/// change in time on ripgrep (docs/performance.md, "History").
-///
-/// The groups hold at most `GROUPS_PER_WORKER × GROUP_AHEAD × BLOB_BATCH`
-/// items per worker (paths and ids, no contents), and the order of the
-/// batches changes nothing in what is reported: the sink orders the
-/// findings.
-struct BlobGroups {
-    groups: Vec<BlobGroup>,
-}
-
-#[derive(Default)]
-struct BlobGroup {
-    items: Vec<Item>,
-    bytes: u64,
-    /// The batch sent last, until it is done.
-    sent: Option<PermitWatch>,
-}
-
-/// Blob groups per worker: enough that the groups whose previous batch is
-/// still running leave others to send.
-const GROUPS_PER_WORKER: usize = 4;
-/// How many batches' worth a group holds, waiting for its previous batch,
-/// before it is sent anyway.
-const GROUP_AHEAD: usize = 4;
-
-impl BlobGroups {
-    fn new(threads: usize) -> BlobGroups {
-        // One worker reads everything in order anyway.
-        let n = if threads > 1 {
-            threads * GROUPS_PER_WORKER
-        } else {
-            1
-        };
-        BlobGroups {
-            groups: (0..n).map(|_| BlobGroup::default()).collect(),
-        }
-    }
-
-    /// Adds a history blob (`Content::GitBlob`) whose delta chain starts at
-    /// `chain`, and sends its group through `send` when it is due (`send`
-    /// returns a watch on the batch's task, `None` once the scan is
-    /// stopping). False once the scan is stopping.
-    fn push(
-        &mut self,
-        item: Item,
-        chain: Option<u64>,
-        send: impl FnOnce(Vec<Item>) -> Option<PermitWatch>,
-    ) -> bool {
-        let n = self.groups.len();
-        let group = if n == 1 {
-            &mut self.groups[0]
-        } else {
-            use std::hash::{Hash, Hasher};
-            // Fixed keys: the same groups every run. A blob outside the packs
-            // goes by its path, where the versions of a file are.
-            let mut h = std::hash::DefaultHasher::new();
-            match chain {
-                Some(start) => start.hash(&mut h),
-                None => item.provenance.path.hash(&mut h),
-            }
-            &mut self.groups[(h.finish() % n as u64) as usize]
-        };
-        group.bytes += item.held_bytes();
-        group.items.push(item);
-        let full = group.items.len() >= BLOB_BATCH || group.bytes >= BLOB_BATCH_BYTES;
-        let waited_enough = group.items.len() >= BLOB_BATCH * GROUP_AHEAD
-            || group.bytes >= BLOB_BATCH_BYTES * GROUP_AHEAD as u64;
-        let idle = n == 1 || group.sent.as_ref().is_none_or(PermitWatch::released);
-        if full && (idle || waited_enough) {
-            return group.send(send);
-        }
-        true
-    }
-
-    /// Sends what every group holds.
-    fn finish(self, mut send: impl FnMut(Vec<Item>) -> Option<PermitWatch>) {
-        for mut group in self.groups {
-            if !group.send(&mut send) {
-                return;
-            }
-        }
-    }
-}
-
-impl BlobGroup {
-    fn send(&mut self, send: impl FnOnce(Vec<Item>) -> Option<PermitWatch>) -> bool {
-        if self.items.is_empty() {
-            return true;
-        }
-        self.bytes = 0;
-        self.sent = send(std::mem::take(&mut self.items));
-        self.sent.is_some()
-    }
-}
-
 /// Runs a whole scan. Returns the report and the sink, which the caller
 /// finishes (`Sink::finish`) once it knows the rules.
 ///
@@ -447,13 +234,7 @@ pub fn scan(
     stop: &StopHandle,
 ) -> anyhow::Result<(ScanReport, Sink)> {
     let started = Instant::now();
-    // Every root must exist before anything is reported: a typo in the
-    // last argument must not leave half a report behind an exit 2.
-    if let Source::Paths(roots) = &source {
-        for root in roots.iter().filter(|r| r.as_os_str() != "-") {
-            std::fs::metadata(root).with_context(|| escape_path(root))?;
-        }
-    }
+    source.check()?;
     let threads = opts.threads.max(1);
     let (tx, rx) = crossbeam_channel::bounded::<Msg>(1024);
     let progress = opts.progress.then(Progress::new);
@@ -485,161 +266,13 @@ pub fn scan(
     let budget = Budget::new(threads * TASKS_PER_WORKER, opts.memory_budget.max(1));
     stop.attach(&budget, handle.clone());
 
-    let mut feeder = Feeder {
-        budget: &budget,
-        exec: &handle,
-        stop,
-        batch: Vec::with_capacity(BATCH),
-        items: 0,
-    };
     let producer_cpu = thread_cpu();
-    let mut history = None;
-    let produced: anyhow::Result<SkipCounts> = match source {
-        Source::Paths(roots) => {
-            // A shard places files by size, so it walks the whole tree
-            // before it scans its share (`crate::shard::Planner`).
-            let mut planner = opts
-                .shard
-                .map(|s| crate::shard::Planner::new(s, &roots, opts.binary));
-            let skips = walk::walk(
-                &roots,
-                &opts.walk,
-                &opts.scope,
-                |item| match planner.as_mut() {
-                    Some(p) => {
-                        p.offer(item);
-                        !stop.is_stopped()
-                    }
-                    None => feeder.push(item),
-                },
-                |w| {
-                    let _ = tx.send(Msg::Warning {
-                        path: w.path,
-                        reason: w.reason,
-                        is_error: w.is_error,
-                    });
-                },
-            );
-            if let Some(p) = planner {
-                for item in p.finish() {
-                    if !feeder.push(item) {
-                        break;
-                    }
-                }
-            }
-            skips
-        }
-        Source::Items { items, skipped } => {
-            let mut skips = skipped;
-            for item in items {
-                if let Some(s) = opts.shard {
-                    if !s.owns_path(&item.provenance.path, &[]) {
-                        continue;
-                    }
-                }
-                if let Some(skip) = opts.scope.check_listed(&item.provenance.path) {
-                    skips.add(skip, 1);
-                    continue;
-                }
-                if !feeder.push(item) {
-                    break;
-                }
-            }
-            Ok(skips)
-        }
-        Source::History(repos) => {
-            let mut skips = SkipCounts::default();
-            let mut total = crate::input::history::HistoryStats::default();
-            let mut failed = None;
-            for r in repos {
-                if stop.is_stopped() {
-                    break;
-                }
-                let crate::input::HistoryRepo {
-                    prefix,
-                    options: hopts,
-                    store: repo,
-                    started,
-                } = r;
-                let mut groups = BlobGroups::new(threads);
-                let started =
-                    started.unwrap_or_else(|| crate::input::history::start(&hopts, &repo));
-                let stats = started.and_then(|s| {
-                    crate::input::history::walk(s, |blob| {
-                        if let Some(s) = opts.shard {
-                            // By blob id: a blob is listed once, whatever its paths.
-                            if !s.owns_key(&blob.oid.0) {
-                                return !stop.is_stopped();
-                            }
-                        }
-                        let path = crate::input::git::path_from_bytes(blob.path);
-                        let path = match &prefix {
-                            Some(name) => name.join(path),
-                            None => path,
-                        };
-                        if let Some(skip) = opts.scope.check_listed(&path) {
-                            skips.add(skip, 1);
-                            return !stop.is_stopped();
-                        }
-                        groups.push(
-                            Item {
-                                provenance: crate::input::Provenance {
-                                    path,
-                                    commit: Some(blob.commit),
-                                },
-                                content: crate::input::Content::GitBlob {
-                                    repo: Arc::clone(&repo),
-                                    oid: blob.oid,
-                                    size: blob.size,
-                                    base: blob.base,
-                                },
-                            },
-                            blob.chain,
-                            |batch| feeder.send_batch(batch),
-                        )
-                    })
-                });
-                groups.finish(|batch| feeder.send_batch(batch));
-                match stats {
-                    Ok(st) => {
-                        skips.add(crate::report::Skip::Submodule, st.submodules);
-                        if let Some(first) = &st.first_unlisted {
-                            let _ = tx.send(Msg::Warning {
-                                // The reason names the repository.
-                                path: std::path::PathBuf::new(),
-                                reason: format!(
-                                    "{first}; {} commit(s) could not be listed whole: the blobs \
-                                     only they hold are not scanned",
-                                    st.unlisted
-                                ),
-                                is_error: true,
-                            });
-                        }
-                        total.add(&st);
-                    }
-                    // One repository failing does not stop the others: it
-                    // is an error (exit 2) named in a warning.
-                    Err(e) if prefix.is_some() => {
-                        let _ = tx.send(Msg::Warning {
-                            path: hopts.repo.clone(),
-                            reason: e.to_string(),
-                            is_error: true,
-                        });
-                    }
-                    Err(e) => failed = Some(anyhow::Error::new(e)),
-                }
-            }
-            history = Some(total);
-            match failed {
-                Some(e) => Err(e),
-                None => Ok(skips),
-            }
-        }
-    };
-    feeder.flush();
+    let mut emitter = emit::Emitter::new(&budget, &handle, stop, &tx, opts);
+    let produced = source.emit(&opts.walk, &opts.scope, &mut emitter);
+    let (skips, items) = emitter.finish();
     let producer = crate::report::Producer {
         cpu: thread_cpu().saturating_sub(producer_cpu),
-        items: feeder.items,
+        items,
     };
     if produced.is_err() {
         stop.stop();
@@ -650,8 +283,8 @@ pub fn scan(
         .join()
         .map_err(|_| anyhow::anyhow!("the report writer panicked"))??;
     let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
-    report.skips.merge(&produced?);
-    report.history = history;
+    report.history = produced?;
+    report.skips.merge(&skips);
     (report.files, report.bytes) = counts.get();
     report.unchanged_bytes = counts.unchanged.load(std::sync::atomic::Ordering::Relaxed);
     report.metrics = metrics;
@@ -663,10 +296,10 @@ pub fn scan(
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
     use std::time::Duration;
 
     use super::*;
+    use crate::input::skip::SkipCounts;
     use crate::input::{Content, Provenance};
 
     fn json_sink() -> Sink {
@@ -676,70 +309,6 @@ mod tests {
             color: false,
         };
         Sink::new(opts, Box::new(Vec::new()))
-    }
-
-    /// With two workers, the versions of one path go through one group, a
-    /// batch at a time: a full group waits for its previous batch unless it
-    /// holds GROUP_AHEAD batches' worth; one worker sends as soon as full.
-    #[test]
-    fn a_group_waits_for_its_previous_batch() {
-        let item = |path: &str| Item {
-            provenance: Provenance::path(path),
-            content: Content::Bytes(vec![b'x'; 10]),
-        };
-        let budget = Budget::new(0, 0);
-        let sent: RefCell<Vec<usize>> = RefCell::default();
-        let running: RefCell<Vec<Permit>> = RefCell::default();
-        let send = |batch: Vec<Item>| {
-            sent.borrow_mut().push(batch.len());
-            let permit = budget.acquire(1);
-            let watch = permit.watch();
-            running.borrow_mut().push(permit);
-            Some(watch)
-        };
-        let main = || item("src/main.rs");
-
-        let mut groups = BlobGroups::new(2);
-        for _ in 0..BLOB_BATCH {
-            assert!(groups.push(main(), None, send));
-        }
-        assert_eq!(
-            *sent.borrow(),
-            [BLOB_BATCH],
-            "nothing running: sent when full"
-        );
-        for _ in 0..BLOB_BATCH * GROUP_AHEAD - 1 {
-            assert!(groups.push(main(), None, send));
-        }
-        assert_eq!(sent.borrow().len(), 1, "held while the batch before runs");
-        assert!(groups.push(main(), None, send));
-        assert_eq!(
-            sent.borrow()[1],
-            BLOB_BATCH * GROUP_AHEAD,
-            "sent once it holds so much"
-        );
-        running.borrow_mut().clear();
-        for _ in 0..BLOB_BATCH {
-            assert!(groups.push(main(), None, send));
-        }
-        assert_eq!(
-            sent.borrow()[2..],
-            [BLOB_BATCH],
-            "the batch before done: sent when full"
-        );
-        assert!(groups.push(main(), None, send));
-        groups.finish(send);
-        assert_eq!(sent.borrow()[3..], [1]);
-
-        let mut groups = BlobGroups::new(1);
-        for _ in 0..2 * BLOB_BATCH {
-            assert!(groups.push(main(), None, send));
-        }
-        assert_eq!(
-            sent.borrow()[4..],
-            [BLOB_BATCH; 2],
-            "one worker: sent when full"
-        );
     }
 
     /// In-memory items larger in total than the byte budget, in one batch:

@@ -1,0 +1,90 @@
+//! [`Emit`]: the one way a source hands its work to the scan.
+//!
+//! Every [`Source`](super::Source) produces [`Item`]s into an [`Emit`]
+//! ([`Source::emit`](super::Source::emit)): the walked tree, files named on
+//! the command line or in `--files-from`, standard input and FIFOs, the files
+//! `--diff` changed (all through the walk), the staged index, and the blobs
+//! of one or many histories (local or cloned from a URL). The source says
+//! what each item is keyed by ([`Key`]); the emitter decides, in one place,
+//! for every source:
+//!
+//! 1. **Sharding** (`--shard K/N`): whether this process owns the item. A
+//!    walked file is placed by size once the walk is whole (the shard
+//!    planner balances bytes), a listed path by the hash of its path, a
+//!    history blob by the hash of its id (a blob is listed once, whatever
+//!    its paths). Items of another shard are not skips: nothing counts them.
+//! 2. **Scope** ([`Scope::check_listed`](super::Scope::check_listed)) for
+//!    what the source listed itself; a walk asks the scope as it walks
+//!    (so an excluded directory is never entered), and its items arrive in
+//!    scope already. What is out of scope is counted as a skip.
+//! 3. **The memory budget**: [`Emit::item`] and [`Emit::send_batch`] block
+//!    while too many tasks, or too many bytes of in-memory items, are in
+//!    flight, and return false (`None`) once the scan is stopping: the
+//!    source then returns at once.
+//!
+//! The emitter is implemented once, by the pipeline (`pipeline::emit`);
+//! sources know nothing of tasks, workers or shards. A source that schedules
+//! its own work (history groups the blobs of a delta chain,
+//! [`super::history::BlobGroups`]) asks [`Emit::admits`] about each item and
+//! sends its batches with [`Emit::send_batch`], which tells it when each is
+//! done.
+
+use std::path::{Path, PathBuf};
+
+use scanner_scheduler::PermitWatch;
+
+use super::skip::Skip;
+use super::Item;
+
+/// What an item is sharded by, and whether the scope has been asked about it.
+#[derive(Clone, Copy, Debug)]
+pub enum Key<'a> {
+    /// A file a walk of `roots` yielded (or a root itself: a named file,
+    /// standard input, a FIFO). The walk applied the scope. Keyed by its
+    /// path relative to the root it is under; with `--shard`, files larger
+    /// than `shard::LARGE` are dealt by size once the walk is done, so
+    /// walked items are placed only when the source returns.
+    Walked { roots: &'a [PathBuf] },
+    /// A path the source listed itself (a staged blob): asked the scope,
+    /// keyed by the path as listed.
+    Listed,
+    /// A blob of a history, by its id: asked the scope by its path, keyed by
+    /// the id.
+    Blob(&'a [u8]),
+}
+
+/// Where a source emits its items (see the module docs). Implemented by the
+/// pipeline; tests implement it to record what a source emits.
+pub trait Emit {
+    /// Queues `item` if this scan is to scan it (this shard's, in scope),
+    /// else counts its skip, if any. False once the scan is stopping.
+    fn item(&mut self, item: Item, key: Key<'_>) -> bool;
+
+    /// For a source that batches its items itself: whether the item at
+    /// `path` is this scan's (this shard's, in scope); when it is out of
+    /// scope its skip is counted. Not for [`Key::Walked`], which is placed
+    /// only once the walk is whole: walked items go through [`Emit::item`].
+    fn admits(&mut self, path: &Path, key: Key<'_>) -> bool;
+
+    /// Sends items that [`Emit::admits`] admitted as one task, charged their
+    /// bytes together. A watch that tells when the task is done, or `None`
+    /// once the scan is stopping.
+    fn send_batch(&mut self, items: Vec<Item>) -> Option<PermitWatch>;
+
+    /// Counts `n` entries the source itself left out, for `reason`.
+    fn skip(&mut self, reason: Skip, n: u64);
+
+    /// Something the user should hear about, as
+    /// `scanner: warning: <path>: <reason>` (an empty path: the reason says
+    /// it all). `is_error`: content in scope was not read (exit 2 unless
+    /// `--ignore-errors`).
+    fn warn(&mut self, path: PathBuf, reason: String, is_error: bool);
+
+    /// True once the scan is stopping (Ctrl-C, stdout closed, a failed
+    /// worker): a source checks it where it could go on long without
+    /// emitting.
+    fn stopped(&self) -> bool;
+
+    /// Workers taking the items: a source spreads its batches over them.
+    fn workers(&self) -> usize;
+}

@@ -1,0 +1,88 @@
+//! The history source: the blobs of one or more repositories' histories,
+//! emitted in batches that keep delta chains together ([`BlobGroups`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{BlobGroups, HistoryError, HistoryStats};
+use crate::input::emit::{Emit, Key};
+use crate::input::skip::Skip;
+use crate::input::{Content, HistoryRepo, Item, Provenance};
+
+/// Walks each repository of `repos` in turn and emits every blob this scan
+/// owns into `out`; returns the repositories' counts together. One
+/// repository of several failing is a warning (exit 2) and the others are
+/// still scanned; a single repository failing is the error returned.
+pub fn emit_repos(
+    repos: Vec<HistoryRepo>,
+    out: &mut dyn Emit,
+) -> Result<HistoryStats, HistoryError> {
+    let mut total = HistoryStats::default();
+    for repo in repos {
+        if out.stopped() {
+            break;
+        }
+        let prefixed = repo.prefix.is_some();
+        let path = repo.options.repo.clone();
+        match emit_repo(repo, out) {
+            Ok(stats) => total.add(&stats),
+            // The reason names the repository.
+            Err(e) if prefixed => out.warn(path, e.to_string(), true),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(total)
+}
+
+fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, HistoryError> {
+    let HistoryRepo {
+        prefix,
+        options,
+        store,
+        started,
+    } = repo;
+    let mut groups = BlobGroups::new(out.workers());
+    let started = started.unwrap_or_else(|| super::start(&options, &store));
+    let stats = started.and_then(|s| {
+        super::walk(s, |blob| {
+            let path = crate::input::git::path_from_bytes(blob.path);
+            let path = match &prefix {
+                Some(name) => name.join(path),
+                None => path,
+            };
+            // By blob id: a blob is listed once, whatever its paths.
+            if !out.admits(&path, Key::Blob(&blob.oid.0)) {
+                return !out.stopped();
+            }
+            let item = Item {
+                provenance: Provenance {
+                    path,
+                    commit: Some(blob.commit),
+                },
+                content: Content::GitBlob {
+                    repo: Arc::clone(&store),
+                    oid: blob.oid,
+                    size: blob.size,
+                    base: blob.base,
+                },
+            };
+            groups.push(item, blob.chain, |batch| out.send_batch(batch))
+        })
+    });
+    groups.finish(|batch| out.send_batch(batch));
+    let stats = stats?;
+    out.skip(Skip::Submodule, stats.submodules);
+    if let Some(first) = &stats.first_unlisted {
+        out.warn(
+            // The reason names the repository.
+            PathBuf::new(),
+            format!(
+                "{first}; {} commit(s) could not be listed whole: the blobs only they hold \
+                 are not scanned",
+                stats.unlisted
+            ),
+            true,
+        );
+    }
+    Ok(stats)
+}

@@ -1,0 +1,148 @@
+//! Every source produces its items through one emitter (`input::emit`), which
+//! decides sharding and scope once for all of them: the same decisions
+//! whatever the source.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::process::Command;
+
+use common::{git_in, isolate, token, Repo, Run, BIN};
+
+/// 16 files with a token each, under two directories.
+fn files(r: &Repo) -> Vec<String> {
+    let mut names = Vec::new();
+    for i in 0..16u32 {
+        let name = format!("{}/f{i}.env", if i % 2 == 0 { "src" } else { "lib" });
+        r.write(&name, format!("# file {i}\nT={}\n", token(300 + i)));
+        names.push(name);
+    }
+    names
+}
+
+fn scan(r: &Repo, args: &[&str]) -> Run {
+    let mut all = vec!["scan", "-q", "--format", "json"];
+    all.extend_from_slice(args);
+    r.scan(&all)
+}
+
+fn found(run: &Run) -> BTreeSet<String> {
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    run.path_lines().into_iter().collect()
+}
+
+/// A walk, a file list and the staged index key a file by its path: each
+/// shard gets the same files from all three. History keys a blob by its id.
+/// Whatever the key, the two shares are disjoint and together are exactly
+/// the unsharded report.
+#[test]
+fn every_source_is_sharded_at_one_point() {
+    let r = Repo::new();
+    let names = files(&r);
+    let all: BTreeSet<String> = names.iter().map(|n| format!("{n}:2")).collect();
+    let list_dir = tempfile::tempdir().unwrap();
+    let list = list_dir.path().join("list.txt");
+    fs::write(&list, names.join("\n") + "\n").unwrap();
+    let list = list.to_str().unwrap().to_owned();
+
+    // The same files as named in each source; history's are per blob.
+    let mut shares = Vec::new();
+    r.git(&["add", "."]);
+    let sources: [&[&str]; 4] = [&["--staged"], &[], &["--files-from", &list], &["--history"]];
+    for (i, source) in sources.iter().enumerate() {
+        if i == 1 {
+            r.git(&["commit", "-q", "--no-verify", "-m", "files"]);
+        }
+        let whole = found(&scan(&r, source));
+        assert_eq!(whole, all, "{source:?}");
+        let share = |k: &str| {
+            let mut args = source.to_vec();
+            args.extend(["--shard", k]);
+            found(&scan(&r, &args))
+        };
+        let (one, two) = (share("1/2"), share("2/2"));
+        assert!(!one.is_empty() && !two.is_empty(), "{source:?}: {one:?}");
+        assert!(one.is_disjoint(&two), "{source:?}: {one:?} {two:?}");
+        assert_eq!(&one | &two, whole, "{source:?}");
+        shares.push(one);
+    }
+    assert_eq!(shares[0], shares[1], "staged and walked");
+    assert_eq!(shares[1], shares[2], "walked and listed");
+}
+
+/// `--exclude vendor/` leaves out `vendor/a.env` from every source, counted
+/// once as excluded, and `app/b.env` is still reported.
+#[test]
+fn an_exclude_applies_to_every_source() {
+    let r = Repo::new();
+    r.write("README", "clean\n");
+    r.git(&["add", "."]);
+    r.git(&["commit", "-q", "--no-verify", "-m", "base"]);
+    r.write("vendor/a.env", format!("T={}\n", token(340)));
+    r.write("app/b.env", format!("T={}\n", token(341)));
+    r.git(&["add", "."]);
+    let list_dir = tempfile::tempdir().unwrap();
+    let list = list_dir.path().join("list.txt");
+    fs::write(&list, "vendor/a.env\napp/b.env\n").unwrap();
+    let list = list.to_str().unwrap();
+
+    let excluded = |run: &Run| -> Vec<String> {
+        assert_eq!(
+            run.summary_line("not scanned"),
+            Some("not scanned: 1 excluded"),
+            "{}",
+            run.stderr
+        );
+        run.expect(1).path_lines()
+    };
+    let exclude = ["--format", "json", "--exclude", "vendor/"];
+    let run = |args: &[&str]| {
+        let mut all = vec!["scan"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&exclude);
+        r.scan(&all)
+    };
+    let b = vec!["app/b.env:1".to_owned()];
+    assert_eq!(excluded(&run(&["--staged"])), b, "staged");
+    r.git(&["commit", "-q", "--no-verify", "-m", "add"]);
+    assert_eq!(excluded(&run(&[])), b, "walked");
+    assert_eq!(
+        excluded(&run(&["vendor/a.env", "app/b.env"])),
+        b,
+        "named files"
+    );
+    assert_eq!(excluded(&run(&["--files-from", list])), b, "file list");
+    assert_eq!(excluded(&run(&["--diff", "HEAD~1"])), b, "diff");
+    assert_eq!(excluded(&run(&["--history"])), b, "history");
+
+    // Many repositories, and a remote one: the glob matches under the
+    // repository's name too.
+    let org = tempfile::tempdir().unwrap();
+    git_in(
+        org.path(),
+        &["clone", "-q", "--bare", r.root.to_str().unwrap(), "one.git"],
+    );
+    let in_org = |args: &[&str]| {
+        let mut all = vec!["scan", "--history"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&exclude);
+        Run::from_output(
+            isolate(Command::new(BIN).current_dir(org.path()).args(&all))
+                .env("GIT_CEILING_DIRECTORIES", org.path().parent().unwrap())
+                .output()
+                .unwrap(),
+        )
+    };
+    assert_eq!(
+        excluded(&in_org(&["."])),
+        ["one.git/app/b.env:1"],
+        "many repositories"
+    );
+    let url = format!("file://{}", org.path().join("one.git").display());
+    assert_eq!(
+        excluded(&in_org(&[&url])),
+        [format!("{url}/app/b.env:1")],
+        "remote"
+    );
+}
