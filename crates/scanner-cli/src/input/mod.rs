@@ -4,17 +4,22 @@
 //! the files `--diff` changed, standard input and named streams, the blobs
 //! of a repository's history — yields
 //! [`Item`]s: a [`Provenance`] (what the report calls it and where it came
-//! from) and a [`Content`] (how a worker reads it). The pipeline knows
-//! nothing else about sources: a new input is a new [`Source`] variant that
-//! emits items, and a new way to read bytes is a new [`Content`] variant
-//! that the worker (`pipeline::worker`) reads through the same chunk reader.
+//! from) and a [`Content`] (how a worker reads it), into one [`Emit`]
+//! ([`Source::emit`]; see [`emit`] for what the emitter decides: shard,
+//! scope, budget). The pipeline knows nothing else about sources: a new
+//! input is a new [`Source`] variant that emits items, and a new way to read
+//! bytes is a new [`Content`] variant that the worker (`pipeline::worker`)
+//! reads through the same chunk reader. Nothing here imports the pipeline,
+//! the output or the report.
 //!
 //! # Scope: one filter for every source
 //!
 //! [`Scope`] holds what the user said must not be scanned: `--exclude`
 //! globs, the config's `allow_paths`, the run's own report and
-//! `--max-filesize`. Every source asks it about every path, so that
-//! `--staged --exclude vendor/` skips `vendor/a.env` exactly as a walk does.
+//! `--max-filesize`. It is asked about every path, so that
+//! `--staged --exclude vendor/` skips `vendor/a.env` exactly as a walk does:
+//! by the walk as it walks (an excluded directory is never entered), by the
+//! emitter for every path another source lists.
 //! Ignore files (`.gitignore`, `.scannerignore`) belong to the walk only:
 //! staged blobs are what git will commit, whatever an ignore file says.
 

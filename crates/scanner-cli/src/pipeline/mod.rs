@@ -1,12 +1,12 @@
-//! The scan pipeline: sources → budget → work-stealing workers → one sink.
+//! The scan pipeline: sources → one emitter → work-stealing workers → one sink.
 //!
 //! ```text
 //!  caller thread (sources)          executor workers (N)               sink thread
 //!  ───────────────────────          ────────────────────               ───────────
-//!  Source::Paths (walk) ─ Item ─┐    find_task: local deque,
-//!  Source::Items ───────────────┤    injector, steal from siblings
-//!          Scope (one filter)   ▼            │
-//!      Budget::acquire (permit)              ▼
+//!  Source::emit: walk, listed,       find_task: local deque,
+//!   history ── Item + Key ──┐        injector, steal from siblings
+//!  Emitter (emit.rs):       ▼                 │
+//!   shard, Scope, Budget::acquire             ▼
 //!      batch of Task ──spawn_batch──► worker::run ── Msg (one per input) ──► sink: filters ─► Sink
 //!                                         │  ▲                                 report counts
 //!                         large: Range    │  │ spawn_local(upper half)         progress line
@@ -16,6 +16,7 @@
 //! | piece | module |
 //! | --- | --- |
 //! | what is read, and what is out of scope | [`crate::input`] ([`Item`], [`Source`], [`crate::input::Scope`]) |
+//! | how every source's items become tasks: shard, scope, budget | `emit` (the one [`crate::input::Emit`]) |
 //! | orchestration, the task type, stopping | here |
 //! | reading a task (file, bytes, stream) | [`worker`] |
 //! | chunked reads and the overlap rule | [`reader`] |
@@ -37,7 +38,8 @@
 //! generic duplicates; counted in its `Suppressed`), then in the sink
 //! thread the [`FindingFilter`]s (config per-rule scopes, `--diff` context,
 //! baseline), once line numbers are final. Paths out of scope never reach a
-//! worker: the [`crate::input::Scope`] drops them at the source.
+//! worker: the walk drops them as it walks, the emitter drops what the other
+//! sources list ([`crate::input::Scope`]).
 //!
 //! With `-v` ([`ScanOptions::list_suppressed`]) the engine keeps what an
 //! allow decision (inline allow, allowlist, config) drops, marked
@@ -51,7 +53,7 @@
 //! # Stopping
 //!
 //! [`StopHandle::stop`] (Ctrl-C, or the sink when stdout closes) sets a
-//! flag that sources check between items, closes the [`Budget`] so a
+//! flag that sources check between items ([`crate::input::Emit::stopped`]), closes the [`Budget`] so a
 //! source blocked on a permit returns, and shuts the executor down
 //! (`Executor::shutdown`: queued tasks are dropped, each worker finishes the
 //! task it is running). [`scan`] then returns a report marked `interrupted`.

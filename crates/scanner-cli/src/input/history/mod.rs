@@ -106,8 +106,8 @@
 //! blob's delta chain starts ([`BlobReader::chain_start`]: entry headers down to the
 //! object stored whole, each offset passed remembered), and the history source
 //! ([`emit_repos`]) sends the blobs of one chain start through one group of batches, one
-//! batch at a time ([`BlobGroups`]): a worker then rebuilds each chain from its own caches rather
-//! than after another worker did.
+//! batch at a time ([`BlobGroups`]): a worker then rebuilds each chain from its own caches
+//! rather than after another worker did.
 //!
 //! # Isolation
 //!
