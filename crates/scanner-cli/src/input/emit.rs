@@ -88,3 +88,91 @@ pub trait Emit {
     /// Workers taking the items: a source spreads its batches over them.
     fn workers(&self) -> usize;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::skip::SkipCounts;
+    use crate::input::{walk, Content, Provenance, Scope, Source};
+
+    /// Records what a source emits, and stops after `limit` items.
+    #[derive(Default)]
+    struct Recorder {
+        items: Vec<(PathBuf, String)>,
+        skips: SkipCounts,
+        limit: usize,
+    }
+
+    impl Emit for Recorder {
+        fn item(&mut self, item: Item, key: Key<'_>) -> bool {
+            let key = match key {
+                Key::Walked { roots } => format!("walked {roots:?}"),
+                Key::Listed => "listed".into(),
+                Key::Blob(id) => format!("blob {}", id.len()),
+            };
+            self.items.push((item.provenance.path, key));
+            !self.stopped()
+        }
+        fn admits(&mut self, _: &Path, _: Key<'_>) -> bool {
+            true
+        }
+        fn send_batch(&mut self, _: Vec<Item>) -> Option<PermitWatch> {
+            None
+        }
+        fn skip(&mut self, reason: Skip, n: u64) {
+            self.skips.add(reason, n);
+        }
+        fn warn(&mut self, _: PathBuf, _: String, _: bool) {}
+        fn stopped(&self) -> bool {
+            self.items.len() >= self.limit
+        }
+        fn workers(&self) -> usize {
+            1
+        }
+    }
+
+    /// Each source says what its items are keyed by, hands over the skips
+    /// it counted itself, and returns once the emitter says stop.
+    #[test]
+    fn sources_key_their_items_and_stop_when_told() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.txt", "b.txt", "c.txt"] {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let root = dir.path().to_path_buf();
+        let mut out = Recorder {
+            limit: 2,
+            ..Recorder::default()
+        };
+        let source = Source::Paths(vec![root.clone()]);
+        let walked = source.emit(&walk::WalkOptions::default(), &Scope::default(), &mut out);
+        assert!(walked.unwrap().is_none());
+        assert_eq!(out.items.len(), 2, "stopped after two: {:?}", out.items);
+        assert_eq!(out.items[0].1, format!("walked {:?}", [&root]));
+
+        let item = |p: &str| Item {
+            provenance: Provenance::path(p),
+            content: Content::Bytes(Vec::new()),
+        };
+        let mut skipped = SkipCounts::default();
+        skipped.add(Skip::Unmerged, 2);
+        let mut out = Recorder {
+            limit: 10,
+            ..Recorder::default()
+        };
+        let source = Source::Items {
+            items: vec![item("x/a.env"), item("b.env")],
+            skipped,
+        };
+        source
+            .emit(&walk::WalkOptions::default(), &Scope::default(), &mut out)
+            .unwrap();
+        let got: Vec<(&str, &str)> = out
+            .items
+            .iter()
+            .map(|(p, k)| (p.to_str().unwrap(), k.as_str()))
+            .collect();
+        assert_eq!(got, [("x/a.env", "listed"), ("b.env", "listed")]);
+        assert_eq!(out.skips.get(Skip::Unmerged), 2);
+    }
+}
