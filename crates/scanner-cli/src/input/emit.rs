@@ -25,7 +25,7 @@
 //! The emitter is implemented once, by the pipeline (`pipeline::emit`);
 //! sources know nothing of tasks, workers or shards. A source that schedules
 //! its own work (history groups the blobs of a delta chain,
-//! [`super::history::BlobGroups`]) asks [`Emit::admits`] about each item and
+//! `history::BlobGroups`) asks [`Emit::admits`] about each item and
 //! sends its batches with [`Emit::send_batch`], which tells it when each is
 //! done.
 

@@ -47,7 +47,7 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// items per worker (paths and ids, no contents), and the order of the
 /// batches changes nothing in what is reported: the sink orders the
 /// findings.
-pub struct BlobGroups {
+pub(crate) struct BlobGroups {
     groups: Vec<BlobGroup>,
 }
 
@@ -67,7 +67,7 @@ const GROUPS_PER_WORKER: usize = 4;
 const GROUP_AHEAD: usize = 4;
 
 impl BlobGroups {
-    pub fn new(threads: usize) -> BlobGroups {
+    pub(crate) fn new(threads: usize) -> BlobGroups {
         // One worker reads everything in order anyway.
         let n = if threads > 1 {
             threads * GROUPS_PER_WORKER
@@ -83,7 +83,7 @@ impl BlobGroups {
     /// `chain`, and sends its group through `send` when it is due (`send`
     /// returns a watch on the batch's task, `None` once the scan is
     /// stopping). False once the scan is stopping.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         item: Item,
         chain: Option<u64>,
@@ -116,7 +116,7 @@ impl BlobGroups {
     }
 
     /// Sends what every group holds.
-    pub fn finish(self, mut send: impl FnMut(Vec<Item>) -> Option<PermitWatch>) {
+    pub(crate) fn finish(self, mut send: impl FnMut(Vec<Item>) -> Option<PermitWatch>) {
         for mut group in self.groups {
             if !group.send(&mut send) {
                 return;

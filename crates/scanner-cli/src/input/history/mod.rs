@@ -106,7 +106,7 @@
 //! blob's delta chain starts ([`BlobReader::chain_start`]: entry headers down to the
 //! object stored whole, each offset passed remembered), and the history source
 //! ([`emit_repos`]) sends the blobs of one chain start through one group of batches, one
-//! batch at a time ([`BlobGroups`]): a worker then rebuilds each chain from its own caches
+//! batch at a time (`BlobGroups`): a worker then rebuilds each chain from its own caches
 //! rather than after another worker did.
 //!
 //! # Isolation
@@ -149,7 +149,7 @@ mod store;
 mod walk;
 
 pub use error::*;
-pub use groups::BlobGroups;
+pub(crate) use groups::BlobGroups;
 pub use oid::*;
 pub use provenance::*;
 pub(crate) use running::*;
@@ -209,7 +209,7 @@ pub struct HistoryOptions {
     /// reflogs say nothing the refs do not.
     pub reflogs: bool,
     /// Find where each blob's delta chain starts ([`HistoryBlob::chain`]), for spreading
-    /// the blobs over several workers ([`BlobGroups`]): a walk of entry headers,
+    /// the blobs over several workers (`BlobGroups`): a walk of entry headers,
     /// remembered; 30 M instructions on the synthetic history of `scripts/bench-history.sh`
     /// (0.7% of a one-worker scan, where there is nothing to spread), 3 M on ripgrep's.
     pub chains: bool,
