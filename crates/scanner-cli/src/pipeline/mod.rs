@@ -53,10 +53,11 @@
 //! # Stopping
 //!
 //! [`StopHandle::stop`] (Ctrl-C, or the sink when stdout closes) sets a
-//! flag that sources check between items ([`crate::input::Emit::stopped`]), closes the [`Budget`] so a
-//! source blocked on a permit returns, and shuts the executor down
-//! (`Executor::shutdown`: queued tasks are dropped, each worker finishes the
-//! task it is running). [`scan`] then returns a report marked `interrupted`.
+//! flag that sources check between items ([`crate::input::Emit::stopped`]),
+//! closes the [`Budget`] so a source blocked on a permit returns, and shuts
+//! the executor down (`Executor::shutdown`: queued tasks are dropped, each
+//! worker finishes the task it is running). [`scan`] then returns a report
+//! marked `interrupted`.
 
 mod emit;
 pub mod reader;
