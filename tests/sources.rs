@@ -6,6 +6,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::path::Path;
 use std::process::Command;
 
 use common::{git_in, isolate, token, Repo, Run, BIN};
@@ -32,10 +33,21 @@ fn found(run: &Run) -> BTreeSet<String> {
     run.path_lines().into_iter().collect()
 }
 
+/// Scans with `--stats-json` into `stats`: the findings, and the items the
+/// source emitted (`producer.items`).
+fn scan_counted(r: &Repo, args: &[&str], stats: &Path) -> (BTreeSet<String>, u64) {
+    let mut all = args.to_vec();
+    all.extend(["--stats-json", stats.to_str().unwrap()]);
+    let found = found(&scan(r, &all));
+    let stats: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(stats).unwrap()).unwrap();
+    (found, stats["producer"]["items"].as_u64().unwrap())
+}
+
 /// A walk, a file list and the staged index key a file by its path: each
 /// shard gets the same files from all three. History keys a blob by its id.
 /// Whatever the key, the two shares are disjoint and together are exactly
-/// the unsharded report.
+/// the unsharded report, and the items each shard emits add up.
 #[test]
 fn every_source_is_sharded_at_one_point() {
     let r = Repo::new();
@@ -54,17 +66,19 @@ fn every_source_is_sharded_at_one_point() {
         if i == 1 {
             r.git(&["commit", "-q", "--no-verify", "-m", "files"]);
         }
-        let whole = found(&scan(&r, source));
-        assert_eq!(whole, all, "{source:?}");
+        let stats = list_dir.path().join("stats.json");
+        let (whole, items) = scan_counted(&r, source, &stats);
+        assert_eq!((&whole, items), (&all, 16), "{source:?}");
         let share = |k: &str| {
             let mut args = source.to_vec();
             args.extend(["--shard", k]);
-            found(&scan(&r, &args))
+            scan_counted(&r, &args, &stats)
         };
-        let (one, two) = (share("1/2"), share("2/2"));
+        let ((one, n1), (two, n2)) = (share("1/2"), share("2/2"));
         assert!(!one.is_empty() && !two.is_empty(), "{source:?}: {one:?}");
         assert!(one.is_disjoint(&two), "{source:?}: {one:?} {two:?}");
         assert_eq!(&one | &two, whole, "{source:?}");
+        assert_eq!((n1, n2), (one.len() as u64, two.len() as u64), "{source:?}");
         shares.push(one);
     }
     assert_eq!(shares[0], shares[1], "staged and walked");
