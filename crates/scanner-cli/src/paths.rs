@@ -1,7 +1,8 @@
 //! Path arithmetic shared by the config and the baseline (both resolve paths relative to the
-//! directory of a file the user named), and paths as URIs, for the SARIF report and the
-//! provenance of a history scan.
+//! directory of a file the user named), paths as URIs, for the SARIF report and the
+//! provenance of a history scan, and paths as the raw bytes git stores.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::Context;
@@ -71,6 +72,32 @@ fn encode(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Raw path bytes to a `PathBuf`, exactly on Unix.
+pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(OsString::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(OsString::from(String::from_utf8_lossy(&bytes).into_owned()))
+    }
+}
+
+/// A path's raw bytes, exactly on Unix.
+pub fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::borrow::Cow::Borrowed(path.as_os_str().as_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        std::borrow::Cow::Owned(path.to_string_lossy().into_owned().into_bytes())
+    }
 }
 
 #[cfg(test)]

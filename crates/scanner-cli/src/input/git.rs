@@ -40,7 +40,6 @@
 //! added (reason `diff-context`).
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -48,6 +47,7 @@ use anyhow::{bail, Context};
 
 use super::{Content, Item, Provenance, Source};
 use crate::messages::escape_path;
+pub use crate::paths::{path_bytes, path_from_bytes};
 
 fn git(cwd: &Path) -> Command {
     let mut c = Command::new("git");
@@ -309,32 +309,6 @@ pub fn unquote(name: &[u8]) -> Vec<u8> {
         });
     }
     out
-}
-
-/// Raw path bytes to a `PathBuf`, exactly on Unix.
-pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStringExt;
-        PathBuf::from(OsString::from_vec(bytes))
-    }
-    #[cfg(not(unix))]
-    {
-        PathBuf::from(OsString::from(String::from_utf8_lossy(&bytes).into_owned()))
-    }
-}
-
-/// A path's raw bytes, exactly on Unix.
-pub fn path_bytes(path: &Path) -> std::borrow::Cow<'_, [u8]> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        std::borrow::Cow::Borrowed(path.as_os_str().as_bytes())
-    }
-    #[cfg(not(unix))]
-    {
-        std::borrow::Cow::Owned(path.to_string_lossy().into_owned().into_bytes())
-    }
 }
 
 /// What `--staged` or `--diff BASE` scans.

@@ -45,7 +45,7 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
     let started = started.unwrap_or_else(|| super::start(&options, &store));
     let stats = started.and_then(|s| {
         super::walk(s, |blob| {
-            let path = crate::input::git::path_from_bytes(blob.path);
+            let path = crate::paths::path_from_bytes(blob.path);
             let path = match &prefix {
                 Some(name) => name.join(path),
                 None => path,
