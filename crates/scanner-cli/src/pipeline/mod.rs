@@ -56,6 +56,7 @@
 //! (`Executor::shutdown`: queued tasks are dropped, each worker finishes the
 //! task it is running). [`scan`] then returns a report marked `interrupted`.
 
+mod dirs;
 pub mod reader;
 pub mod sink;
 pub mod split;
@@ -166,6 +167,9 @@ pub enum Task {
     /// Several small items read together: history blobs, read one after
     /// the other through the worker's blob reader.
     Batch { items: Vec<Item>, permit: Permit },
+    /// A directory to list, under a walk split among the workers
+    /// ([`dirs`]); its permit is its root's.
+    Dir { dir: walk::DirTask, permit: Permit },
     /// Bytes `start..end` of a split input.
     Range {
         input: Arc<SplitInput>,
@@ -468,6 +472,7 @@ pub fn scan(
             .spawn(move || sink::sink_loop(rx, sink, filters, progress, list, &stop, &counts))?
     };
 
+    let walked = Arc::new(dirs::Tally::default());
     let shared = Arc::new(worker::Shared {
         members: Budget::new(0, threads as u64 * MEMBER_BYTES_PER_WORKER),
         overlap: engine.chunk_overlap(),
@@ -478,6 +483,7 @@ pub fn scan(
         counts: Arc::clone(&counts),
         quiet: Default::default(),
         archive_bytes: Default::default(),
+        walked: Arc::clone(&walked),
     });
     let executor = worker::executor(threads, &shared);
     drop(shared);
@@ -495,6 +501,7 @@ pub fn scan(
     let producer_cpu = thread_cpu();
     let mut history = None;
     let produced: anyhow::Result<SkipCounts> = match source {
+        Source::Paths(roots) if dirs::splits(opts) => dirs::walk(&roots, opts, &mut feeder, &tx),
         Source::Paths(roots) => {
             // A shard places files by size, so it walks the whole tree
             // before it scans its share (`crate::shard::Planner`).
@@ -637,7 +644,7 @@ pub fn scan(
         }
     };
     feeder.flush();
-    let producer = crate::report::Producer {
+    let mut producer = crate::report::Producer {
         cpu: thread_cpu().saturating_sub(producer_cpu),
         items: feeder.items,
     };
@@ -651,6 +658,8 @@ pub fn scan(
         .map_err(|_| anyhow::anyhow!("the report writer panicked"))??;
     let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
     report.skips.merge(&produced?);
+    report.skips.merge(&walked.skips());
+    producer.items += walked.items();
     report.history = history;
     (report.files, report.bytes) = counts.get();
     report.unchanged_bytes = counts.unchanged.load(std::sync::atomic::Ordering::Relaxed);

@@ -73,6 +73,7 @@ mod tests;
 use plain::count_entries;
 #[cfg(target_os = "linux")]
 use plain::PlainWalk;
+pub use plain::{DirTask, Listing};
 #[cfg(target_os = "linux")]
 use rules::IgnoreRules;
 
@@ -92,6 +93,9 @@ pub struct WalkOptions {
     /// is skipped as a walked one is (a list names files; opening a FIFO
     /// waits for a writer, maybe forever).
     pub listed_from: Option<usize>,
+    /// Walk on the producer thread only, never split among the workers
+    /// (hidden `--serial-walk`: tests and benchmarks compare the two).
+    pub serial: bool,
 }
 
 /// False when the file at `path` (by device and inode) was met before.
@@ -114,6 +118,18 @@ fn file_item(path: PathBuf) -> Item {
     Item {
         provenance: Provenance::path(path.clone()),
         content: Content::File(path),
+    }
+}
+
+/// A file found by the walk of root `root` (as displayed), which the
+/// worker opens beneath it (`Content::WalkedFile`).
+fn walked_file(root: &Arc<Path>, path: PathBuf) -> Item {
+    Item {
+        provenance: Provenance::path(path.clone()),
+        content: Content::WalkedFile {
+            root: Arc::clone(root),
+            path,
+        },
     }
 }
 
@@ -164,7 +180,46 @@ pub fn walk(
     roots: &[PathBuf],
     opts: &WalkOptions,
     scope: &Scope,
+    on_item: impl FnMut(Item) -> bool,
+    on_warning: impl FnMut(WalkWarning),
+) -> anyhow::Result<SkipCounts> {
+    walk_roots(roots, opts, scope, on_item, None, on_warning)
+}
+
+/// Whether [`walk_split`] hands directories to `on_dir` with these
+/// options: the getdents walk (Linux, no `--follow`) unless
+/// [`WalkOptions::serial`]. The `ignore` crate's walk, which `--follow`
+/// needs, runs on one thread.
+pub fn can_split(opts: &WalkOptions) -> bool {
+    cfg!(target_os = "linux") && !opts.follow && !opts.serial
+}
+
+/// [`walk`], but each directory root is handed to `on_dir` as a
+/// [`DirTask`] instead of being walked here (when [`can_split`]; else as
+/// `walk`): whoever runs the task lists the directory
+/// ([`DirTask::list`]) and runs the tasks of its subdirectories in turn.
+/// Roots that are files, FIFOs and `-` go to `on_item` as in `walk`, and
+/// the skip counts returned are the roots' own (the ignore files above a
+/// root that cannot be read, a root out of scope); each [`Listing`] holds
+/// its directory's. `on_dir` returns false to stop the walk.
+pub fn walk_split(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    scope: &Scope,
+    on_item: impl FnMut(Item) -> bool,
+    mut on_dir: impl FnMut(DirTask) -> bool,
+    on_warning: impl FnMut(WalkWarning),
+) -> anyhow::Result<SkipCounts> {
+    let on_dir: &mut dyn FnMut(DirTask) -> bool = &mut on_dir;
+    walk_roots(roots, opts, scope, on_item, Some(on_dir), on_warning)
+}
+
+fn walk_roots(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    scope: &Scope,
     mut on_item: impl FnMut(Item) -> bool,
+    mut on_dir: Option<&mut dyn FnMut(DirTask) -> bool>,
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
@@ -230,7 +285,15 @@ pub fn walk(
             }
             continue;
         }
-        let go_on = walk_dir(root, opts, scope, &mut skips, &mut on_item, &mut on_warning)?;
+        let go_on = walk_dir(
+            root,
+            opts,
+            scope,
+            &mut skips,
+            &mut on_item,
+            on_dir.as_deref_mut(),
+            &mut on_warning,
+        )?;
         if !go_on {
             break;
         }
@@ -258,6 +321,7 @@ fn walk_dir(
     scope: &Scope,
     skips: &mut SkipCounts,
     on_item: &mut impl FnMut(Item) -> bool,
+    on_dir: Option<&mut (dyn FnMut(DirTask) -> bool + '_)>,
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<bool> {
     let counts = Arc::new(FilterCounts::default());
@@ -266,13 +330,7 @@ fn walk_dir(
         if opts.follow {
             file_item(path)
         } else {
-            Item {
-                provenance: Provenance::path(path.clone()),
-                content: Content::WalkedFile {
-                    root: Arc::clone(&shared_root),
-                    path,
-                },
-            }
+            walked_file(&shared_root, path)
         }
     };
     #[cfg(target_os = "linux")]
@@ -286,6 +344,13 @@ fn walk_dir(
             }
             Some(rules)
         };
+        if let Some(on_dir) = on_dir.filter(|_| can_split(opts)) {
+            return Ok(on_dir(DirTask::root(
+                root.to_path_buf(),
+                rules,
+                shared_root,
+            )));
+        }
         let mut walk = PlainWalk {
             opts,
             scope,

@@ -1,13 +1,18 @@
-//! The getdents walk (`PlainWalk`) and its directory listing.
+//! The getdents walk: one directory's listing, what is done with each
+//! entry, the serial walk (`PlainWalk`) and a directory as a task of a walk
+//! split among workers (`DirTask`).
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 #[cfg(target_os = "linux")]
-use super::rules::{DirRules, IgnoreRules, IGNORE_FILES};
+use std::sync::Arc;
+
 #[cfg(target_os = "linux")]
-use super::{display_path, io_reason, Scope, WalkOptions, WalkWarning};
+use super::rules::IgnoreRules;
+#[cfg(target_os = "linux")]
+use super::{display_path, io_reason, walked_file, Item, Scope, WalkOptions, WalkWarning};
 #[cfg(target_os = "linux")]
 use crate::input::skip::{Skip, SkipCounts};
 
@@ -28,13 +33,39 @@ pub(super) fn open_dir(
     parent: Option<std::os::fd::BorrowedFd<'_>>,
     path: &Path,
 ) -> io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
+    match (parent, path.file_name()) {
+        (Some(fd), Some(name)) => open_at(fd.as_raw_fd(), name.as_ref()),
+        _ => open_at(libc::AT_FDCWD, path),
+    }
+}
+
+/// Opens directory `path` by its whole path, as a directory task does; a
+/// path longer than the kernel takes at once (`PATH_MAX`, which the serial
+/// walk never meets above its descriptor depth: it opens each directory
+/// by its name in its parent) one component at a time.
+#[cfg(target_os = "linux")]
+fn open_dir_path(path: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::AsRawFd;
+    match open_at(libc::AT_FDCWD, path) {
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+            let mut fd: Option<std::os::fd::OwnedFd> = None;
+            for part in path.components() {
+                let at = fd.as_ref().map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
+                fd = Some(open_at(at, part.as_os_str().as_ref())?);
+            }
+            fd.ok_or(e)
+        }
+        opened => opened,
+    }
+}
+
+/// `openat(at, name)` of a directory.
+#[cfg(target_os = "linux")]
+fn open_at(at: std::os::fd::RawFd, name: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
     use std::os::unix::ffi::OsStrExt;
-    let (at, name) = match (parent, path.file_name()) {
-        (Some(fd), Some(name)) => (fd.as_raw_fd(), name),
-        _ => (libc::AT_FDCWD, path.as_os_str()),
-    };
-    let c = std::ffi::CString::new(name.as_bytes())
+    let c = std::ffi::CString::new(name.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: a directory descriptor (or AT_FDCWD) and a NUL-terminated name.
     let fd = unsafe {
@@ -99,6 +130,147 @@ pub(super) fn for_each_dirent(
     result
 }
 
+/// A directory's entries as the kernel listed them: the names packed in
+/// one buffer, each with its `d_type`.
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+struct Entries {
+    names: Vec<u8>,
+    /// (offset in `names`, length, `d_type`).
+    ents: Vec<(u32, u32, u8)>,
+}
+
+#[cfg(target_os = "linux")]
+impl Entries {
+    /// Lists directory `path`, opened relative to `parent` when given, and
+    /// returns its open descriptor too.
+    fn list(
+        parent: Option<std::os::fd::BorrowedFd<'_>>,
+        path: &Path,
+    ) -> io::Result<(std::os::fd::OwnedFd, Entries)> {
+        let mut e = Entries::default();
+        let fd = match parent {
+            Some(_) => open_dir(parent, path)?,
+            None => open_dir_path(path)?,
+        };
+        for_each_dirent(&fd, |name, ty| {
+            e.ents.push((e.names.len() as u32, name.len() as u32, ty));
+            e.names.extend_from_slice(name);
+        })?;
+        Ok((fd, e))
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&std::ffi::OsStr, u8)> + '_ {
+        use std::os::unix::ffi::OsStrExt;
+        self.ents.iter().map(|&(at, len, ty)| {
+            let name = &self.names[at as usize..(at + len) as usize];
+            (std::ffi::OsStr::from_bytes(name), ty)
+        })
+    }
+
+    fn has(&self, file: &str) -> bool {
+        self.iter().any(|(name, _)| name == file)
+    }
+}
+
+/// What the walk does with one directory entry, once the ignore rules and
+/// the scope have had their say.
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    /// A directory to walk.
+    Dir,
+    /// A regular file to scan.
+    File,
+    /// Not scanned: counted (and warned about) already.
+    Dropped,
+}
+
+/// What the walk does with entry `path` of `d_type` `ty` under `rules`, as
+/// the `ignore` walk does with the same settings: its ignore rules first,
+/// then our filter (`.git`, then the scope); a symbolic link not followed.
+/// What is dropped is counted in `skips` and, when the user should hear of
+/// it, passed to `on_warning`.
+#[cfg(target_os = "linux")]
+fn classify(
+    path: &Path,
+    ty: u8,
+    rules: Option<&IgnoreRules>,
+    opts: &WalkOptions,
+    scope: &Scope,
+    skips: &mut SkipCounts,
+    on_warning: &mut impl FnMut(WalkWarning),
+) -> Entry {
+    let ty = match ty {
+        libc::DT_UNKNOWN => match fs::symlink_metadata(path) {
+            Ok(md) if md.is_dir() => libc::DT_DIR,
+            Ok(md) if md.is_file() => libc::DT_REG,
+            Ok(md) if md.file_type().is_symlink() => libc::DT_LNK,
+            Ok(_) => libc::DT_FIFO,
+            // Gone since it was listed: as the `ignore` walk, which
+            // reports what it cannot stat.
+            Err(e) => {
+                unreadable(path, &e, opts, skips, on_warning);
+                return Entry::Dropped;
+            }
+        },
+        ty => ty,
+    };
+    if let Some(rules) = rules {
+        if rules.ignores(path, ty == libc::DT_DIR) {
+            skips.add(Skip::Ignored, 1);
+            return Entry::Dropped;
+        }
+        if path.file_name().is_some_and(|n| n == ".git") {
+            return Entry::Dropped;
+        }
+    }
+    if let Some(skip) = scope.check_walked(path, ty == libc::DT_DIR) {
+        skips.add(skip, 1);
+        return Entry::Dropped;
+    }
+    match ty {
+        libc::DT_DIR => Entry::Dir,
+        libc::DT_REG => Entry::File,
+        libc::DT_LNK => {
+            match fs::metadata(path) {
+                Ok(_) => skips.add(Skip::SymlinkNotFollowed, 1),
+                Err(e) => {
+                    skips.add(Skip::SymlinkBroken, 1);
+                    on_warning(WalkWarning {
+                        path: display_path(path, opts.strip_dot),
+                        reason: format!("broken symbolic link: {}", io_reason(&e)),
+                        is_error: false,
+                    });
+                }
+            }
+            Entry::Dropped
+        }
+        _ => {
+            skips.add(Skip::Special, 1);
+            Entry::Dropped
+        }
+    }
+}
+
+/// Counts and warns about an entry that could not be read; the walk goes
+/// on.
+#[cfg(target_os = "linux")]
+fn unreadable(
+    path: &Path,
+    e: &io::Error,
+    opts: &WalkOptions,
+    skips: &mut SkipCounts,
+    on_warning: &mut impl FnMut(WalkWarning),
+) {
+    skips.add(Skip::Unreadable, 1);
+    on_warning(WalkWarning {
+        path: display_path(path, opts.strip_dot),
+        reason: io_reason(e),
+        is_error: true,
+    });
+}
+
 /// The walk of one root without `--follow`: the `ignore` crate's
 /// per-entry work (a `DirEntry` and a joined path per entry, an `opendir`
 /// buffer and `fstat` per directory, a `stat` per possible ignore file) is
@@ -131,132 +303,166 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
         depth: usize,
     ) -> bool {
         use std::os::fd::AsFd;
-        use std::os::unix::ffi::OsStrExt;
         // Names and types first, then the entries. The descriptor stays open
         // for the children's `openat`, down to a depth that leaves the
         // process's descriptor limit alone; deeper, paths are opened whole.
-        let mut names: Vec<u8> = Vec::new();
-        let mut ents: Vec<(u32, u32, u8)> = Vec::new();
-        let listed = open_dir(parent, path).and_then(|fd| {
-            for_each_dirent(&fd, |name, ty| {
-                ents.push((names.len() as u32, name.len() as u32, ty));
-                names.extend_from_slice(name);
-            })
-            .map(|()| fd)
-        });
-        let fd = match listed {
-            Ok(fd) => (depth < 64).then_some(fd),
-            Err(e) => return self.unreadable(path, &e),
-        };
-        // This directory's ignore files, read only when listed.
-        let mut pushed = false;
-        if let Some(rules) = &mut self.rules {
-            let has = |file: &str| {
-                ents.iter().any(|&(at, len, _)| {
-                    &names[at as usize..(at + len) as usize] == file.as_bytes()
-                })
-            };
-            if IGNORE_FILES.iter().any(|f| has(f)) {
-                let (dir_rules, _) = DirRules::read(path, has);
-                if !dir_rules.is_empty() {
-                    rules.walked.push(dir_rules);
-                    pushed = true;
-                }
+        let (fd, entries) = match Entries::list(parent, path) {
+            Ok((fd, entries)) => ((depth < 64).then_some(fd), entries),
+            Err(e) => {
+                unreadable(path, &e, self.opts, self.skips, self.on_warning);
+                return true;
             }
-        }
+        };
+        let inside = self
+            .rules
+            .as_ref()
+            .and_then(|r| r.inside(path, |f| entries.has(f)));
+        let outer = inside.map(|inside| self.rules.replace(inside));
         let mut go_on = true;
-        for &(at, len, ty) in &ents {
-            let name = &names[at as usize..(at + len) as usize];
-            if name == b".git" && self.rules.is_none() {
+        for (name, ty) in entries.iter() {
+            if name == ".git" && self.rules.is_none() {
                 continue;
             }
-            path.push(std::ffi::OsStr::from_bytes(name));
-            go_on = self.entry(path, ty, fd.as_ref().map(|fd| fd.as_fd()), depth);
+            path.push(name);
+            let what = classify(
+                path,
+                ty,
+                self.rules.as_ref(),
+                self.opts,
+                self.scope,
+                self.skips,
+                self.on_warning,
+            );
+            go_on = match what {
+                Entry::Dir => self.dir(path, fd.as_ref().map(|fd| fd.as_fd()), depth + 1),
+                Entry::File => (self.on_item)(display_path(path, self.opts.strip_dot)),
+                Entry::Dropped => true,
+            };
             path.pop();
             if !go_on {
                 break;
             }
         }
-        if pushed {
-            if let Some(rules) = &mut self.rules {
-                rules.walked.pop();
-            }
+        if let Some(outer) = outer {
+            self.rules = outer;
         }
         go_on
     }
+}
 
-    /// Counts and warns about an entry that could not be read; the walk
-    /// goes on.
-    fn unreadable(&mut self, path: &Path, e: &io::Error) -> bool {
-        self.skips.add(Skip::Unreadable, 1);
-        (self.on_warning)(WalkWarning {
-            path: display_path(path, self.opts.strip_dot),
-            reason: io_reason(e),
-            is_error: true,
-        });
-        true
+/// A directory of the walk to list, with the ignore rules inherited from
+/// its parents: a task of a walk split among workers
+/// ([`walk_split`](super::walk_split)). [`DirTask::list`] lists it once and
+/// returns its files and its subdirectories, which are tasks in turn.
+#[cfg(target_os = "linux")]
+pub struct DirTask {
+    /// As walked (the root as given, then the names listed).
+    path: PathBuf,
+    /// The rules in force in its parent, `None` with `--no-ignore`.
+    rules: Option<IgnoreRules>,
+    /// The walk's root as displayed, which its files are opened beneath.
+    root: Arc<Path>,
+}
+
+/// What listing one directory came to ([`DirTask::list`]).
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+pub struct Listing {
+    /// The files to scan.
+    pub files: Vec<Item>,
+    /// The subdirectories to list.
+    pub dirs: Vec<DirTask>,
+    /// What was not scanned, by reason (as the serial walk counts it).
+    pub skips: SkipCounts,
+    /// What the user should hear about, in listing order.
+    pub warnings: Vec<WalkWarning>,
+}
+
+#[cfg(target_os = "linux")]
+impl DirTask {
+    /// The task of walk root `path` (a directory), under `rules`.
+    pub(super) fn root(path: PathBuf, rules: Option<IgnoreRules>, root: Arc<Path>) -> DirTask {
+        DirTask { path, rules, root }
     }
 
-    fn entry(
-        &mut self,
-        path: &mut PathBuf,
-        ty: u8,
-        parent: Option<std::os::fd::BorrowedFd<'_>>,
-        depth: usize,
-    ) -> bool {
-        let ty = match ty {
-            libc::DT_UNKNOWN => match fs::symlink_metadata(&*path) {
-                Ok(md) if md.is_dir() => libc::DT_DIR,
-                Ok(md) if md.is_file() => libc::DT_REG,
-                Ok(md) if md.file_type().is_symlink() => libc::DT_LNK,
-                Ok(_) => libc::DT_FIFO,
-                // Gone since it was listed: as the `ignore` walk, which
-                // reports what it cannot stat.
-                Err(e) => return self.unreadable(path, &e),
-            },
-            ty => ty,
+    /// Lists the directory and sorts its entries as the serial walk
+    /// ([`PlainWalk`]) does: the same rules, counts and warnings, so the
+    /// tasks of one walk, summed, report what the serial walk reports. Its
+    /// own ignore files are read here and apply to its entries and, through
+    /// the subdirectories' tasks, to everything below it. The directory is
+    /// opened by its whole path: the tasks hold no descriptor, so a deep
+    /// tree needs no more than one at a time per worker.
+    pub fn list(self, opts: &WalkOptions, scope: &Scope) -> Listing {
+        let mut out = Listing::default();
+        let mut warn = |w| out.warnings.push(w);
+        let entries = match Entries::list(None, &self.path) {
+            Ok((_, entries)) => entries,
+            Err(e) => {
+                unreadable(&self.path, &e, opts, &mut out.skips, &mut warn);
+                return out;
+            }
         };
-        // As the `ignore` walk: its ignore rules first, then our filter
-        // (`.git`, then the scope).
-        if let Some(rules) = &self.rules {
-            if rules.ignores(path, ty == libc::DT_DIR) {
-                self.skips.add(Skip::Ignored, 1);
-                return true;
+        let rules = match self.rules {
+            Some(r) => Some(r.inside(&self.path, |f| entries.has(f)).unwrap_or(r)),
+            None => None,
+        };
+        let mut path = self.path;
+        let mut files = Vec::new();
+        let mut dirs = Vec::new();
+        for (name, ty) in entries.iter() {
+            if name == ".git" && rules.is_none() {
+                continue;
             }
-            if path.file_name().is_some_and(|n| n == ".git") {
-                return true;
-            }
-        }
-        if let Some(skip) = self.scope.check_walked(path, ty == libc::DT_DIR) {
-            self.skips.add(skip, 1);
-            return true;
-        }
-        match ty {
-            libc::DT_DIR => self.dir(path, parent, depth + 1),
-            libc::DT_REG => (self.on_item)(display_path(path, self.opts.strip_dot)),
-            libc::DT_LNK => {
-                match fs::metadata(&*path) {
-                    Ok(_) => self.skips.add(Skip::SymlinkNotFollowed, 1),
-                    Err(e) => {
-                        self.skips.add(Skip::SymlinkBroken, 1);
-                        (self.on_warning)(WalkWarning {
-                            path: display_path(path, self.opts.strip_dot),
-                            reason: format!("broken symbolic link: {}", io_reason(&e)),
-                            is_error: false,
-                        });
-                    }
+            path.push(name);
+            match classify(
+                &path,
+                ty,
+                rules.as_ref(),
+                opts,
+                scope,
+                &mut out.skips,
+                &mut warn,
+            ) {
+                Entry::Dir => dirs.push(DirTask {
+                    path: path.clone(),
+                    rules: rules.clone(),
+                    root: Arc::clone(&self.root),
+                }),
+                Entry::File => {
+                    files.push(walked_file(&self.root, display_path(&path, opts.strip_dot)))
                 }
-                true
+                Entry::Dropped => {}
             }
-            _ => {
-                self.skips.add(Skip::Special, 1);
-                true
-            }
+            path.pop();
         }
+        out.files = files;
+        out.dirs = dirs;
+        out
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 pub(super) fn count_entries(dir: &Path) -> u64 {
     fs::read_dir(dir).map_or(0, |d| d.count() as u64)
+}
+
+/// Never made: only the getdents walk (Linux) is split among workers.
+#[cfg(not(target_os = "linux"))]
+pub struct DirTask(std::convert::Infallible);
+
+/// What listing one directory came to.
+#[cfg(not(target_os = "linux"))]
+#[derive(Default)]
+pub struct Listing {
+    pub files: Vec<super::Item>,
+    pub dirs: Vec<DirTask>,
+    pub skips: crate::input::skip::SkipCounts,
+    pub warnings: Vec<super::WalkWarning>,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl DirTask {
+    pub fn list(self, _opts: &super::WalkOptions, _scope: &super::Scope) -> Listing {
+        match self.0 {}
+    }
 }

@@ -3,17 +3,19 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+#[cfg(target_os = "linux")]
+use std::sync::Arc;
 
 /// The names whose presence in a directory makes [`DirRules::read`] look
 /// further: the ignore files, and `.git` for `.git/info/exclude`.
 #[cfg(target_os = "linux")]
-pub(super) const IGNORE_FILES: [&str; 4] = [".scannerignore", ".ignore", ".gitignore", ".git"];
+const IGNORE_FILES: [&str; 4] = [".scannerignore", ".ignore", ".gitignore", ".git"];
 
 /// The ignore rules one directory holds, as the `ignore` crate's walk reads
 /// them (its `dir.rs`, `add_child_path`, with our settings): each file's
 /// globs relative to the directory.
 #[cfg(target_os = "linux")]
-pub(super) struct DirRules {
+struct DirRules {
     /// `.scannerignore` (the crate's "custom ignore file").
     pub(super) custom: ignore::gitignore::Gitignore,
     /// `.ignore`.
@@ -152,25 +154,47 @@ fn git_common_dir(
     })
 }
 
-/// The ignore rules of one walk from its root down, matched as the `ignore`
-/// crate's walk matches them (its `Ignore::matched_ignore`, with
+/// The ignore rules in force in one walked directory, matched as the
+/// `ignore` crate's walk matches them (its `Ignore::matched_ignore`, with
 /// `require_git(false)`, no overrides, types or hidden filter): per kind of
 /// file, the deepest directory with a match decides, and the kinds rank
 /// `.scannerignore`, `.ignore`, `.gitignore`, `.git/info/exclude`, the global
 /// git excludes. Directories above the root come last, matched by the
 /// absolute path.
+///
+/// Cheap to clone (two `Arc`s): a directory's rules are its parent's plus
+/// its own ignore files ([`IgnoreRules::inside`]), a link to the parent's
+/// chain, so the directory tasks of a parallel walk share every ancestor's
+/// matchers, read once, and a directory's rules live as long as a task
+/// below it does.
 #[cfg(target_os = "linux")]
+#[derive(Clone)]
 pub(super) struct IgnoreRules {
-    /// The walked directories on the way down that hold rules, deepest last.
-    pub(super) walked: Vec<DirRules>,
+    /// The walked directories on the way down that hold rules, deepest
+    /// first; `None` while none does.
+    walked: Option<Arc<RuleChain>>,
+    /// What holds for the whole walk of the root.
+    root: Arc<RootRules>,
+}
+
+/// One walked directory's rules and its nearest ancestor's with any.
+#[cfg(target_os = "linux")]
+struct RuleChain {
+    rules: DirRules,
+    up: Option<Arc<RuleChain>>,
+}
+
+/// The rules of a walk that do not depend on the directory.
+#[cfg(target_os = "linux")]
+struct RootRules {
     /// The root's parents that hold rules, nearest first.
-    pub(super) parents: Vec<DirRules>,
+    parents: Vec<DirRules>,
     /// The root, canonical (paths are matched against `parents` under it).
-    pub(super) absolute_root: PathBuf,
+    absolute_root: PathBuf,
     /// The root as given (walked paths start with it).
-    pub(super) root: PathBuf,
+    root: PathBuf,
     /// `core.excludesFile`, relative to the current directory.
-    pub(super) global: ignore::gitignore::Gitignore,
+    global: ignore::gitignore::Gitignore,
 }
 
 #[cfg(target_os = "linux")]
@@ -183,28 +207,52 @@ impl IgnoreRules {
             Ok(cwd) => GitignoreBuilder::new(cwd).build_global().0,
             Err(_) => Gitignore::empty(),
         };
-        let mut rules = IgnoreRules {
-            walked: Vec::new(),
+        let mut rules = RootRules {
             parents: Vec::new(),
             absolute_root: PathBuf::new(),
             root: root.to_path_buf(),
             global,
         };
-        let Ok(absolute_root) = root.canonicalize() else {
-            return (rules, None);
-        };
         let mut errs = Vec::new();
-        for parent in absolute_root.ancestors().skip(1) {
-            let (dir_rules, err) = DirRules::read(parent, |_| true);
-            errs.extend(err);
-            if !dir_rules.is_empty() {
-                rules.parents.push(dir_rules);
+        if let Ok(absolute_root) = root.canonicalize() {
+            for parent in absolute_root.ancestors().skip(1) {
+                let (dir_rules, err) = DirRules::read(parent, |_| true);
+                errs.extend(err);
+                if !dir_rules.is_empty() {
+                    rules.parents.push(dir_rules);
+                }
             }
+            // Reported root first, as the crate reads them.
+            errs.reverse();
+            rules.absolute_root = absolute_root;
         }
-        // Reported root first, as the crate reads them.
-        errs.reverse();
-        rules.absolute_root = absolute_root;
+        let rules = IgnoreRules {
+            walked: None,
+            root: Arc::new(rules),
+        };
         (rules, grouped(errs))
+    }
+
+    /// The rules inside directory `dir`, whose listing names an entry
+    /// `name` when `has(name)`: these, and the directory's own ignore
+    /// files, read only when listed. `None` when it adds none (these rules
+    /// hold unchanged). Errors in a walked directory's ignore files are not
+    /// reported, as the crate's walk does not report them.
+    pub(super) fn inside(&self, dir: &Path, has: impl Fn(&str) -> bool) -> Option<IgnoreRules> {
+        if !IGNORE_FILES.iter().any(|f| has(f)) {
+            return None;
+        }
+        let (dir_rules, _) = DirRules::read(dir, has);
+        if dir_rules.is_empty() {
+            return None;
+        }
+        Some(IgnoreRules {
+            walked: Some(Arc::new(RuleChain {
+                rules: dir_rules,
+                up: self.walked.clone(),
+            })),
+            root: Arc::clone(&self.root),
+        })
     }
 
     /// True when the rules drop walked entry `path`.
@@ -213,24 +261,26 @@ impl IgnoreRules {
         let path = strip_bytes(b"./", path).unwrap_or(path);
         let mut m: [Match<&ignore::gitignore::Glob>; 4] =
             [Match::None, Match::None, Match::None, Match::None];
-        first_matches(&mut m, self.walked.iter().rev(), path, is_dir);
-        if !self.parents.is_empty() {
-            let relative = if self.root.as_os_str() == "." {
+        let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
+        first_matches(&mut m, walked.map(|c| &c.rules), path, is_dir);
+        let root = &*self.root;
+        if !root.parents.is_empty() {
+            let relative = if root.root.as_os_str() == "." {
                 path
             } else {
-                let root = strip_bytes(b"./", &self.root).unwrap_or(&self.root);
-                let rel = strip_bytes(root.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
+                let given = strip_bytes(b"./", &root.root).unwrap_or(&root.root);
+                let rel = strip_bytes(given.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
                 strip_bytes(b"/", rel).unwrap_or(rel)
             };
-            let absolute = self.absolute_root.join(relative);
-            first_matches(&mut m, self.parents.iter(), &absolute, is_dir);
+            let absolute = root.absolute_root.join(relative);
+            first_matches(&mut m, root.parents.iter(), &absolute, is_dir);
         }
         let [custom, dot_ignore, git, git_exclude] = m;
         custom
             .or(dot_ignore)
             .or(git)
             .or(git_exclude)
-            .or(self.global.matched(path, is_dir))
+            .or(root.global.matched(path, is_dir))
             .is_ignore()
     }
 }

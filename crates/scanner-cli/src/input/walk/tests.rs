@@ -209,6 +209,58 @@ fn trace(
     (events, warnings, format!("{skips:?}"))
 }
 
+/// What [`walk_split`] and the [`DirTask`]s it hands out come to, each
+/// task listed in turn (last handed out, first listed, as a worker's own
+/// deque runs them), in [`trace`]'s form with the files and warnings sorted:
+/// the order is the workers' to choose.
+#[cfg(target_os = "linux")]
+fn split_trace(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    scope: &Scope,
+) -> (Vec<String>, Vec<String>, String) {
+    let mut files = Vec::new();
+    let mut warnings = Vec::new();
+    let mut pending = Vec::new();
+    let warning = |w: WalkWarning| format!("{}: {} {}", w.path.display(), w.reason, w.is_error);
+    let mut skips = walk_split(
+        roots,
+        opts,
+        scope,
+        |i| {
+            files.push(i.provenance.path.display().to_string());
+            true
+        },
+        |d| {
+            pending.push(d);
+            true
+        },
+        |w| warnings.push(warning(w)),
+    )
+    .unwrap();
+    while let Some(dir) = pending.pop() {
+        let listing = dir.list(opts, scope);
+        skips.merge(&listing.skips);
+        files.extend(
+            listing
+                .files
+                .iter()
+                .map(|i| i.provenance.path.display().to_string()),
+        );
+        warnings.extend(listing.warnings.into_iter().map(warning));
+        pending.extend(listing.dirs);
+    }
+    sorted(&(files, warnings, format!("{skips:?}")))
+}
+
+#[cfg(target_os = "linux")]
+fn sorted(trace: &(Vec<String>, Vec<String>, String)) -> (Vec<String>, Vec<String>, String) {
+    let (mut files, mut warnings, skips) = trace.clone();
+    files.sort();
+    warnings.sort();
+    (files, warnings, skips)
+}
+
 /// With `--no-ignore` the plain walk yields, skips, counts and warns
 /// exactly as the `ignore` walk does, in the same order: hidden files,
 /// `.git` (directory and file), excludes, links (good, broken, to a
@@ -242,6 +294,7 @@ fn plain_walk_is_the_ignore_walk() {
     };
     let plain = trace(&opts, false);
     assert_eq!(plain, trace(&opts, true));
+    assert_eq!(sorted(&plain), split_trace(&roots, &opts, &scope));
     assert_eq!(
         plain.0.len(),
         40 + 2 + 13 + 1 + usize::from(locked_readable),
@@ -405,8 +458,10 @@ fn one_read_walk_is_the_ignore_walk() {
     let trace = |force: bool| trace(&roots, &WalkOptions::default(), &scope, force);
     let one_read = trace(false);
     let ignore_walk = trace(true);
+    let split = split_trace(&roots, &WalkOptions::default(), &scope);
     fs::set_permissions(r.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(one_read, ignore_walk);
+    assert_eq!(sorted(&one_read), split);
     assert!(
         one_read.0.iter().any(|p| p.ends_with("wt/kept.txt")),
         "{one_read:?}"
@@ -438,6 +493,115 @@ fn plain_walk_goes_deeper_than_its_open_descriptors() {
     assert_eq!(files, [format!("{deep}f.txt"), "d0/d1/g.txt".into()]);
     assert_eq!(skips.total(), 0);
     assert!(warnings.is_empty(), "{warnings:?}");
+    // Split among tasks, each directory opened by its whole path.
+    let roots = [t.path().to_path_buf()];
+    let (files, warnings, skips) = split_trace(&roots, &opts, &Scope::default());
+    let root = t.path().display();
+    assert_eq!(
+        files,
+        [format!("{root}/{deep}f.txt"), format!("{root}/d0/d1/g.txt")]
+    );
+    assert_eq!(skips, format!("{:?}", SkipCounts::default()));
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+/// A tree whose paths grow longer than `PATH_MAX` (4096 bytes): the serial
+/// walk opens each directory by its name in its parent; a directory task,
+/// which holds no descriptor, opens the path one component at a time when
+/// the kernel refuses it whole. Both list the same files.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_split_walk_lists_paths_longer_than_path_max() {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let t = tempfile::tempdir().unwrap();
+    let name = "n".repeat(200);
+    // Made relative to each parent: the kernel refuses the whole path.
+    let mut dir = plain::open_dir(None, t.path()).unwrap();
+    for i in 0..25 {
+        let part = std::ffi::CString::new(format!("{name}{i}")).unwrap();
+        // SAFETY: an open directory and NUL-terminated names.
+        unsafe {
+            assert_eq!(libc::mkdirat(dir.as_raw_fd(), part.as_ptr(), 0o755), 0);
+            let fd = libc::openat(dir.as_raw_fd(), part.as_ptr(), libc::O_RDONLY);
+            assert!(fd >= 0);
+            dir = OwnedFd::from_raw_fd(fd);
+        }
+        if i % 10 == 9 || i == 24 {
+            let file = std::ffi::CString::new(format!("f{i}.txt")).unwrap();
+            // SAFETY: as above.
+            let fd = unsafe {
+                libc::openat(
+                    dir.as_raw_fd(),
+                    file.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY,
+                    0o644,
+                )
+            };
+            assert!(fd >= 0);
+            // SAFETY: a descriptor just opened.
+            drop(unsafe { OwnedFd::from_raw_fd(fd) });
+        }
+    }
+    let opts = WalkOptions {
+        no_ignore: true,
+        ..Default::default()
+    };
+    let roots = [t.path().to_path_buf()];
+    let serial = sorted(&trace(&roots, &opts, &Scope::default(), false));
+    assert_eq!(serial.0.len(), 3, "{serial:?}");
+    assert!(serial.0.iter().any(|p| p.len() > 5000), "{serial:?}");
+    assert!(serial.1.is_empty(), "{serial:?}");
+    assert_eq!(split_trace(&roots, &opts, &Scope::default()), serial);
+}
+
+/// A directory that disappears between its listing in its parent and its
+/// own task (or that cannot be read): a warning naming it, counted
+/// unreadable, and the walk goes on.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_directory_gone_before_its_task_is_a_warning() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    write(r, "a/gone/x.txt", "x");
+    write(r, "a/kept.txt", "x");
+    let opts = WalkOptions::default();
+    let scope = Scope::default();
+    let mut pending = Vec::new();
+    walk_split(
+        &[r.to_path_buf()],
+        &opts,
+        &scope,
+        |_| panic!("no file root"),
+        |d| {
+            pending.push(d);
+            true
+        },
+        |w| panic!("{w:?}"),
+    )
+    .unwrap();
+    let root = pending.pop().unwrap().list(&opts, &scope);
+    assert_eq!(root.dirs.len(), 1);
+    assert!(root.files.is_empty());
+    let a = root.dirs.into_iter().next().unwrap().list(&opts, &scope);
+    assert_eq!(a.files.len(), 1);
+    assert_eq!(a.dirs.len(), 1);
+    fs::remove_dir_all(r.join("a/gone")).unwrap();
+    let gone = a.dirs.into_iter().next().unwrap().list(&opts, &scope);
+    assert!(gone.files.is_empty() && gone.dirs.is_empty());
+    assert_eq!(gone.skips.get(Skip::Unreadable), 1);
+    assert_eq!(gone.skips.total(), 1);
+    let warnings: Vec<String> = gone
+        .warnings
+        .iter()
+        .map(|w| format!("{}: {} {}", w.path.display(), w.reason, w.is_error))
+        .collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "{}: no such file or directory true",
+            r.join("a/gone").display()
+        )]
+    );
 }
 
 #[test]
