@@ -1,11 +1,11 @@
 //! The walk split among the workers: a directory is a task.
 //!
 //! With more than one worker, a walk the getdents walk can do (Linux, no
-//! `--follow`, [`walk::can_split`]) and no `--shard` (whose planner needs
-//! the whole walk before it places a file), the producer only seeds the
-//! roots ([`walk`]): a directory root becomes a [`Task::Dir`], and files,
-//! FIFOs and `-` named as roots are queued as before. A worker running a
-//! directory task ([`run`]) lists it once ([`DirTask::list`]: the same
+//! `--follow`, not `--serial-walk`: [`walk::can_split`]) and no `--shard`
+//! (whose planner needs the whole walk before it places a file), the
+//! producer only seeds the roots (`walk` here): a directory root becomes a
+//! [`Task::Dir`], and files, FIFOs and `-` named as roots are queued as
+//! before. A worker running a directory task (`run`) lists it once ([`DirTask::list`]: the same
 //! ignore rules, excludes and `.git` rule as the serial walk, the
 //! directory's own ignore files read there and shared by its
 //! subdirectories' tasks through an `Arc` chain), adds what it dropped to

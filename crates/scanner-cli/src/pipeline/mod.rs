@@ -20,6 +20,7 @@
 //! | reading a task (file, bytes, stream) | [`worker`] |
 //! | chunked reads and the overlap rule | [`reader`] |
 //! | large inputs as stolen ranges, line rebasing | [`split`] |
+//! | a tree walked by the workers, a directory per task | [`dirs`] |
 //! | filters, report writer, counts | [`sink`] |
 //!
 //! # Tasks and the budget
@@ -56,7 +57,7 @@
 //! (`Executor::shutdown`: queued tasks are dropped, each worker finishes the
 //! task it is running). [`scan`] then returns a report marked `interrupted`.
 
-mod dirs;
+pub mod dirs;
 pub mod reader;
 pub mod sink;
 pub mod split;

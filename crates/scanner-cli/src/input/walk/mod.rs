@@ -1,16 +1,40 @@
 //! The walker: which files are in scope, and a count of every one that is not.
 //!
-//! One thread: discovery is cheap next to reading and matching, and one
-//! walker keeps the skip counts and the order of warnings simple. Without
-//! `--follow` (on Linux) `PlainWalk` lists each directory with raw
-//! `getdents64`, once, and applies the ignore files itself (`IgnoreRules`,
-//! over the `ignore` crate's `Gitignore` matchers, with the crate's
-//! precedence); with `--follow`, and elsewhere, the single-threaded
-//! [`ignore::Walk`] walks. Both give the same results in the same order
-//! (unit tests compare them event by event); the plain walk costs a
-//! fraction of the producer's time (docs/performance.md, "The walking
-//! thread"). The pipeline turns each yielded path into a `FileTask` (see
-//! `pipeline.rs`).
+//! Without `--follow` (on Linux) the getdents walk (`plain.rs`) lists each
+//! directory with raw `getdents64`, once, and applies the ignore files
+//! itself (`IgnoreRules` in `rules.rs`, over the `ignore` crate's
+//! `Gitignore` matchers, with the crate's precedence); with `--follow`, and
+//! elsewhere, the single-threaded [`ignore::Walk`] walks. Both give the
+//! same results in the same order (unit tests compare them event by
+//! event). The pipeline turns each file found into a task (`pipeline/`).
+//!
+//! # Who lists
+//!
+//! [`walk`] walks every root on the calling thread (the producer), depth
+//! first (`PlainWalk`). [`walk_split`] walks only the roots themselves
+//! and hands each directory root out as a [`DirTask`]: whoever runs it
+//! (a worker, `pipeline/dirs.rs`) lists that one directory
+//! ([`DirTask::list`]) and gets its files, its subdirectories as more
+//! `DirTask`s, its skip counts and its warnings ([`Listing`]), so a tree
+//! is listed by every worker at once. One per-entry decision (`classify`
+//! in `plain.rs`: ignore rules, then `.git`, then the [`Scope`], then the
+//! entry's type) serves both, so the split walk finds, skips, counts and
+//! warns about exactly what the serial one does, in another order.
+//!
+//! **Rules inherited.** The rules in force in a directory are its
+//! parent's plus its own ignore files, read when its listing names them
+//! (`IgnoreRules::inside`); they link to the parent's through an `Arc`,
+//! and the rules above the root (its parents' ignore files, the global
+//! excludes) are read once per root and shared. A `DirTask` holds the
+//! rules of its parent, so a directory's ignore files are read once, by
+//! the task that lists it, and each subdirectory's task matches against
+//! the whole chain, deepest first, as the serial walk does.
+//!
+//! **Descriptors.** The serial walk opens a directory relative to its
+//! parent's descriptor (kept open down to depth 64); a `DirTask` holds no
+//! descriptor and opens its directory by its whole path, one component at
+//! a time past `PATH_MAX`: the tasks pending in the queues cost no
+//! descriptor, however many there are.
 //!
 //! # What is walked
 //!

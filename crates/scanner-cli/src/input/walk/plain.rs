@@ -386,7 +386,7 @@ impl DirTask {
     }
 
     /// Lists the directory and sorts its entries as the serial walk
-    /// ([`PlainWalk`]) does: the same rules, counts and warnings, so the
+    /// (`PlainWalk`) does: the same rules, counts and warnings, so the
     /// tasks of one walk, summed, report what the serial walk reports. Its
     /// own ignore files are read here and apply to its entries and, through
     /// the subdirectories' tasks, to everything below it. The directory is
