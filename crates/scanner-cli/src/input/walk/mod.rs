@@ -357,6 +357,8 @@ fn walk_dir(
             walked_file(&shared_root, path)
         }
     };
+    #[cfg(not(target_os = "linux"))]
+    let _ = on_dir; // only the getdents walk is split
     #[cfg(target_os = "linux")]
     if !opts.follow && !tests_force_ignore_walk() {
         let rules = if opts.no_ignore {
