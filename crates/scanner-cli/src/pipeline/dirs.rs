@@ -10,7 +10,10 @@
 //! directory's own ignore files read there and shared by its
 //! subdirectories' tasks through an `Arc` chain), adds what it dropped to
 //! the run's [`Tally`], sends its warnings to the sink, and pushes its
-//! subdirectories, then its files, on its own deque.
+//! subdirectories, then its files as one [`Task::Files`], on its own
+//! deque. A files task halves itself down to [`FILES_GRAIN`] files, as a
+//! split file's ranges do, so thieves can take half of a large directory;
+//! each file becomes an item only when it is scanned ([`Files::item`]).
 //!
 //! # Termination
 //!
@@ -34,9 +37,11 @@
 //! the path from the task it started with down to the current one, the
 //! subdirectories not yet listed: what a serial depth-first walk holds on
 //! its stack (each level's listing), once per worker. Thieves take the
-//! oldest entries, the shallowest directories, which are the largest
-//! pieces of work. A pending task is a path and two `Arc`s (the permit,
-//! the rules), never file contents.
+//! oldest entries, the shallowest directories and the largest halves of
+//! file lists. A pending directory is a path and two `Arc`s (the permit,
+//! the rules); pending files are their names packed in their directory's
+//! [`Files`] (the bytes of the name and 4 more each) and a few tasks per
+//! directory that hold ranges of it; never a descriptor or file contents.
 //!
 //! # What is reported
 //!
@@ -49,16 +54,21 @@
 //! same number as the serial walk's.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::Sender;
 use scanner_scheduler::{Permit, Spawner};
 
 use super::sink::Msg;
-use super::worker::Shared;
+use super::worker::{Shared, WorkerScratch};
 use super::{Feeder, ScanOptions, Task};
-use crate::input::walk::{self, DirTask, WalkWarning};
+use crate::input::walk::{self, DirTask, Files, WalkWarning};
 use crate::report::SkipCounts;
+
+/// Files of a directory scanned one after the other by one task: few
+/// enough that thieves find halves of a large directory to take, enough
+/// that a task costs little next to the files it scans.
+const FILES_GRAIN: usize = 16;
 
 /// Whether the walk of this scan is split among the workers (see the
 /// module docs).
@@ -110,7 +120,8 @@ pub(super) fn walk(
 }
 
 /// The worker's part: lists directory `dir` and pushes its subdirectories
-/// and files on this worker's deque, each with a clone of `permit`.
+/// and its files on this worker's deque, each task with a clone of
+/// `permit`.
 pub(super) fn run(dir: DirTask, permit: Permit, spawner: &Spawner<Task>, sh: &Shared) {
     let listing = dir.list(&sh.opts.walk, &sh.opts.scope);
     if listing.skips.total() > 0 {
@@ -133,11 +144,45 @@ pub(super) fn run(dir: DirTask, permit: Permit, spawner: &Spawner<Task>, sh: &Sh
             permit: permit.clone(),
         });
     }
-    for item in listing.files {
-        spawner.spawn_local(Task::Item {
-            item,
+    if !listing.files.is_empty() {
+        let end = listing.files.len();
+        spawner.spawn_local(Task::Files {
+            files: Arc::new(listing.files),
+            start: 0,
+            end,
+            permit,
+        });
+    }
+}
+
+/// Files `start..end` of a listed directory: pushes the upper half on the
+/// local deque while more than [`FILES_GRAIN`] remain, as a split file's
+/// ranges are (thieves take the oldest, the largest half), then scans the
+/// rest here, one file after the other.
+pub(super) fn scan_files(
+    files: Arc<Files>,
+    start: usize,
+    mut end: usize,
+    permit: Permit,
+    w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
+    sh: &Shared,
+) {
+    while end - start > FILES_GRAIN {
+        let mid = start + (end - start) / 2;
+        spawner.spawn_local(Task::Files {
+            files: Arc::clone(&files),
+            start: mid,
+            end,
             permit: permit.clone(),
         });
+        end = mid;
+    }
+    for i in start..end {
+        if sh.stop.is_stopped() {
+            return;
+        }
+        super::worker::scan_item(files.item(i), permit.clone(), w, spawner, sh);
     }
 }
 

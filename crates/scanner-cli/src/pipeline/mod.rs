@@ -171,6 +171,14 @@ pub enum Task {
     /// A directory to list, under a walk split among the workers
     /// ([`dirs`]); its permit is its root's.
     Dir { dir: walk::DirTask, permit: Permit },
+    /// Files `start..end` of a directory a `Dir` task listed, scanned
+    /// one after the other once halved down to a few.
+    Files {
+        files: Arc<walk::Files>,
+        start: usize,
+        end: usize,
+        permit: Permit,
+    },
     /// Bytes `start..end` of a split input.
     Range {
         input: Arc<SplitInput>,

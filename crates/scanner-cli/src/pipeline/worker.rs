@@ -148,6 +148,12 @@ fn run(task: Task, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) 
         Task::Item { item, permit } => scan_item(item, permit, w, spawner, sh),
         Task::Batch { items, permit } => scan_batch(items, permit, w, spawner, sh),
         Task::Dir { dir, permit } => super::dirs::run(dir, permit, spawner, sh),
+        Task::Files {
+            files,
+            start,
+            end,
+            permit,
+        } => super::dirs::scan_files(files, start, end, permit, w, spawner, sh),
         Task::Range {
             input,
             start,
@@ -207,7 +213,7 @@ impl Shared {
 /// reports).
 type Read1 = io::Result<Option<Outcome>>;
 
-fn scan_item(
+pub(super) fn scan_item(
     item: Item,
     permit: Permit,
     w: &mut WorkerScratch,

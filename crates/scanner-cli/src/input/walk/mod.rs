@@ -97,7 +97,7 @@ mod tests;
 use plain::count_entries;
 #[cfg(target_os = "linux")]
 use plain::PlainWalk;
-pub use plain::{DirTask, Listing};
+pub use plain::{DirTask, Files, Listing};
 #[cfg(target_os = "linux")]
 use rules::IgnoreRules;
 

@@ -366,16 +366,59 @@ pub struct DirTask {
 
 /// What listing one directory came to ([`DirTask::list`]).
 #[cfg(target_os = "linux")]
-#[derive(Default)]
 pub struct Listing {
     /// The files to scan.
-    pub files: Vec<Item>,
+    pub files: Files,
     /// The subdirectories to list.
     pub dirs: Vec<DirTask>,
     /// What was not scanned, by reason (as the serial walk counts it).
     pub skips: SkipCounts,
     /// What the user should hear about, in listing order.
     pub warnings: Vec<WalkWarning>,
+}
+
+/// The files to scan of one listed directory: their names packed in one
+/// buffer, as listed, each made an [`Item`] only when it is taken
+/// ([`Files::item`]). A pending file costs its name's bytes and four
+/// more, what the serial walk's listing holds, not an item's two paths.
+#[cfg(target_os = "linux")]
+pub struct Files {
+    /// The directory, as walked.
+    dir: PathBuf,
+    root: Arc<Path>,
+    strip_dot: bool,
+    names: Vec<u8>,
+    /// Where each name ends in `names`.
+    ends: Vec<u32>,
+}
+
+#[cfg(target_os = "linux")]
+impl Files {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// File `i` (below [`Files::len`]) as an input to scan, under the path
+    /// the serial walk gives it.
+    pub fn item(&self, i: usize) -> Item {
+        use std::os::unix::ffi::OsStrExt;
+        let start = match i {
+            0 => 0,
+            i => self.ends[i - 1] as usize,
+        };
+        let name = &self.names[start..self.ends[i] as usize];
+        let path = self.dir.join(std::ffi::OsStr::from_bytes(name));
+        walked_file(&self.root, super::into_display_path(path, self.strip_dot))
+    }
+
+    fn push(&mut self, name: &std::ffi::OsStr) {
+        self.names.extend_from_slice(name.as_encoded_bytes());
+        self.ends.push(self.names.len() as u32);
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -393,21 +436,26 @@ impl DirTask {
     /// opened by its whole path: the tasks hold no descriptor, so a deep
     /// tree needs no more than one at a time per worker.
     pub fn list(self, opts: &WalkOptions, scope: &Scope) -> Listing {
-        let mut out = Listing::default();
-        let mut warn = |w| out.warnings.push(w);
-        let entries = match Entries::list(None, &self.path) {
-            Ok((_, entries)) => entries,
-            Err(e) => {
-                unreadable(&self.path, &e, opts, &mut out.skips, &mut warn);
-                return out;
-            }
-        };
+        let mut skips = SkipCounts::default();
+        let mut warnings = Vec::new();
+        let mut warn = |w| warnings.push(w);
+        let listed = Entries::list(None, &self.path);
+        if let Err(e) = &listed {
+            unreadable(&self.path, e, opts, &mut skips, &mut warn);
+        }
+        let entries = listed.map(|(_, e)| e).unwrap_or_default();
         let rules = match self.rules {
             Some(r) => Some(r.inside(&self.path, |f| entries.has(f)).unwrap_or(r)),
             None => None,
         };
         let mut path = self.path;
-        let mut files = Vec::new();
+        let mut files = Files {
+            dir: PathBuf::new(),
+            root: Arc::clone(&self.root),
+            strip_dot: opts.strip_dot,
+            names: Vec::new(),
+            ends: Vec::new(),
+        };
         let mut dirs = Vec::new();
         for (name, ty) in entries.iter() {
             if name == ".git" && rules.is_none() {
@@ -420,7 +468,7 @@ impl DirTask {
                 rules.as_ref(),
                 opts,
                 scope,
-                &mut out.skips,
+                &mut skips,
                 &mut warn,
             ) {
                 Entry::Dir => dirs.push(DirTask {
@@ -428,16 +476,18 @@ impl DirTask {
                     rules: rules.clone(),
                     root: Arc::clone(&self.root),
                 }),
-                Entry::File => {
-                    files.push(walked_file(&self.root, display_path(&path, opts.strip_dot)))
-                }
+                Entry::File => files.push(name),
                 Entry::Dropped => {}
             }
             path.pop();
         }
-        out.files = files;
-        out.dirs = dirs;
-        out
+        files.dir = path;
+        Listing {
+            files,
+            dirs,
+            skips,
+            warnings,
+        }
     }
 }
 
@@ -452,12 +502,30 @@ pub struct DirTask(std::convert::Infallible);
 
 /// What listing one directory came to.
 #[cfg(not(target_os = "linux"))]
-#[derive(Default)]
 pub struct Listing {
-    pub files: Vec<super::Item>,
+    pub files: Files,
     pub dirs: Vec<DirTask>,
     pub skips: crate::input::skip::SkipCounts,
     pub warnings: Vec<super::WalkWarning>,
+}
+
+/// Never made, as [`DirTask`].
+#[cfg(not(target_os = "linux"))]
+pub struct Files(std::convert::Infallible);
+
+#[cfg(not(target_os = "linux"))]
+impl Files {
+    pub fn len(&self) -> usize {
+        match self.0 {}
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self.0 {}
+    }
+
+    pub fn item(&self, _i: usize) -> super::Item {
+        match self.0 {}
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -241,11 +241,9 @@ fn split_trace(
     while let Some(dir) = pending.pop() {
         let listing = dir.list(opts, scope);
         skips.merge(&listing.skips);
+        let listed = &listing.files;
         files.extend(
-            listing
-                .files
-                .iter()
-                .map(|i| i.provenance.path.display().to_string()),
+            (0..listed.len()).map(|i| listed.item(i).provenance.path.display().to_string()),
         );
         warnings.extend(listing.warnings.into_iter().map(warning));
         pending.extend(listing.dirs);
