@@ -35,6 +35,21 @@ fn same_every_walk(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
         let run = run_in(dir, &all);
         let v: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+        // Walked by the workers, directories and runs of files are tasks;
+        // on the producer, every file is one (no file here is split, and
+        // no archive spawns members).
+        let tasks = &v["scheduler"]["tasks"];
+        let ran: u64 = ["injector", "local", "stolen"]
+            .iter()
+            .map(|k| tasks[k].as_u64().unwrap())
+            .sum();
+        let split = i == 1;
+        assert_eq!(
+            ran == v["producer"]["items"].as_u64().unwrap(),
+            !split,
+            "{walk:?}: {ran} tasks for {} items",
+            v["producer"]["items"]
+        );
         let counted = |v: &serde_json::Value| {
             (
                 v["files"].clone(),
