@@ -25,9 +25,12 @@
 //!
 //! # Tasks and the budget
 //!
-//! A [`Task`] is an [`Item`] or a byte range of a split input. Each holds a
-//! budget [`Permit`]: the source blocks when too many tasks (or bytes held
-//! in memory) are in flight, so memory stays flat however large the input.
+//! A [`Task`] is an [`Item`] or a byte range of a split input, or, when the
+//! workers walk the tree ([`dirs`]), a directory to list or a run of its
+//! files. Each holds a budget [`Permit`]: the source blocks when too many
+//! tasks (or bytes held in memory) are in flight, so memory stays flat
+//! however large the input (the tasks of a walk share their root's permit:
+//! [`dirs`] says what bounds them).
 //! File and stream tasks charge no bytes: what they hold is their worker's
 //! read buffer, whose number is fixed (one per worker). In-memory items
 //! charge their length: that memory is really held.
