@@ -11,7 +11,7 @@
 //! subdirectories' tasks through an `Arc` chain), adds what it dropped to
 //! the run's [`Tally`], sends its warnings to the sink, and pushes its
 //! subdirectories, then its files as one [`Task::Files`], on its own
-//! deque. A files task halves itself down to [`FILES_GRAIN`] files, as a
+//! deque. A files task halves itself down to `FILES_GRAIN` (16) files, as a
 //! split file's ranges do, so thieves can take half of a large directory;
 //! each file becomes an item only when it is scanned ([`Files::item`]).
 //!
