@@ -128,15 +128,15 @@ pub(super) fn run(dir: DirTask, permit: Permit, spawner: &Spawner<Task>, sh: &Sh
         let mut skips = sh.walked.skips.lock().unwrap_or_else(|e| e.into_inner());
         skips.merge(&listing.skips);
     }
-    sh.walked
-        .items
-        .fetch_add(listing.files.len() as u64, Ordering::Relaxed);
     for w in listing.warnings {
         send_warning(&sh.tx, w);
     }
     if sh.stop.is_stopped() {
         return;
     }
+    sh.walked
+        .items
+        .fetch_add(listing.files.len() as u64, Ordering::Relaxed);
     // Subdirectories first: the files, pushed last, are popped first.
     for dir in listing.dirs {
         spawner.spawn_local(Task::Dir {
