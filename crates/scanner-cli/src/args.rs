@@ -429,6 +429,11 @@ pub struct ScanArgs {
     #[arg(long, hide = true, value_parser = parse_size)]
     pub split_grain: Option<u64>,
 
+    /// Walk directories on the producer thread only, never split among the
+    /// workers (testing and benchmarking knob).
+    #[arg(long, hide = true)]
+    pub serial_walk: bool,
+
     /// Set by `scanner hook run`: after findings, say that the commit is refused and how out.
     #[arg(skip)]
     pub explain_refusal: bool,

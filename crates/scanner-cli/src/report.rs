@@ -49,6 +49,7 @@ pub struct Producer {
     /// CPU time of the producer thread (its thread clock: load on the
     /// machine does not change it).
     pub cpu: Duration,
-    /// Items queued for the workers.
+    /// Items queued for the workers: by the producer, and by the workers
+    /// when they walk the tree (`pipeline/dirs.rs`).
     pub items: u64,
 }

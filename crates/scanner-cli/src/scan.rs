@@ -323,6 +323,7 @@ impl ScanPlan {
                     .clone()
                     .unwrap_or_else(|| PathBuf::from("<stdin>")),
                 listed_from: args.files_from.is_some().then_some(args.paths.len()),
+                serial: args.serial_walk,
             },
             scope,
             binary: args.binary,

@@ -53,8 +53,11 @@
 //! the named inputs) and queues the work: `cpu_secs` is its own CPU time
 //! (its thread clock, `CLOCK_THREAD_CPUTIME_ID`, so the load on the machine
 //! does not change it; 0 where there is no such clock) and `items` the
-//! inputs it queued. Files per CPU-second of the producer is what caps a
-//! scan on many cores (`items / cpu_secs`).
+//! inputs queued. Files per CPU-second of the producer is what caps a
+//! scan on many cores (`items / cpu_secs`). When the workers walk the
+//! tree (`pipeline/dirs.rs`), `items` also counts the files they queued
+//! (the same total as one walking thread) and `cpu_secs` is the
+//! producer's share only.
 //!
 //! `skipped` and `suppressed` hold only the non-zero reasons; keys are the
 //! labels printed in the summary. MB are 10^6 bytes. With `--history`,

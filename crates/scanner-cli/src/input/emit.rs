@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use scanner_scheduler::PermitWatch;
 
 use super::skip::Skip;
+use super::walk::DirTask;
 use super::Item;
 
 /// What an item is sharded by, and whether the scope has been asked about it.
@@ -87,6 +88,17 @@ pub trait Emit {
 
     /// Workers taking the items: a source spreads its batches over them.
     fn workers(&self) -> usize;
+
+    /// Whether a walk hands its directories to the workers
+    /// ([`Emit::dir`]) rather than listing them itself: with more than one
+    /// worker and no `--shard` (whose planner needs the whole walk before
+    /// it places a file).
+    fn splits_walk(&self) -> bool;
+
+    /// Queues a directory for a worker to list (the split walk,
+    /// `pipeline::dirs`): the files it finds are queued by that worker, with
+    /// the same scope and budget. False once the scan is stopping.
+    fn dir(&mut self, dir: DirTask) -> bool;
 }
 
 #[cfg(test)]
@@ -128,6 +140,12 @@ mod tests {
         }
         fn workers(&self) -> usize {
             1
+        }
+        fn splits_walk(&self) -> bool {
+            false
+        }
+        fn dir(&mut self, _: DirTask) -> bool {
+            unreachable!("the recorder walks on its own thread")
         }
     }
 

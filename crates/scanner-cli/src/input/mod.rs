@@ -187,18 +187,22 @@ impl Source {
         match self {
             Source::Paths(roots) => {
                 // The walk calls one closure or the other, never both at once.
+                let split = out.splits_walk() && walk::can_split(walk_opts);
                 let shared = std::cell::RefCell::new(&mut *out);
-                let skips = walk::walk(
-                    &roots,
-                    walk_opts,
-                    scope,
-                    |item| {
-                        shared
-                            .borrow_mut()
-                            .item(item, Key::Walked { roots: &roots })
-                    },
-                    |w| shared.borrow_mut().warn(w.path, w.reason, w.is_error),
-                )?;
+                let item = |item| {
+                    shared
+                        .borrow_mut()
+                        .item(item, Key::Walked { roots: &roots })
+                };
+                let warn =
+                    |w: walk::WalkWarning| shared.borrow_mut().warn(w.path, w.reason, w.is_error);
+                let skips = if split {
+                    // The workers list the directories; the roots are queued here.
+                    let dir = |dir| shared.borrow_mut().dir(dir);
+                    walk::walk_split(&roots, walk_opts, scope, item, dir, warn)?
+                } else {
+                    walk::walk(&roots, walk_opts, scope, item, warn)?
+                };
                 for (reason, n) in skips.nonzero() {
                     out.skip(reason, n);
                 }

@@ -15,6 +15,7 @@ use super::sink::Msg;
 use super::{StopHandle, Task};
 use crate::input::emit::{Emit, Key};
 use crate::input::skip::{Skip, SkipCounts};
+use crate::input::walk::DirTask;
 use crate::input::{Item, Scope};
 use crate::shard::{Planner, Shard};
 
@@ -111,6 +112,8 @@ pub(super) struct Emitter<'a> {
     binary: bool,
     tx: &'a Sender<Msg>,
     workers: usize,
+    /// A walk's directories go to the workers (`super::dirs`).
+    splits_walk: bool,
     skips: SkipCounts,
 }
 
@@ -136,6 +139,7 @@ impl<'a> Emitter<'a> {
             binary: opts.binary,
             tx,
             workers: opts.threads.max(1),
+            splits_walk: super::dirs::splits(opts),
             skips: SkipCounts::default(),
         }
     }
@@ -225,5 +229,13 @@ impl Emit for Emitter<'_> {
 
     fn workers(&self) -> usize {
         self.workers
+    }
+
+    fn splits_walk(&self) -> bool {
+        self.splits_walk
+    }
+
+    fn dir(&mut self, dir: DirTask) -> bool {
+        self.feeder.queue(0, |permit| Task::Dir { dir, permit })
     }
 }

@@ -21,13 +21,17 @@
 //! | reading a task (file, bytes, stream) | [`worker`] |
 //! | chunked reads and the overlap rule | [`reader`] |
 //! | large inputs as stolen ranges, line rebasing | [`split`] |
+//! | a tree walked by the workers, a directory per task | [`dirs`] |
 //! | filters, report writer, counts | [`sink`] |
 //!
 //! # Tasks and the budget
 //!
-//! A [`Task`] is an [`Item`] or a byte range of a split input. Each holds a
-//! budget [`Permit`]: the source blocks when too many tasks (or bytes held
-//! in memory) are in flight, so memory stays flat however large the input.
+//! A [`Task`] is an [`Item`] or a byte range of a split input, or, when the
+//! workers walk the tree ([`dirs`]), a directory to list or a run of its
+//! files. Each holds a budget [`Permit`]: the source blocks when too many
+//! tasks (or bytes held in memory) are in flight, so memory stays flat
+//! however large the input (the tasks of a walk share their root's permit:
+//! [`dirs`] says what bounds them).
 //! File and stream tasks charge no bytes: what they hold is their worker's
 //! read buffer, whose number is fixed (one per worker). In-memory items
 //! charge their length: that memory is really held.
@@ -59,6 +63,7 @@
 //! worker finishes the task it is running). [`scan`] then returns a report
 //! marked `interrupted`.
 
+pub mod dirs;
 mod emit;
 pub mod reader;
 pub mod sink;
@@ -160,6 +165,17 @@ pub enum Task {
     /// Several small items read together: history blobs, read one after
     /// the other through the worker's blob reader.
     Batch { items: Vec<Item>, permit: Permit },
+    /// A directory to list, under a walk split among the workers
+    /// ([`dirs`]); its permit is its root's.
+    Dir { dir: walk::DirTask, permit: Permit },
+    /// Files `start..end` of a directory a `Dir` task listed, scanned
+    /// one after the other once halved down to a few.
+    Files {
+        files: Arc<walk::Files>,
+        start: usize,
+        end: usize,
+        permit: Permit,
+    },
     /// Bytes `start..end` of a split input.
     Range {
         input: Arc<SplitInput>,
@@ -252,6 +268,7 @@ pub fn scan(
             .spawn(move || sink::sink_loop(rx, sink, filters, progress, list, &stop, &counts))?
     };
 
+    let walked = Arc::new(dirs::Tally::default());
     let shared = Arc::new(worker::Shared {
         members: Budget::new(0, threads as u64 * MEMBER_BYTES_PER_WORKER),
         overlap: engine.chunk_overlap(),
@@ -262,6 +279,7 @@ pub fn scan(
         counts: Arc::clone(&counts),
         quiet: Default::default(),
         archive_bytes: Default::default(),
+        walked: Arc::clone(&walked),
     });
     let executor = worker::executor(threads, &shared);
     drop(shared);
@@ -273,7 +291,7 @@ pub fn scan(
     let mut emitter = emit::Emitter::new(&budget, &handle, stop, &tx, opts);
     let produced = source.emit(&opts.walk, &opts.scope, &mut emitter);
     let (skips, items) = emitter.finish();
-    let producer = crate::report::Producer {
+    let mut producer = crate::report::Producer {
         cpu: thread_cpu().saturating_sub(producer_cpu),
         items,
     };
@@ -288,6 +306,8 @@ pub fn scan(
     let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
     report.history = produced?;
     report.skips.merge(&skips);
+    report.skips.merge(&walked.skips());
+    producer.items += walked.items();
     (report.files, report.bytes) = counts.get();
     report.unchanged_bytes = counts.unchanged.load(std::sync::atomic::Ordering::Relaxed);
     report.metrics = metrics;

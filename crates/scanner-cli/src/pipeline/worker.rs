@@ -77,6 +77,8 @@ pub struct Shared {
     /// Bytes expanded by the archives of this run, against
     /// `--archive-max-run-bytes`.
     pub archive_bytes: Arc<archive::RunBytes>,
+    /// What the directory tasks of a split walk dropped and queued.
+    pub walked: Arc<super::dirs::Tally>,
 }
 
 /// A worker's reusable state.
@@ -145,6 +147,13 @@ fn run(task: Task, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) 
     match task {
         Task::Item { item, permit } => scan_item(item, permit, w, spawner, sh),
         Task::Batch { items, permit } => scan_batch(items, permit, w, spawner, sh),
+        Task::Dir { dir, permit } => super::dirs::run(dir, permit, spawner, sh),
+        Task::Files {
+            files,
+            start,
+            end,
+            permit,
+        } => super::dirs::scan_files(files, start, end, permit, w, spawner, sh),
         Task::Range {
             input,
             start,
@@ -204,7 +213,7 @@ impl Shared {
 /// reports).
 type Read1 = io::Result<Option<Outcome>>;
 
-fn scan_item(
+pub(super) fn scan_item(
     item: Item,
     permit: Permit,
     w: &mut WorkerScratch,

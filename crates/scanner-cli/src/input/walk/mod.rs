@@ -1,0 +1,683 @@
+//! The walker: which files are in scope, and a count of every one that is not.
+//!
+//! Without `--follow` (on Linux) the getdents walk (`plain.rs`) lists each
+//! directory with raw `getdents64`, once, and applies the ignore files
+//! itself (`IgnoreRules` in `rules.rs`, over the `ignore` crate's
+//! `Gitignore` matchers, with the crate's precedence); with `--follow`, and
+//! elsewhere, the single-threaded [`ignore::Walk`] walks. Both give the
+//! same results in the same order (unit tests compare them event by
+//! event). The pipeline turns each file found into a task (`pipeline/`).
+//!
+//! # Who lists
+//!
+//! [`walk`] walks every root on the calling thread (the producer), depth
+//! first (`PlainWalk`). [`walk_split`] walks only the roots themselves
+//! and hands each directory root out as a [`DirTask`]: whoever runs it
+//! (a worker, `pipeline/dirs.rs`) lists that one directory
+//! ([`DirTask::list`]) and gets its files, its subdirectories as more
+//! `DirTask`s, its skip counts and its warnings ([`Listing`]), so a tree
+//! is listed by every worker at once. One per-entry decision (`classify`
+//! in `plain.rs`: ignore rules, then `.git`, then the [`Scope`], then the
+//! entry's type) serves both, so the split walk finds, skips, counts and
+//! warns about exactly what the serial one does, in another order.
+//!
+//! **Rules inherited.** The rules in force in a directory are its
+//! parent's plus its own ignore files, read when its listing names them
+//! (`IgnoreRules::inside`); they link to the parent's through an `Arc`,
+//! and the rules above the root (its parents' ignore files, the global
+//! excludes) are read once per root and shared. A `DirTask` holds the
+//! rules of its parent, so a directory's ignore files are read once, by
+//! the task that lists it, and each subdirectory's task matches against
+//! the whole chain, deepest first, as the serial walk does.
+//!
+//! **Descriptors.** The serial walk opens a directory relative to its
+//! parent's descriptor (kept open down to depth 64); a `DirTask` holds no
+//! descriptor and opens its directory by its whole path, one component at
+//! a time past `PATH_MAX`: the tasks pending in the queues cost no
+//! descriptor, however many there are.
+//!
+//! # What is walked
+//!
+//! - Ignore files are honoured by default: `.gitignore` (also outside a git
+//!   repository: `require_git(false)`), `.ignore`, `.git/info/exclude`, the
+//!   global git excludes (`core.excludesFile`) and `.scannerignore` (same
+//!   syntax, highest precedence). `--no-ignore` turns all of them off.
+//! - Hidden files are scanned: `.env` is where secrets live. `.git`
+//!   (directory or worktree file) is never entered: objects are compressed
+//!   and the index is binary; `--staged` reads the index properly.
+//! - Symlinks are not followed unless `--follow`; loops are then reported as
+//!   warnings, never fatal.
+//! - A root named on the command line (or in `--files-from`) that is a file is
+//!   scanned even if an ignore file excludes it: pre-commit passes explicit
+//!   file lists. `--exclude` and the config's `allow_paths` still apply to it:
+//!   they are the user's own words about what must not be scanned.
+//! - A root that does not exist or cannot be read is an error (exit 2).
+//!
+//! # Skip counts
+//!
+//! Every entry that is not scanned is counted under a [`Skip`] reason and
+//! reported in the summary. The walker decides `ignored`, `excluded`,
+//! `allowlisted path`, the symlink reasons, `special file` and `unreadable`
+//! directories; workers decide `binary`, `too large` and `unreadable` files
+//! (they stat the file they opened anyway, so the walker never stats).
+//!
+//! **What `ignored` counts.** Every directory entry the ignore rules drop,
+//! files and directories alike, once: an ignored directory counts once (its
+//! contents are never visited: `target/` is 1, not 40,000). The rules are
+//! matched before our own filter (`.git`, excludes, allowlists), so an
+//! entry both ignored and excluded counts as ignored. The plain walk counts
+//! each entry as its rules drop it. The `ignore` crate drops ignored
+//! entries silently (its `filter_entry` predicate runs after its matcher:
+//! an ignored entry never reaches it), so under `--follow` the count is
+//! derived: for every
+//! directory walked, the number of its entries (a second listing, no
+//! `stat`) minus the entries the walk yielded, minus those our filter
+//! dropped. With `--no-ignore` nothing is ignored.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use anyhow::Context;
+use ignore::{DirEntry, WalkBuilder};
+
+use crate::input::skip::{Skip, SkipCounts};
+use crate::messages::escape_path;
+
+use super::{Content, Item, Provenance, Scope};
+
+mod plain;
+mod rules;
+#[cfg(test)]
+mod tests;
+
+use plain::count_entries;
+#[cfg(target_os = "linux")]
+use plain::PlainWalk;
+pub use plain::{DirTask, Files, Listing};
+#[cfg(target_os = "linux")]
+use rules::IgnoreRules;
+
+/// Walker settings (built from flags in `scan.rs`). What is out of scope
+/// is the [`Scope`]'s to say, not the walker's.
+#[derive(Clone, Debug, Default)]
+pub struct WalkOptions {
+    pub no_ignore: bool,
+    pub follow: bool,
+    /// Strip a leading `./` from paths (the root was the implicit `.`),
+    /// as ripgrep does.
+    pub strip_dot: bool,
+    /// What the report calls standard input (`-`): `<stdin>`, or
+    /// `--stdin-name`, so that path rules and allowlists apply to it.
+    pub stdin_name: PathBuf,
+    /// Roots from this index on came from `--files-from`: a FIFO among them
+    /// is skipped as a walked one is (a list names files; opening a FIFO
+    /// waits for a writer, maybe forever).
+    pub listed_from: Option<usize>,
+    /// Walk on the producer thread only, never split among the workers
+    /// (hidden `--serial-walk`: tests and benchmarks compare the two).
+    pub serial: bool,
+}
+
+/// False when the file at `path` (by device and inode) was met before.
+#[cfg(unix)]
+fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match fs::metadata(path) {
+        Ok(md) => visited.insert((md.dev(), md.ino())),
+        Err(_) => true,
+    }
+}
+
+#[cfg(not(unix))]
+fn first_visit(_visited: &mut std::collections::HashSet<(u64, u64)>, _path: &Path) -> bool {
+    true
+}
+
+/// A file on disk, reported under the path it was reached by.
+fn file_item(path: PathBuf) -> Item {
+    Item {
+        provenance: Provenance::path(path.clone()),
+        content: Content::File(path),
+    }
+}
+
+/// A file found by the walk of root `root` (as displayed), which the
+/// worker opens beneath it (`Content::WalkedFile`).
+fn walked_file(root: &Arc<Path>, path: PathBuf) -> Item {
+    Item {
+        provenance: Provenance::path(path.clone()),
+        content: Content::WalkedFile {
+            root: Arc::clone(root),
+            path,
+        },
+    }
+}
+
+#[cfg(unix)]
+fn is_fifo(md: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    md.file_type().is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_md: &fs::Metadata) -> bool {
+    false
+}
+
+/// Something the user should hear about (printed as
+/// `scanner: warning: <path>: <reason>`).
+#[derive(Debug)]
+pub struct WalkWarning {
+    pub path: PathBuf,
+    pub reason: String,
+    /// True when it means content in scope was not scanned (an unreadable
+    /// directory): turns exit 0 into exit 2 unless `--ignore-errors`.
+    pub is_error: bool,
+}
+
+/// Counters shared with the `filter_entry` closure (which must be `'static`).
+#[derive(Default)]
+struct FilterCounts {
+    excluded: AtomicU64,
+    allowlisted: AtomicU64,
+    /// `.git` entries: neither scanned nor reported, but dropped by us.
+    vcs: AtomicU64,
+    own_output: AtomicU64,
+}
+
+/// Walks `roots` and calls `on_item` for every input to scan (it returns
+/// false to stop the walk: the run was cancelled), `on_warning` for every
+/// problem. Returns the skip counts. Errors (exit 2) only for a
+/// root that cannot be read at all or a bad `--exclude` glob.
+///
+/// A root `-` is standard input, and a FIFO named as a root (`/dev/stdin`
+/// on a pipe, a process substitution) is read as a stream: both are what
+/// the user asked to scan. A FIFO met inside a directory, or listed in
+/// `--files-from`, is skipped (reading it could block forever). A device or
+/// socket named as a root cannot be scanned: an error, so the run does not
+/// pass as complete.
+pub fn walk(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    scope: &Scope,
+    on_item: impl FnMut(Item) -> bool,
+    on_warning: impl FnMut(WalkWarning),
+) -> anyhow::Result<SkipCounts> {
+    walk_roots(roots, opts, scope, on_item, None, on_warning)
+}
+
+/// Whether [`walk_split`] hands directories to `on_dir` with these
+/// options: the getdents walk (Linux, no `--follow`) unless
+/// [`WalkOptions::serial`]. The `ignore` crate's walk, which `--follow`
+/// needs, runs on one thread.
+pub fn can_split(opts: &WalkOptions) -> bool {
+    cfg!(target_os = "linux") && !opts.follow && !opts.serial
+}
+
+/// [`walk`], but each directory root is handed to `on_dir` as a
+/// [`DirTask`] instead of being walked here (when [`can_split`]; else as
+/// `walk`): whoever runs the task lists the directory
+/// ([`DirTask::list`]) and runs the tasks of its subdirectories in turn.
+/// Roots that are files, FIFOs and `-` go to `on_item` as in `walk`, and
+/// the skip counts returned are the roots' own (the ignore files above a
+/// root that cannot be read, a root out of scope); each [`Listing`] holds
+/// its directory's. `on_dir` returns false to stop the walk.
+pub fn walk_split(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    scope: &Scope,
+    on_item: impl FnMut(Item) -> bool,
+    mut on_dir: impl FnMut(DirTask) -> bool,
+    on_warning: impl FnMut(WalkWarning),
+) -> anyhow::Result<SkipCounts> {
+    let on_dir: &mut dyn FnMut(DirTask) -> bool = &mut on_dir;
+    walk_roots(roots, opts, scope, on_item, Some(on_dir), on_warning)
+}
+
+fn walk_roots(
+    roots: &[PathBuf],
+    opts: &WalkOptions,
+    scope: &Scope,
+    mut on_item: impl FnMut(Item) -> bool,
+    mut on_dir: Option<&mut dyn FnMut(DirTask) -> bool>,
+    mut on_warning: impl FnMut(WalkWarning),
+) -> anyhow::Result<SkipCounts> {
+    let mut skips = SkipCounts::default();
+    for (i, root) in roots.iter().enumerate() {
+        if root.as_os_str() == "-" {
+            let name = opts.stdin_name.clone();
+            if let Some(skip) = scope.check_listed(&name) {
+                skips.add(skip, 1);
+                continue;
+            }
+            let stdin = Item {
+                provenance: Provenance::path(name),
+                content: Content::Stream(Box::new(io::stdin())),
+            };
+            if !on_item(stdin) {
+                break;
+            }
+            continue;
+        }
+        let md = fs::metadata(root).with_context(|| escape_path(root))?;
+        let shown = display_path(root, opts.strip_dot);
+        if !md.is_dir() {
+            if !md.is_file() {
+                let listed = opts.listed_from.is_some_and(|from| i >= from);
+                if is_fifo(&md) && listed {
+                    skips.add(Skip::Special, 1);
+                    on_warning(WalkWarning {
+                        path: shown,
+                        reason:
+                            "a FIFO listed in --files-from, not read (pipe it to `scanner scan -`)"
+                                .into(),
+                        is_error: false,
+                    });
+                    continue;
+                }
+                if is_fifo(&md) {
+                    if let Some(skip) = scope.check_listed(root) {
+                        skips.add(skip, 1);
+                        continue;
+                    }
+                    let file = fs::File::open(root).with_context(|| escape_path(root))?;
+                    let item = Item {
+                        provenance: Provenance::path(shown),
+                        content: Content::Stream(Box::new(file)),
+                    };
+                    if !on_item(item) {
+                        break;
+                    }
+                    continue;
+                }
+                skips.add(Skip::Special, 1);
+                on_warning(WalkWarning {
+                    path: shown,
+                    reason: "a device or socket, not scanned (pipe it to `scanner scan -`)".into(),
+                    is_error: true,
+                });
+                continue;
+            }
+            if let Some(skip) = scope.check_listed(root) {
+                skips.add(skip, 1);
+            } else if !on_item(file_item(shown)) {
+                break;
+            }
+            continue;
+        }
+        let go_on = walk_dir(
+            root,
+            opts,
+            scope,
+            &mut skips,
+            &mut on_item,
+            on_dir.as_deref_mut(),
+            &mut on_warning,
+        )?;
+        if !go_on {
+            break;
+        }
+    }
+    Ok(skips)
+}
+
+// Tests compare [`PlainWalk`] with the `ignore` walk it stands for.
+#[cfg(all(test, target_os = "linux"))]
+thread_local!(static FORCE_IGNORE_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+
+#[cfg(all(test, target_os = "linux"))]
+fn tests_force_ignore_walk() -> bool {
+    FORCE_IGNORE_WALK.with(|f| f.get())
+}
+
+#[cfg(all(not(test), target_os = "linux"))]
+fn tests_force_ignore_walk() -> bool {
+    false
+}
+
+fn walk_dir(
+    root: &Path,
+    opts: &WalkOptions,
+    scope: &Scope,
+    skips: &mut SkipCounts,
+    on_item: &mut impl FnMut(Item) -> bool,
+    on_dir: Option<&mut (dyn FnMut(DirTask) -> bool + '_)>,
+    on_warning: &mut impl FnMut(WalkWarning),
+) -> anyhow::Result<bool> {
+    let counts = Arc::new(FilterCounts::default());
+    let shared_root: Arc<Path> = Arc::from(display_path(root, opts.strip_dot).as_path());
+    let walked_item = |path: PathBuf| {
+        if opts.follow {
+            file_item(path)
+        } else {
+            walked_file(&shared_root, path)
+        }
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = on_dir; // only the getdents walk is split
+    #[cfg(target_os = "linux")]
+    if !opts.follow && !tests_force_ignore_walk() {
+        let rules = if opts.no_ignore {
+            None
+        } else {
+            let (rules, err) = IgnoreRules::new(root);
+            if let Some(w) = err.and_then(|e| classify_error(&e, skips, &mut 0, opts.strip_dot)) {
+                on_warning(w);
+            }
+            Some(rules)
+        };
+        if let Some(on_dir) = on_dir.filter(|_| can_split(opts)) {
+            return Ok(on_dir(DirTask::root(
+                root.to_path_buf(),
+                rules,
+                shared_root,
+            )));
+        }
+        let mut walk = PlainWalk {
+            opts,
+            scope,
+            skips,
+            rules,
+            on_item: &mut |path| on_item(walked_item(path)),
+            on_warning,
+        };
+        let mut dir = root.to_path_buf();
+        return Ok(walk.dir(&mut dir, None, 0));
+    }
+    let mut b = WalkBuilder::new(root);
+    b.standard_filters(!opts.no_ignore)
+        .hidden(false)
+        .parents(!opts.no_ignore)
+        .require_git(false)
+        .follow_links(opts.follow);
+    if opts.follow {
+        // Which of two paths to one file is scanned must not depend on the
+        // file system's listing order: walk in name order.
+        b.sort_by_file_name(|a, b| a.cmp(b));
+    }
+    if !opts.no_ignore {
+        b.add_custom_ignore_filename(".scannerignore");
+    }
+    {
+        let counts = Arc::clone(&counts);
+        let scope = scope.clone();
+        b.filter_entry(move |e: &DirEntry| {
+            if e.file_name() == ".git" {
+                counts.vcs.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            match scope.check_walked(e.path(), is_dir) {
+                None => {}
+                Some(Skip::OwnOutput) => {
+                    counts.own_output.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
+                Some(Skip::Excluded) => {
+                    counts.excluded.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
+                Some(_) => {
+                    counts.allowlisted.fetch_add(1, Ordering::Relaxed);
+                    return false;
+                }
+            }
+            true
+        });
+    }
+
+    let count_ignored = !opts.no_ignore;
+    let mut visited = std::collections::HashSet::new();
+    // Entries of walked directories vs entries seen: the difference is what
+    // the ignore rules dropped (see the module docs).
+    let mut children: u64 = 0;
+    let mut seen: u64 = 0;
+    for item in b.build() {
+        match item {
+            Ok(ent) => {
+                if ent.depth() > 0 {
+                    seen += 1;
+                }
+                let Some(ft) = ent.file_type() else { continue };
+                if ft.is_dir() {
+                    if count_ignored {
+                        children += count_entries(ent.path());
+                    }
+                } else if ft.is_file() {
+                    // With --follow, links can reach one file by two paths
+                    // (`sub/up -> ..`): scan it once, at the first.
+                    if opts.follow && !first_visit(&mut visited, ent.path()) {
+                        skips.add(Skip::Duplicate, 1);
+                        continue;
+                    }
+                    if !on_item(walked_item(into_display_path(
+                        ent.into_path(),
+                        opts.strip_dot,
+                    ))) {
+                        return Ok(false);
+                    }
+                } else if ft.is_symlink() {
+                    // Only seen without --follow (with it, entries carry the
+                    // target's type).
+                    let path = display_path(ent.path(), opts.strip_dot);
+                    match fs::metadata(ent.path()) {
+                        Ok(_) => skips.add(Skip::SymlinkNotFollowed, 1),
+                        Err(e) => {
+                            skips.add(Skip::SymlinkBroken, 1);
+                            on_warning(WalkWarning {
+                                path,
+                                reason: format!("broken symbolic link: {}", io_reason(&e)),
+                                is_error: false,
+                            });
+                        }
+                    }
+                } else {
+                    skips.add(Skip::Special, 1);
+                }
+            }
+            Err(err) => {
+                if let Some(w) = classify_error(&err, skips, &mut seen, opts.strip_dot) {
+                    on_warning(w);
+                }
+            }
+        }
+    }
+    let excluded = counts.excluded.load(Ordering::Relaxed);
+    let allowlisted = counts.allowlisted.load(Ordering::Relaxed);
+    let vcs = counts.vcs.load(Ordering::Relaxed);
+    let own_output = counts.own_output.load(Ordering::Relaxed);
+    skips.add(Skip::Excluded, excluded);
+    skips.add(Skip::AllowlistedPath, allowlisted);
+    skips.add(Skip::OwnOutput, own_output);
+    if count_ignored {
+        let ignored = children.saturating_sub(seen + excluded + allowlisted + vcs + own_output);
+        skips.add(Skip::Ignored, ignored);
+    }
+    Ok(true)
+}
+
+/// Turns a walk error into a skip count and a warning. `seen` counts the
+/// errors that stand for one directory entry (so `ignored` stays exact).
+fn classify_error(
+    err: &ignore::Error,
+    skips: &mut SkipCounts,
+    seen: &mut u64,
+    strip_dot: bool,
+) -> Option<WalkWarning> {
+    let (path, depth, inner) = unwrap_error(err);
+    match inner {
+        ignore::Error::Loop { ancestor, child } => {
+            if depth.unwrap_or(1) > 0 {
+                *seen += 1;
+            }
+            skips.add(Skip::SymlinkLoop, 1);
+            Some(WalkWarning {
+                path: display_path(child, strip_dot),
+                reason: format!(
+                    "symbolic link loop (leads back to {}), not followed",
+                    escape_path(display_path(ancestor, strip_dot))
+                ),
+                is_error: false,
+            })
+        }
+        ignore::Error::Io(e) => {
+            let path = path?;
+            let lmd = fs::symlink_metadata(path);
+            // A directory that cannot be listed was yielded (and counted)
+            // before its listing failed; anything else stands for an entry
+            // the walk never yielded.
+            let listing_failed = lmd.as_ref().is_ok_and(|m| m.is_dir());
+            if depth.unwrap_or(1) > 0 && !listing_failed {
+                *seen += 1;
+            }
+            let is_link = lmd.is_ok_and(|m| m.file_type().is_symlink());
+            let shown = display_path(path, strip_dot);
+            if is_link && fs::metadata(path).is_err() {
+                skips.add(Skip::SymlinkBroken, 1);
+                Some(WalkWarning {
+                    path: shown,
+                    reason: format!("broken symbolic link: {}", io_reason(e)),
+                    is_error: false,
+                })
+            } else {
+                skips.add(Skip::Unreadable, 1);
+                Some(WalkWarning {
+                    path: shown,
+                    reason: io_reason(e),
+                    is_error: true,
+                })
+            }
+        }
+        // A bad line in an ignore file: not an entry, just tell the user.
+        other => Some(WalkWarning {
+            path: path.map(Path::to_path_buf).unwrap_or_default(),
+            reason: other.to_string(),
+            is_error: false,
+        }),
+    }
+}
+
+/// Peels `WithPath`, `WithDepth` and `WithLineNumber` off an error.
+fn unwrap_error(err: &ignore::Error) -> (Option<&Path>, Option<usize>, &ignore::Error) {
+    let mut path = None;
+    let mut depth = None;
+    let mut e = err;
+    loop {
+        match e {
+            ignore::Error::WithPath { path: p, err } => {
+                path.get_or_insert(p.as_path());
+                e = err;
+            }
+            ignore::Error::WithDepth { depth: d, err } => {
+                depth.get_or_insert(*d);
+                e = err;
+            }
+            ignore::Error::WithLineNumber { err, .. } => e = err,
+            ignore::Error::Partial(errs) if errs.len() == 1 => e = &errs[0],
+            _ => return (path, depth, e),
+        }
+    }
+}
+
+/// The OS reason of an I/O error, without the "(os error N)" noise and
+/// with a lowercase first letter: "permission denied". Errors wrapped by
+/// the walker ("IO error for operation on ./x: ...") are unwrapped to the
+/// OS error inside, since the warning names the path already.
+pub fn io_reason(e: &io::Error) -> String {
+    if let Some(code) = os_error(e) {
+        return clean_reason(&io::Error::from_raw_os_error(code).to_string());
+    }
+    clean_reason(&e.to_string())
+}
+
+fn os_error(e: &io::Error) -> Option<i32> {
+    if let Some(code) = e.raw_os_error() {
+        return Some(code);
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|r| r as _);
+    while let Some(err) = cur {
+        if let Some(code) = err
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::raw_os_error)
+        {
+            return Some(code);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+fn clean_reason(s: &str) -> String {
+    let s = s.find(" (os error").map_or(s, |i| &s[..i]);
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+fn display_path(p: &Path, strip_dot: bool) -> PathBuf {
+    into_display_path(p.to_path_buf(), strip_dot)
+}
+
+/// [`display_path`] of an owned path: moved through unchanged (no copy per walked file)
+/// unless there is a leading `./` to strip.
+fn into_display_path(p: PathBuf, strip_dot: bool) -> PathBuf {
+    if strip_dot {
+        if let Ok(rest) = p.strip_prefix(".") {
+            if !rest.as_os_str().is_empty() {
+                return rest.to_path_buf();
+            }
+        }
+    }
+    p
+}
+
+/// Reads `--files-from FILE` (`-` for stdin): NUL-separated when the input
+/// holds a NUL byte (`git diff --name-only -z`, `find -print0`), else one
+/// path per line (a trailing `\r` is dropped). Empty entries are skipped.
+pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut data = Vec::new();
+    if file == Path::new("-") {
+        io::stdin()
+            .lock()
+            .read_to_end(&mut data)
+            .context("--files-from -: reading stdin")?;
+    } else {
+        fs::File::open(file)
+            .and_then(|mut f| f.read_to_end(&mut data))
+            .with_context(|| format!("--files-from {}", escape_path(file)))?;
+    }
+    Ok(parse_file_list(&data))
+}
+
+fn parse_file_list(data: &[u8]) -> Vec<PathBuf> {
+    let nul = memchr::memchr(0, data).is_some();
+    let sep = if nul { b'\0' } else { b'\n' };
+    data.split(|&b| b == sep)
+        .map(|p| {
+            if !nul {
+                p.strip_suffix(b"\r").unwrap_or(p)
+            } else {
+                p
+            }
+        })
+        .filter(|p| !p.is_empty())
+        .map(|p| bytes_to_path(p.to_vec()))
+        .collect()
+}
+
+#[cfg(unix)]
+fn bytes_to_path(b: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    PathBuf::from(OsString::from_vec(b))
+}
+
+#[cfg(not(unix))]
+fn bytes_to_path(b: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&b).into_owned())
+}

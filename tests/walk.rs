@@ -1,0 +1,296 @@
+//! The walk split among the workers (`pipeline/dirs.rs`) against the walk on
+//! the producer thread (`--serial-walk`, and `--threads 1`): same report,
+//! byte for byte, and the same skip counts.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+
+fn secret(seed: u32) -> String {
+    format!("T={}\n", token(seed))
+}
+
+/// The three ways to walk: one worker (serial), sixteen with the walk split
+/// among them, sixteen with the walk on the producer thread.
+const WALKS: [&[&str]; 3] = [
+    &["--threads", "1"],
+    &["--threads", "16"],
+    &["--threads", "16", "--serial-walk"],
+];
+
+/// Runs `args` once per entry of [`WALKS`] in `dir`; asserts the same exit
+/// status, byte-identical stdout, and the same `--stats-json` files, skip
+/// counts and queued items. Returns the first run and its stats.
+fn same_every_walk(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
+    let stats = tempfile::tempdir().unwrap();
+    let mut first: Option<(Run, serde_json::Value)> = None;
+    for (i, walk) in WALKS.iter().enumerate() {
+        let file = stats.path().join(format!("{i}.json"));
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend_from_slice(walk);
+        all.extend_from_slice(&["--stats-json", file.to_str().unwrap()]);
+        let run = run_in(dir, &all);
+        let v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+        // Walked by the workers, directories and runs of files are tasks;
+        // on the producer, every file is one (no file here is split, and
+        // no archive spawns members).
+        let tasks = &v["scheduler"]["tasks"];
+        let ran: u64 = ["injector", "local", "stolen"]
+            .iter()
+            .map(|k| tasks[k].as_u64().unwrap())
+            .sum();
+        let split = i == 1;
+        assert_eq!(
+            ran == v["producer"]["items"].as_u64().unwrap(),
+            !split,
+            "{walk:?}: {ran} tasks for {} items",
+            v["producer"]["items"]
+        );
+        let counted = |v: &serde_json::Value| {
+            (
+                v["files"].clone(),
+                v["skipped"].clone(),
+                v["skipped_total"].clone(),
+                v["producer"]["items"].clone(),
+            )
+        };
+        match &first {
+            None => first = Some((run, v)),
+            Some((f, fv)) => {
+                assert_eq!(
+                    (f.code, &f.stdout),
+                    (run.code, &run.stdout),
+                    "{walk:?} differs from {:?} for {args:?}\nstderr:\n{}\nstderr {walk:?}:\n{}",
+                    WALKS[0],
+                    f.stderr,
+                    run.stderr
+                );
+                assert_eq!(counted(fv), counted(&v), "{walk:?} for {args:?}");
+            }
+        }
+    }
+    first.unwrap()
+}
+
+/// Which files of [`generated_tree`]'s bulk part survive its rules.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Fate {
+    Kept,
+    Ignored,
+    Excluded,
+}
+
+/// Writes a tree of 450-odd files over deep and wide directories, each
+/// file but the ignore files holding a distinct secret, with nested ignore
+/// files and excludes (`--exclude '*.tmp' --exclude w3/`); returns the
+/// expected (findings, ignored, excluded), counted here from the rules as
+/// written, not by the scanner.
+///
+/// - the bulk: `w{0..6}/x{0..5}/y{0..3}/f{i}.{txt,log,gen,tmp}`, one of
+///   each extension per directory, under
+///   - `.gitignore`: `*.log`, `build/`, `!keep.log`;
+///   - `w*/.gitignore`: `*.gen`, which `w0/.ignore`'s `!*.gen` overrides
+///     (`.ignore` ranks above `.gitignore`);
+///   - `w1/x1/.scannerignore`: `!*.log` (re-includes what the root's
+///     `.gitignore` drops) and `*.txt`;
+///   - `w2/x2/y2/.gitignore`: `!*.log` (the deepest `.gitignore` with a
+///     match decides);
+///   - `w3/` excluded whole (one entry), `*.tmp` excluded each;
+/// - the root's `.scannerignore`: `!forced.log`, `secret-skip.txt`;
+/// - `.git/info/exclude` (a real `git init`): `by-info.txt`;
+/// - `w5/build/`, an ignored directory of 12 files (one entry);
+/// - `deep/d0/../d29/l{k}.txt`, a `.gitignore` of `*.txt` in `d20`;
+/// - hidden files: `.env`, `w0/.hidden/h.txt`.
+fn generated_tree(t: &Tree) -> (usize, u64, u64) {
+    git_in(t.path(), &["init", "-q"]);
+    let mut seed = 0u32;
+    let mut planted = |t: &Tree, path: &str| {
+        seed += 1;
+        t.write(path, format!("line one\n{}", secret(seed)));
+    };
+    t.write(".gitignore", "*.log\nbuild/\n!keep.log\n");
+    t.write(".scannerignore", "!forced.log\nsecret-skip.txt\n");
+    t.write(".git/info/exclude", "by-info.txt\n");
+    for w in 0..6 {
+        t.write(format!("w{w}/.gitignore"), "*.gen\n");
+    }
+    t.write("w0/.ignore", "!*.gen\n");
+    t.write("w1/x1/.scannerignore", "!*.log\n*.txt\n");
+    t.write("w2/x2/y2/.gitignore", "!*.log\n");
+    let (mut kept, mut ignored, mut excluded) = (0, 0, 1); // w3/
+    for i in 0..360u32 {
+        let (w, x, y) = (i % 6, (i / 6) % 5, (i / 30) % 3);
+        let ext = ["txt", "log", "gen", "tmp"][(i / 90) as usize];
+        planted(t, &format!("w{w}/x{x}/y{y}/f{i}.{ext}"));
+        let fate = match ext {
+            _ if w == 3 => continue,
+            "txt" if (w, x) == (1, 1) => Fate::Ignored,
+            "txt" => Fate::Kept,
+            "log" if (w, x) == (1, 1) || (w, x, y) == (2, 2, 2) => Fate::Kept,
+            "log" => Fate::Ignored,
+            "gen" if w == 0 => Fate::Kept,
+            "gen" => Fate::Ignored,
+            _ => Fate::Excluded,
+        };
+        match fate {
+            Fate::Kept => kept += 1,
+            Fate::Ignored => ignored += 1,
+            Fate::Excluded => excluded += 1,
+        }
+    }
+    assert_eq!((kept, ignored, excluded), (91, 134, 76));
+    for kept_file in ["keep.log", "forced.log", ".env", "w0/.hidden/h.txt"] {
+        planted(t, kept_file);
+        kept += 1;
+    }
+    for ignored_file in ["a.log", "secret-skip.txt", "by-info.txt"] {
+        planted(t, ignored_file);
+        ignored += 1;
+    }
+    for i in 0..12 {
+        planted(t, &format!("w5/build/out{}/b{i}.txt", i % 3));
+    }
+    ignored += 1;
+    let mut deep = String::from("deep");
+    for k in 0..30 {
+        deep.push_str(&format!("/d{k}"));
+        if k == 20 {
+            t.write(format!("{deep}/.gitignore"), "*.txt\n");
+        }
+        planted(t, &format!("{deep}/l{k}.txt"));
+        if k < 20 {
+            kept += 1;
+        } else {
+            ignored += 1;
+        }
+    }
+    (kept, ignored, excluded)
+}
+
+#[test]
+fn the_split_walk_reports_what_the_serial_walk_reports() {
+    let t = Tree::new();
+    let (findings, ignored, excluded) = generated_tree(&t);
+    assert_eq!((findings, ignored, excluded), (115, 148, 76));
+    let args = [
+        "scan",
+        "--format",
+        "json",
+        "--exclude",
+        "*.tmp",
+        "--exclude",
+        "w3/",
+    ];
+    let (run, stats) = same_every_walk(t.path(), &args);
+    run.expect(1);
+    assert_eq!(run.findings().len(), findings);
+    assert_eq!(stats["skipped"]["ignored"], ignored);
+    assert_eq!(stats["skipped"]["excluded"], excluded);
+    assert_eq!(stats["skipped_total"], ignored + excluded);
+    let paths = run.path_lines();
+    for p in ["keep.log:2", "forced.log:2", ".env:2", "w0/.hidden/h.txt:2"] {
+        assert!(paths.iter().any(|l| l == p), "{p} not in {paths:?}");
+    }
+    assert!(!paths
+        .iter()
+        .any(|l| l.contains("build/") || l.ends_with(".tmp:2")));
+
+    // Roots below the top (the ignore files above them still apply), a
+    // file root, stdin and `--no-ignore`.
+    let (run, stats) = same_every_walk(t.path(), &["scan", "--format", "json", "w1", "deep/d0/d1"]);
+    run.expect(1);
+    // w1: 15 .txt less 3, 3 .log of w1/x1, 15 .tmp; deep from d1: l1..l19.
+    assert_eq!(run.findings().len(), 12 + 3 + 15 + 19);
+    assert_eq!(stats["skipped"]["ignored"], 3 + 12 + 15 + 10);
+    let mut stdin = scanner_in(t.path());
+    let out = stdin
+        .args([
+            "scan",
+            "--format",
+            "json",
+            "w0",
+            "-",
+            "a.log",
+            "--threads",
+            "16",
+        ])
+        .stdin(fs::File::open(t.join("w1/x0/y0/f1.txt")).unwrap())
+        .output()
+        .unwrap();
+    let run = Run::from_output(out);
+    run.expect(1);
+    // w0: 15 .txt, 15 .gen, 15 .tmp, 1 hidden; stdin; a.log named (ignore
+    // files do not drop a named file).
+    assert_eq!(run.findings().len(), 15 + 15 + 15 + 1 + 1 + 1);
+    let (run, stats) = same_every_walk(t.path(), &["scan", "--format", "json", "--no-ignore"]);
+    run.expect(1);
+    assert_eq!(run.findings().len(), 360 + 4 + 3 + 12 + 30);
+    assert_eq!(stats["skipped_total"], 0);
+}
+
+/// A directory of more entries than one `getdents64` buffer and one task
+/// batch, a tree 70 directories deep (more than the serial walk keeps
+/// open), and a directory that cannot be listed: the same findings, the
+/// warning, the count and exit 2 however the walk is cut up.
+#[cfg(target_os = "linux")]
+#[test]
+fn wide_deep_and_unreadable_directories() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    for i in 0..700u32 {
+        let name = format!("wide/a-rather-long-file-name-to-fill-the-listing-buffer-{i}.txt");
+        let body = if i % 7 == 0 { secret(i) } else { "x\n".into() };
+        t.write(name, body);
+    }
+    let deep: String = (0..70).map(|i| format!("d{i}/")).collect();
+    t.write(format!("{deep}f.txt"), secret(9000));
+    t.write("locked/inside/b.txt", secret(9001));
+    t.write("ok.txt", secret(9002));
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    // Root lists every directory: run without the capabilities that let it.
+    let as_root = fs::read_dir(t.join("locked")).is_ok();
+    let mut walks = Vec::new();
+    for walk in WALKS {
+        let mut cmd = if as_root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args([
+                "--bounding-set",
+                "-dac_override,-dac_read_search",
+                "--",
+                BIN,
+            ]);
+            c
+        } else {
+            std::process::Command::new(BIN)
+        };
+        cmd.current_dir(t.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("HOME", t.path())
+            .env("XDG_CONFIG_HOME", t.path())
+            .args(["scan", "--format", "json"])
+            .args(walk);
+        walks.push(Run::from_output(cmd.output().unwrap()));
+    }
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    for run in &walks {
+        run.expect(2);
+        assert_eq!(run.stdout, walks[0].stdout);
+        assert_eq!(run.findings().len(), 100 + 1 + 1, "{}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("scanner: warning: locked: permission denied\n"),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(
+            run.summary_line("not scanned:"),
+            Some("not scanned: 1 unreadable")
+        );
+    }
+    let paths = walks[0].path_lines();
+    assert!(paths.contains(&format!("{deep}f.txt:1")), "{paths:?}");
+}
