@@ -431,6 +431,41 @@ fn a_large_archive_is_scanned_by_every_worker_with_the_same_report() {
     assert!(tasks["stolen"].as_u64().unwrap() > 0, "{stats}");
 }
 
+/// A member out of scope (`--exclude`) is not scanned, and the worker
+/// walking the archive counts it once as excluded, as the walk counts an
+/// excluded file: the same count and report whatever the thread count,
+/// and the members beside it are scanned.
+#[test]
+fn members_out_of_scope_are_counted_as_excluded_at_every_thread_count() {
+    let t = Tree::new();
+    t.write("src/vendor/a.env", format!("T={}\n", token(3)));
+    t.write("src/app/b.env", format!("T={}\n", token(4)));
+    t.write("src/app/c.txt", "nothing here\n");
+    sh(t.path(), "tar czf src.tar.gz src && rm -r src");
+    let mut reports = Vec::new();
+    for threads in ["1", "2", "16"] {
+        let r = t.run(&[
+            "scan",
+            "--format",
+            "json",
+            "--exclude",
+            "vendor/",
+            "--threads",
+            threads,
+        ]);
+        assert_eq!(r.expect(1).path_lines(), ["src.tar.gz!src/app/b.env:1"]);
+        assert_eq!(
+            r.summary_line("not scanned"),
+            Some("not scanned: 1 excluded"),
+            "{threads} threads: {}",
+            r.stderr
+        );
+        reports.push(r.stdout.clone());
+    }
+    assert_eq!(reports[0], reports[1]);
+    assert_eq!(reports[0], reports[2]);
+}
+
 /// Differential sweep against GNU tar: `s.env`'s size field set to each of
 /// many values around its real size (646 bytes: 600 `x`s, a newline, the
 /// token line), the block boundaries and past the end. For each, GNU tar's

@@ -28,6 +28,47 @@
 //! `history::BlobGroups`) asks [`Emit::admits`] about each item and
 //! sends its batches with [`Emit::send_batch`], which tells it when each is
 //! done.
+//!
+//! # Who emits, and who does not
+//!
+//! Every source that runs on the producer thread emits here, and only
+//! here: those listed above, and the roots of a walk split among the
+//! workers ([`Emit::dir`]). Two kinds of work are found by the workers
+//! themselves, while they run a task: the subdirectories and files of a
+//! directory the split walk lists (`pipeline::dirs`), and the members of
+//! an archive (`pipeline::worker`, `scan_archive`). They do not go through
+//! `Emit`; they go through the pipeline's worker-side emitter
+//! (`pipeline::emit::WorkerEmitter`), which shares with the producer's
+//! what applies to them (the scope check of a listed path and its skip
+//! count, the warnings, the stop) and writes once, for both, "queue it on
+//! this worker's deque under a permit, or do it here". Not an `Emit`, nor
+//! a second trait here, because:
+//!
+//! 1. **The contracts differ.** [`Emit::item`] and [`Emit::send_batch`]
+//!    block while the budget is full: that is what keeps a source from
+//!    running ahead. A worker must never block on permits: those it would
+//!    wait for may sit in the tasks queued behind it on its own deque (with
+//!    one worker, always). A worker that cannot queue a batch of members
+//!    scans it at once, and scanning needs the worker's engine scratch and
+//!    reader, which `input` does not have: the fallback is not an emit, it
+//!    is the worker's own work.
+//! 2. **A large member cannot be an [`Item`].** A member over 1 MiB (or
+//!    one that lies about its size) is a reader borrowed from the
+//!    decompressor for one call of the walk's callback, neither `'static`
+//!    nor `Send`: it is scanned there, through the walking worker's chunk
+//!    reader. Only small members, copied into a batch buffer they share,
+//!    become items ([`Content::Member`](super::Content::Member)).
+//! 3. **A directory task yields no items.** It yields its files as
+//!    [`walk::Files`](super::walk::Files) (their names packed, each an item
+//!    only when it is scanned) and its subdirectories as [`DirTask`]s, all
+//!    under a clone of their root's permit. Through [`Emit::item`], every
+//!    pending file would hold an item and a permit: the memory bound of the
+//!    split walk (`pipeline::dirs`, "Memory") is that it does not.
+//! 4. **The other decisions do not apply.** No shard: a split walk is never
+//!    sharded, and a member belongs to its archive's shard. No planner, no
+//!    byte charge for a directory. What is left is the scope of a member's
+//!    path and the skips and warnings, which the worker-side emitter counts
+//!    into the same report.
 
 use std::path::{Path, PathBuf};
 

@@ -9,9 +9,11 @@
 //! before. A worker running a directory task (`run`) lists it once ([`DirTask::list`]: the same
 //! ignore rules, excludes and `.git` rule as the serial walk, the
 //! directory's own ignore files read there and shared by its
-//! subdirectories' tasks through an `Arc` chain), adds what it dropped to
-//! the run's [`Tally`], sends its warnings to the sink, and pushes its
-//! subdirectories, then its files as one [`Task::Files`], on its own
+//! subdirectories' tasks through an `Arc` chain), and hands what the
+//! listing came to to its `WorkerEmitter` (`super::emit`), the one the
+//! archive walks use too: what it dropped goes to the run's `Tally`, its
+//! warnings to the sink, and its
+//! subdirectories, then its files as one [`Task::Files`], to its own
 //! deque. A files task halves itself down to `FILES_GRAIN` (16) files, as a
 //! split file's ranges do, so thieves can take half of a large directory;
 //! each file becomes an item only when it is scanned ([`Files::item`]).
@@ -54,76 +56,43 @@
 //! counts every input queued, by the producer or by a directory task: the
 //! same number as the serial walk's.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use crossbeam_channel::Sender;
-use scanner_scheduler::{Permit, Spawner};
+use scanner_scheduler::Permit;
 
-use super::sink::Msg;
-use super::worker::{Shared, WorkerScratch};
+use super::emit::WorkerEmitter;
 use super::{ScanOptions, Task};
-use crate::input::walk::{DirTask, Files, WalkWarning};
-use crate::report::SkipCounts;
+use crate::input::walk::{DirTask, Files};
+use crate::input::Item;
 
 /// Files of a directory scanned one after the other by one task: few
 /// enough that thieves find halves of a large directory to take, enough
 /// that a task costs little next to the files it scans.
 const FILES_GRAIN: usize = 16;
 
-/// Whether the walk of this scan is split among the workers, where the
-/// walk can be ([`can_split`](crate::input::walk::can_split)): see the module docs.
-pub(super) fn splits(opts: &ScanOptions) -> bool {
-    opts.threads > 1 && opts.shard.is_none()
-}
-
-/// What the directory tasks of one run dropped and queued, summed.
-#[derive(Default)]
-pub struct Tally {
-    skips: Mutex<SkipCounts>,
-    items: AtomicU64,
-}
-
-impl Tally {
-    /// The skip counts summed so far.
-    pub(super) fn skips(&self) -> SkipCounts {
-        self.skips.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The files queued by directory tasks so far.
-    pub(super) fn items(&self) -> u64 {
-        self.items.load(Ordering::Relaxed)
-    }
-}
-
-/// The worker's part: lists directory `dir` and pushes its subdirectories
-/// and its files on this worker's deque, each task with a clone of
-/// `permit`.
-pub(super) fn run(dir: DirTask, permit: Permit, spawner: &Spawner<Task>, sh: &Shared) {
-    let listing = dir.list(&sh.opts.walk, &sh.opts.scope);
-    if listing.skips.total() > 0 {
-        let mut skips = sh.walked.skips.lock().unwrap_or_else(|e| e.into_inner());
-        skips.merge(&listing.skips);
-    }
+/// The worker's part: lists directory `dir` and queues its subdirectories
+/// and its files through `out`, on this worker's deque, each task with a
+/// clone of `permit`.
+pub(super) fn run(dir: DirTask, permit: Permit, opts: &ScanOptions, out: &mut WorkerEmitter) {
+    let listing = dir.list(&opts.walk, &opts.scope);
+    out.skips(&listing.skips);
     for w in listing.warnings {
-        send_warning(&sh.tx, w);
+        out.warn(w.path, w.reason, w.is_error);
     }
-    if sh.stop.is_stopped() {
+    if out.stopped() {
         return;
     }
-    sh.walked
-        .items
-        .fetch_add(listing.files.len() as u64, Ordering::Relaxed);
+    out.queued(listing.files.len());
     // Subdirectories first: the files, pushed last, are popped first.
     for dir in listing.dirs {
-        spawner.spawn_local(Task::Dir {
+        out.spawn(Task::Dir {
             dir,
             permit: permit.clone(),
         });
     }
     if !listing.files.is_empty() {
         let end = listing.files.len();
-        spawner.spawn_local(Task::Files {
+        out.spawn(Task::Files {
             files: Arc::new(listing.files),
             start: 0,
             end,
@@ -132,22 +101,21 @@ pub(super) fn run(dir: DirTask, permit: Permit, spawner: &Spawner<Task>, sh: &Sh
     }
 }
 
-/// Files `start..end` of a listed directory: pushes the upper half on the
-/// local deque while more than [`FILES_GRAIN`] remain, as a split file's
-/// ranges are (thieves take the oldest, the largest half), then scans the
-/// rest here, one file after the other.
+/// Files `start..end` of a listed directory: queues the upper half while
+/// more than [`FILES_GRAIN`] remain, as a split file's ranges are (thieves
+/// take the oldest, the largest half), then hands the rest to `scan`
+/// here, one file after the other.
 pub(super) fn scan_files(
     files: Arc<Files>,
     start: usize,
     mut end: usize,
     permit: Permit,
-    w: &mut WorkerScratch,
-    spawner: &Spawner<Task>,
-    sh: &Shared,
+    out: &WorkerEmitter,
+    mut scan: impl FnMut(Item, Permit),
 ) {
     while end - start > FILES_GRAIN {
         let mid = start + (end - start) / 2;
-        spawner.spawn_local(Task::Files {
+        out.spawn(Task::Files {
             files: Arc::clone(&files),
             start: mid,
             end,
@@ -156,17 +124,9 @@ pub(super) fn scan_files(
         end = mid;
     }
     for i in start..end {
-        if sh.stop.is_stopped() {
+        if out.stopped() {
             return;
         }
-        super::worker::scan_item(files.item(i), permit.clone(), w, spawner, sh);
+        scan(files.item(i), permit.clone());
     }
-}
-
-fn send_warning(tx: &Sender<Msg>, w: WalkWarning) {
-    let _ = tx.send(Msg::Warning {
-        path: w.path,
-        reason: w.reason,
-        is_error: w.is_error,
-    });
 }

@@ -1,15 +1,30 @@
-//! The pipeline's one [`Emit`]: every source's items become tasks here.
+//! The pipeline's emitters: the producer's [`Emit`], and the workers'
+//! [`WorkerEmitter`].
 //!
 //! [`Emitter`] applies, for every source, the decisions the
 //! [`crate::input::emit`] docs list: the shard ([`Shard`], and the
 //! [`Planner`] for a walk), the scope for what a source listed itself, and
 //! the budget ([`Feeder`]: a task permit, and the bytes an in-memory item
-//! holds). It runs on the caller's thread, the producer.
+//! holds). It runs on the caller's thread, the producer, and blocks while
+//! the budget is full.
+//!
+//! [`WorkerEmitter`] is what a worker hands on while it runs a task that
+//! produces more work: a directory task of the split walk (`super::dirs`)
+//! and an archive walk (`worker::scan_archive`). It counts their skips into
+//! the run's [`Tally`], sends their warnings, tells them when the scan
+//! stops, and queues their tasks on the worker's own deque: under a permit
+//! the task already holds, or one the members budget has room for now, or
+//! not at all (the caller then does the work itself). It never blocks: a
+//! worker waiting for permits could be waiting for the tasks queued behind
+//! it on its own deque. Why it is not an [`Emit`]: the [`crate::input::emit`]
+//! docs, "Who emits".
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use crossbeam_channel::Sender;
-use scanner_scheduler::{Budget, ExecutorHandle, Permit, PermitWatch};
+use scanner_scheduler::{Budget, ExecutorHandle, Permit, PermitWatch, Spawner};
 
 use super::sink::Msg;
 use super::{StopHandle, Task};
@@ -112,7 +127,9 @@ pub(super) struct Emitter<'a> {
     binary: bool,
     tx: &'a Sender<Msg>,
     workers: usize,
-    /// A walk's directories go to the workers (`super::dirs`).
+    /// A walk's directories go to the workers (`super::dirs`): with more
+    /// than one worker, and no `--shard` (whose planner needs the whole
+    /// walk before it places a file).
     splits_walk: bool,
     skips: SkipCounts,
 }
@@ -139,7 +156,8 @@ impl<'a> Emitter<'a> {
             binary: opts.binary,
             tx,
             workers: opts.threads.max(1),
-            splits_walk: super::dirs::splits(opts),
+            // Where the walk can be split (`walk::can_split`): see `super::dirs`.
+            splits_walk: opts.threads > 1 && opts.shard.is_none(),
             skips: SkipCounts::default(),
         }
     }
@@ -198,13 +216,7 @@ impl Emit for Emitter<'_> {
         if matches!(key, Key::Walked { .. }) {
             return true;
         }
-        match self.scope.check_listed(path) {
-            Some(skip) => {
-                self.skips.add(skip, 1);
-                false
-            }
-            None => true,
-        }
+        in_scope(self.scope, path, &mut self.skips)
     }
 
     fn send_batch(&mut self, items: Vec<Item>) -> Option<PermitWatch> {
@@ -216,11 +228,7 @@ impl Emit for Emitter<'_> {
     }
 
     fn warn(&mut self, path: PathBuf, reason: String, is_error: bool) {
-        let _ = self.tx.send(Msg::Warning {
-            path,
-            reason,
-            is_error,
-        });
+        send_warning(self.tx, path, reason, is_error);
     }
 
     fn stopped(&self) -> bool {
@@ -237,5 +245,155 @@ impl Emit for Emitter<'_> {
 
     fn dir(&mut self, dir: DirTask) -> bool {
         self.feeder.queue(0, |permit| Task::Dir { dir, permit })
+    }
+}
+
+/// Whether `path`, listed by a source, is in `scope`; when not, counts its
+/// skip in `skips`.
+fn in_scope(scope: &Scope, path: &Path, skips: &mut SkipCounts) -> bool {
+    match scope.check_listed(path) {
+        Some(skip) => {
+            skips.add(skip, 1);
+            false
+        }
+        None => true,
+    }
+}
+
+/// Sends the sink a warning, printed as `scanner: warning: <path>: <reason>`
+/// ([`Emit::warn`]).
+pub(super) fn send_warning(tx: &Sender<Msg>, path: PathBuf, reason: String, is_error: bool) {
+    // A send fails only when the sink thread is gone (it failed): nothing
+    // to tell anyone then.
+    let _ = tx.send(Msg::Warning {
+        path,
+        reason,
+        is_error,
+    });
+}
+
+/// What the workers' own sources dropped and queued in one run, summed:
+/// the skips of the split walk's directory tasks and of archive members
+/// out of scope, and the files the directory tasks queued. Added to the
+/// producer's once the workers are done.
+#[derive(Default)]
+pub struct Tally {
+    skips: Mutex<SkipCounts>,
+    items: AtomicU64,
+}
+
+impl Tally {
+    /// The skip counts summed so far.
+    pub(super) fn skips(&self) -> SkipCounts {
+        self.skips.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The files queued by directory tasks so far.
+    pub(super) fn items(&self) -> u64 {
+        self.items.load(Ordering::Relaxed)
+    }
+}
+
+/// A worker's emitter, for the task it is running (see the module docs):
+/// made for the task, dropped with it. Its skips are counted here and
+/// added to the run's [`Tally`] when it is dropped: one lock per task that
+/// skipped anything, none per entry.
+pub(super) struct WorkerEmitter<'a> {
+    spawner: &'a Spawner<Task>,
+    /// Bytes of archive members queued and not yet scanned, for the whole
+    /// run (`worker::Shared::members`): only ever `try_acquire`d.
+    members: &'a Budget,
+    /// Another worker could take what is queued here.
+    shared: bool,
+    scope: &'a Scope,
+    tx: &'a Sender<Msg>,
+    stop: &'a StopHandle,
+    tally: &'a Tally,
+    skips: SkipCounts,
+}
+
+impl<'a> WorkerEmitter<'a> {
+    pub(super) fn new(
+        spawner: &'a Spawner<Task>,
+        opts: &'a super::ScanOptions,
+        members: &'a Budget,
+        tx: &'a Sender<Msg>,
+        stop: &'a StopHandle,
+        tally: &'a Tally,
+    ) -> WorkerEmitter<'a> {
+        WorkerEmitter {
+            spawner,
+            members,
+            shared: opts.threads > 1,
+            scope: &opts.scope,
+            tx,
+            stop,
+            tally,
+            skips: SkipCounts::default(),
+        }
+    }
+
+    /// As [`Emit::admits`] for a path the task lists itself (an archive
+    /// member): whether it is in scope; when not, its skip is counted. No
+    /// shard: what a worker finds belongs to the shard of the input it was
+    /// found in.
+    pub(super) fn admits(&mut self, path: &Path) -> bool {
+        in_scope(self.scope, path, &mut self.skips)
+    }
+
+    /// Counts every skip of `skips`.
+    pub(super) fn skips(&mut self, skips: &SkipCounts) {
+        self.skips.merge(skips);
+    }
+
+    /// As [`Emit::warn`].
+    pub(super) fn warn(&self, path: PathBuf, reason: String, is_error: bool) {
+        send_warning(self.tx, path, reason, is_error);
+    }
+
+    /// As [`Emit::stopped`]: a task that sees it queues nothing more.
+    pub(super) fn stopped(&self) -> bool {
+        self.stop.is_stopped()
+    }
+
+    /// Counts `n` inputs queued as a walk's files (`--stats-json`'s
+    /// `producer.items`, which a serial walk counts on the producer).
+    pub(super) fn queued(&self, n: usize) {
+        self.tally.items.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Queues `task` on this worker's deque under a permit the running
+    /// task already holds (a clone of it): nothing is acquired, so nothing
+    /// waits.
+    pub(super) fn spawn(&self, task: Task) {
+        self.spawner.spawn_local(task);
+    }
+
+    /// Queues the task `task` makes with a permit for `bytes` of the
+    /// members budget, if another worker could take it and the budget has
+    /// room now; true if queued. False: nothing was queued, and the caller
+    /// does the work itself, now (that bounds what is read ahead).
+    pub(super) fn try_spawn(&self, bytes: u64, task: impl FnOnce(Permit) -> Task) -> bool {
+        // With one worker nobody could steal it: no point holding it.
+        let permit = self
+            .shared
+            .then(|| self.members.try_acquire(bytes))
+            .flatten();
+        match permit {
+            Some(permit) => {
+                self.spawner.spawn_local(task(permit));
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Drop for WorkerEmitter<'_> {
+    fn drop(&mut self) {
+        if self.skips.total() > 0 {
+            let mut skips = self.tally.skips.lock().unwrap_or_else(|e| e.into_inner());
+            skips.merge(&self.skips);
+        }
     }
 }

@@ -11,12 +11,15 @@
 //!                                         │  ▲                                 report counts
 //!                         large: Range    │  │ spawn_local(upper half)         progress line
 //!                                         └──┘
+//!                 Dir, archive: WorkerEmitter│  ▲ spawn_local(subdirs, files, member batch),
+//!                  (emit.rs): scope, skips   └──┘ never blocking: no permit, scanned here
 //! ```
 //!
 //! | piece | module |
 //! | --- | --- |
 //! | what is read, and what is out of scope | [`crate::input`] ([`Item`], [`Source`], [`crate::input::Scope`]) |
 //! | how every source's items become tasks: shard, scope, budget | `emit` (the one [`crate::input::Emit`]) |
+//! | how work a worker finds (directories, archive members) is queued, never blocking | `emit` (`WorkerEmitter`) |
 //! | orchestration, the task type, stopping | here |
 //! | reading a task (file, bytes, stream) | [`worker`] |
 //! | chunked reads and the overlap rule | [`reader`] |
@@ -268,7 +271,7 @@ pub fn scan(
             .spawn(move || sink::sink_loop(rx, sink, filters, progress, list, &stop, &counts))?
     };
 
-    let walked = Arc::new(dirs::Tally::default());
+    let tally = Arc::new(emit::Tally::default());
     let shared = Arc::new(worker::Shared {
         members: Budget::new(0, threads as u64 * MEMBER_BYTES_PER_WORKER),
         overlap: engine.chunk_overlap(),
@@ -279,7 +282,7 @@ pub fn scan(
         counts: Arc::clone(&counts),
         quiet: Default::default(),
         archive_bytes: Default::default(),
-        walked: Arc::clone(&walked),
+        tally: Arc::clone(&tally),
     });
     let executor = worker::executor(threads, &shared);
     drop(shared);
@@ -306,8 +309,8 @@ pub fn scan(
     let metrics = joined.map_err(|p| anyhow::anyhow!("{p}"))?;
     report.history = produced?;
     report.skips.merge(&skips);
-    report.skips.merge(&walked.skips());
-    producer.items += walked.items();
+    report.skips.merge(&tally.skips());
+    producer.items += tally.items();
     (report.files, report.bytes) = counts.get();
     report.unchanged_bytes = counts.unchanged.load(std::sync::atomic::Ordering::Relaxed);
     report.metrics = metrics;

@@ -19,7 +19,8 @@
 //! reads every member but scans only the large ones itself: small members
 //! are read one after another into one buffer per batch, and go to its
 //! deque as [`Content::Member`] items sharing it, for idle workers to
-//! steal, under the [`Shared::members`] budget (`scan_archive`). A
+//! steal, under the [`Shared::members`] budget (`scan_archive`, through the
+//! worker-side emitter a directory task uses too, `WorkerEmitter`). A
 //! large archive then keeps every core busy, and the memory it holds is
 //! that budget's 2 MiB per worker.
 
@@ -32,6 +33,7 @@ use crossbeam_channel::Sender;
 use scanner_engine::{Engine, Finding, ScanInput, ScanScratch, Suppressed};
 use scanner_scheduler::{Budget, Executor, ExecutorConfig, Permit, Spawner, WorkerCtx};
 
+use super::emit::{Tally, WorkerEmitter};
 use super::reader::{self, ChunkReader, Read, ReadScratch};
 use super::sink::{Counts, Msg, Outcome};
 use super::split::{self, Backing, Piece, SplitInput};
@@ -77,8 +79,9 @@ pub struct Shared {
     /// Bytes expanded by the archives of this run, against
     /// `--archive-max-run-bytes`.
     pub archive_bytes: Arc<archive::RunBytes>,
-    /// What the directory tasks of a split walk dropped and queued.
-    pub walked: Arc<super::dirs::Tally>,
+    /// What the workers' own sources (the split walk's directory tasks,
+    /// archive walks) dropped and queued.
+    pub tally: Arc<Tally>,
 }
 
 /// A worker's reusable state.
@@ -147,13 +150,22 @@ fn run(task: Task, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) 
     match task {
         Task::Item { item, permit } => scan_item(item, permit, w, spawner, sh),
         Task::Batch { items, permit } => scan_batch(items, permit, w, spawner, sh),
-        Task::Dir { dir, permit } => super::dirs::run(dir, permit, spawner, sh),
+        Task::Dir { dir, permit } => {
+            super::dirs::run(dir, permit, &sh.opts, &mut sh.emitter(spawner))
+        }
         Task::Files {
             files,
             start,
             end,
             permit,
-        } => super::dirs::scan_files(files, start, end, permit, w, spawner, sh),
+        } => super::dirs::scan_files(
+            files,
+            start,
+            end,
+            permit,
+            &sh.emitter(spawner),
+            |item, permit| scan_item(item, permit, w, spawner, sh),
+        ),
         Task::Range {
             input,
             start,
@@ -164,6 +176,19 @@ fn run(task: Task, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) 
 }
 
 impl Shared {
+    /// The emitter of a task that produces work: a directory task, an
+    /// archive walk.
+    fn emitter<'a>(&'a self, spawner: &'a Spawner<Task>) -> WorkerEmitter<'a> {
+        WorkerEmitter::new(
+            spawner,
+            &self.opts,
+            &self.members,
+            &self.tx,
+            &self.stop,
+            &self.tally,
+        )
+    }
+
     fn reader(&self, sniff: bool, count_last: bool) -> ChunkReader<'_> {
         ChunkReader {
             engine: &self.engine,
@@ -193,11 +218,7 @@ impl Shared {
     }
 
     fn warn(&self, provenance: &Provenance, reason: String) {
-        let _ = self.tx.send(Msg::Warning {
-            path: provenance.path.clone(),
-            reason,
-            is_error: false,
-        });
+        super::emit::send_warning(&self.tx, provenance.path.clone(), reason, false);
     }
 
     /// Fails a read once the scan is stopping, so a long input ends soon.
@@ -213,7 +234,7 @@ impl Shared {
 /// reports).
 type Read1 = io::Result<Option<Outcome>>;
 
-pub(super) fn scan_item(
+fn scan_item(
     item: Item,
     permit: Permit,
     w: &mut WorkerScratch,
@@ -462,6 +483,8 @@ fn read_head(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
 /// chunk reader. Whether a batch is stolen, or scanned here because the
 /// [`Shared::members`] budget is full (or there is one worker), changes
 /// nothing in what is reported: both run [`scan_member`] on the same bytes.
+/// Members out of scope are counted through the archive's
+/// [`WorkerEmitter`], as a directory task counts what it drops.
 #[allow(clippy::too_many_arguments)]
 fn scan_archive(
     kind: ArchiveKind,
@@ -475,21 +498,21 @@ fn scan_archive(
     let budget = archive::Budget::in_run(limits.clone(), Arc::clone(&sh.archive_bytes));
     let display = provenance.path.to_string_lossy().into_owned();
     let scope = archive::Scope::top(&budget, &display);
+    let mut out = sh.emitter(spawner);
     let mut batch = MemberBatch::new(std::mem::take(&mut w.members));
     let walked = archive::walk(
         kind,
         archive::Source::Seekable(file),
         &scope,
         &mut |leaf, member| {
-            if sh.stop.is_stopped() {
+            if out.stopped() {
                 return Ok(archive::Flow::Stop);
             }
             let member_prov = Provenance {
                 path: leaf.path.into(),
                 commit: provenance.commit.clone(),
             };
-            if let Some(skip) = sh.opts.scope.check_listed(&member_prov.path) {
-                sh.send(member_prov, Outcome::Skipped(skip), Suppressed::default());
+            if !out.admits(&member_prov.path) {
                 return Ok(archive::Flow::Continue);
             }
             // The declared size only chooses the way: a member that lies
@@ -506,7 +529,7 @@ fn scan_archive(
                 if cut || (batch.used - start) as u64 <= SMALL_MEMBER {
                     batch.push(member_prov, start, cut);
                     if batch.is_full() {
-                        batch.dispatch(w, spawner, sh);
+                        batch.dispatch(&out, w, sh);
                     }
                     return Ok(archive::Flow::Continue);
                 }
@@ -542,9 +565,10 @@ fn scan_archive(
             Ok(archive::Flow::Continue)
         },
     );
-    if !sh.stop.is_stopped() {
-        batch.dispatch(w, spawner, sh);
+    if !out.stopped() {
+        batch.dispatch(&out, w, sh);
     }
+    drop(out);
     w.members = batch.data;
     let stats = budget.into_stats();
     let _ = sh.tx.send(Msg::Archive(stats));
@@ -620,50 +644,43 @@ impl MemberBatch {
         self.members.len() >= MEMBER_BATCH_LEN || self.charge >= MEMBER_BATCH_BYTES
     }
 
-    /// Spawns the batch on this worker's deque if the members budget has
-    /// room, else scans it here: the walker then does its share of the
-    /// scanning, and the read-ahead stays bounded. Either way the batch is
-    /// empty after, with a buffer to fill (the same one if scanned here, a
-    /// new one if spawned).
-    fn dispatch(&mut self, w: &mut WorkerScratch, spawner: &Spawner<Task>, sh: &Shared) {
+    /// Queues the batch through `out` if the members budget has room
+    /// ([`WorkerEmitter::try_spawn`]), else scans it here: the walker then
+    /// does its share of the scanning, and the read-ahead stays bounded.
+    /// Either way the batch is empty after, with a buffer to fill (the same
+    /// one if scanned here, a new one if queued).
+    fn dispatch(&mut self, out: &WorkerEmitter, w: &mut WorkerScratch, sh: &Shared) {
         if self.members.is_empty() {
             return;
         }
         let charge = std::mem::take(&mut self.charge);
-        // With one worker nobody could steal it: no point holding it.
-        let permit = (sh.opts.threads > 1)
-            .then(|| sh.members.try_acquire(charge))
-            .flatten();
-        match permit {
-            Some(permit) => {
-                let mut data =
-                    std::mem::replace(&mut self.data, Vec::with_capacity(MEMBER_BATCH_CAPACITY));
-                data.truncate(self.used);
-                self.used = 0;
-                let data = Arc::new(data);
-                let items = self
-                    .members
-                    .drain(..)
-                    .map(|(provenance, range, cut)| Item {
-                        provenance,
-                        content: Content::Member {
-                            data: Arc::clone(&data),
-                            range,
-                            cut,
-                        },
-                    })
-                    .collect();
-                spawner.spawn_local(Task::Batch { items, permit });
-            }
-            None => {
-                for (provenance, range, cut) in self.members.drain(..) {
-                    w.found.clear();
-                    let read = scan_member(&provenance, &self.data[range], cut, w, sh);
-                    report(provenance, read, w, sh);
-                }
-                self.used = 0;
+        let queued = out.try_spawn(charge, |permit| {
+            let mut data =
+                std::mem::replace(&mut self.data, Vec::with_capacity(MEMBER_BATCH_CAPACITY));
+            data.truncate(self.used);
+            let data = Arc::new(data);
+            let items = self
+                .members
+                .drain(..)
+                .map(|(provenance, range, cut)| Item {
+                    provenance,
+                    content: Content::Member {
+                        data: Arc::clone(&data),
+                        range,
+                        cut,
+                    },
+                })
+                .collect();
+            Task::Batch { items, permit }
+        });
+        if !queued {
+            for (provenance, range, cut) in self.members.drain(..) {
+                w.found.clear();
+                let read = scan_member(&provenance, &self.data[range], cut, w, sh);
+                report(provenance, read, w, sh);
             }
         }
+        self.used = 0;
     }
 }
 
