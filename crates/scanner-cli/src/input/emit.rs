@@ -96,7 +96,9 @@ pub enum Key<'a> {
 }
 
 /// Where a source emits its items (see the module docs). Implemented by the
-/// pipeline; tests implement it to record what a source emits.
+/// pipeline for the producer thread, which it may block (the budget);
+/// tests implement it to record what a source emits. Work found by a
+/// worker does not come here ("Who emits, and who does not").
 pub trait Emit {
     /// Queues `item` if this scan is to scan it (this shard's, in scope),
     /// else counts its skip, if any. False once the scan is stopping.

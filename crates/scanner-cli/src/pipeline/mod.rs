@@ -11,8 +11,8 @@
 //!                                         │  ▲                                 report counts
 //!                         large: Range    │  │ spawn_local(upper half)         progress line
 //!                                         └──┘
-//!                 Dir, archive: WorkerEmitter│  ▲ spawn_local(subdirs, files, member batch),
-//!                  (emit.rs): scope, skips   └──┘ never blocking: no permit, scanned here
+//!                 Dir, archive members:   │  ▲ WorkerEmitter (emit.rs): scope, skips,
+//!                 found by a worker       └──┘ spawn_local or, never blocking, scan here
 //! ```
 //!
 //! | piece | module |
