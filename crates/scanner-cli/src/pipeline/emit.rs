@@ -397,3 +397,92 @@ impl Drop for WorkerEmitter<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use scanner_scheduler::{Executor, ExecutorConfig, WorkerCtx};
+
+    use super::*;
+    use crate::input::{Content, Provenance};
+
+    /// A worker's emitter never blocks: it queues a task while the members
+    /// budget has room and another worker could take it, and otherwise
+    /// says no at once (the caller then does the work itself), even when
+    /// the permits it lacks are held by a task queued behind it on the
+    /// only worker. Its skips reach the run's tally when it is dropped, its
+    /// warnings the sink.
+    #[test]
+    fn the_worker_emitter_queues_only_what_fits_and_never_blocks() {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let tally = Arc::new(Tally::default());
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let queued_ran = Arc::new(AtomicU64::new(0));
+        let scope = Scope::new(Path::new("."), &["vendor/".into()], None, None).unwrap();
+        let exec = {
+            let (tally, answers, ran) = (tally.clone(), answers.clone(), queued_ran.clone());
+            let members = Budget::new(0, 100);
+            let stop = StopHandle::default();
+            Executor::new(
+                ExecutorConfig::default(),
+                |_| (),
+                move |task: Task, ctx: &mut WorkerCtx<Task, ()>| {
+                    let Task::Item { .. } = task else {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                        return;
+                    };
+                    let (_, spawner) = ctx.split();
+                    let mut answers = answers.lock().unwrap();
+                    let batch = |permit| Task::Batch {
+                        items: Vec::new(),
+                        permit,
+                    };
+                    for threads in [2, 1] {
+                        let opts = super::super::ScanOptions {
+                            threads,
+                            scope: scope.clone(),
+                            ..Default::default()
+                        };
+                        let mut out =
+                            WorkerEmitter::new(spawner, &opts, &members, &tx, &stop, &tally);
+                        answers.push(out.try_spawn(60, batch));
+                        answers.push(out.try_spawn(60, batch));
+                        answers.push(out.admits(Path::new("a.tar!src/vendor/a.env")));
+                        answers.push(out.admits(Path::new("a.tar!app/b.env")));
+                    }
+                    WorkerEmitter::new(spawner, &Default::default(), &members, &tx, &stop, &tally)
+                        .warn("a.tar".into(), "why".into(), true);
+                },
+            )
+        };
+        let seed = Item {
+            provenance: Provenance::path("seed"),
+            content: Content::Bytes(Vec::new()),
+        };
+        let permit = Budget::new(0, 0).try_acquire(0).unwrap();
+        assert!(exec
+            .handle()
+            .spawn(Task::Item { item: seed, permit })
+            .is_ok());
+        exec.join().unwrap();
+        // Two workers: the first batch fits, the second does not (the first
+        // holds 60 of 100 bytes until it runs, after this task). One worker:
+        // nobody could take it.
+        assert_eq!(
+            *answers.lock().unwrap(),
+            [true, false, false, true, false, false, false, true]
+        );
+        assert_eq!(queued_ran.load(Ordering::Relaxed), 1);
+        assert_eq!(tally.skips().get(Skip::Excluded), 2);
+        assert_eq!(tally.skips().total(), 2);
+        match rx.try_recv() {
+            Ok(Msg::Warning {
+                path,
+                reason,
+                is_error: true,
+            }) => assert_eq!((path.to_str(), reason.as_str()), (Some("a.tar"), "why")),
+            _ => panic!("no warning"),
+        }
+    }
+}

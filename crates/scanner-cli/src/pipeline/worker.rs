@@ -522,7 +522,7 @@ fn scan_archive(
             if leaf.size.is_none_or(|s| s <= SMALL_MEMBER) {
                 let start = batch.used;
                 let cut = match batch.read(member) {
-                    Err(_) if sh.stop.is_stopped() => return Ok(archive::Flow::Stop),
+                    Err(_) if out.stopped() => return Ok(archive::Flow::Stop),
                     Err(_) => true,
                     Ok(()) => false,
                 };
@@ -555,7 +555,7 @@ fn scan_archive(
                 Ok(r) => outcome_of(r, w),
                 // A member the limits cut off: what was read is reported,
                 // the skip is in the archive's stats.
-                Err(_) if sh.stop.is_stopped() => return Ok(archive::Flow::Stop),
+                Err(_) if out.stopped() => return Ok(archive::Flow::Stop),
                 Err(_) => Outcome::Scanned {
                     bytes: 0,
                     findings: std::mem::take(&mut w.found),
