@@ -1,5 +1,5 @@
-//! The pipeline's emitters: the producer's [`Emit`], and the workers'
-//! [`WorkerEmitter`].
+//! The pipeline's emitters: the producer's [`Emitter`] (the one [`Emit`]),
+//! and the workers' [`WorkerEmitter`].
 //!
 //! [`Emitter`] applies, for every source, the decisions the
 //! [`crate::input::emit`] docs list: the shard ([`Shard`], and the
@@ -17,7 +17,7 @@
 //! not at all (the caller then does the work itself). It never blocks: a
 //! worker waiting for permits could be waiting for the tasks queued behind
 //! it on its own deque. Why it is not an [`Emit`]: the [`crate::input::emit`]
-//! docs, "Who emits".
+//! docs, "Who emits, and who does not".
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
