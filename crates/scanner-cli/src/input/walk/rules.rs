@@ -29,17 +29,20 @@ struct DirRules {
 #[cfg(target_os = "linux")]
 impl DirRules {
     /// Reads the ignore files of directory `dir`; `has(name)` says whether
-    /// `dir` may hold an entry `name` (one of [`IGNORE_FILES`]). Returns the
-    /// errors grouped as the crate groups them (only a parent's are shown).
-    pub(super) fn read(
+    /// `dir` may hold an entry `name` (one of [`IGNORE_FILES`]). `how` says
+    /// whether `dir` is walked or above the walk's root (see [`Reading`]).
+    /// Returns the errors grouped as the crate groups them (only a
+    /// parent's are read and shown).
+    fn read(
         dir: &Path,
         has: impl Fn(&str) -> bool,
+        how: &Reading,
     ) -> (DirRules, Option<ignore::Error>) {
         use ignore::gitignore::Gitignore;
         let mut errs = Vec::new();
         let mut file = |name: &str, file: Option<PathBuf>| match file {
             Some(file) if has(name) => {
-                let (gi, err) = read_ignore_file(dir, &file);
+                let (gi, err) = read_ignore_file(dir, &file, how);
                 errs.extend(err);
                 gi
             }
@@ -80,6 +83,25 @@ impl DirRules {
     }
 }
 
+/// How [`DirRules::read`] reads a directory's ignore files.
+#[cfg(target_os = "linux")]
+enum Reading {
+    /// A walked directory: its files are read and their lines added
+    /// without the crate's `stat` of each file first (the listing named
+    /// it) or a copy of the file's path per line (only shown in errors,
+    /// which a walked directory's are not), errors not collected.
+    Walked,
+    /// A parent of the walk's root: errors collected as the crate
+    /// collects them (they are shown), and the matcher kept is narrowed to
+    /// the lines that can match an entry below the root (see [`reach`]),
+    /// whose path relative to the parent is `below`. `by_path` is set when
+    /// a line kept needs that whole path, not only the entry's name.
+    Parent {
+        below: Vec<std::ffi::OsString>,
+        by_path: std::cell::Cell<bool>,
+    },
+}
+
 /// One ignore file's matcher for directory `dir`, as the crate's
 /// `create_gitignore` builds it: a file that does not exist or cannot be
 /// read adds nothing and is no error.
@@ -87,18 +109,141 @@ impl DirRules {
 fn read_ignore_file(
     dir: &Path,
     file: &Path,
+    how: &Reading,
 ) -> (ignore::gitignore::Gitignore, Option<ignore::Error>) {
     use ignore::gitignore::{Gitignore, GitignoreBuilder};
     let mut b = GitignoreBuilder::new(dir);
+    let (below, by_path) = match how {
+        Reading::Walked => {
+            if let Ok(content) = fs::read(file) {
+                for line in ignore_lines(&content) {
+                    let _ = b.add_line(None, line);
+                }
+            }
+            return (b.build().unwrap_or_else(|_| Gitignore::empty()), None);
+        }
+        Reading::Parent { below, by_path } => (below, by_path),
+    };
     let mut errs = Vec::new();
     if file.exists() {
         errs.extend(b.add(file).filter(|e| !e.is_io()));
     }
-    let gi = b.build().unwrap_or_else(|e| {
+    let full = b.build().unwrap_or_else(|e| {
         errs.push(e);
         Gitignore::empty()
     });
-    (gi, grouped(errs))
+    if full.is_empty() {
+        return (full, grouped(errs));
+    }
+    // The same lines, less those that cannot match below the root: the
+    // last line that matches an entry is the same in both.
+    let mut narrow = GitignoreBuilder::new(dir);
+    for line in fs::read(file)
+        .iter()
+        .flat_map(|content| ignore_lines(content))
+    {
+        match reach(line, below) {
+            Reach::Nothing => continue,
+            Reach::Name => {}
+            Reach::Path => by_path.set(true),
+        }
+        let _ = narrow.add_line(None, line);
+    }
+    let narrow = narrow.build().unwrap_or_else(|_| Gitignore::empty());
+    (narrow, grouped(errs))
+}
+
+/// The lines of an ignore file as the crate's `GitignoreBuilder::add`
+/// reads them (`BufRead::lines`): split at `\n`, a `\r` before it dropped,
+/// a byte-order mark before the first dropped, and nothing from the first
+/// line that is not UTF-8 on.
+#[cfg(target_os = "linux")]
+fn ignore_lines(content: &[u8]) -> impl Iterator<Item = &str> {
+    content
+        .split_inclusive(|&b| b == b'\n')
+        .map(|line| match line.strip_suffix(b"\n") {
+            Some(line) => line.strip_suffix(b"\r").unwrap_or(line),
+            None => line,
+        })
+        .map(std::str::from_utf8)
+        .map_while(Result::ok)
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line.trim_start_matches('\u{feff}'),
+            _ => line,
+        })
+}
+
+/// What one line of an ignore file of directory `D` can match among the
+/// entries below `D`'s descendant `below` (its components under `D`).
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// Nothing (a comment, a blank line, a glob anchored elsewhere or
+    /// shallower).
+    Nothing,
+    /// At most the entries whose name it matches, wherever they are (an
+    /// unanchored glob of one component: the crate's `**/NAME`).
+    Name,
+    /// Maybe an entry by its whole path under `D`.
+    Path,
+}
+
+/// [`Reach`] of ignore-file line `line` below `below`, read as the crate's
+/// `GitignoreBuilder::add_line` reads it. When in doubt (escapes, classes,
+/// braces, `**`), `Path`: matching the whole path is always right.
+#[cfg(target_os = "linux")]
+fn reach(line: &str, below: &[std::ffi::OsString]) -> Reach {
+    if line.starts_with('#') {
+        return Reach::Nothing;
+    }
+    let line = if line.ends_with("\\ ") {
+        line
+    } else {
+        line.trim_end()
+    };
+    if line.is_empty() {
+        return Reach::Nothing;
+    }
+    if line.starts_with("\\!") || line.starts_with("\\#") {
+        return Reach::Path;
+    }
+    let line = line.strip_prefix('!').unwrap_or(line);
+    let (anchored, line) = match line.strip_prefix('/') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let line = line.strip_suffix('/').unwrap_or(line);
+    if line.contains('\\') {
+        return Reach::Path;
+    }
+    if !anchored && !line.contains('/') {
+        // `**/NAME`: a class may hold `/` (`[!a]`, `[.-0]`), and `**`
+        // within a name is read in more than one way.
+        return if line.contains('[') || line.contains("**") {
+            Reach::Path
+        } else {
+            Reach::Name
+        };
+    }
+    if line.contains(['[', '{']) {
+        return Reach::Path;
+    }
+    // Anchored to `D`: a glob of n components without `**` matches paths
+    // of n components only, and every entry below `below` has more than
+    // `below` has; a literal component must be the one on the way down.
+    for (i, part) in line.split('/').enumerate() {
+        let Some(step) = below.get(i) else {
+            return Reach::Path;
+        };
+        if part == "**" {
+            return Reach::Path;
+        }
+        if !part.contains(['*', '?']) && step.as_os_str() != part {
+            return Reach::Nothing;
+        }
+    }
+    Reach::Nothing
 }
 
 /// Errors as the crate's `PartialErrorBuilder` returns them: none, the one,
@@ -187,8 +332,13 @@ struct RuleChain {
 /// The rules of a walk that do not depend on the directory.
 #[cfg(target_os = "linux")]
 struct RootRules {
-    /// The root's parents that hold rules, nearest first.
+    /// The root's parents that hold rules that can match below the root,
+    /// nearest first, each narrowed to those rules ([`Reading::Parent`]).
     parents: Vec<DirRules>,
+    /// Whether a rule of `parents` needs an entry's whole path under its
+    /// directory; if not, they match names only, and the walked path
+    /// serves as well as the absolute one (and costs no allocation).
+    parents_by_path: bool,
     /// The root, canonical (paths are matched against `parents` under it).
     absolute_root: PathBuf,
     /// The root as given (walked paths start with it).
@@ -209,6 +359,7 @@ impl IgnoreRules {
         };
         let mut rules = RootRules {
             parents: Vec::new(),
+            parents_by_path: false,
             absolute_root: PathBuf::new(),
             root: root.to_path_buf(),
             global,
@@ -216,10 +367,18 @@ impl IgnoreRules {
         let mut errs = Vec::new();
         if let Ok(absolute_root) = root.canonicalize() {
             for parent in absolute_root.ancestors().skip(1) {
-                let (dir_rules, err) = DirRules::read(parent, |_| true);
+                let below = absolute_root.strip_prefix(parent).unwrap_or(&absolute_root);
+                let how = Reading::Parent {
+                    below: below.iter().map(|c| c.to_os_string()).collect(),
+                    by_path: std::cell::Cell::new(false),
+                };
+                let (dir_rules, err) = DirRules::read(parent, |_| true, &how);
                 errs.extend(err);
                 if !dir_rules.is_empty() {
                     rules.parents.push(dir_rules);
+                    if let Reading::Parent { by_path, .. } = how {
+                        rules.parents_by_path |= by_path.get();
+                    }
                 }
             }
             // Reported root first, as the crate reads them.
@@ -242,7 +401,7 @@ impl IgnoreRules {
         if !IGNORE_FILES.iter().any(|f| has(f)) {
             return None;
         }
-        let (dir_rules, _) = DirRules::read(dir, has);
+        let (dir_rules, _) = DirRules::read(dir, has, &Reading::Walked);
         if dir_rules.is_empty() {
             return None;
         }
@@ -264,7 +423,9 @@ impl IgnoreRules {
         let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
         first_matches(&mut m, walked.map(|c| &c.rules), path, is_dir);
         let root = &*self.root;
-        if !root.parents.is_empty() {
+        if !root.parents.is_empty() && !root.parents_by_path {
+            first_matches(&mut m, root.parents.iter(), path, is_dir);
+        } else if !root.parents.is_empty() {
             let relative = if root.root.as_os_str() == "." {
                 path
             } else {
@@ -315,4 +476,58 @@ pub(super) fn strip_bytes<'a>(prefix: &[u8], path: &'a Path) -> Option<&'a Path>
         .as_bytes()
         .strip_prefix(prefix)
         .map(|rest| Path::new(std::ffi::OsStr::from_bytes(rest)))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_parents_line_can_reach() {
+        let below: Vec<std::ffi::OsString> = ["versions", "3.11"].map(Into::into).to_vec();
+        let cases = [
+            ("# c", Reach::Nothing),
+            ("", Reach::Nothing),
+            ("   ", Reach::Nothing),
+            ("/versions", Reach::Nothing),
+            ("/versions/", Reach::Nothing),
+            ("/versions/3.11", Reach::Nothing),
+            ("versions/*", Reach::Nothing),
+            ("/shims", Reach::Nothing),
+            ("/libexec/*.dylib", Reach::Nothing),
+            ("/versions/3.12/lib", Reach::Nothing),
+            ("!/src/*.o", Reach::Nothing),
+            ("/versions/3.11/lib", Reach::Path),
+            ("/versions/*/lib/", Reach::Path),
+            ("/*/*/*.pyc", Reach::Path),
+            ("/versions/**", Reach::Path),
+            ("**/lib/x", Reach::Path),
+            ("/versions/3.1[01]/x", Reach::Path),
+            ("a\\*", Reach::Path),
+            ("\\!x", Reach::Path),
+            ("*.py[cod]", Reach::Path),
+            ("**", Reach::Path),
+            (".idea", Reach::Name),
+            ("*.un~", Reach::Name),
+            ("!keep.log", Reach::Name),
+            ("build/", Reach::Name),
+            ("*.{a,b}", Reach::Name),
+        ];
+        for (line, want) in cases {
+            assert_eq!(reach(line, &below), want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn lines_are_read_as_the_crate_reads_them() {
+        fn lines(s: &[u8]) -> Vec<&str> {
+            ignore_lines(s).collect()
+        }
+        assert_eq!(lines(b""), Vec::<&str>::new());
+        assert_eq!(lines(b"\n"), [""]);
+        assert_eq!(lines(b"a\r\nb\n\nc"), ["a", "b", "", "c"]);
+        assert_eq!(lines(b"a\rb\r"), ["a\rb\r"]);
+        assert_eq!(lines("\u{feff}x\n\u{feff}y".as_bytes()), ["x", "\u{feff}y"]);
+        assert_eq!(lines(b"a\n\xff\nb\n"), ["a"]);
+    }
 }
