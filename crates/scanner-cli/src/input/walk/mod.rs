@@ -384,6 +384,7 @@ fn walk_dir(
             rules,
             on_item: &mut |path| on_item(walked_item(path)),
             on_warning,
+            spare: Vec::new(),
         };
         let mut dir = root.to_path_buf();
         return Ok(walk.dir(&mut dir, None, 0));
