@@ -233,7 +233,7 @@ fn classify(
         ty => ty,
     };
     if let Some(rules) = rules {
-        if rules.ignores(path, ty == libc::DT_DIR) {
+        if rules.ignores(path, name, ty == libc::DT_DIR) {
             skips.add(Skip::Ignored, 1);
             return Entry::Dropped;
         }

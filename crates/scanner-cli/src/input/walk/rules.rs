@@ -17,13 +17,16 @@ const IGNORE_FILES: [&str; 4] = [".scannerignore", ".ignore", ".gitignore", ".gi
 #[cfg(target_os = "linux")]
 struct DirRules {
     /// `.scannerignore` (the crate's "custom ignore file").
-    pub(super) custom: ignore::gitignore::Gitignore,
+    pub(super) custom: Matcher,
     /// `.ignore`.
-    pub(super) dot_ignore: ignore::gitignore::Gitignore,
+    pub(super) dot_ignore: Matcher,
     /// `.gitignore`.
-    pub(super) git: ignore::gitignore::Gitignore,
+    pub(super) git: Matcher,
     /// `.git/info/exclude` (of the common directory, for a worktree).
-    pub(super) git_exclude: ignore::gitignore::Gitignore,
+    pub(super) git_exclude: Matcher,
+    /// The length of the directory's path as walked (a walked directory's:
+    /// its entries' paths relative to it start past it).
+    dir_len: usize,
 }
 
 #[cfg(target_os = "linux")]
@@ -38,7 +41,6 @@ impl DirRules {
         has: impl Fn(&str) -> bool,
         how: &Reading,
     ) -> (DirRules, Option<ignore::Error>) {
-        use ignore::gitignore::Gitignore;
         let mut errs = Vec::new();
         let mut file = |name: &str, file: Option<PathBuf>| match file {
             Some(file) if has(name) => {
@@ -46,7 +48,7 @@ impl DirRules {
                 errs.extend(err);
                 gi
             }
-            _ => Gitignore::empty(),
+            _ => Matcher::Literal(Vec::new()),
         };
         let custom = file(".scannerignore", Some(dir.join(".scannerignore")));
         let dot_ignore = file(".ignore", Some(dir.join(".ignore")));
@@ -71,6 +73,7 @@ impl DirRules {
             dot_ignore,
             git,
             git_exclude,
+            dir_len: dir.as_os_str().len(),
         };
         (rules, grouped(errs))
     }
@@ -106,21 +109,24 @@ enum Reading {
 /// `create_gitignore` builds it: a file that does not exist or cannot be
 /// read adds nothing and is no error.
 #[cfg(target_os = "linux")]
-fn read_ignore_file(
-    dir: &Path,
-    file: &Path,
-    how: &Reading,
-) -> (ignore::gitignore::Gitignore, Option<ignore::Error>) {
+fn read_ignore_file(dir: &Path, file: &Path, how: &Reading) -> (Matcher, Option<ignore::Error>) {
     use ignore::gitignore::{Gitignore, GitignoreBuilder};
     let mut b = GitignoreBuilder::new(dir);
     let (below, by_path) = match how {
         Reading::Walked => {
-            if let Ok(content) = fs::read(file) {
-                for line in ignore_lines(&content) {
-                    let _ = b.add_line(None, line);
-                }
+            let content = fs::read(file).unwrap_or_default();
+            let literals: Option<Vec<_>> = ignore_lines(&content).map(Literal::new).collect();
+            if let Some(literals) = literals {
+                return (
+                    Matcher::Literal(literals.into_iter().flatten().collect()),
+                    None,
+                );
             }
-            return (b.build().unwrap_or_else(|_| Gitignore::empty()), None);
+            for line in ignore_lines(&content) {
+                let _ = b.add_line(None, line);
+            }
+            let gi = b.build().unwrap_or_else(|_| Gitignore::empty());
+            return (Matcher::Globs(gi), None);
         }
         Reading::Parent { below, by_path } => (below, by_path),
     };
@@ -133,7 +139,7 @@ fn read_ignore_file(
         Gitignore::empty()
     });
     if full.is_empty() {
-        return (full, grouped(errs));
+        return (Matcher::Globs(full), grouped(errs));
     }
     // The same lines, less those that cannot match below the root: the
     // last line that matches an entry is the same in both.
@@ -150,7 +156,108 @@ fn read_ignore_file(
         let _ = narrow.add_line(None, line);
     }
     let narrow = narrow.build().unwrap_or_else(|_| Gitignore::empty());
-    (narrow, grouped(errs))
+    (Matcher::Globs(narrow), grouped(errs))
+}
+
+/// One ignore file's rules, compiled.
+#[cfg(target_os = "linux")]
+enum Matcher {
+    /// Every line a name or a path without glob syntax (or a comment):
+    /// matched by comparing bytes, no `GlobSet` built or run. Most ignore
+    /// files in crates are (`/target`, `Cargo.lock`): 76 of the 131 in the
+    /// cargo registry.
+    Literal(Vec<Literal>),
+    /// Anything else, as the crate matches it.
+    Globs(ignore::gitignore::Gitignore),
+}
+
+/// One line of a [`Matcher::Literal`], as the crate's `add_line` reads a
+/// line without glob syntax: `!` makes it a whitelist, a trailing `/`
+/// restricts it to directories, and it matches an entry's name anywhere
+/// below the directory (the crate's `**/NAME`) unless it holds a `/`, when
+/// it matches the entry's whole path under the directory (a leading `/`
+/// only anchors).
+#[cfg(target_os = "linux")]
+struct Literal {
+    text: Box<[u8]>,
+    /// The whole path, not the name.
+    anchored: bool,
+    only_dir: bool,
+    whitelist: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl Literal {
+    /// `Some(None)` for a line that adds nothing (a comment, blank), `None`
+    /// for one with glob syntax (or anything less plain).
+    fn new(line: &str) -> Option<Option<Literal>> {
+        if line.starts_with('#') {
+            return Some(None);
+        }
+        if line.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            return Some(None);
+        }
+        let (whitelist, line) = match line.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let (anchored, line) = match line.strip_prefix('/') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let (only_dir, line) = match line.strip_suffix('/') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        if line.is_empty() {
+            return None;
+        }
+        Some(Some(Literal {
+            text: line.as_bytes().into(),
+            anchored: anchored || line.contains('/'),
+            only_dir,
+            whitelist,
+        }))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Matcher {
+    fn is_empty(&self) -> bool {
+        match self {
+            Matcher::Literal(lines) => lines.is_empty(),
+            Matcher::Globs(gi) => gi.is_empty(),
+        }
+    }
+
+    /// The last line that matches entry `path` (as walked), whose path
+    /// under the matcher's directory is `relative` and whose name is
+    /// `name`, as the crate's `Gitignore::matched` decides.
+    fn matched(
+        &self,
+        path: &Path,
+        relative: &[u8],
+        name: &[u8],
+        is_dir: bool,
+    ) -> ignore::Match<()> {
+        match self {
+            Matcher::Globs(gi) => gi.matched(path, is_dir).map(|_| ()),
+            Matcher::Literal(lines) => {
+                let hit = lines.iter().rev().find(|l| {
+                    (!l.only_dir || is_dir) && *l.text == *if l.anchored { relative } else { name }
+                });
+                match hit {
+                    None => ignore::Match::None,
+                    Some(l) if l.whitelist => ignore::Match::Whitelist(()),
+                    Some(_) => ignore::Match::Ignore(()),
+                }
+            }
+        }
+    }
 }
 
 /// The lines of an ignore file as the crate's `GitignoreBuilder::add`
@@ -414,17 +521,18 @@ impl IgnoreRules {
         })
     }
 
-    /// True when the rules drop walked entry `path`.
-    pub(super) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+    /// True when the rules drop walked entry `path`, named `name`.
+    pub(super) fn ignores(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool {
         use ignore::Match;
+        let walked_path = path;
         let path = strip_bytes(b"./", path).unwrap_or(path);
-        let mut m: [Match<&ignore::gitignore::Glob>; 4] =
-            [Match::None, Match::None, Match::None, Match::None];
+        let mut m = [Match::None, Match::None, Match::None, Match::None];
         let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
-        first_matches(&mut m, walked.map(|c| &c.rules), path, is_dir);
+        let name = name.as_encoded_bytes();
+        first_matches(&mut m, walked.map(|c| &c.rules), walked_path, name, is_dir);
         let root = &*self.root;
         if !root.parents.is_empty() && !root.parents_by_path {
-            first_matches(&mut m, root.parents.iter(), path, is_dir);
+            first_matches(&mut m, root.parents.iter(), path, name, is_dir);
         } else if !root.parents.is_empty() {
             let relative = if root.root.as_os_str() == "." {
                 path
@@ -434,34 +542,39 @@ impl IgnoreRules {
                 strip_bytes(b"/", rel).unwrap_or(rel)
             };
             let absolute = root.absolute_root.join(relative);
-            first_matches(&mut m, root.parents.iter(), &absolute, is_dir);
+            first_matches(&mut m, root.parents.iter(), &absolute, name, is_dir);
         }
         let [custom, dot_ignore, git, git_exclude] = m;
         custom
             .or(dot_ignore)
             .or(git)
             .or(git_exclude)
-            .or(root.global.matched(path, is_dir))
+            .or(root.global.matched(path, is_dir).map(|_| ()))
             .is_ignore()
     }
 }
 
 /// Fills each kind's match (see [`DirRules`]'s fields) still empty with
-/// the first match of that kind among `dirs`.
+/// the first match of that kind among `dirs`, for entry `path` (under
+/// each of `dirs` as walked, for a [`Matcher::Literal`]) named `name`.
 #[cfg(target_os = "linux")]
 fn first_matches<'a>(
-    m: &mut [ignore::Match<&'a ignore::gitignore::Glob>; 4],
+    m: &mut [ignore::Match<()>; 4],
     dirs: impl Iterator<Item = &'a DirRules>,
     path: &Path,
+    name: &[u8],
     is_dir: bool,
 ) {
+    let bytes = path.as_os_str().as_encoded_bytes();
     for d in dirs {
-        for (m, gi) in m
+        let relative = bytes.get(d.dir_len..).unwrap_or_default();
+        let relative = relative.strip_prefix(b"/").unwrap_or(relative);
+        for (m, matcher) in m
             .iter_mut()
             .zip([&d.custom, &d.dot_ignore, &d.git, &d.git_exclude])
         {
             if m.is_none() {
-                *m = gi.matched(path, is_dir);
+                *m = matcher.matched(path, relative, name, is_dir);
             }
         }
     }
@@ -529,5 +642,66 @@ mod tests {
         assert_eq!(lines(b"a\rb\r"), ["a\rb\r"]);
         assert_eq!(lines("\u{feff}x\n\u{feff}y".as_bytes()), ["x", "\u{feff}y"]);
         assert_eq!(lines(b"a\n\xff\nb\n"), ["a"]);
+    }
+
+    /// A file of plain names and paths matches as the crate's `Gitignore`
+    /// built from it: every entry, file and directory, at several depths.
+    #[test]
+    fn literal_lines_match_as_the_crate_matches_them() {
+        use ignore::gitignore::GitignoreBuilder;
+        let content = "target\n/Cargo.lock\n# c\n\nbuild/\n!keep\nkeep\n!/target\n\
+            a/b\n/x/y/\nlog \n!b/c.txt\n c\n#d\n!#e\ndeep/\n";
+        let walked = ignore_lines(content.as_bytes()).map(Literal::new);
+        let lines: Vec<Literal> = walked
+            .collect::<Option<Vec<_>>>()
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(lines.len(), 13);
+        assert!(Literal::new("*.o").is_none() && Literal::new("a\\ ").is_none());
+        let literal = Matcher::Literal(lines);
+        for dir in ["./r", "r", "/abs/r/", "."] {
+            let mut b = GitignoreBuilder::new(dir);
+            for line in ignore_lines(content.as_bytes()) {
+                b.add_line(None, line).unwrap();
+            }
+            let globs = Matcher::Globs(b.build().unwrap());
+            let entries = [
+                "target",
+                "Cargo.lock",
+                "src/Cargo.lock",
+                "build",
+                "src/build",
+                "keep",
+                "src/keep",
+                "a/b",
+                "a/b/c",
+                "src/a/b",
+                "x/y",
+                "x/y/z",
+                "log",
+                "log ",
+                "b/c.txt",
+                "c",
+                " c",
+                "#d",
+                "#e",
+                "e",
+                "deep",
+                "s/deep",
+            ];
+            for rel in entries {
+                let path = Path::new(dir).join(rel);
+                let name = path.file_name().unwrap().as_encoded_bytes();
+                for is_dir in [false, true] {
+                    let m = |m: &Matcher| {
+                        let found = m.matched(&path, rel.as_bytes(), name, is_dir);
+                        (found.is_ignore(), found.is_whitelist())
+                    };
+                    assert_eq!(m(&literal), m(&globs), "{dir} {rel:?} dir {is_dir}");
+                }
+            }
+        }
     }
 }
