@@ -1,4 +1,21 @@
 //! The ignore rules of the getdents walk: one directory's ([`DirRules`]) and a walk's ([`IgnoreRules`]).
+//!
+//! What they decide is what the `ignore` crate's walk decides (unit tests
+//! in `tests.rs` compare the two walks event by event); what it costs per
+//! entry is less:
+//!
+//! - An ignore file of plain names and paths (no glob syntax) is matched
+//!   by comparing bytes ([`Matcher::Literal`]): no `GlobSet` is built for
+//!   it, and none runs per entry.
+//! - The root's parents' ignore files are narrowed to the lines that can
+//!   match below the root ([`reach`]: a line anchored to another directory,
+//!   or to one as shallow as the root, cannot). When what is left matches
+//!   names only (`.idea`, `*.un~`), entries are matched by their walked
+//!   path; only a line that needs the whole path under its directory
+//!   makes the walk build each entry's absolute path, as the crate does.
+//! - A walked directory's ignore files are read without a `stat` first
+//!   (its listing named them) and without a copy of the file's path per
+//!   line (only shown in errors, and a walked directory's are not shown).
 
 use std::fs;
 use std::io;
