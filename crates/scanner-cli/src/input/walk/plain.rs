@@ -499,6 +499,7 @@ impl DirTask {
             ends: Vec::new(),
         };
         let mut dirs = Vec::new();
+        let len = path.as_os_str().len();
         for (name, ty) in entries.iter() {
             if name == ".git" && rules.is_none() {
                 continue;
@@ -522,7 +523,7 @@ impl DirTask {
                 Entry::File => files.push(name),
                 Entry::Dropped => {}
             }
-            path.pop();
+            truncate(&mut path, len);
         }
         files.dir = path;
         Listing {

@@ -683,3 +683,29 @@ fn narrowed_parent_rules_are_the_ignore_walk() {
         ]
     );
 }
+
+/// A root named with doubled or trailing slashes: every path found starts
+/// with the root as given, in the serial walk, the `ignore` walk and the
+/// split walk alike (each entry's path is cut back to its directory's
+/// after it, not popped, which would tidy the root's slashes away).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_root_with_doubled_slashes_is_walked_as_given() {
+    let t = tempfile::tempdir().unwrap();
+    for f in ["d/a", "d/b", "d/s/c"] {
+        write(t.path(), f, "x");
+    }
+    let roots = [PathBuf::from(format!("{}/d//", t.path().display()))];
+    let (opts, scope) = (WalkOptions::default(), Scope::default());
+    let plain = trace(&roots, &opts, &scope, false);
+    assert_eq!(plain, trace(&roots, &opts, &scope, true));
+    assert_eq!(sorted(&plain), split_trace(&roots, &opts, &scope));
+    let shown = roots[0].display().to_string();
+    let mut names: Vec<_> = plain
+        .0
+        .iter()
+        .map(|p| p.strip_prefix(&shown).unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b", "s/c"], "{plain:?}");
+}
