@@ -13,6 +13,7 @@
 //! matches the globs against every parent directory: `--exclude vendor/`
 //! covers `vendor/a/b.js` whether it was walked or listed.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -78,7 +79,18 @@ impl Scope {
 
     /// For the walker's entry filter: `path` as walked.
     pub fn check_walked(&self, path: &Path, is_dir: bool) -> Option<Skip> {
-        if !is_dir && self.own_output.contains(path) {
+        self.check_walked_named(path, path.file_name(), is_dir)
+    }
+
+    /// [`Scope::check_walked`] of `path`, whose file name `name` the walker
+    /// holds already (it listed it): not derived again.
+    pub fn check_walked_entry(&self, path: &Path, name: &OsStr, is_dir: bool) -> Option<Skip> {
+        self.check_walked_named(path, Some(name), is_dir)
+    }
+
+    fn check_walked_named(&self, path: &Path, name: Option<&OsStr>, is_dir: bool) -> Option<Skip> {
+        let own = |name| self.own_output.contains_named(path, name);
+        if !is_dir && name.is_some_and(own) {
             return Some(Skip::OwnOutput);
         }
         if self.excludes.matched(path, is_dir).is_ignore() {
@@ -162,12 +174,15 @@ impl OwnOutput {
     }
 
     pub fn contains(&self, path: &Path) -> bool {
+        path.file_name()
+            .is_some_and(|name| self.contains_named(path, name))
+    }
+
+    /// [`OwnOutput::contains`] of `path`, whose file name is `name`.
+    fn contains_named(&self, path: &Path, name: &OsStr) -> bool {
         if self.files.is_empty() {
             return false;
         }
-        let Some(name) = path.file_name() else {
-            return false;
-        };
         if !self.files.iter().any(|f| f.file_name() == Some(name)) {
             return false;
         }

@@ -3,7 +3,8 @@
 //! Without `--follow` (on Linux) the getdents walk (`plain.rs`) lists each
 //! directory with raw `getdents64`, once, and applies the ignore files
 //! itself (`IgnoreRules` in `rules.rs`, over the `ignore` crate's
-//! `Gitignore` matchers, with the crate's precedence); with `--follow`, and
+//! `Gitignore` matchers, or a byte comparison for a file of plain names,
+//! with the crate's precedence); with `--follow`, and
 //! elsewhere, the single-threaded [`ignore::Walk`] walks. Both give the
 //! same results in the same order (unit tests compare them event by
 //! event). The pipeline turns each file found into a task (`pipeline/`).
@@ -25,7 +26,8 @@
 //! parent's plus its own ignore files, read when its listing names them
 //! (`IgnoreRules::inside`); they link to the parent's through an `Arc`,
 //! and the rules above the root (its parents' ignore files, the global
-//! excludes) are read once per root and shared. A `DirTask` holds the
+//! excludes) are read once per root and shared, narrowed to the lines
+//! that can match below the root. A `DirTask` holds the
 //! rules of its parent, so a directory's ignore files are read once, by
 //! the task that lists it, and each subdirectory's task matches against
 //! the whole chain, deepest first, as the serial walk does.
@@ -384,6 +386,7 @@ fn walk_dir(
             rules,
             on_item: &mut |path| on_item(walked_item(path)),
             on_warning,
+            spare: Vec::new(),
         };
         let mut dir = root.to_path_buf();
         return Ok(walk.dir(&mut dir, None, 0));

@@ -134,7 +134,7 @@ pub(super) fn for_each_dirent(
 /// one buffer, each with its `d_type`.
 #[cfg(target_os = "linux")]
 #[derive(Default)]
-struct Entries {
+pub(super) struct Entries {
     names: Vec<u8>,
     /// (offset in `names`, length, `d_type`).
     ents: Vec<(u32, u32, u8)>,
@@ -142,22 +142,35 @@ struct Entries {
 
 #[cfg(target_os = "linux")]
 impl Entries {
-    /// Lists directory `path`, opened relative to `parent` when given, and
-    /// returns its open descriptor too.
-    fn list(
-        parent: Option<std::os::fd::BorrowedFd<'_>>,
-        path: &Path,
-    ) -> io::Result<(std::os::fd::OwnedFd, Entries)> {
+    /// Lists directory `path`, opened by its whole path.
+    fn list(path: &Path) -> io::Result<Entries> {
         let mut e = Entries::default();
-        let fd = match parent {
-            Some(_) => open_dir(parent, path)?,
-            None => open_dir_path(path)?,
-        };
-        for_each_dirent(&fd, |name, ty| {
-            e.ents.push((e.names.len() as u32, name.len() as u32, ty));
-            e.names.extend_from_slice(name);
-        })?;
-        Ok((fd, e))
+        e.fill(&open_dir_path(path)?)?;
+        Ok(e)
+    }
+
+    /// Lists directory `name` of the directory open as `parent` into these
+    /// buffers (their contents replaced, their capacity kept: the serial
+    /// walk keeps one per depth), and returns its open descriptor.
+    fn list_at(
+        &mut self,
+        parent: std::os::fd::BorrowedFd<'_>,
+        name: &std::ffi::OsStr,
+    ) -> io::Result<std::os::fd::OwnedFd> {
+        use std::os::fd::AsRawFd;
+        let fd = open_at(parent.as_raw_fd(), name.as_ref())?;
+        self.fill(&fd)?;
+        Ok(fd)
+    }
+
+    fn fill(&mut self, fd: &std::os::fd::OwnedFd) -> io::Result<()> {
+        self.names.clear();
+        self.ents.clear();
+        for_each_dirent(fd, |name, ty| {
+            self.ents
+                .push((self.names.len() as u32, name.len() as u32, ty));
+            self.names.extend_from_slice(name);
+        })
     }
 
     fn iter(&self) -> impl Iterator<Item = (&std::ffi::OsStr, u8)> + '_ {
@@ -186,14 +199,17 @@ enum Entry {
     Dropped,
 }
 
-/// What the walk does with entry `path` of `d_type` `ty` under `rules`, as
+/// What the walk does with entry `path` (named `name`) of `d_type` `ty`
+/// under `rules`, as
 /// the `ignore` walk does with the same settings: its ignore rules first,
 /// then our filter (`.git`, then the scope); a symbolic link not followed.
 /// What is dropped is counted in `skips` and, when the user should hear of
 /// it, passed to `on_warning`.
 #[cfg(target_os = "linux")]
+#[allow(clippy::too_many_arguments)]
 fn classify(
     path: &Path,
+    name: &std::ffi::OsStr,
     ty: u8,
     rules: Option<&IgnoreRules>,
     opts: &WalkOptions,
@@ -217,15 +233,15 @@ fn classify(
         ty => ty,
     };
     if let Some(rules) = rules {
-        if rules.ignores(path, ty == libc::DT_DIR) {
+        if rules.ignores(path, name, ty == libc::DT_DIR) {
             skips.add(Skip::Ignored, 1);
             return Entry::Dropped;
         }
-        if path.file_name().is_some_and(|n| n == ".git") {
+        if name == ".git" {
             return Entry::Dropped;
         }
     }
-    if let Some(skip) = scope.check_walked(path, ty == libc::DT_DIR) {
+    if let Some(skip) = scope.check_walked_entry(path, name, ty == libc::DT_DIR) {
         skips.add(skip, 1);
         return Entry::Dropped;
     }
@@ -290,25 +306,35 @@ pub(super) struct PlainWalk<'a, F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)
     pub(super) rules: Option<IgnoreRules>,
     pub(super) on_item: &'a mut F,
     pub(super) on_warning: &'a mut W,
+    /// Listing buffers of directories done, for the next ones (one per
+    /// depth at most): no allocation per directory.
+    pub(super) spare: Vec<Entries>,
 }
 
 #[cfg(target_os = "linux")]
 impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
-    /// Walks the directory at `path` (restored before returning); false
+    /// Walks the directory at `path` (restored before returning), which
+    /// is entry `name` of the directory open as `parent` if given; false
     /// once `on_item` said stop.
     pub(super) fn dir(
         &mut self,
         path: &mut PathBuf,
-        parent: Option<std::os::fd::BorrowedFd<'_>>,
+        parent: Option<(std::os::fd::BorrowedFd<'_>, &std::ffi::OsStr)>,
         depth: usize,
     ) -> bool {
         use std::os::fd::AsFd;
         // Names and types first, then the entries. The descriptor stays open
         // for the children's `openat`, down to a depth that leaves the
         // process's descriptor limit alone; deeper, paths are opened whole.
-        let (fd, entries) = match Entries::list(parent, path) {
-            Ok((fd, entries)) => ((depth < 64).then_some(fd), entries),
+        let mut entries = self.spare.pop().unwrap_or_default();
+        let listed = match parent {
+            Some((fd, name)) => entries.list_at(fd, name),
+            None => open_dir_path(path).and_then(|fd| entries.fill(&fd).map(|()| fd)),
+        };
+        let fd = match listed {
+            Ok(fd) => (depth < 64).then_some(fd),
             Err(e) => {
+                self.spare.push(entries);
                 unreadable(path, &e, self.opts, self.skips, self.on_warning);
                 return true;
             }
@@ -319,6 +345,7 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             .and_then(|r| r.inside(path, |f| entries.has(f)));
         let outer = inside.map(|inside| self.rules.replace(inside));
         let mut go_on = true;
+        let len = path.as_os_str().len();
         for (name, ty) in entries.iter() {
             if name == ".git" && self.rules.is_none() {
                 continue;
@@ -326,6 +353,7 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             path.push(name);
             let what = classify(
                 path,
+                name,
                 ty,
                 self.rules.as_ref(),
                 self.opts,
@@ -334,11 +362,14 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
                 self.on_warning,
             );
             go_on = match what {
-                Entry::Dir => self.dir(path, fd.as_ref().map(|fd| fd.as_fd()), depth + 1),
+                Entry::Dir => {
+                    let at = fd.as_ref().map(|fd| (fd.as_fd(), name));
+                    self.dir(path, at, depth + 1)
+                }
                 Entry::File => (self.on_item)(display_path(path, self.opts.strip_dot)),
                 Entry::Dropped => true,
             };
-            path.pop();
+            truncate(path, len);
             if !go_on {
                 break;
             }
@@ -346,8 +377,19 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
         if let Some(outer) = outer {
             self.rules = outer;
         }
+        self.spare.push(entries);
         go_on
     }
+}
+
+/// `path` cut back to its first `len` bytes: what it was before a
+/// `push`, without `pop`'s parse of its components.
+#[cfg(target_os = "linux")]
+fn truncate(path: &mut PathBuf, len: usize) {
+    use std::os::unix::ffi::OsStringExt;
+    let mut bytes = std::mem::take(path).into_os_string().into_vec();
+    bytes.truncate(len);
+    *path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
 }
 
 /// A directory of the walk to list, with the ignore rules inherited from
@@ -439,11 +481,11 @@ impl DirTask {
         let mut skips = SkipCounts::default();
         let mut warnings = Vec::new();
         let mut warn = |w| warnings.push(w);
-        let listed = Entries::list(None, &self.path);
+        let listed = Entries::list(&self.path);
         if let Err(e) = &listed {
             unreadable(&self.path, e, opts, &mut skips, &mut warn);
         }
-        let entries = listed.map(|(_, e)| e).unwrap_or_default();
+        let entries = listed.unwrap_or_default();
         let rules = match self.rules {
             Some(r) => Some(r.inside(&self.path, |f| entries.has(f)).unwrap_or(r)),
             None => None,
@@ -457,6 +499,7 @@ impl DirTask {
             ends: Vec::new(),
         };
         let mut dirs = Vec::new();
+        let len = path.as_os_str().len();
         for (name, ty) in entries.iter() {
             if name == ".git" && rules.is_none() {
                 continue;
@@ -464,6 +507,7 @@ impl DirTask {
             path.push(name);
             match classify(
                 &path,
+                name,
                 ty,
                 rules.as_ref(),
                 opts,
@@ -479,7 +523,7 @@ impl DirTask {
                 Entry::File => files.push(name),
                 Entry::Dropped => {}
             }
-            path.pop();
+            truncate(&mut path, len);
         }
         files.dir = path;
         Listing {

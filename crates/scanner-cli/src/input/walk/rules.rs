@@ -1,4 +1,21 @@
 //! The ignore rules of the getdents walk: one directory's ([`DirRules`]) and a walk's ([`IgnoreRules`]).
+//!
+//! What they decide is what the `ignore` crate's walk decides (unit tests
+//! in `tests.rs` compare the two walks event by event); what it costs per
+//! entry is less:
+//!
+//! - An ignore file of plain names and paths (no glob syntax) is matched
+//!   by comparing bytes ([`Matcher::Literal`]): no `GlobSet` is built for
+//!   it, and none runs per entry.
+//! - The root's parents' ignore files are narrowed to the lines that can
+//!   match below the root ([`reach`]: a line anchored to another directory,
+//!   or to one as shallow as the root, cannot). When what is left matches
+//!   names only (`.idea`, `*.un~`), entries are matched by their walked
+//!   path; only a line that needs the whole path under its directory
+//!   makes the walk build each entry's absolute path, as the crate does.
+//! - A walked directory's ignore files are read without a `stat` first
+//!   (its listing named them) and without a copy of the file's path per
+//!   line (only shown in errors, and a walked directory's are not shown).
 
 use std::fs;
 use std::io;
@@ -17,33 +34,38 @@ const IGNORE_FILES: [&str; 4] = [".scannerignore", ".ignore", ".gitignore", ".gi
 #[cfg(target_os = "linux")]
 struct DirRules {
     /// `.scannerignore` (the crate's "custom ignore file").
-    pub(super) custom: ignore::gitignore::Gitignore,
+    pub(super) custom: Matcher,
     /// `.ignore`.
-    pub(super) dot_ignore: ignore::gitignore::Gitignore,
+    pub(super) dot_ignore: Matcher,
     /// `.gitignore`.
-    pub(super) git: ignore::gitignore::Gitignore,
+    pub(super) git: Matcher,
     /// `.git/info/exclude` (of the common directory, for a worktree).
-    pub(super) git_exclude: ignore::gitignore::Gitignore,
+    pub(super) git_exclude: Matcher,
+    /// The length of the directory's path as walked (a walked directory's:
+    /// its entries' paths relative to it start past it).
+    dir_len: usize,
 }
 
 #[cfg(target_os = "linux")]
 impl DirRules {
     /// Reads the ignore files of directory `dir`; `has(name)` says whether
-    /// `dir` may hold an entry `name` (one of [`IGNORE_FILES`]). Returns the
-    /// errors grouped as the crate groups them (only a parent's are shown).
-    pub(super) fn read(
+    /// `dir` may hold an entry `name` (one of [`IGNORE_FILES`]). `how` says
+    /// whether `dir` is walked or above the walk's root (see [`Reading`]).
+    /// Returns the errors grouped as the crate groups them (only a
+    /// parent's are read and shown).
+    fn read(
         dir: &Path,
         has: impl Fn(&str) -> bool,
+        how: &Reading,
     ) -> (DirRules, Option<ignore::Error>) {
-        use ignore::gitignore::Gitignore;
         let mut errs = Vec::new();
         let mut file = |name: &str, file: Option<PathBuf>| match file {
             Some(file) if has(name) => {
-                let (gi, err) = read_ignore_file(dir, &file);
+                let (gi, err) = read_ignore_file(dir, &file, how);
                 errs.extend(err);
                 gi
             }
-            _ => Gitignore::empty(),
+            _ => Matcher::Literal(Vec::new()),
         };
         let custom = file(".scannerignore", Some(dir.join(".scannerignore")));
         let dot_ignore = file(".ignore", Some(dir.join(".ignore")));
@@ -68,6 +90,7 @@ impl DirRules {
             dot_ignore,
             git,
             git_exclude,
+            dir_len: dir.as_os_str().len(),
         };
         (rules, grouped(errs))
     }
@@ -80,25 +103,271 @@ impl DirRules {
     }
 }
 
+/// How [`DirRules::read`] reads a directory's ignore files.
+#[cfg(target_os = "linux")]
+enum Reading {
+    /// A walked directory: its files are read and their lines added
+    /// without the crate's `stat` of each file first (the listing named
+    /// it) or a copy of the file's path per line (only shown in errors,
+    /// which a walked directory's are not), errors not collected.
+    Walked,
+    /// A parent of the walk's root: errors collected as the crate
+    /// collects them (they are shown), and the matcher kept is narrowed to
+    /// the lines that can match an entry below the root (see [`reach`]),
+    /// whose path relative to the parent is `below`. `by_path` is set when
+    /// a line kept needs that whole path, not only the entry's name.
+    Parent {
+        below: Vec<std::ffi::OsString>,
+        by_path: std::cell::Cell<bool>,
+    },
+}
+
 /// One ignore file's matcher for directory `dir`, as the crate's
 /// `create_gitignore` builds it: a file that does not exist or cannot be
 /// read adds nothing and is no error.
 #[cfg(target_os = "linux")]
-fn read_ignore_file(
-    dir: &Path,
-    file: &Path,
-) -> (ignore::gitignore::Gitignore, Option<ignore::Error>) {
+fn read_ignore_file(dir: &Path, file: &Path, how: &Reading) -> (Matcher, Option<ignore::Error>) {
     use ignore::gitignore::{Gitignore, GitignoreBuilder};
     let mut b = GitignoreBuilder::new(dir);
+    let (below, by_path) = match how {
+        Reading::Walked => {
+            let content = fs::read(file).unwrap_or_default();
+            let literals: Option<Vec<_>> = ignore_lines(&content).map(Literal::new).collect();
+            if let Some(literals) = literals {
+                return (
+                    Matcher::Literal(literals.into_iter().flatten().collect()),
+                    None,
+                );
+            }
+            for line in ignore_lines(&content) {
+                let _ = b.add_line(None, line);
+            }
+            let gi = b.build().unwrap_or_else(|_| Gitignore::empty());
+            return (Matcher::Globs(gi), None);
+        }
+        Reading::Parent { below, by_path } => (below, by_path),
+    };
     let mut errs = Vec::new();
     if file.exists() {
         errs.extend(b.add(file).filter(|e| !e.is_io()));
     }
-    let gi = b.build().unwrap_or_else(|e| {
+    let full = b.build().unwrap_or_else(|e| {
         errs.push(e);
         Gitignore::empty()
     });
-    (gi, grouped(errs))
+    if full.is_empty() {
+        return (Matcher::Globs(full), grouped(errs));
+    }
+    // The same lines, less those that cannot match below the root: the
+    // last line that matches an entry is the same in both.
+    let mut narrow = GitignoreBuilder::new(dir);
+    for line in fs::read(file)
+        .iter()
+        .flat_map(|content| ignore_lines(content))
+    {
+        match reach(line, below) {
+            Reach::Nothing => continue,
+            Reach::Name => {}
+            Reach::Path => by_path.set(true),
+        }
+        let _ = narrow.add_line(None, line);
+    }
+    let narrow = narrow.build().unwrap_or_else(|_| Gitignore::empty());
+    (Matcher::Globs(narrow), grouped(errs))
+}
+
+/// One ignore file's rules, compiled.
+#[cfg(target_os = "linux")]
+enum Matcher {
+    /// Every line a name or a path without glob syntax (or a comment):
+    /// matched by comparing bytes, no `GlobSet` built or run. Most ignore
+    /// files in crates are (`/target`, `Cargo.lock`): 76 of the 131 in the
+    /// cargo registry.
+    Literal(Vec<Literal>),
+    /// Anything else, as the crate matches it.
+    Globs(ignore::gitignore::Gitignore),
+}
+
+/// One line of a [`Matcher::Literal`], as the crate's `add_line` reads a
+/// line without glob syntax: `!` makes it a whitelist, a trailing `/`
+/// restricts it to directories, and it matches an entry's name anywhere
+/// below the directory (the crate's `**/NAME`) unless it holds a `/`, when
+/// it matches the entry's whole path under the directory (a leading `/`
+/// only anchors).
+#[cfg(target_os = "linux")]
+struct Literal {
+    text: Box<[u8]>,
+    /// The whole path, not the name.
+    anchored: bool,
+    only_dir: bool,
+    whitelist: bool,
+}
+
+#[cfg(target_os = "linux")]
+impl Literal {
+    /// `Some(None)` for a line that adds nothing (a comment, blank), `None`
+    /// for one with glob syntax (or anything less plain).
+    fn new(line: &str) -> Option<Option<Literal>> {
+        if line.starts_with('#') {
+            return Some(None);
+        }
+        if line.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            return Some(None);
+        }
+        let (whitelist, line) = match line.strip_prefix('!') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let (anchored, line) = match line.strip_prefix('/') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        let (only_dir, line) = match line.strip_suffix('/') {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        if line.is_empty() {
+            return None;
+        }
+        Some(Some(Literal {
+            text: line.as_bytes().into(),
+            anchored: anchored || line.contains('/'),
+            only_dir,
+            whitelist,
+        }))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Matcher {
+    fn is_empty(&self) -> bool {
+        match self {
+            Matcher::Literal(lines) => lines.is_empty(),
+            Matcher::Globs(gi) => gi.is_empty(),
+        }
+    }
+
+    /// The last line that matches entry `path` (as walked), whose path
+    /// under the matcher's directory is `relative` and whose name is
+    /// `name`, as the crate's `Gitignore::matched` decides.
+    fn matched(
+        &self,
+        path: &Path,
+        relative: &[u8],
+        name: &[u8],
+        is_dir: bool,
+    ) -> ignore::Match<()> {
+        match self {
+            Matcher::Globs(gi) => gi.matched(path, is_dir).map(|_| ()),
+            Matcher::Literal(lines) => {
+                let hit = lines.iter().rev().find(|l| {
+                    (!l.only_dir || is_dir) && *l.text == *if l.anchored { relative } else { name }
+                });
+                match hit {
+                    None => ignore::Match::None,
+                    Some(l) if l.whitelist => ignore::Match::Whitelist(()),
+                    Some(_) => ignore::Match::Ignore(()),
+                }
+            }
+        }
+    }
+}
+
+/// The lines of an ignore file as the crate's `GitignoreBuilder::add`
+/// reads them (`BufRead::lines`): split at `\n`, a `\r` before it dropped,
+/// a byte-order mark before the first dropped, and nothing from the first
+/// line that is not UTF-8 on.
+#[cfg(target_os = "linux")]
+fn ignore_lines(content: &[u8]) -> impl Iterator<Item = &str> {
+    content
+        .split_inclusive(|&b| b == b'\n')
+        .map(|line| match line.strip_suffix(b"\n") {
+            Some(line) => line.strip_suffix(b"\r").unwrap_or(line),
+            None => line,
+        })
+        .map(std::str::from_utf8)
+        .map_while(Result::ok)
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line.trim_start_matches('\u{feff}'),
+            _ => line,
+        })
+}
+
+/// What one line of an ignore file of directory `D` can match among the
+/// entries below `D`'s descendant `below` (its components under `D`).
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// Nothing (a comment, a blank line, a glob anchored elsewhere or
+    /// shallower).
+    Nothing,
+    /// At most the entries whose name it matches, wherever they are (an
+    /// unanchored glob of one component: the crate's `**/NAME`).
+    Name,
+    /// Maybe an entry by its whole path under `D`.
+    Path,
+}
+
+/// [`Reach`] of ignore-file line `line` below `below`, read as the crate's
+/// `GitignoreBuilder::add_line` reads it. When in doubt (escapes, classes,
+/// braces, `**`), `Path`: matching the whole path is always right.
+#[cfg(target_os = "linux")]
+fn reach(line: &str, below: &[std::ffi::OsString]) -> Reach {
+    if line.starts_with('#') {
+        return Reach::Nothing;
+    }
+    let line = if line.ends_with("\\ ") {
+        line
+    } else {
+        line.trim_end()
+    };
+    if line.is_empty() {
+        return Reach::Nothing;
+    }
+    if line.starts_with("\\!") || line.starts_with("\\#") {
+        return Reach::Path;
+    }
+    let line = line.strip_prefix('!').unwrap_or(line);
+    let (anchored, line) = match line.strip_prefix('/') {
+        Some(rest) => (true, rest),
+        None => (false, line),
+    };
+    let line = line.strip_suffix('/').unwrap_or(line);
+    if line.contains('\\') {
+        return Reach::Path;
+    }
+    if !anchored && !line.contains('/') {
+        // `**/NAME`: a class may hold `/` (`[!a]`, `[.-0]`), and `**`
+        // within a name is read in more than one way.
+        return if line.contains('[') || line.contains("**") {
+            Reach::Path
+        } else {
+            Reach::Name
+        };
+    }
+    if line.contains(['[', '{']) {
+        return Reach::Path;
+    }
+    // Anchored to `D`: a glob of n components without `**` matches paths
+    // of n components only, and every entry below `below` has more than
+    // `below` has; a literal component must be the one on the way down.
+    for (i, part) in line.split('/').enumerate() {
+        let Some(step) = below.get(i) else {
+            return Reach::Path;
+        };
+        if part == "**" {
+            return Reach::Path;
+        }
+        if !part.contains(['*', '?']) && step.as_os_str() != part {
+            return Reach::Nothing;
+        }
+    }
+    Reach::Nothing
 }
 
 /// Errors as the crate's `PartialErrorBuilder` returns them: none, the one,
@@ -187,8 +456,13 @@ struct RuleChain {
 /// The rules of a walk that do not depend on the directory.
 #[cfg(target_os = "linux")]
 struct RootRules {
-    /// The root's parents that hold rules, nearest first.
+    /// The root's parents that hold rules that can match below the root,
+    /// nearest first, each narrowed to those rules ([`Reading::Parent`]).
     parents: Vec<DirRules>,
+    /// Whether a rule of `parents` needs an entry's whole path under its
+    /// directory; if not, they match names only, and the walked path
+    /// serves as well as the absolute one (and costs no allocation).
+    parents_by_path: bool,
     /// The root, canonical (paths are matched against `parents` under it).
     absolute_root: PathBuf,
     /// The root as given (walked paths start with it).
@@ -209,6 +483,7 @@ impl IgnoreRules {
         };
         let mut rules = RootRules {
             parents: Vec::new(),
+            parents_by_path: false,
             absolute_root: PathBuf::new(),
             root: root.to_path_buf(),
             global,
@@ -216,10 +491,18 @@ impl IgnoreRules {
         let mut errs = Vec::new();
         if let Ok(absolute_root) = root.canonicalize() {
             for parent in absolute_root.ancestors().skip(1) {
-                let (dir_rules, err) = DirRules::read(parent, |_| true);
+                let below = absolute_root.strip_prefix(parent).unwrap_or(&absolute_root);
+                let how = Reading::Parent {
+                    below: below.iter().map(|c| c.to_os_string()).collect(),
+                    by_path: std::cell::Cell::new(false),
+                };
+                let (dir_rules, err) = DirRules::read(parent, |_| true, &how);
                 errs.extend(err);
                 if !dir_rules.is_empty() {
                     rules.parents.push(dir_rules);
+                    if let Reading::Parent { by_path, .. } = how {
+                        rules.parents_by_path |= by_path.get();
+                    }
                 }
             }
             // Reported root first, as the crate reads them.
@@ -242,7 +525,7 @@ impl IgnoreRules {
         if !IGNORE_FILES.iter().any(|f| has(f)) {
             return None;
         }
-        let (dir_rules, _) = DirRules::read(dir, has);
+        let (dir_rules, _) = DirRules::read(dir, has, &Reading::Walked);
         if dir_rules.is_empty() {
             return None;
         }
@@ -255,16 +538,19 @@ impl IgnoreRules {
         })
     }
 
-    /// True when the rules drop walked entry `path`.
-    pub(super) fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+    /// True when the rules drop walked entry `path`, named `name`.
+    pub(super) fn ignores(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool {
         use ignore::Match;
+        let walked_path = path;
         let path = strip_bytes(b"./", path).unwrap_or(path);
-        let mut m: [Match<&ignore::gitignore::Glob>; 4] =
-            [Match::None, Match::None, Match::None, Match::None];
+        let mut m = [Match::None, Match::None, Match::None, Match::None];
         let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
-        first_matches(&mut m, walked.map(|c| &c.rules), path, is_dir);
+        let name = name.as_encoded_bytes();
+        first_matches(&mut m, walked.map(|c| &c.rules), walked_path, name, is_dir);
         let root = &*self.root;
-        if !root.parents.is_empty() {
+        if !root.parents.is_empty() && !root.parents_by_path {
+            first_matches(&mut m, root.parents.iter(), path, name, is_dir);
+        } else if !root.parents.is_empty() {
             let relative = if root.root.as_os_str() == "." {
                 path
             } else {
@@ -273,34 +559,39 @@ impl IgnoreRules {
                 strip_bytes(b"/", rel).unwrap_or(rel)
             };
             let absolute = root.absolute_root.join(relative);
-            first_matches(&mut m, root.parents.iter(), &absolute, is_dir);
+            first_matches(&mut m, root.parents.iter(), &absolute, name, is_dir);
         }
         let [custom, dot_ignore, git, git_exclude] = m;
         custom
             .or(dot_ignore)
             .or(git)
             .or(git_exclude)
-            .or(root.global.matched(path, is_dir))
+            .or(root.global.matched(path, is_dir).map(|_| ()))
             .is_ignore()
     }
 }
 
 /// Fills each kind's match (see [`DirRules`]'s fields) still empty with
-/// the first match of that kind among `dirs`.
+/// the first match of that kind among `dirs`, for entry `path` (under
+/// each of `dirs` as walked, for a [`Matcher::Literal`]) named `name`.
 #[cfg(target_os = "linux")]
 fn first_matches<'a>(
-    m: &mut [ignore::Match<&'a ignore::gitignore::Glob>; 4],
+    m: &mut [ignore::Match<()>; 4],
     dirs: impl Iterator<Item = &'a DirRules>,
     path: &Path,
+    name: &[u8],
     is_dir: bool,
 ) {
+    let bytes = path.as_os_str().as_encoded_bytes();
     for d in dirs {
-        for (m, gi) in m
+        let relative = bytes.get(d.dir_len..).unwrap_or_default();
+        let relative = relative.strip_prefix(b"/").unwrap_or(relative);
+        for (m, matcher) in m
             .iter_mut()
             .zip([&d.custom, &d.dot_ignore, &d.git, &d.git_exclude])
         {
             if m.is_none() {
-                *m = gi.matched(path, is_dir);
+                *m = matcher.matched(path, relative, name, is_dir);
             }
         }
     }
@@ -315,4 +606,119 @@ pub(super) fn strip_bytes<'a>(prefix: &[u8], path: &'a Path) -> Option<&'a Path>
         .as_bytes()
         .strip_prefix(prefix)
         .map(|rest| Path::new(std::ffi::OsStr::from_bytes(rest)))
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_parents_line_can_reach() {
+        let below: Vec<std::ffi::OsString> = ["versions", "3.11"].map(Into::into).to_vec();
+        let cases = [
+            ("# c", Reach::Nothing),
+            ("", Reach::Nothing),
+            ("   ", Reach::Nothing),
+            ("/versions", Reach::Nothing),
+            ("/versions/", Reach::Nothing),
+            ("/versions/3.11", Reach::Nothing),
+            ("versions/*", Reach::Nothing),
+            ("/shims", Reach::Nothing),
+            ("/libexec/*.dylib", Reach::Nothing),
+            ("/versions/3.12/lib", Reach::Nothing),
+            ("!/src/*.o", Reach::Nothing),
+            ("/versions/3.11/lib", Reach::Path),
+            ("/versions/*/lib/", Reach::Path),
+            ("/*/*/*.pyc", Reach::Path),
+            ("/versions/**", Reach::Path),
+            ("**/lib/x", Reach::Path),
+            ("/versions/3.1[01]/x", Reach::Path),
+            ("a\\*", Reach::Path),
+            ("\\!x", Reach::Path),
+            ("*.py[cod]", Reach::Path),
+            ("**", Reach::Path),
+            (".idea", Reach::Name),
+            ("*.un~", Reach::Name),
+            ("!keep.log", Reach::Name),
+            ("build/", Reach::Name),
+            ("*.{a,b}", Reach::Name),
+        ];
+        for (line, want) in cases {
+            assert_eq!(reach(line, &below), want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn lines_are_read_as_the_crate_reads_them() {
+        fn lines(s: &[u8]) -> Vec<&str> {
+            ignore_lines(s).collect()
+        }
+        assert_eq!(lines(b""), Vec::<&str>::new());
+        assert_eq!(lines(b"\n"), [""]);
+        assert_eq!(lines(b"a\r\nb\n\nc"), ["a", "b", "", "c"]);
+        assert_eq!(lines(b"a\rb\r"), ["a\rb\r"]);
+        assert_eq!(lines("\u{feff}x\n\u{feff}y".as_bytes()), ["x", "\u{feff}y"]);
+        assert_eq!(lines(b"a\n\xff\nb\n"), ["a"]);
+    }
+
+    /// A file of plain names and paths matches as the crate's `Gitignore`
+    /// built from it: every entry, file and directory, at several depths.
+    #[test]
+    fn literal_lines_match_as_the_crate_matches_them() {
+        use ignore::gitignore::GitignoreBuilder;
+        let content = "target\n/Cargo.lock\n# c\n\nbuild/\n!keep\nkeep\n!/target\n\
+            a/b\n/x/y/\nlog \n!b/c.txt\n c\n#d\n!#e\ndeep/\n";
+        let walked = ignore_lines(content.as_bytes()).map(Literal::new);
+        let lines: Vec<Literal> = walked
+            .collect::<Option<Vec<_>>>()
+            .unwrap()
+            .into_iter()
+            .flatten()
+            .collect();
+        assert_eq!(lines.len(), 13);
+        assert!(Literal::new("*.o").is_none() && Literal::new("a\\ ").is_none());
+        let literal = Matcher::Literal(lines);
+        for dir in ["./r", "r", "/abs/r/", "."] {
+            let mut b = GitignoreBuilder::new(dir);
+            for line in ignore_lines(content.as_bytes()) {
+                b.add_line(None, line).unwrap();
+            }
+            let globs = Matcher::Globs(b.build().unwrap());
+            let entries = [
+                "target",
+                "Cargo.lock",
+                "src/Cargo.lock",
+                "build",
+                "src/build",
+                "keep",
+                "src/keep",
+                "a/b",
+                "a/b/c",
+                "src/a/b",
+                "x/y",
+                "x/y/z",
+                "log",
+                "log ",
+                "b/c.txt",
+                "c",
+                " c",
+                "#d",
+                "#e",
+                "e",
+                "deep",
+                "s/deep",
+            ];
+            for rel in entries {
+                let path = Path::new(dir).join(rel);
+                let name = path.file_name().unwrap().as_encoded_bytes();
+                for is_dir in [false, true] {
+                    let m = |m: &Matcher| {
+                        let found = m.matched(&path, rel.as_bytes(), name, is_dir);
+                        (found.is_ignore(), found.is_whitelist())
+                    };
+                    assert_eq!(m(&literal), m(&globs), "{dir} {rel:?} dir {is_dir}");
+                }
+            }
+        }
+    }
 }

@@ -634,3 +634,78 @@ fn io_reasons() {
     assert_eq!(io_reason(&wrapped), "permission denied");
     assert_eq!(io_reason(&io::Error::other("Odd thing")), "odd thing");
 }
+
+/// The root's parents' ignore files are narrowed to the lines that can
+/// match below the root (`rules::reach`): the walk still yields, skips and
+/// counts what the `ignore` walk does, whether what is left matches names
+/// only (root `a/b/c/n`: the anchored lines name other or shallower
+/// directories) or whole paths (roots `a`, `a/b`: `/a/b/*.txt`,
+/// `/a/*/deep/`, `/a/b/c/*.md` reach below them), with negations and a
+/// `.git/info/exclude`.
+#[cfg(target_os = "linux")]
+#[test]
+fn narrowed_parent_rules_are_the_ignore_walk() {
+    let t = tempfile::tempdir().unwrap();
+    let top = t.path();
+    write(
+        top,
+        ".gitignore",
+        "/a/b\n/a/b/*.txt\n/a/*/deep/\n/other/\n/a\n*.log\n!keep.log\n/a/b/c/*.md\n# c\n\n/x/*\n",
+    );
+    write(top, ".git/info/exclude", "/a/b/c/\n*.tmp\n");
+    write(top, "a/.ignore", "/b/c/d.rs\nb/*.rs\n");
+    for f in "a/b/x.txt a/b/y.log a/b/keep.log a/b/z.rs a/b/c/d.rs a/b/c/e.md a/b/c/f.tmp \
+        a/b/deep/g.rs a/b/b/deep/h.rs a/q/deep/i.rs a/q/j.txt a/k.txt \
+        a/b/c/n/n1.log a/b/c/n/keep.log a/b/c/n/n2.md a/b/c/n/n3.tmp a/b/c/n/n4.rs"
+        .split_whitespace()
+    {
+        write(top, f, "x");
+    }
+    let scope = Scope::default();
+    let mut counts = Vec::new();
+    for root in ["a", "a/b", "a/b/c", "a/q", "a/b/c/", "a/b/c/n"] {
+        let roots = [top.join(root)];
+        let opts = WalkOptions::default();
+        let plain = trace(&roots, &opts, &scope, false);
+        assert_eq!(plain, trace(&roots, &opts, &scope, true), "{root}");
+        assert_eq!(sorted(&plain), split_trace(&roots, &opts, &scope), "{root}");
+        counts.push((root, plain.0.len()));
+    }
+    assert_eq!(
+        counts,
+        [
+            ("a", 3),
+            ("a/b", 2),
+            ("a/b/c", 3),
+            ("a/q", 1),
+            ("a/b/c/", 3),
+            ("a/b/c/n", 3)
+        ]
+    );
+}
+
+/// A root named with doubled or trailing slashes: every path found starts
+/// with the root as given, in the serial walk, the `ignore` walk and the
+/// split walk alike (each entry's path is cut back to its directory's
+/// after it, not popped, which would tidy the root's slashes away).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_root_with_doubled_slashes_is_walked_as_given() {
+    let t = tempfile::tempdir().unwrap();
+    for f in ["d/a", "d/b", "d/s/c"] {
+        write(t.path(), f, "x");
+    }
+    let roots = [PathBuf::from(format!("{}/d//", t.path().display()))];
+    let (opts, scope) = (WalkOptions::default(), Scope::default());
+    let plain = trace(&roots, &opts, &scope, false);
+    assert_eq!(plain, trace(&roots, &opts, &scope, true));
+    assert_eq!(sorted(&plain), split_trace(&roots, &opts, &scope));
+    let shown = roots[0].display().to_string();
+    let mut names: Vec<_> = plain
+        .0
+        .iter()
+        .map(|p| p.strip_prefix(&shown).unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b", "s/c"], "{plain:?}");
+}
