@@ -803,8 +803,9 @@ fn scan_bytes(
                     .unchanged
                     .fetch_add((data.len() - changed.len()) as u64, Ordering::Relaxed);
                 let quiet = base.as_ref().is_some_and(|(b, _)| sh.quiet.contains(b));
+                let focus = std::slice::from_ref(&changed);
                 sh.engine
-                    .scan_focus(&input, changed, quiet, &mut w.scan, &mut w.found);
+                    .scan_focus(&input, focus, quiet, &mut w.scan, &mut w.found);
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }
