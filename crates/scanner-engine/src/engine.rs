@@ -50,38 +50,46 @@
 //! # Focus
 //!
 //! [`Engine::scan_focus`] reports the findings of a whole-buffer scan whose
-//! secret meets a span (a history version's changes), reading around the
-//! span rather than the buffer:
+//! secret meets one of the focus's ranges (a history version's changes),
+//! reading around each range rather than the buffer. The focus and the
+//! *zones* (the focus at first) are lists of ascending ranges, those that
+//! overlap or touch merged (`engine/zones.rs`):
 //!
-//! 1. Stage 1 walks the keyword automaton over the *zone* (the focus at
-//!    first) widened by `2 S + K + 64` bytes on the left and `S + K + 64`
-//!    on the right, `S` = [`FOCUS_SHORT_LEN`]: a hit of a rule with
-//!    `max_len = L <= S` yields matches in `[start - L, end + 2 L)`, so
-//!    this walk sees every hit whose matches may meet the zone (and keeps
-//!    only those). The keywords of the long-window rules (private keys,
-//!    JWTs, cloud credentials: 17 of 529 built-in rules) are found beyond
-//!    the walk, as far as each rule's windows reach, by one memchr pass per
-//!    keyword's rarest byte (`RareByteSearch`): an automaton step per byte
-//!    over the whole buffer would cost more than the walk saves. With
-//!    `quiet` (the caller's word that none of those keywords lies wholly
-//!    outside the focus: the previous version held none) that search is
-//!    skipped, and the walk tells whether the buffer holds one
-//!    ([`ScanScratch::no_long_keywords`], for the next version).
+//! 1. Stage 1 walks the keyword automaton over each zone widened by
+//!    `2 S + K + 64` bytes on the left and `S + K + 64` on the right (the
+//!    widened zones that overlap walked as one), `S` = [`FOCUS_SHORT_LEN`]:
+//!    a hit of a rule with `max_len = L <= S` yields matches in
+//!    `[start - L, end + 2 L)`, so these walks see every hit whose matches
+//!    may meet a zone (and keep only those). The keywords of the
+//!    long-window rules (private keys, JWTs, cloud credentials: 17 of 529
+//!    built-in rules) are found beyond the walks, as far as each rule's
+//!    windows reach, by one memchr pass per keyword's rarest byte
+//!    (`RareByteSearch`), once over each group of zones whose reaches
+//!    meet: an automaton step per byte over the whole buffer would cost
+//!    more than the walk saves. With `quiet` (the caller's word that none
+//!    of those keywords lies wholly outside the focus: the previous
+//!    version held none) that search is skipped, and the walks tell
+//!    whether the buffer holds one ([`ScanScratch::no_long_keywords`], for
+//!    the next version). A rule without keywords gets one window around
+//!    each zone, those that overlap merged.
 //! 2. Stage 2 runs as in a whole scan (the haystack is the whole buffer).
-//! 3. A generic candidate of the focus whose secret reaches out of the
-//!    zone (a long-window generic rule) widens the zone to its secret and
-//!    the layer is scanned again: the provider matches its duplicate check
-//!    needs are those meeting its secret.
+//! 3. A generic candidate of the focus whose secret no zone holds whole
+//!    (a long-window generic rule; or a secret that spans two zones and
+//!    the bytes between) adds its secret to the zones and the layer is
+//!    scanned again: the provider matches its duplicate check needs are
+//!    those meeting its secret.
 //! 4. Gates and duplicates as in a whole scan; only candidates whose
-//!    secret meets the focus are counted ([`Suppressed`]) and reported.
-//! 5. Decoding takes the literal sequences and runs meeting the focus
-//!    (`src/decode.rs`, `focus_runs`), read to their real ends; test code
-//!    and positions are computed over the whole buffer, when there are
-//!    findings.
+//!    secret meets the focus are counted ([`Suppressed`]) and reported,
+//!    each once however many ranges it meets.
+//! 5. Decoding takes the literal sequences and runs meeting a range of the
+//!    focus (`src/decode.rs`, `focus_runs`), read to their real ends, each
+//!    once; test code and positions are computed over the whole buffer,
+//!    when there are findings.
 //!
 //! A pure deletion leaves a focus of the two bytes around the cut (or an
 //! empty one): a secret joined by the cut meets them. `tests/focus.rs`
-//! checks random edits of real text against the whole scan.
+//! checks random edits of real text against the whole scan, one edit or
+//! many scattered ones (a range for each) at a time.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
