@@ -271,12 +271,19 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     if next_old < old_lines {
         runs.push(at..at);
     }
-    // Within the common prefix and suffix, then widened as in `changed_span`.
-    let (lo, hi) = (prefix, new.len() - suffix);
+    widened(runs, prefix..new.len() - suffix, new.len())
+}
+
+/// The runs of changed lines (ascending) of a version of `len` bytes as
+/// [`changed_spans`] gives them: each cut to `within` (what lies between
+/// the common prefix and suffix), then widened as in `changed_span`, those
+/// that meet merged.
+fn widened(runs: Vec<Range<usize>>, within: Range<usize>, len: usize) -> Vec<Range<u64>> {
+    let (lo, hi) = (within.start, within.end);
     let mut spans: Vec<Range<u64>> = Vec::new();
     for run in runs {
         let (s, e) = (run.start.clamp(lo, hi), run.end.clamp(lo, hi));
-        let (s, e) = (s.saturating_sub(1), (e + 1).min(new.len()));
+        let (s, e) = (s.saturating_sub(1), (e + 1).min(len));
         match spans.last_mut() {
             Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
             _ => spans.push(s as u64..e.max(s) as u64),
@@ -580,17 +587,7 @@ mod tests {
         if next_old < old_lines {
             runs.push(at..at);
         }
-        let (lo, hi) = (prefix, new.len() - suffix);
-        let mut spans: Vec<Range<u64>> = Vec::new();
-        for run in runs {
-            let (s, e) = (run.start.clamp(lo, hi), run.end.clamp(lo, hi));
-            let (s, e) = (s.saturating_sub(1), (e + 1).min(new.len()));
-            match spans.last_mut() {
-                Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
-                _ => spans.push(s as u64..e.max(s) as u64),
-            }
-        }
-        spans
+        widened(runs, prefix..new.len() - suffix, new.len())
     }
 
     /// A line matched past the lookahead, or just within it.
