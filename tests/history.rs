@@ -727,7 +727,7 @@ fn a_secret_between_two_edits_is_reported_once() {
     }
 }
 
-/// Versions that each change the first and the last line of a 9 KB file
+/// Versions that each change the first and the last line of a 1.2 MB file
 /// (as generated files do) change wide: after one compared with its base,
 /// the next three are scanned whole without reading theirs
 /// (`pipeline/versions.rs`, `Quiet`), and what is reported is the same:
@@ -742,9 +742,9 @@ fn versions_that_change_wide_are_scanned_whole_and_report_the_same() {
     );
     let mut commits = Vec::new();
     for i in 1..=10u32 {
-        let mut lines: Vec<String> = (0..700).map(|k| format!("let v{k} = {k};\n")).collect();
+        let mut lines: Vec<String> = (0..60_000).map(|k| format!("let v{k} = {k};\n")).collect();
         lines[0] = format!("top {i}\n");
-        lines[699] = format!("bottom {i}\n");
+        lines[59_999] = format!("bottom {i}\n");
         if i >= 3 {
             lines[300] = format!("{a}\n");
         }
