@@ -224,16 +224,7 @@ pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
 /// line counts as changed, so a poor match reports more, never less.
 pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     let (prefix, suffix) = common_ends(old, new);
-    // Whole lines in both: from the start of the line the first change is
-    // on (the same offset in both), to the end of the line the common
-    // suffix starts on (the same distance from each end).
-    let start = memchr::memrchr(b'\n', &new[..prefix]).map_or(0, |i| i + 1);
-    let cut = new.len() - suffix;
-    let tail = if cut == 0 || new[cut - 1] == b'\n' {
-        suffix
-    } else {
-        memchr::memchr(b'\n', &new[cut..]).map_or(0, |i| suffix - i - 1)
-    };
+    let (start, tail) = whole_lines(new, prefix, suffix);
     let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
     // The lines of `old_mid`: where each starts (one more entry: the end);
     // hashes of them as far as a lookahead has needed, to compare a new
@@ -283,6 +274,22 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
         runs.push(at..at);
     }
     widened(runs, prefix..new.len() - suffix, new.len())
+}
+
+/// Whole lines in both versions around what lies between their common
+/// prefix and suffix: from the start of the line the first change is on
+/// (the same offset in both), to the end of the line the common suffix
+/// starts on (the same distance from each end). That start, and that
+/// distance.
+fn whole_lines(new: &[u8], prefix: usize, suffix: usize) -> (usize, usize) {
+    let start = memchr::memrchr(b'\n', &new[..prefix]).map_or(0, |i| i + 1);
+    let cut = new.len() - suffix;
+    let tail = if cut == 0 || new[cut - 1] == b'\n' {
+        suffix
+    } else {
+        memchr::memchr(b'\n', &new[cut..]).map_or(0, |i| suffix - i - 1)
+    };
+    (start, tail)
 }
 
 /// The runs of changed lines (ascending) of a version of `len` bytes as
@@ -563,13 +570,7 @@ mod tests {
     /// stands, as `changed_spans` first did: the spans it gives.
     fn spans_by_map(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
         let (prefix, suffix) = common_ends(old, new);
-        let start = memchr::memrchr(b'\n', &new[..prefix]).map_or(0, |i| i + 1);
-        let cut = new.len() - suffix;
-        let tail = if cut == 0 || new[cut - 1] == b'\n' {
-            suffix
-        } else {
-            memchr::memchr(b'\n', &new[cut..]).map_or(0, |i| suffix - i - 1)
-        };
+        let (start, tail) = whole_lines(new, prefix, suffix);
         let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
         let mut at_line: std::collections::HashMap<&[u8], Vec<usize>> = Default::default();
         let mut old_lines = 0;
