@@ -727,6 +727,53 @@ fn a_secret_between_two_edits_is_reported_once() {
     }
 }
 
+/// Versions that each change the first and the last line of a 1.2 MB file
+/// (as generated files do) change wide: after one compared with its base,
+/// the next three are scanned whole without reading theirs
+/// (`pipeline/versions.rs`, `Quiet`), and what is reported is the same:
+/// each secret once, at the commit that added it, counted as unchanged in
+/// every later version.
+#[test]
+fn versions_that_change_wide_are_scanned_whole_and_report_the_same() {
+    let r = Repo::new();
+    let (a, b) = (
+        format!("TOKEN={}", token(31)),
+        format!("TOKEN={}", token(32)),
+    );
+    let mut commits = Vec::new();
+    for i in 1..=10u32 {
+        let mut lines: Vec<String> = (0..60_000).map(|k| format!("let v{k} = {k};\n")).collect();
+        lines[0] = format!("top {i}\n");
+        lines[59_999] = format!("bottom {i}\n");
+        if i >= 3 {
+            lines[300] = format!("{a}\n");
+        }
+        if i >= 6 {
+            lines[400] = format!("{b}\n");
+        }
+        commits.push(commit_file(
+            &r,
+            "gen.env",
+            &lines.concat(),
+            &format!("v{i}"),
+        ));
+    }
+    let run = history(&r, &["--threads", "1", "--stats-json", "s.json"]);
+    let found = run.expect(1).findings();
+    assert_eq!(
+        run.locations(),
+        ["gen.env:301:7:301:47", "gen.env:401:7:401:47"]
+    );
+    assert_eq!(found[0].commit.as_ref().unwrap().id, commits[2]);
+    assert_eq!(found[1].commit.as_ref().unwrap().id, commits[5]);
+    let v = stats_json(&r, "s.json");
+    assert_eq!(v["suppressed"]["unchanged in a later version"], 7 + 4);
+    // Versions 2, 6 and 10 compared with their bases (3 bytes of each
+    // outside the span: `top ` less one, the last newline); 3-5 and 7-9
+    // scanned whole.
+    assert_eq!(v["history"]["unchanged_bytes"], 3 * 3);
+}
+
 #[test]
 fn a_secret_changed_in_place_is_reported_in_both_versions() {
     let r = Repo::new();

@@ -475,7 +475,14 @@ fn history_shards_agree_on_versions_whose_base_is_elsewhere() {
         .iter()
         .map(|v| v["history"]["unchanged_bytes"].as_u64().unwrap())
         .sum();
-    assert_eq!(unchanged_shards, unchanged);
+    // A shard reads a base held by another shard too, so it focuses at
+    // least as much; it may focus more: a version after one that changed
+    // wide is scanned whole only where that one was scanned
+    // (`pipeline/versions.rs`, `Quiet`).
+    assert!(
+        unchanged_shards >= unchanged,
+        "{unchanged_shards} < {unchanged}"
+    );
     merged.expect(1);
     assert_eq!(merged.stdout, whole.stdout);
 }

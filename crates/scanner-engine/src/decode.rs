@@ -102,7 +102,7 @@ pub(crate) struct DecodeScratch {
 }
 
 /// A candidate: `start..end` in the buffer, and what it may be.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
     start: usize,
     end: usize,
@@ -204,7 +204,7 @@ pub(crate) fn rescan<E: LayerScanner>(
     scratch: &mut ScanScratch,
     out: &mut Vec<Finding>,
     first: usize,
-    focus: Option<&std::ops::Range<usize>>,
+    focus: Option<&[std::ops::Range<usize>]>,
 ) {
     let lead = engine.lead();
     let cap = 2 * lead;
@@ -229,24 +229,39 @@ pub(crate) fn rescan<E: LayerScanner>(
     // Markers of this buffer, before scans of decoded text replace them.
     let percent = scratch.percent_seen;
     // With a focus, the sequences and runs that meet it: a sequence is read
-    // over at most `cap` bytes, so it starts at most that far before; the
-    // focus scan met no marker outside its windows, so the searches for
-    // `-----BEGIN` and `%` below stand in for the markers.
-    let (lit_lo, lit_hi) = match focus {
-        None => (own_lo, own_hi),
-        Some(f) => (f.start.saturating_sub(cap), f.end),
+    // over at most `cap` bytes, so it starts at most that far before a
+    // range of the focus; the focus scan met no marker outside its windows,
+    // so the searches for `-----BEGIN` and `%` below stand in for the
+    // markers.
+    let mut push_unit = |start, end, text| {
+        units.push((
+            Run {
+                start,
+                end,
+                kind: RunKind::Percent,
+            },
+            text,
+        ));
     };
-    if scratch.begin_seen || focus.is_some() {
-        crate::literals::find(data, lit_lo, lit_hi, cap, |start, end, text| {
-            units.push((
-                Run {
-                    start,
-                    end,
-                    kind: RunKind::Percent,
-                },
-                text,
-            ));
-        });
+    match focus {
+        None if scratch.begin_seen => crate::literals::find(data, own_lo, own_hi, cap, push_unit),
+        None => {}
+        Some(zones) => {
+            // Where the sequences meeting each range start, those that
+            // overlap merged: each sequence is found once.
+            let mut starts: Vec<std::ops::Range<usize>> = zones
+                .iter()
+                .map(|f| f.start.saturating_sub(cap)..f.end)
+                .collect();
+            starts.dedup_by(|b, a| {
+                let joined = b.start <= a.end;
+                a.end = if joined { a.end.max(b.end) } else { a.end };
+                joined
+            });
+            for r in starts {
+                crate::literals::find(data, r.start, r.end, cap, &mut push_unit);
+            }
+        }
     }
     let mut pos = input.start;
     let mut pos_at = 0;
@@ -283,7 +298,7 @@ pub(crate) fn rescan<E: LayerScanner>(
         ds.runs.clear();
         match focus {
             None => find_runs(data, own_lo, own_hi, cap, percent, &mut ds.runs),
-            Some(f) => focus_runs(data, f, cap, &mut ds.runs),
+            Some(zones) => focus_runs(data, zones, cap, &mut ds.runs),
         }
         let mut pos = input.start;
         let mut pos_at = 0;
@@ -315,9 +330,12 @@ pub(crate) fn rescan<E: LayerScanner>(
         ds.buf = buf;
     }
 
-    if let Some(focus) = focus {
-        ds.found
-            .retain(|f| f.end_offset > focus.start as u64 && f.offset < focus.end as u64);
+    if let Some(zones) = focus {
+        ds.found.retain(|f| {
+            zones
+                .iter()
+                .any(|z| f.end_offset > z.start as u64 && f.offset < z.end as u64)
+        });
     }
     // Drop what a marker on the run's line allows.
     for mut f in ds.found.drain(..) {
@@ -511,31 +529,82 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
     }
 }
 
-/// The candidate runs of [`find_runs`] over a whole buffer that meet
-/// `focus` (and a few that end just before it), in the same order.
+/// The candidate runs of [`find_runs`] over a whole buffer that meet one
+/// of `zones` (ascending, disjoint; and a few that end just before one),
+/// in the same order, each once.
 ///
 /// A base64 run is a maximal run of the alphabet (then up to two `=`), so
-/// one that meets the focus and starts before it is the one holding the
-/// focus' first byte: the search starts where that run starts (found by
+/// one that meets a zone and starts before it is the one holding the
+/// zone's first byte: the search starts where that run starts (found by
 /// walking back over at most `cap` bytes: a run that starts further back
-/// is cut before the focus). A percent run starts at most `cap` before
-/// its end; [`find_percent_runs`] gives the same runs from any `lo`.
-fn focus_runs(data: &[u8], focus: &std::ops::Range<usize>, cap: usize, runs: &mut Vec<Run>) {
+/// is cut before the zone). A percent run starts at most `cap` before
+/// its end; [`find_percent_runs`] gives the same runs from any `lo`. Runs
+/// found from two zones are kept once.
+fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &mut Vec<Run>) {
     const ALPHA: u8 = B64 | STD | URL;
     let in_alpha = |i: usize| CLASS[data[i] as usize] & ALPHA != 0;
-    let mut lo = focus.start;
-    let mut pad = 0;
-    while pad < 2 && lo > 0 && data[lo - 1] == b'=' {
-        lo -= 1;
-        pad += 1;
+    let first = runs.len();
+    for focus in zones {
+        let mut lo = focus.start;
+        let mut pad = 0;
+        while pad < 2 && lo > 0 && data[lo - 1] == b'=' {
+            lo -= 1;
+            pad += 1;
+        }
+        let floor = focus.start.saturating_sub(cap + 2);
+        while lo > floor && in_alpha(lo - 1) {
+            lo -= 1;
+        }
+        find_runs(data, lo, focus.end, cap, false, runs);
     }
-    let floor = focus.start.saturating_sub(cap + 2);
-    while lo > floor && in_alpha(lo - 1) {
-        lo -= 1;
+    // A run starts where no other does.
+    runs[first..].sort_by_key(|r| r.start);
+    dedup_from(runs, first);
+    // The percent runs starting in `floor..zone.end` for a zone, found by
+    // one search over each group of zones whose searches (`cap` past the
+    // end) overlap, then kept as each zone's own search would have.
+    let starts = |z: &std::ops::Range<usize>| z.start.saturating_sub(cap + 2)..z.end;
+    let mut percent = Vec::new();
+    let mut i = 0;
+    while i < zones.len() {
+        let mut j = i + 1;
+        while j < zones.len() && starts(&zones[j]).start <= zones[j - 1].end.saturating_add(cap) {
+            j += 1;
+        }
+        let from = percent.len();
+        find_percent_runs(
+            data,
+            starts(&zones[i]).start,
+            zones[j - 1].end,
+            cap,
+            &mut percent,
+        );
+        let group = &zones[i..j];
+        let mut kept = from;
+        for k in from..percent.len() {
+            let at = percent[k].start;
+            let z = group.partition_point(|z| z.end <= at);
+            if group.get(z).is_some_and(|z| starts(z).contains(&at)) {
+                percent[kept] = percent[k];
+                kept += 1;
+            }
+        }
+        percent.truncate(kept);
+        i = j;
     }
-    find_runs(data, lo, focus.end, cap, false, runs);
-    // Sorted with the base64 runs as `find_runs` sorts them.
-    find_percent_runs(data, floor, focus.end, cap, runs);
+    percent.sort_by_key(|r| (r.start, r.end));
+    percent.dedup();
+    runs.append(&mut percent);
+    // Sorted with the base64 runs as `find_runs` sorts them (stable: a
+    // base64 run before a percent run at the same start).
+    runs[first..].sort_by_key(|r| r.start);
+}
+
+/// Drops the runs of `runs[from..]` equal to the one before them.
+fn dedup_from(runs: &mut Vec<Run>, from: usize) {
+    let mut tail = runs.split_off(from);
+    tail.dedup();
+    runs.append(&mut tail);
 }
 
 /// Whether `run` (alphabet bytes, at least 2) decodes to a first byte

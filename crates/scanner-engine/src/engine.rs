@@ -50,38 +50,46 @@
 //! # Focus
 //!
 //! [`Engine::scan_focus`] reports the findings of a whole-buffer scan whose
-//! secret meets a span (a history version's changes), reading around the
-//! span rather than the buffer:
+//! secret meets one of the focus's ranges (a history version's changes),
+//! reading around each range rather than the buffer. The focus and the
+//! *zones* (the focus at first) are lists of ascending ranges, those that
+//! overlap or touch merged (`engine/zones.rs`):
 //!
-//! 1. Stage 1 walks the keyword automaton over the *zone* (the focus at
-//!    first) widened by `2 S + K + 64` bytes on the left and `S + K + 64`
-//!    on the right, `S` = [`FOCUS_SHORT_LEN`]: a hit of a rule with
-//!    `max_len = L <= S` yields matches in `[start - L, end + 2 L)`, so
-//!    this walk sees every hit whose matches may meet the zone (and keeps
-//!    only those). The keywords of the long-window rules (private keys,
-//!    JWTs, cloud credentials: 17 of 529 built-in rules) are found beyond
-//!    the walk, as far as each rule's windows reach, by one memchr pass per
-//!    keyword's rarest byte (`RareByteSearch`): an automaton step per byte
-//!    over the whole buffer would cost more than the walk saves. With
-//!    `quiet` (the caller's word that none of those keywords lies wholly
-//!    outside the focus: the previous version held none) that search is
-//!    skipped, and the walk tells whether the buffer holds one
-//!    ([`ScanScratch::no_long_keywords`], for the next version).
+//! 1. Stage 1 walks the keyword automaton over each zone widened by
+//!    `2 S + K + 64` bytes on the left and `S + K + 64` on the right (the
+//!    widened zones that overlap walked as one), `S` = [`FOCUS_SHORT_LEN`]:
+//!    a hit of a rule with `max_len = L <= S` yields matches in
+//!    `[start - L, end + 2 L)`, so these walks see every hit whose matches
+//!    may meet a zone (and keep only those). The keywords of the
+//!    long-window rules (private keys, JWTs, cloud credentials: 17 of 529
+//!    built-in rules) are found beyond the walks, as far as each rule's
+//!    windows reach, by one memchr pass per keyword's rarest byte
+//!    (`RareByteSearch`), once over each group of zones whose reaches
+//!    meet: an automaton step per byte over the whole buffer would cost
+//!    more than the walk saves. With `quiet` (the caller's word that none
+//!    of those keywords lies wholly outside the focus: the previous
+//!    version held none) that search is skipped, and the walks tell
+//!    whether the buffer holds one ([`ScanScratch::no_long_keywords`], for
+//!    the next version). A rule without keywords gets one window around
+//!    each zone, those that overlap merged.
 //! 2. Stage 2 runs as in a whole scan (the haystack is the whole buffer).
-//! 3. A generic candidate of the focus whose secret reaches out of the
-//!    zone (a long-window generic rule) widens the zone to its secret and
-//!    the layer is scanned again: the provider matches its duplicate check
-//!    needs are those meeting its secret.
+//! 3. A generic candidate of the focus whose secret no zone holds whole
+//!    (a long-window generic rule; or a secret that spans two zones and
+//!    the bytes between) adds its secret to the zones and the layer is
+//!    scanned again: the provider matches its duplicate check needs are
+//!    those meeting its secret.
 //! 4. Gates and duplicates as in a whole scan; only candidates whose
-//!    secret meets the focus are counted ([`Suppressed`]) and reported.
-//! 5. Decoding takes the literal sequences and runs meeting the focus
-//!    (`src/decode.rs`, `focus_runs`), read to their real ends; test code
-//!    and positions are computed over the whole buffer, when there are
-//!    findings.
+//!    secret meets the focus are counted ([`Suppressed`]) and reported,
+//!    each once however many ranges it meets.
+//! 5. Decoding takes the literal sequences and runs meeting a range of the
+//!    focus (`src/decode.rs`, `focus_runs`), read to their real ends, each
+//!    once; test code and positions are computed over the whole buffer,
+//!    when there are findings.
 //!
 //! A pure deletion leaves a focus of the two bytes around the cut (or an
 //! empty one): a secret joined by the cut meets them. `tests/focus.rs`
-//! checks random edits of real text against the whole scan.
+//! checks random edits of real text against the whole scan, one edit or
+//! many scattered ones (a range for each) at a time.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -108,6 +116,7 @@ use crate::{
 mod build;
 mod examples;
 mod rare;
+mod zones;
 
 pub use build::{EngineBuilder, RuleOverride};
 use rare::RareByteSearch;
@@ -735,25 +744,27 @@ impl Engine {
     }
 
     /// Scans a whole buffer for the findings whose secret span
-    /// `[offset, end_offset)` intersects `focus` (`end_offset > focus.start
-    /// && offset < focus.end`, so an empty focus still keeps a secret that
-    /// straddles it): exactly those of [`scan`](Self::scan), in the same
-    /// order with the same fields, for work proportional to the focus and
-    /// the rules' windows around it rather than to the buffer (module docs,
+    /// `[offset, end_offset)` intersects one of the ranges of `focus`
+    /// (`end_offset > f.start && offset < f.end`, so an empty range still
+    /// keeps a secret that straddles it): exactly those of
+    /// [`scan`](Self::scan), in the same order with the same fields, each
+    /// once, for work proportional to the focus and the rules' windows
+    /// around each of its ranges rather than to the buffer (module docs,
     /// "Focus"). Suppressed candidates are counted only when their secret
     /// intersects the focus. `input` is a whole buffer (`base_offset` 0,
-    /// owning every byte), not a chunk.
+    /// owning every byte), not a chunk. The ranges may come in any order,
+    /// overlap or lie past the end (clipped).
     ///
     /// `quiet`: the caller knows that no keyword of a long-window rule lies
-    /// wholly outside `focus` (module docs, "Focus", step 1): the buffer is
+    /// wholly outside the focus (module docs, "Focus", step 1): the buffer is
     /// a new version of one whose scan left
-    /// [`ScanScratch::no_long_keywords`] true, and `focus` covers what
-    /// changed between them. The search for those keywords beyond the
-    /// focus's surroundings is then skipped.
+    /// [`ScanScratch::no_long_keywords`] true, and the bytes outside
+    /// `focus` are runs of bytes kept from it. The search for those keywords
+    /// beyond the focus's surroundings is then skipped.
     pub fn scan_focus(
         &self,
         input: &ScanInput<'_>,
-        focus: Range<usize>,
+        focus: &[Range<usize>],
         quiet: bool,
         scratch: &mut ScanScratch,
         out: &mut Vec<Finding>,
@@ -764,11 +775,11 @@ impl Engine {
             base_offset: 0,
             ..*input
         };
-        let end = focus.end.min(input.data.len());
-        let focus = focus.start.min(end)..end;
+        let mut focus = focus.to_vec();
+        zones::normalize(&mut focus, input.data.len());
         let first = out.len();
-        // At most twice: the second time with the zone widened to the
-        // generic secrets that reach out of it.
+        // Usually once; again with the zones widened to the generic
+        // secrets that reach out of them.
         let mut zone = focus.clone();
         while let Some(wider) =
             self.scan_layer_in(&input, scratch, out, false, Some((&focus, &zone, quiet)))
@@ -791,22 +802,22 @@ impl Engine {
         self.decode_depth
     }
 
-    /// [`scan_layer`](Self::scan_layer), or with `focus = (focus, zone,
+    /// [`scan_layer`](Self::scan_layer), or with `focus = (focus, zones,
     /// quiet)` only the findings whose secret intersects `focus`, computing
-    /// the candidates whose match may intersect `zone` (which holds
-    /// `focus`; `quiet` as for [`scan_focus`](Self::scan_focus)).
-    /// Returns, before gating anything, a wider zone when a generic
-    /// candidate of the focus has a secret reaching out of `zone`: the
-    /// provider matches it may duplicate must be computed (module docs,
-    /// "Focus").
+    /// the candidates whose match may intersect one of `zones` (which
+    /// cover `focus`; both normalized lists, `zones::normalize`; `quiet` as
+    /// for [`scan_focus`](Self::scan_focus)). Returns, before gating
+    /// anything, wider zones when a generic candidate of the focus has a
+    /// secret that no zone holds whole: the provider matches it may
+    /// duplicate must be computed (module docs, "Focus").
     fn scan_layer_in(
         &self,
         input: &ScanInput<'_>,
         scratch: &mut ScanScratch,
         out: &mut Vec<Finding>,
         nested: bool,
-        focus: Option<(&Range<usize>, &Range<usize>, bool)>,
-    ) -> Option<Range<usize>> {
+        focus: Option<Focus<'_>>,
+    ) -> Option<Vec<Range<usize>>> {
         let s = scratch;
         if !self.start_layer(s, input.path, nested) {
             return None;
@@ -830,14 +841,14 @@ impl Engine {
         if !nested {
             s.no_long_keywords = !long_seen && (whole || focus.is_some());
         }
-        self.close_windows(s, len, focus.map(|(_, zone, _)| zone));
+        self.close_windows(s, len, focus.map(|(_, zones, _)| zones));
 
         // Stage 2.
         self.search_windows(s, data, self.ownership(input));
 
         let focus_range = focus.map(|(f, _, _)| f);
         if let Some((_, zone, _)) = focus {
-            if let Some(wider) = self.wider_zone(s, zone, focus_range) {
+            if let Some(wider) = self.wider_zone(s, zone, focus_range, len) {
                 s.candidates.clear();
                 return Some(wider);
             }
@@ -879,7 +890,7 @@ impl Engine {
         s: &mut ScanScratch,
         input: &ScanInput<'_>,
         out: &mut Vec<Finding>,
-        focus: Option<&Range<usize>>,
+        focus: Option<&[Range<usize>]>,
     ) {
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
@@ -974,14 +985,14 @@ impl Engine {
         long_seen
     }
 
-    /// Stage 1 for a focus: only the windows whose matches may reach
-    /// `zone` (module docs, "Focus"). Returns whether a keyword of a
+    /// Stage 1 for a focus: only the windows whose matches may reach one
+    /// of `zones` (module docs, "Focus"). Returns whether a keyword of a
     /// long-window rule was met, or not looked for everywhere.
     fn open_windows_near(
         &self,
         s: &mut ScanScratch,
         data: &[u8],
-        zone: &Range<usize>,
+        zones: &[Range<usize>],
         quiet: bool,
     ) -> bool {
         let len = data.len();
@@ -990,35 +1001,60 @@ impl Engine {
         // the window's end); FOCUS_SLACK more on each side.
         let near = |r: usize, start: usize, end: usize| {
             let l = self.rules[r].max_len;
-            end + 2 * l + FOCUS_SLACK > zone.start && start < zone.end + l + FOCUS_SLACK
+            zones::near(zones, start, end, l + FOCUS_SLACK, 2 * l + FOCUS_SLACK)
         };
-        // Short rules: their hits near the zone, from one walk.
-        let a = zone
-            .start
-            .saturating_sub(2 * FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK);
-        let b = (zone.end + FOCUS_SHORT_LEN + self.automaton.max_len() + FOCUS_SLACK).min(len);
+        // Short rules: their hits near the zones, from one walk over each
+        // zone's surroundings (those that overlap or touch walked as one).
+        let k = self.automaton.max_len() + FOCUS_SLACK;
+        s.walks.clear();
+        s.walks.extend(zones.iter().map(|z| {
+            z.start.saturating_sub(2 * FOCUS_SHORT_LEN + k)..(z.end + FOCUS_SHORT_LEN + k).min(len)
+        }));
+        zones::normalize(&mut s.walks, len);
         s.long_hits.clear();
-        self.automaton.hits(&data[a..b], |kw, start, end| {
-            let (start, end) = (a + start, a + end);
-            if let Some(k) = self.kw_long[kw] {
-                s.long_hits.push((end, start, k));
-            }
-            for &r in &self.kw_rules[kw] {
-                let ri = r as usize;
-                if s.rule_on[ri]
-                    && self.rules[ri].max_len <= FOCUS_SHORT_LEN
-                    && near(ri, start, end)
-                {
-                    self.open_window(s, r, start, end, len);
+        for wi in 0..s.walks.len() {
+            let Range { start: a, end: b } = s.walks[wi];
+            self.automaton.hits(&data[a..b], |kw, start, end| {
+                let (start, end) = (a + start, a + end);
+                if let Some(k) = self.kw_long[kw] {
+                    s.long_hits.push((end, start, k));
                 }
-            }
-        });
-        // Long rules: their keywords beyond the walk, as far as
-        // their windows reach; none there when the caller knows the
-        // bytes outside the focus (beyond the walk) hold none.
-        let searched_all = quiet || self.long.reaches_all(len, zone);
+                for &r in &self.kw_rules[kw] {
+                    let ri = r as usize;
+                    if s.rule_on[ri]
+                        && self.rules[ri].max_len <= FOCUS_SHORT_LEN
+                        && near(ri, start, end)
+                    {
+                        self.open_window(s, r, start, end, len);
+                    }
+                }
+            });
+        }
+        // Long rules: their keywords beyond the walks, as far as their
+        // windows reach; none there when the caller knows the bytes
+        // outside the focus (beyond the walks) hold none. Zones whose
+        // reaches overlap are searched as one span.
+        let searched_all = quiet
+            || match (zones.first(), zones.last()) {
+                (Some(first), Some(last)) => {
+                    self.long.reaches_all(len, &(first.start..last.end)) && self.long.joined(zones)
+                }
+                _ => len == 0,
+            };
         if !quiet {
-            self.long.find(data, zone, a..b, &mut s.long_hits);
+            let mut i = 0;
+            while i < zones.len() {
+                let mut j = i + 1;
+                while j < zones.len() && self.long.joined(&zones[j - 1..=j]) {
+                    j += 1;
+                }
+                let group = zones[i].start..zones[j - 1].end;
+                // The walk that holds the group's first zone: what it
+                // found need not be found again.
+                let walked = s.walks[s.walks.partition_point(|w| w.end < zones[i].end)].clone();
+                self.long.find(data, &group, walked, &mut s.long_hits);
+                i = j;
+            }
         }
         let long_seen = !s.long_hits.is_empty() || !searched_all;
         s.long_hits.sort_unstable();
@@ -1035,27 +1071,42 @@ impl Engine {
         long_seen
     }
 
-    /// Ends stage 1: the windows still open, and one for each keyword-less
-    /// rule (the whole buffer, or around the focus `zone`), sorted by rule.
-    fn close_windows(&self, s: &mut ScanScratch, len: usize, zone: Option<&Range<usize>>) {
+    /// Ends stage 1: the windows still open, and for each keyword-less
+    /// rule one over the whole buffer, or one around each of the focus
+    /// `zones` (those that overlap merged), sorted by rule.
+    fn close_windows(&self, s: &mut ScanScratch, len: usize, zones: Option<&[Range<usize>]>) {
         for &r in &s.touched {
             let open = &mut s.open[r as usize];
             s.windows.push((r, open.0, open.1));
             *open = (0, 0);
         }
         for &r in &self.unkeyed {
-            if s.rule_on[r as usize] {
-                let (ws, we) = match zone {
-                    None => (0, len),
-                    Some(zone) => {
-                        let l = self.rules[r as usize].max_len;
-                        (
-                            zone.start.saturating_sub(2 * l + FOCUS_SLACK),
-                            (zone.end + l + FOCUS_SLACK).min(len),
-                        )
+            if !s.rule_on[r as usize] {
+                continue;
+            }
+            let Some(zones) = zones else {
+                s.windows.push((r, 0, len));
+                continue;
+            };
+            let l = self.rules[r as usize].max_len;
+            let mut last: Option<(usize, usize)> = None;
+            for z in zones {
+                let (ws, we) = (
+                    z.start.saturating_sub(2 * l + FOCUS_SLACK),
+                    (z.end + l + FOCUS_SLACK).min(len),
+                );
+                match &mut last {
+                    Some((_, e)) if ws <= *e => *e = (*e).max(we),
+                    _ => {
+                        if let Some((a, b)) = last {
+                            s.windows.push((r, a, b));
+                        }
+                        last = Some((ws, we));
                     }
-                };
-                s.windows.push((r, ws, we));
+                }
+            }
+            if let Some((a, b)) = last {
+                s.windows.push((r, a, b));
             }
         }
         s.windows.sort_unstable();
@@ -1138,22 +1189,30 @@ impl Engine {
         }
     }
 
-    /// With a focus: a wider zone when a generic candidate that meets the
-    /// focus has a secret reaching out of `zone` (module docs, "Focus").
+    /// With a focus: wider zones when a generic candidate that meets the
+    /// focus has a secret that no zone holds whole (module docs, "Focus"):
+    /// the zones with each such secret added.
     fn wider_zone(
         &self,
         s: &ScanScratch,
-        zone: &Range<usize>,
-        focus: Option<&Range<usize>>,
-    ) -> Option<Range<usize>> {
-        let (mut lo, mut hi) = (zone.start, zone.end);
+        zones: &[Range<usize>],
+        focus: Option<&[Range<usize>]>,
+        len: usize,
+    ) -> Option<Vec<Range<usize>>> {
+        let mut wider: Option<Vec<Range<usize>>> = None;
         for c in &s.candidates {
-            if self.rules[c.rule as usize].generic && in_focus(focus, c.secret) {
-                lo = lo.min(c.secret.start);
-                hi = hi.max(c.secret.end);
+            if self.rules[c.rule as usize].generic
+                && in_focus(focus, c.secret)
+                && !zones::holds(zones, c.secret.start, c.secret.end)
+            {
+                wider
+                    .get_or_insert_with(|| zones.to_vec())
+                    .push(c.secret.range());
             }
         }
-        ((lo, hi) != (zone.start, zone.end)).then_some(lo..hi)
+        let mut wider = wider?;
+        zones::normalize(&mut wider, len);
+        Some(wider)
     }
 
     /// Gates: a dropped candidate is marked with an empty match, and
@@ -1166,7 +1225,7 @@ impl Engine {
         cands: &mut [Candidate],
         data: &[u8],
         path: &str,
-        focus: Option<&Range<usize>>,
+        focus: Option<&[Range<usize>]>,
     ) {
         s.provider_secrets.clear();
         // A generic candidate that an allowlist drops may be a provider's secret (the generic
@@ -1225,7 +1284,7 @@ impl Engine {
         cands: &[Candidate],
         input: &ScanInput<'_>,
         out: &mut Vec<Finding>,
-        focus: Option<&Range<usize>>,
+        focus: Option<&[Range<usize>]>,
     ) {
         let data = input.data;
         // For a JWT's `exp` (offline evidence); no clock read for a clean buffer.
@@ -1411,6 +1470,11 @@ impl LayerScanner for Engine {
     }
 }
 
+/// A layer's focus (`Engine::scan_layer_in`): the ranges whose findings
+/// are reported, the zones around which candidates are computed (which
+/// cover them), and `quiet` (`Engine::scan_focus`).
+type Focus<'a> = (&'a [Range<usize>], &'a [Range<usize>], bool);
+
 /// Which bytes of a buffer a chunk owns (`own_lo..own_hi`: its findings
 /// are reported) and where provider matches are collected unowned
 /// (`shadow_lo..shadow_hi`), since a generic finding may duplicate them.
@@ -1424,8 +1488,8 @@ struct Ownership {
 /// Whether a finding's secret (its `offset..end_offset`) meets the focus;
 /// without one, every finding does.
 #[inline]
-fn in_focus(focus: Option<&Range<usize>>, secret: Span) -> bool {
-    focus.is_none_or(|f| secret.end > f.start && secret.start < f.end)
+fn in_focus(focus: Option<&[Range<usize>]>, secret: Span) -> bool {
+    focus.is_none_or(|f| zones::meets(f, secret.start, secret.end))
 }
 
 /// The secret: `secretGroup` if set, else the first capture group that

@@ -550,6 +550,9 @@ pub struct ScanScratch {
     /// `scan_focus`: the long-window rules' keyword hits, (end, start,
     /// keyword), before sorting and de-duplication.
     long_hits: Vec<(usize, usize, u32)>,
+    /// `scan_focus`: the spans the keyword walk reads, one around each
+    /// zone of the focus (those that overlap merged).
+    walks: Vec<std::ops::Range<usize>>,
     suppressed: Suppressed,
     decode: decode::DecodeScratch,
     /// Whether the last scan of a layer met `-----BEGIN` (any case), `%`:

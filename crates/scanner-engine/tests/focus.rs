@@ -5,7 +5,9 @@
 //! scanning the new version focused on what changed equals scanning it
 //! whole and keeping the findings that meet the change; and so it does
 //! with `quiet` when the previous version's scan found no keyword of a
-//! long-window rule (`ScanScratch::no_long_keywords`).
+//! long-window rule (`ScanScratch::no_long_keywords`). A focus of several
+//! ranges (one per run of changed lines, as the history scan gives) finds
+//! what a whole scan finds meeting any of them, each finding once.
 
 mod common;
 
@@ -33,9 +35,23 @@ fn changed_span(old: &[u8], new: &[u8]) -> std::ops::Range<usize> {
 /// `scan(data)` filtered to the findings whose secret meets `focus`, as
 /// `mark_unchanged` keeps them.
 fn expected(e: &Engine, data: &[u8], path: &str, focus: &std::ops::Range<usize>) -> Vec<Finding> {
+    expected_zones(e, data, path, std::slice::from_ref(focus))
+}
+
+/// `scan(data)` filtered to the findings whose secret meets one of `zones`.
+fn expected_zones(
+    e: &Engine,
+    data: &[u8],
+    path: &str,
+    zones: &[std::ops::Range<usize>],
+) -> Vec<Finding> {
     scan_path(e, data, path)
         .into_iter()
-        .filter(|f| f.end_offset > focus.start as u64 && f.offset < focus.end as u64)
+        .filter(|f| {
+            zones
+                .iter()
+                .any(|z| f.end_offset > z.start as u64 && f.offset < z.end as u64)
+        })
         .collect()
 }
 
@@ -52,11 +68,23 @@ fn focused_quiet(
     focus: std::ops::Range<usize>,
     quiet: bool,
 ) -> (Vec<Finding>, bool) {
+    focused_zones(e, data, path, std::slice::from_ref(&focus), quiet)
+}
+
+/// `scan_focus` of several ranges with `quiet`; and whether it found no
+/// long-window keyword in `data`.
+fn focused_zones(
+    e: &Engine,
+    data: &[u8],
+    path: &str,
+    zones: &[std::ops::Range<usize>],
+    quiet: bool,
+) -> (Vec<Finding>, bool) {
     let mut scratch = e.new_scratch();
     let mut out = Vec::new();
     e.scan_focus(
         &ScanInput::whole(data, path),
-        focus,
+        zones,
         quiet,
         &mut scratch,
         &mut out,
@@ -151,6 +179,16 @@ fn mixed(r: &mut Rng) -> String {
 /// `old` (`findings`). Inserted text is a copy of some of `old` (so it
 /// may be a secret, or half of one), a secret, or noise.
 fn edit(r: &mut Rng, old: &[u8], findings: &[Finding]) -> Vec<u8> {
+    let (at, del, inserted) = random_edit(r, old, findings);
+    let mut new = old[..at].to_vec();
+    new.extend_from_slice(&inserted);
+    new.extend_from_slice(&old[at + del..]);
+    new
+}
+
+/// [`edit`]'s edit: where, how many bytes of `old` it deletes there, and
+/// what it inserts.
+fn random_edit(r: &mut Rng, old: &[u8], findings: &[Finding]) -> (usize, usize, Vec<u8>) {
     let at = if !findings.is_empty() && r.below(3) > 0 {
         let f = &findings[r.below(findings.len())];
         let (s, e) = (f.offset as usize, f.end_offset as usize);
@@ -184,10 +222,40 @@ fn edit(r: &mut Rng, old: &[u8], findings: &[Finding]) -> Vec<u8> {
         2 => r.chars(b" \n=\"'abcXYZ019_-+/%", ins).into_bytes(),
         _ => r.chars(ALNUM, ins).into_bytes(),
     };
-    let mut new = old[..at].to_vec();
-    new.extend_from_slice(&inserted);
-    new.extend_from_slice(&old[at + del..]);
-    new
+    (at, del, inserted)
+}
+
+/// Several random edits of `old` at once (as [`edit`]'s, those that would
+/// overlap an earlier one dropped): the new version, and what changed in
+/// it, one range per edit widened by one byte each side as the history
+/// scan widens its runs of changed lines (so that the bytes outside the
+/// ranges are runs of `old`).
+fn scattered_edits(
+    r: &mut Rng,
+    old: &[u8],
+    findings: &[Finding],
+    n: usize,
+) -> (Vec<u8>, Vec<std::ops::Range<usize>>) {
+    let mut edits: Vec<(usize, usize, Vec<u8>)> =
+        (0..n).map(|_| random_edit(r, old, findings)).collect();
+    edits.sort_by_key(|e| e.0);
+    let (mut new, mut zones, mut from) = (Vec::new(), Vec::new(), 0);
+    for (at, del, inserted) in edits {
+        if at < from {
+            continue;
+        }
+        new.extend_from_slice(&old[from..at]);
+        let start = new.len();
+        new.extend_from_slice(&inserted);
+        zones.push(start.saturating_sub(1)..new.len() + 1);
+        from = at + del;
+    }
+    new.extend_from_slice(&old[from..]);
+    for z in &mut zones {
+        z.end = z.end.min(new.len());
+        z.start = z.start.min(z.end);
+    }
+    (new, zones)
 }
 
 /// Runs `edits` random edits on `text`, each from the previous version,
@@ -231,6 +299,99 @@ fn check_edits(e: &Engine, text: &[u8], path: &str, seed: u64, edits: usize) -> 
         old = new;
     }
     (met, quiet_scans)
+}
+
+/// As [`check_edits`], with several edits scattered over each version
+/// and a focus of one range per edit.
+fn check_scattered_edits(
+    e: &Engine,
+    text: &[u8],
+    path: &str,
+    seed: u64,
+    versions: usize,
+) -> (usize, usize) {
+    let mut r = Rng(seed);
+    let mut old = text.to_vec();
+    let mut quiet = no_long_keywords(e, &old, path);
+    let (mut met, mut quiet_scans) = (0, 0);
+    for i in 0..versions {
+        let findings = scan_path(e, &old, path);
+        let n = 2 + r.below(12);
+        let (new, zones) = scattered_edits(&mut r, &old, &findings, n);
+        let want = expected_zones(e, &new, path, &zones);
+        let (got, none) = focused_zones(e, &new, path, &zones, quiet);
+        assert!(
+            !none || no_long_keywords(e, &new, path),
+            "{path}, seed {seed}, version {i}"
+        );
+        quiet_scans += usize::from(quiet);
+        quiet = none;
+        assert_eq!(
+            brief(&got),
+            brief(&want),
+            "{path}, seed {seed}, version {i}: zones {zones:?} of {} bytes",
+            new.len()
+        );
+        assert_eq!(
+            got, want,
+            "{path}, seed {seed}, version {i}: zones {zones:?}"
+        );
+        met += got.len();
+        old = new;
+    }
+    (met, quiet_scans)
+}
+
+/// Histories whose versions each edit many scattered places: a focus of
+/// one range per edit equals the whole scan filtered to the ranges, on
+/// the rule files' examples, the mixed source and the test data.
+#[test]
+fn focus_of_many_ranges_equals_filtered_whole_scan_on_scattered_edits() {
+    let e = builtin();
+    let (mut met, mut quiet) = (0, 0);
+    for (k, name) in builtin_names().iter().enumerate() {
+        let path = format!("{}/rules/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read(&path).unwrap();
+        let (m, q) = check_scattered_edits(e, &text, "examples.txt", 7000 + k as u64, 6);
+        (met, quiet) = (met + m, quiet + q);
+    }
+    let mut r = Rng(11);
+    let text = mixed(&mut r);
+    for seed in 0..8 {
+        met += check_scattered_edits(e, text.as_bytes(), "src/lib.rs", 90 + seed, 6).0;
+    }
+    assert!(met > 100, "only {met} findings met a focus");
+    assert!(quiet > 5, "only {quiet} quiet scans");
+}
+
+/// Findings that meet two ranges of the focus are reported once; those
+/// between two ranges, meeting neither, not at all.
+#[test]
+fn a_secret_meeting_two_ranges_is_reported_once_and_one_between_them_not_at_all() {
+    let e = builtin();
+    let mut r = Rng(23);
+    let filler = "let x = 1; // a line of code\n".repeat(300);
+    let (a, b) = (
+        format!("ghp_{}", r.token(ALNUM, 36)),
+        format!("ghp_{}", r.token(ALNUM, 36)),
+    );
+    let text =
+        format!("{filler}const A: &str = \"{a}\";\n{filler}const B: &str = \"{b}\";\n{filler}");
+    let (at_a, at_b) = (text.find(&a).unwrap(), text.find(&b).unwrap());
+    let whole = scan_path(e, text.as_bytes(), "src/a.rs");
+    assert_eq!(whole.len(), 2, "{whole:?}");
+    // Two ranges inside `a`, one far before both, one far after.
+    let zones = [
+        at_a + 4..at_a + 6,
+        100..120,
+        at_a + 30..at_a + 31,
+        text.len() - 50..text.len() - 40,
+    ];
+    let (got, _) = focused_zones(e, text.as_bytes(), "src/a.rs", &zones, false);
+    assert_eq!(brief(&got), brief(&whole[..1]));
+    // And `b` alone, from an empty range inside it.
+    let (got, _) = focused_quiet(e, text.as_bytes(), "src/a.rs", at_b + 9..at_b + 9, true);
+    assert_eq!(brief(&got), brief(&whole[1..]));
 }
 
 #[test]
@@ -409,7 +570,12 @@ max_len = 3100
             brief(&whole),
             vec![("tok".into(), 301, 2508 + new_mark.len() as u32, tok.clone())]
         );
-        assert_eq!(focused(&e, new.as_bytes(), "app.env", span), vec![]);
+        assert_eq!(focused(&e, new.as_bytes(), "app.env", span.clone()), vec![]);
+        // With a second range past the token: the two ranges together
+        // cover the generic secret's ends, but the token lies between.
+        let end = new.find(" ;\n").unwrap();
+        let (got, _) = focused_zones(&e, new.as_bytes(), "app.env", &[span, end..end + 1], false);
+        assert_eq!(got, vec![]);
     }
 }
 

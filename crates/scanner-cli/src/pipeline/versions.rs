@@ -32,10 +32,31 @@
 //! found none of those keywords, so the bytes a version keeps from it
 //! hold none either.
 //!
-//! Two kinds of blob are still scanned whole: one large enough to be split
-//! (scanned in pieces by several workers), and one under 8 KiB
+//! Three kinds of blob are still scanned whole: one large enough to be split
+//! (scanned in pieces by several workers), one under 8 KiB
 //! (`FOCUS_MIN_BYTES` in `worker.rs`), for which reading the base costs more
-//! than the focus saves.
+//! than the focus saves, and one whose base changed wide (three quarters of
+//! it or more since its own base, a megabyte or more: [`Quiet`],
+//! [`WIDE_SKIPS`] in a row), for which reading the base costs about as much
+//! as the focus saves. On the last 600 commits of moto's history, whose
+//! generated JSON changes all over with each version, that is 4.6% fewer
+//! instructions (callgrind, one thread: 15.20 G against 15.94 G).
+//!
+//! # Why one span, not one range per run of changed lines
+//!
+//! `Engine::scan_focus` takes several ranges, and [`changed_spans`] gives
+//! one per run of changed lines, but scanning around those runs was slower
+//! on the histories it was meant for. On moto's generated JSON (2-4 MB,
+//! 130-160 versions each) two consecutive versions of
+//! `moto/ec2/resources/instance_types.json` differ in 134 lines by
+//! `git diff`, but the greedy matching marks 88,654 of the 124,149 lines
+//! between the common ends as changed: a line like `},` matches a later
+//! copy of itself, the matching overshoots, and the lines after it never
+//! match again. With those runs as the focus, moto's history took 13.3 s
+//! of user time against 9.0 s (matching the lines cost 20-25% of it, and the
+//! keyword walk, each run widened by the rules' windows, was not shorter).
+//! A real diff (Myers, histogram) reads every line of both versions, about
+//! what the keyword walk over the span costs (docs/performance.md, moto).
 //!
 //! # Judging the findings
 //!
@@ -46,7 +67,6 @@
 //! with `-v`, like any other suppression, and never reports it. Lines are
 //! compared only then: most blobs have no finding.
 
-use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -58,27 +78,66 @@ use crate::input::Oid;
 /// under (summary, `--stats-json`, `-v`).
 pub const UNCHANGED: &str = "unchanged in a later version";
 
-/// Blobs whose scan found no keyword of a long-window rule
-/// (`ScanScratch::no_long_keywords`): a later version whose base is here is
-/// scanned with `Engine::scan_focus`'s `quiet`, which skips the search for
-/// those keywords over the whole blob (the private keys, JWTs and cloud
-/// credentials whose windows reach kilobytes from the change). That search
-/// was 4.5% of the time of a history scan of ripgrep (`perf record`):
-/// seven `memchr` passes over 25 KB around each change, for keywords that
-/// most files never hold.
+/// What the scans of recent history blobs tell about their next versions:
+///
+/// - *quiet*: its scan found no keyword of a long-window rule
+///   (`ScanScratch::no_long_keywords`): a later version whose base is here
+///   is scanned with `Engine::scan_focus`'s `quiet`, which skips the search
+///   for those keywords over the whole blob (the private keys, JWTs and
+///   cloud credentials whose windows reach kilobytes from the change). That
+///   search was 4.5% of the time of a history scan of ripgrep (`perf
+///   record`): seven `memchr` passes over 25 KB around each change, for
+///   keywords that most files never hold.
+/// - *wide*: what it changed from its own base ([`changed_span`]) was most
+///   of it ([`is_wide`]), as in generated files (moto's 2-4 MB JSON service
+///   descriptions): the next [`WIDE_SKIPS`] versions based on it and on one
+///   another are scanned whole, without reading their base, which would
+///   cost about what the scan of the bytes it leaves out saves. Their
+///   findings are then judged line by line ([`mark_unchanged`]), as any
+///   blob scanned whole: what is reported does not change.
 ///
 /// A fixed table of `QUIET_SLOTS` ids, each in the slot its first bytes
 /// name, a newer id replacing an older one: its memory does not grow with
 /// the history, and a base pushed out (or not scanned yet, on another
-/// worker) only costs the search. An id is matched whole: a blob is never
-/// taken for another.
+/// worker) only costs the search, or the read of the base. An id is matched
+/// whole: a blob is never taken for another.
 pub struct Quiet {
-    slots: Mutex<Vec<Option<Oid>>>,
+    slots: Mutex<Vec<Option<Marks>>>,
 }
 
-/// How many ids [`Quiet`] holds at most (21 bytes each): a version's base
+/// A blob's entry in [`Quiet`]: its id, whether it is quiet, and how many
+/// more versions after it are to be scanned whole (0: not wide).
+#[derive(Clone, Copy)]
+struct Marks {
+    oid: Oid,
+    quiet: bool,
+    wide: u8,
+}
+
+/// How many ids [`Quiet`] holds at most (24 bytes each): a version's base
 /// is usually scanned a few thousand blobs before it.
 const QUIET_SLOTS: usize = 1 << 14;
+
+/// How many versions in a row after a wide one ([`Quiet`]) are scanned
+/// whole before one is compared with its base again, which tells whether
+/// the file still changes wide.
+pub const WIDE_SKIPS: u8 = 3;
+
+/// Whether a version of `len` bytes whose `changed_span` is `changed` bytes
+/// changed wide ([`Quiet`]): three quarters of it or more, and it is
+/// [`WIDE_MIN_BYTES`] or more.
+pub fn is_wide(changed: usize, len: usize) -> bool {
+    len >= WIDE_MIN_BYTES && changed >= len - len / 4
+}
+
+/// The smallest version that counts as changed wide ([`is_wide`]). A
+/// smaller one's base is most often still in the blob reader's cache, and
+/// reading it costs less than scanning whole what it leaves out: with no
+/// such bound, ripgrep's history executed 11.8% more instructions (one
+/// thread, callgrind: 2.78 G against 2.49 G), scanning whole 22 MB it had
+/// scanned around changes. A base of a megabyte or more is too large for
+/// those caches to keep for long (`pack.rs`, "Two caches").
+pub const WIDE_MIN_BYTES: usize = 1 << 20;
 
 impl Default for Quiet {
     fn default() -> Quiet {
@@ -93,16 +152,50 @@ impl Quiet {
         usize::from(u16::from_le_bytes([oid.0[0], oid.0[1]])) % QUIET_SLOTS
     }
 
+    /// `oid`'s marks, changed by `f` (a new entry, unmarked, if the slot
+    /// held another id).
+    fn mark(&self, oid: Oid, f: impl FnOnce(&mut Marks)) {
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = &mut slots[Self::slot(&oid)];
+        let mut marks = match *slot {
+            Some(m) if m.oid == oid => m,
+            _ => Marks {
+                oid,
+                quiet: false,
+                wide: 0,
+            },
+        };
+        f(&mut marks);
+        *slot = Some(marks);
+    }
+
+    fn get(&self, oid: &Oid) -> Option<Marks> {
+        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        slots[Self::slot(oid)].filter(|m| m.oid == *oid)
+    }
+
     /// Records that `oid`'s scan found no long-window keyword.
     pub fn insert(&self, oid: Oid) {
-        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots[Self::slot(&oid)] = Some(oid);
+        self.mark(oid, |m| m.quiet = true);
     }
 
     /// Whether `oid`'s scan is known to have found no long-window keyword.
     pub fn contains(&self, oid: &Oid) -> bool {
-        let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots[Self::slot(oid)] == Some(*oid)
+        self.get(oid).is_some_and(|m| m.quiet)
+    }
+
+    /// Records that the next `skips` versions after `oid` are to be scanned
+    /// whole (it changed wide, or follows one that did).
+    pub fn set_wide(&self, oid: Oid, skips: u8) {
+        if skips > 0 {
+            self.mark(oid, |m| m.wide = skips);
+        }
+    }
+
+    /// How many more versions after `oid`, the next one among them, are to
+    /// be scanned whole: 0 when it is not known to have changed wide.
+    pub fn wide(&self, oid: &Oid) -> u8 {
+        self.get(oid).map_or(0, |m| m.wide)
     }
 }
 
@@ -131,9 +224,64 @@ pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
 /// line counts as changed, so a poor match reports more, never less.
 pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     let (prefix, suffix) = common_ends(old, new);
-    // Whole lines in both: from the start of the line the first change is
-    // on (the same offset in both), to the end of the line the common
-    // suffix starts on (the same distance from each end).
+    let (start, tail) = whole_lines(new, prefix, suffix);
+    let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
+    // The lines of `old_mid`: where each starts (one more entry: the end);
+    // hashes of them as far as a lookahead has needed, to compare a new
+    // line with those ahead cheaply.
+    let mut starts = vec![0];
+    starts.extend(memchr::memchr_iter(b'\n', old_mid).map(|i| i + 1));
+    if starts[starts.len() - 1] != old_mid.len() {
+        starts.push(old_mid.len());
+    }
+    let old_lines = starts.len() - 1;
+    let old_line = |i: usize| &old_mid[starts[i]..starts[i + 1]];
+    let mut hashes: Vec<u64> = Vec::new();
+    let mut runs: Vec<Range<usize>> = Vec::new();
+    let mut next_old = 0;
+    let mut rest = new_mid;
+    while !rest.is_empty() {
+        let at = start + new_mid.len() - rest.len();
+        // Most often the very next line of `old`: compared in place.
+        if next_old < old_lines {
+            let kept = old_line(next_old);
+            if rest.starts_with(kept) && (kept.ends_with(b"\n") || rest.len() == kept.len()) {
+                next_old += 1;
+                rest = &rest[kept.len()..];
+                continue;
+            }
+        }
+        let len = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        let line = &rest[..len];
+        rest = &rest[len..];
+        // Else the first equal line of `old` within LOOKAHEAD.
+        let last = old_lines.min(next_old + LOOKAHEAD + 1);
+        while hashes.len() < last {
+            hashes.push(line_hash(old_line(hashes.len())));
+        }
+        let h = line_hash(line);
+        match (next_old.min(last) + 1..last).find(|&i| hashes[i] == h && old_line(i) == line) {
+            Some(i) => {
+                // Lines cut from `old` just before this one.
+                runs.push(at..at);
+                next_old = i + 1;
+            }
+            None => runs.push(at..at + len),
+        }
+    }
+    let at = start + new_mid.len();
+    if next_old < old_lines {
+        runs.push(at..at);
+    }
+    widened(runs, prefix..new.len() - suffix, new.len())
+}
+
+/// Whole lines in both versions around what lies between their common
+/// prefix and suffix: from the start of the line the first change is on
+/// (the same offset in both), to the end of the line the common suffix
+/// starts on (the same distance from each end). That start, and that
+/// distance.
+fn whole_lines(new: &[u8], prefix: usize, suffix: usize) -> (usize, usize) {
     let start = memchr::memrchr(b'\n', &new[..prefix]).map_or(0, |i| i + 1);
     let cut = new.len() - suffix;
     let tail = if cut == 0 || new[cut - 1] == b'\n' {
@@ -141,45 +289,19 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     } else {
         memchr::memchr(b'\n', &new[cut..]).map_or(0, |i| suffix - i - 1)
     };
-    let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
-    let mut at_line: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    let mut old_lines = 0;
-    for (i, line) in old_mid.split_inclusive(|&b| b == b'\n').enumerate() {
-        at_line.entry(line).or_default().push(i);
-        old_lines = i + 1;
-    }
-    let mut runs: Vec<Range<usize>> = Vec::new();
-    let mut next_old = 0;
-    let mut at = start;
-    for line in new_mid.split_inclusive(|&b| b == b'\n') {
-        let matched = at_line.get(line).and_then(|at_old| {
-            let k = at_old.partition_point(|&i| i < next_old);
-            at_old
-                .get(k)
-                .copied()
-                .filter(|&i| i - next_old <= LOOKAHEAD)
-        });
-        match matched {
-            Some(i) => {
-                if i > next_old {
-                    // Lines cut from `old` just before this one.
-                    runs.push(at..at);
-                }
-                next_old = i + 1;
-            }
-            None => runs.push(at..at + line.len()),
-        }
-        at += line.len();
-    }
-    if next_old < old_lines {
-        runs.push(at..at);
-    }
-    // Within the common prefix and suffix, then widened as in `changed_span`.
-    let (lo, hi) = (prefix, new.len() - suffix);
+    (start, tail)
+}
+
+/// The runs of changed lines (ascending) of a version of `len` bytes as
+/// [`changed_spans`] gives them: each cut to `within` (what lies between
+/// the common prefix and suffix), then widened as in `changed_span`, those
+/// that meet merged.
+fn widened(runs: Vec<Range<usize>>, within: Range<usize>, len: usize) -> Vec<Range<u64>> {
+    let (lo, hi) = (within.start, within.end);
     let mut spans: Vec<Range<u64>> = Vec::new();
     for run in runs {
         let (s, e) = (run.start.clamp(lo, hi), run.end.clamp(lo, hi));
-        let (s, e) = (s.saturating_sub(1), (e + 1).min(new.len()));
+        let (s, e) = (s.saturating_sub(1), (e + 1).min(len));
         match spans.last_mut() {
             Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
             _ => spans.push(s as u64..e.max(s) as u64),
@@ -198,6 +320,22 @@ fn common_ends(old: &[u8], new: &[u8]) -> (usize, usize) {
         &new[new.len() - max_suffix..],
     );
     (prefix, suffix)
+}
+
+/// A hash of a line for [`changed_spans`], which compares the lines
+/// whose hashes are equal: 8 bytes at a time, multiplied and rotated
+/// (FxHash's step), the length folded in.
+fn line_hash(line: &[u8]) -> u64 {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let step = |h: u64, w: u64| (h.rotate_left(5) ^ w).wrapping_mul(K);
+    let mut chunks = line.chunks_exact(8);
+    let mut h = line.len() as u64;
+    for c in &mut chunks {
+        h = step(h, u64::from_le_bytes(c.try_into().expect("8 bytes")));
+    }
+    let mut last = [0u8; 8];
+    last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    step(h, u64::from_le_bytes(last))
 }
 
 /// How far past the last matched line [`changed_spans`] looks for a line's
@@ -272,6 +410,15 @@ mod tests {
         quiet.insert(b);
         assert!(quiet.contains(&b));
         assert!(!quiet.contains(&a));
+        // Both marks on one id; another id in its slot starts unmarked.
+        quiet.set_wide(b, 2);
+        assert_eq!((quiet.contains(&b), quiet.wide(&b)), (true, 2));
+        quiet.set_wide(a, 1);
+        assert_eq!((quiet.contains(&a), quiet.wide(&a)), (false, 1));
+        assert_eq!(quiet.wide(&b), 0);
+        let m = WIDE_MIN_BYTES;
+        assert!(is_wide(m - m / 4, m) && !is_wide(m - m / 4 - 1, m));
+        assert!(!is_wide(99, 100));
     }
 
     /// The span computed naively, byte by byte.
@@ -419,7 +566,84 @@ mod tests {
         );
     }
 
+    /// The lines matched through a map of every old line to where it
+    /// stands, as `changed_spans` first did: the spans it gives.
+    fn spans_by_map(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
+        let (prefix, suffix) = common_ends(old, new);
+        let (start, tail) = whole_lines(new, prefix, suffix);
+        let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
+        let mut at_line: std::collections::HashMap<&[u8], Vec<usize>> = Default::default();
+        let mut old_lines = 0;
+        for (i, line) in old_mid.split_inclusive(|&b| b == b'\n').enumerate() {
+            at_line.entry(line).or_default().push(i);
+            old_lines = i + 1;
+        }
+        let (mut runs, mut next_old, mut at) = (Vec::new(), 0, start);
+        for line in new_mid.split_inclusive(|&b| b == b'\n') {
+            let matched = at_line.get(line).and_then(|at_old| {
+                let k = at_old.partition_point(|&i| i < next_old);
+                at_old
+                    .get(k)
+                    .copied()
+                    .filter(|&i| i - next_old <= LOOKAHEAD)
+            });
+            match matched {
+                Some(i) => {
+                    if i > next_old {
+                        runs.push(at..at);
+                    }
+                    next_old = i + 1;
+                }
+                None => runs.push(at..at + line.len()),
+            }
+            at += line.len();
+        }
+        if next_old < old_lines {
+            runs.push(at..at);
+        }
+        widened(runs, prefix..new.len() - suffix, new.len())
+    }
+
+    /// A line matched past the lookahead, or just within it.
+    #[test]
+    fn the_lookahead_bounds_a_match_as_the_map_did() {
+        for gap in [LOOKAHEAD - 1, LOOKAHEAD, LOOKAHEAD + 1, LOOKAHEAD + 2] {
+            let old = text(600, |_| None);
+            let mut lines: Vec<String> = (0..600).map(|i| format!("line {i}\n")).collect();
+            lines.drain(10..10 + gap);
+            lines.insert(3, "new\n".into());
+            let new = lines.concat().into_bytes();
+            assert_eq!(
+                changed_spans(&old, &new),
+                spans_by_map(&old, &new),
+                "gap {gap}"
+            );
+        }
+    }
+
     proptest::proptest! {
+        /// Random line edits, with lines repeated (few distinct ones): the
+        /// spans are those of the map of lines.
+        #[test]
+        fn the_spans_are_those_of_a_map_of_lines(
+            edits in proptest::collection::vec((0usize..400, 0u8..4, 0usize..3), 0..12),
+            distinct in 3usize..40,
+        ) {
+            let mut lines: Vec<String> = (0..400).map(|i| format!("l{}\n", i % distinct)).collect();
+            let old = lines.concat().into_bytes();
+            for (at, op, n) in edits {
+                let at = at.min(lines.len());
+                match op {
+                    0 => lines.insert(at, format!("new {n}\n")),
+                    1 if at < lines.len() => { lines.drain(at..(at + 40 * n).min(lines.len())); }
+                    2 if at < lines.len() => lines[at] = format!("l{n}x"),
+                    _ => lines.insert(at, format!("l{}\n", n + 5)),
+                }
+            }
+            let new = lines.concat().into_bytes();
+            proptest::prop_assert_eq!(changed_spans(&old, &new), spans_by_map(&old, &new));
+        }
+
         /// Random line edits: every span lies within the one span, and the
         /// lines of `new` no span touches are lines of `old`, in order.
         #[test]

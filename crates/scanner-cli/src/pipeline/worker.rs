@@ -37,6 +37,7 @@ use super::emit::{Tally, WorkerEmitter};
 use super::reader::{self, ChunkReader, Read, ReadScratch};
 use super::sink::{Counts, Msg, Outcome};
 use super::split::{self, Backing, Piece, SplitInput};
+use super::versions;
 use super::{ScanOptions, StopHandle, Task};
 use crate::input::archive::{self, ArchiveKind};
 use crate::input::history::{BlobReader, ObjectStore};
@@ -74,7 +75,8 @@ pub struct Shared {
     pub tx: Sender<Msg>,
     pub stop: StopHandle,
     pub counts: Arc<Counts>,
-    /// History blobs known to hold no long-window keyword.
+    /// History blobs known to hold no long-window keyword, or to have
+    /// changed wide (`versions::Quiet`).
     pub quiet: super::versions::Quiet,
     /// Bytes expanded by the archives of this run, against
     /// `--archive-max-run-bytes`.
@@ -816,8 +818,15 @@ fn scan_bytes(
         let path = provenance.path.to_string_lossy();
         let input = ScanInput::whole(&data, &path);
         // The span between the common prefix and suffix; a base that was
-        // not itself scanned gives none: scan whole.
-        let focus = base.as_ref().filter(|_| data.len() >= FOCUS_MIN_BYTES);
+        // not itself scanned gives none: scan whole. So does a base that
+        // changed wide, or follows one that did (`versions::Quiet`), unread.
+        let wide = base.as_ref().map_or(0, |(b, _)| sh.quiet.wide(b));
+        if let Some(oid) = oid.filter(|_| wide > 0) {
+            sh.quiet.set_wide(oid, wide - 1);
+        }
+        let focus = base
+            .as_ref()
+            .filter(|_| data.len() >= FOCUS_MIN_BYTES && wide == 0);
         match focus.and_then(|b| {
             with_base(b, data.len(), w, sh, |old| {
                 super::versions::changed_span(old, &data)
@@ -825,12 +834,16 @@ fn scan_bytes(
         }) {
             Some(changed) => {
                 let changed = changed.start as usize..changed.end as usize;
+                if let Some(oid) = oid.filter(|_| versions::is_wide(changed.len(), data.len())) {
+                    sh.quiet.set_wide(oid, versions::WIDE_SKIPS);
+                }
                 sh.counts
                     .unchanged
                     .fetch_add((data.len() - changed.len()) as u64, Ordering::Relaxed);
                 let quiet = base.as_ref().is_some_and(|(b, _)| sh.quiet.contains(b));
+                let focus = std::slice::from_ref(&changed);
                 sh.engine
-                    .scan_focus(&input, changed, quiet, &mut w.scan, &mut w.found);
+                    .scan_focus(&input, focus, quiet, &mut w.scan, &mut w.found);
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }

@@ -123,6 +123,21 @@ impl RareByteSearch {
             .all(|e| self.far(e, zone, len) == (0..len))
     }
 
+    /// Whether [`find`](Self::find) around each of `zones` (ascending,
+    /// disjoint) would search one span, for every keyword: each zone's
+    /// reach meets the next one's. Then `find` around their hull searches
+    /// the same bytes.
+    pub(super) fn joined(&self, zones: &[Range<usize>]) -> bool {
+        let Some(least) = self.by_byte.iter().map(|e| e.max_len).min() else {
+            return true;
+        };
+        // `far`: `2 max_len + k` before a zone, `max_len + k` after.
+        let k = FOCUS_SLACK + self.max_len;
+        zones
+            .windows(2)
+            .all(|w| w[1].start <= w[0].end + 3 * least + 2 * k)
+    }
+
     fn find_byte(
         &self,
         data: &[u8],
