@@ -198,7 +198,7 @@ impl BlobReader {
     /// | 1,501 commits of 28 KB files, 50-deep chains (3 runs) | 2.42 → 2.48 s | 1.54 → 1.58 s | 8 MiB |
     ///
     /// At 2 threads on ripgrep the blobs of a delta chain reach one worker together
-    /// (`pipeline::BlobGroups`), and 1 MiB holds a chain for its next version; at one
+    /// (`BlobGroups`, `groups.rs`), and 1 MiB holds a chain for its next version; at one
     /// thread the versions of a file are far apart in the walk's order and the cache grows.
     /// A fixed 1 MiB was as fast at 2 threads, but 9% slower at one thread on ripgrep and
     /// 2.2 times slower on the history of 28 KB files, whose chains it could not hold.
