@@ -526,8 +526,10 @@ fn unchanged_bytes(versions: &[String]) -> u64 {
     versions
         .windows(2)
         .map(|v| {
-            let span =
-                scanner_cli::pipeline::versions::changed_span(v[0].as_bytes(), v[1].as_bytes());
+            let span = scanner_cli::input::history::versions::changed_span(
+                v[0].as_bytes(),
+                v[1].as_bytes(),
+            );
             v[1].len() as u64 - (span.end - span.start)
         })
         .sum()
@@ -730,7 +732,7 @@ fn a_secret_between_two_edits_is_reported_once() {
 /// Versions that each change the first and the last line of a 1.2 MB file
 /// (as generated files do) change wide: after one compared with its base,
 /// the next three are scanned whole without reading theirs
-/// (`pipeline/versions.rs`, `Quiet`), and what is reported is the same:
+/// (`input/history/versions.rs`, `Quiet`), and what is reported is the same:
 /// each secret once, at the commit that added it, counted as unchanged in
 /// every later version.
 #[test]
@@ -1026,7 +1028,7 @@ fn a_large_blob_streamed_reports_what_it_reports_held_whole() {
 }
 
 /// A streamed blob is judged whole, not around what changed since the version before it
-/// (`pipeline/versions.rs`): a secret left unchanged in a large file is reported again in
+/// (`input/history/versions.rs`): a secret left unchanged in a large file is reported again in
 /// each version that is streamed (every one, loose; packed, the newest, which git stores
 /// whole, while the older one is a delta, rebuilt whole and judged around its changes).
 /// Held whole, it is reported once, with the commit that added it.

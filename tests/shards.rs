@@ -478,7 +478,7 @@ fn history_shards_agree_on_versions_whose_base_is_elsewhere() {
     // A shard reads a base held by another shard too, so it focuses at
     // least as much; it may focus more: a version after one that changed
     // wide is scanned whole only where that one was scanned
-    // (`pipeline/versions.rs`, `Quiet`).
+    // (`input/history/versions.rs`, `Quiet`).
     assert!(
         unchanged_shards >= unchanged,
         "{unchanged_shards} < {unchanged}"

@@ -34,7 +34,7 @@ pub struct ScanReport {
     /// `--history`: commits walked, distinct blobs, duplicates.
     pub history: Option<crate::input::history::HistoryStats>,
     /// `--history`: bytes of later versions outside what they changed,
-    /// not scanned again (`pipeline/versions.rs`).
+    /// not scanned again (`input/history/versions.rs`).
     pub unchanged_bytes: u64,
     pub metrics: MetricsSnapshot,
     pub elapsed: Duration,

@@ -16,7 +16,7 @@ use scanner_engine::{Engine, Finding, ScanInput};
 
 /// What the history scan focuses on: the bytes between the common prefix
 /// and the common suffix of the two versions, widened by one byte each
-/// side (`pipeline/versions.rs`, `changed_span`, written naively here).
+/// side (`input/history/versions.rs`, `changed_span`, written naively here).
 fn changed_span(old: &[u8], new: &[u8]) -> std::ops::Range<usize> {
     let mut p = 0;
     while p < old.len() && p < new.len() && old[p] == new[p] {

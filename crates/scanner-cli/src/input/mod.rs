@@ -99,7 +99,7 @@ pub enum Content {
         size: u64,
         /// The version of the same file this blob modifies
         /// ([`crate::input::history::HistoryBlob::base`]): only findings in what changed
-        /// since it are looked for (`pipeline/versions.rs`).
+        /// since it are looked for (`input/history/versions.rs`).
         base: Option<Oid>,
     },
     /// A small archive member, read whole into memory by the worker that

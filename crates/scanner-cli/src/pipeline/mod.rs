@@ -54,7 +54,7 @@
 //! counts and lists every suppressed finding with its path and final line.
 //! A history blob that modifies an earlier version of its file is scanned
 //! whole, then its worker marks `allowed` (whatever `-v`) the findings
-//! outside what changed ([`versions`]), which the sink counts and lists
+//! outside what changed ([`versions`](crate::input::history::versions)), which the sink counts and lists
 //! the same way.
 //!
 //! # Stopping
@@ -71,7 +71,6 @@ mod emit;
 pub mod reader;
 pub mod sink;
 pub mod split;
-pub mod versions;
 pub mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};

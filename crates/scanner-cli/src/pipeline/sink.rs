@@ -34,7 +34,7 @@ pub struct Counts {
     /// Bytes of history blobs that lie outside what changed since the
     /// version they modify: counted in `bytes` (read), but scanned only
     /// as far as the rules' windows around the changes reach
-    /// (`pipeline/versions.rs`).
+    /// (`input/history/versions.rs`).
     pub unchanged: AtomicU64,
 }
 

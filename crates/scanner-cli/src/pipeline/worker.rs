@@ -37,10 +37,9 @@ use super::emit::{Tally, WorkerEmitter};
 use super::reader::{self, ChunkReader, Read, ReadScratch};
 use super::sink::{Counts, Msg, Outcome};
 use super::split::{self, Backing, Piece, SplitInput};
-use super::versions;
 use super::{ScanOptions, StopHandle, Task};
 use crate::input::archive::{self, ArchiveKind};
-use crate::input::history::{BlobReader, ObjectStore};
+use crate::input::history::{versions, BlobReader, ObjectStore};
 use crate::input::utf16::Utf16Reader;
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
@@ -77,7 +76,7 @@ pub struct Shared {
     pub counts: Arc<Counts>,
     /// History blobs known to hold no long-window keyword, or to have
     /// changed wide (`versions::Quiet`).
-    pub quiet: super::versions::Quiet,
+    pub quiet: versions::Quiet,
     /// Bytes expanded by the archives of this run, against
     /// `--archive-max-run-bytes`.
     pub archive_bytes: Arc<archive::RunBytes>,
@@ -722,7 +721,7 @@ type Base = (crate::input::Oid, Arc<ObjectStore>);
 
 /// Marks unchanged ([`super::versions`]) the `findings` of a history blob
 /// (`data`) that lie outside what changed since its `base`, line by line
-/// ([`changed_spans`](super::versions::changed_spans)). The base is read
+/// ([`changed_spans`](versions::changed_spans)). The base is read
 /// only when some finding is to be judged: most blobs have none, and then
 /// cost nothing more.
 fn mark_unchanged(
@@ -736,9 +735,9 @@ fn mark_unchanged(
         return;
     }
     if let Some(changed) = with_base(base, data.len(), w, sh, |old| {
-        super::versions::changed_spans(old, data)
+        versions::changed_spans(old, data)
     }) {
-        super::versions::mark_unchanged(findings, &changed);
+        versions::mark_unchanged(findings, &changed);
     }
 }
 
@@ -829,7 +828,7 @@ fn scan_bytes(
             .filter(|_| data.len() >= FOCUS_MIN_BYTES && wide == 0);
         match focus.and_then(|b| {
             with_base(b, data.len(), w, sh, |old| {
-                super::versions::changed_span(old, &data)
+                versions::changed_span(old, &data)
             })
         }) {
             Some(changed) => {

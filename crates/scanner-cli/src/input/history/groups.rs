@@ -16,7 +16,7 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// Reading a blob is cheap when its worker has just read one its delta
 /// chain passes through: the chain ends in its reader's caches. And the
 /// scan of a file's previous version tells whether the next may skip the
-/// search for long-window keywords (`pipeline::versions::Quiet`). In the walk's
+/// search for long-window keywords (`input::history::versions::Quiet`). In the walk's
 /// order, consecutive versions of a file sit in consecutive batches, which
 /// two workers take at once: on ripgrep's history a third of the later
 /// versions found their base not scanned yet (5% with one worker), and two

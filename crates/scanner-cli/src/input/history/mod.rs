@@ -57,7 +57,7 @@
 //! modification (`M`) of a regular file at path P from A, the commit is not a merge, and A
 //! was itself first yielded at P. The caller then reports only the findings of B whose
 //! match intersects what changed in B since A: the lines of B that are not lines of A kept
-//! in order (`pipeline/versions.rs`), each run widened by one byte on each side (a match
+//! in order (`input/history/versions.rs`), each run widened by one byte on each side (a match
 //! whose boundary assertion looks at the first changed byte). A finding wholly in lines B
 //! kept from A is in A, on the same line, at the same path, and was reported with A (by
 //! induction, back to the version that introduced it). Everything else is new and reported
@@ -146,6 +146,7 @@ mod provenance;
 mod running;
 mod source;
 mod store;
+pub mod versions;
 mod walk;
 
 pub use error::*;
