@@ -308,14 +308,14 @@ fn a_zip_nested_past_the_depth_limit_fails_the_run() {
     assert_eq!(r.expect(2).path_lines(), Vec::<String>::new());
     assert!(
         r.stderr.contains(
-            "z10.zip!z9.zip!z8.zip!z7.zip: archive nested too deep (raise --archive-depth)"
+            "z10.zip!z9.zip!z8.zip!z7.zip: archive nested too deep (raise --archive-depth, at most 32)"
         ),
         "{}",
         r.stderr
     );
     assert_eq!(
         r.summary_line("not read inside archives:"),
-        Some("not read inside archives: 1 too_deep (raise --archive-depth)")
+        Some("not read inside archives: 1 too_deep (raise --archive-depth, at most 32)")
     );
     let r = t.run(&["scan", "--format", "json", "--archive-depth", "10"]);
     assert_eq!(
@@ -325,7 +325,8 @@ fn a_zip_nested_past_the_depth_limit_fails_the_run() {
 }
 
 /// 40 nested gzip streams: every level is stack, so the depth is at most
-/// 32; at 32 the innermost levels are not opened (exit 2), no overflow.
+/// 32; at 32 the innermost levels are not opened (exit 2), no overflow, and
+/// the hint says how far the flag goes.
 #[test]
 fn deeply_nested_gzip_is_capped_not_a_stack_overflow() {
     let t = Tree::new();
@@ -337,7 +338,7 @@ fn deeply_nested_gzip_is_capped_not_a_stack_overflow() {
     let r = t.run(&["scan", "--archive-depth", "32", "g"]);
     assert_eq!(
         r.expect(2).summary_line("not read inside archives:"),
-        Some("not read inside archives: 1 too_deep (raise --archive-depth)")
+        Some("not read inside archives: 1 too_deep (raise --archive-depth, at most 32)")
     );
     assert!(r.summary_line("scanned 1 file ").is_some(), "{}", r.stderr);
     let r = t.run(&["scan", "--archive-depth", "1000", "g"]);

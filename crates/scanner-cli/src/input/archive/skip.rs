@@ -77,6 +77,14 @@ pub fn label_incomplete(label: &str) -> bool {
     !matches!(label, "unsafe_name" | "symlink")
 }
 
+/// The hint for [`ArchiveSkip::TooDeep`], with the ceiling of the flag
+/// ([`MAX_DEPTH`](super::MAX_DEPTH), spelled out: `concat!` takes literals).
+const TOO_DEEP_FLAG: &str = concat!("--archive-depth, at most ", 32);
+const _: () = assert!(
+    super::MAX_DEPTH == 32,
+    "TOO_DEEP_FLAG names the old ceiling"
+);
+
 /// The flag that raises the limit behind the skips labelled `label`
 /// ([`ArchiveSkip::label`]), if a flag does.
 pub fn flag_for_label(label: &str) -> Option<&'static str> {
@@ -84,7 +92,9 @@ pub fn flag_for_label(label: &str) -> Option<&'static str> {
         "too_large" => Some("--archive-max-bytes"),
         "run_too_large" => Some("--archive-max-run-bytes"),
         "too_many_members" => Some("--archive-max-members"),
-        "too_deep" => Some("--archive-depth"),
+        // The flag has a ceiling (stack depth): a run at the ceiling must
+        // not be told to raise it without being told how far it goes.
+        "too_deep" => Some(TOO_DEEP_FLAG),
         _ => None,
     }
 }
