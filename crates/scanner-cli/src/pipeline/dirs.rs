@@ -108,21 +108,20 @@ pub(super) fn run(dir: DirTask, permit: Permit, opts: &ScanOptions, out: &mut Wo
 pub(super) fn scan_files(
     files: Arc<Files>,
     start: usize,
-    mut end: usize,
+    end: usize,
     permit: Permit,
     out: &WorkerEmitter,
     mut scan: impl FnMut(Item, Permit),
 ) {
-    while end - start > FILES_GRAIN {
-        let mid = start + (end - start) / 2;
+    let wide = |len| len > FILES_GRAIN as u64;
+    let end = super::split::keep_lower_half(start as u64, end as u64, wide, |mid, end| {
         out.spawn(Task::Files {
             files: Arc::clone(&files),
-            start: mid,
-            end,
+            start: mid as usize,
+            end: end as usize,
             permit: permit.clone(),
-        });
-        end = mid;
-    }
+        })
+    }) as usize;
     for i in start..end {
         if out.stopped() {
             return;

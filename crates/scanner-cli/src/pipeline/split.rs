@@ -138,6 +138,25 @@ pub fn finish(split: &SplitInput) -> (Outcome, Suppressed) {
     (outcome, pieces.suppressed)
 }
 
+/// The partitioner's cut (module docs): while `splits(end - start)`, hands
+/// the upper half of `start..end` to `push` (the worker's own deque, where
+/// thieves take the oldest, the largest piece) and keeps the lower half.
+/// Returns the end of what is left to the caller. A split input's byte
+/// ranges and a listed directory's files (`pipeline::dirs`) are cut so.
+pub(super) fn keep_lower_half(
+    start: u64,
+    mut end: u64,
+    splits: impl Fn(u64) -> bool,
+    mut push: impl FnMut(u64, u64),
+) -> u64 {
+    while splits(end - start) {
+        let mid = start + (end - start) / 2;
+        push(mid, end);
+        end = mid;
+    }
+    end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -819,7 +819,11 @@ fn scan_bytes(
         // The span between the common prefix and suffix; a base that was
         // not itself scanned gives none: scan whole. So does a base that
         // changed wide, or follows one that did (`versions::Quiet`), unread.
-        let wide = base.as_ref().map_or(0, |(b, _)| sh.quiet.wide(b));
+        let marks = base
+            .as_ref()
+            .map(|(b, _)| sh.quiet.marks(b))
+            .unwrap_or_default();
+        let wide = marks.wide;
         if let Some(oid) = oid.filter(|_| wide > 0) {
             sh.quiet.set_wide(oid, wide - 1);
         }
@@ -839,10 +843,9 @@ fn scan_bytes(
                 sh.counts
                     .unchanged
                     .fetch_add((data.len() - changed.len()) as u64, Ordering::Relaxed);
-                let quiet = base.as_ref().is_some_and(|(b, _)| sh.quiet.contains(b));
                 let focus = std::slice::from_ref(&changed);
                 sh.engine
-                    .scan_focus(&input, focus, quiet, &mut w.scan, &mut w.found);
+                    .scan_focus(&input, focus, marks.quiet, &mut w.scan, &mut w.found);
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }
@@ -900,23 +903,26 @@ fn is_stdout(_md: &std::fs::Metadata, _sh: &Shared) -> bool {
 fn scan_range(
     input: Arc<SplitInput>,
     start: u64,
-    mut end: u64,
+    end: u64,
     permit: Permit,
     w: &mut WorkerScratch,
     spawner: &Spawner<Task>,
     sh: &Shared,
 ) {
     let grain = sh.opts.split_grain.max(1);
-    while end - start >= 2 * grain {
-        let mid = start + (end - start) / 2;
-        spawner.spawn_local(Task::Range {
-            input: Arc::clone(&input),
-            start: mid,
-            end,
-            permit: permit.clone(),
-        });
-        end = mid;
-    }
+    let end = split::keep_lower_half(
+        start,
+        end,
+        |len| len >= 2 * grain,
+        |mid, end| {
+            spawner.spawn_local(Task::Range {
+                input: Arc::clone(&input),
+                start: mid,
+                end,
+                permit: permit.clone(),
+            })
+        },
+    );
     let path_str = input.provenance.path.to_string_lossy();
     let read_limit = end.saturating_add(sh.overlap as u64).min(input.size);
     w.found.clear();

@@ -102,16 +102,25 @@ pub const UNCHANGED: &str = "unchanged in a later version";
 /// worker) only costs the search, or the read of the base. An id is matched
 /// whole: a blob is never taken for another.
 pub struct Quiet {
-    slots: Mutex<Vec<Option<Marks>>>,
+    slots: Mutex<Vec<Option<Entry>>>,
 }
 
 /// A blob's entry in [`Quiet`]: its id, whether it is quiet, and how many
 /// more versions after it are to be scanned whole (0: not wide).
 #[derive(Clone, Copy)]
-struct Marks {
+struct Entry {
     oid: Oid,
-    quiet: bool,
-    wide: u8,
+    marks: Marks,
+}
+
+/// What [`Quiet`] knows of a blob; the default for one it does not hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// Its scan found no long-window keyword.
+    pub quiet: bool,
+    /// How many more versions after it, the next one among them, are to be
+    /// scanned whole: 0 when it is not known to have changed wide.
+    pub wide: u8,
 }
 
 /// How many ids [`Quiet`] holds at most (24 bytes each): a version's base
@@ -158,30 +167,25 @@ impl Quiet {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let slot = &mut slots[Self::slot(&oid)];
         let mut marks = match *slot {
-            Some(m) if m.oid == oid => m,
-            _ => Marks {
-                oid,
-                quiet: false,
-                wide: 0,
-            },
+            Some(e) if e.oid == oid => e.marks,
+            _ => Marks::default(),
         };
         f(&mut marks);
-        *slot = Some(marks);
+        *slot = Some(Entry { oid, marks });
     }
 
-    fn get(&self, oid: &Oid) -> Option<Marks> {
+    /// What is known of `oid`, read once: both marks of a base come from
+    /// one look at the table.
+    pub fn marks(&self, oid: &Oid) -> Marks {
         let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        slots[Self::slot(oid)].filter(|m| m.oid == *oid)
+        slots[Self::slot(oid)]
+            .filter(|e| e.oid == *oid)
+            .map_or(Marks::default(), |e| e.marks)
     }
 
     /// Records that `oid`'s scan found no long-window keyword.
     pub fn insert(&self, oid: Oid) {
         self.mark(oid, |m| m.quiet = true);
-    }
-
-    /// Whether `oid`'s scan is known to have found no long-window keyword.
-    pub fn contains(&self, oid: &Oid) -> bool {
-        self.get(oid).is_some_and(|m| m.quiet)
     }
 
     /// Records that the next `skips` versions after `oid` are to be scanned
@@ -190,12 +194,6 @@ impl Quiet {
         if skips > 0 {
             self.mark(oid, |m| m.wide = skips);
         }
-    }
-
-    /// How many more versions after `oid`, the next one among them, are to
-    /// be scanned whole: 0 when it is not known to have changed wide.
-    pub fn wide(&self, oid: &Oid) -> u8 {
-        self.get(oid).map_or(0, |m| m.wide)
     }
 }
 
@@ -404,18 +402,19 @@ mod tests {
         let a = Oid([7; 20]);
         let mut b = a;
         b.0[19] = 8;
+        let marks = |oid: &Oid| quiet.marks(oid);
         quiet.insert(a);
-        assert!(quiet.contains(&a));
-        assert!(!quiet.contains(&b));
+        assert!(marks(&a).quiet);
+        assert!(!marks(&b).quiet);
         quiet.insert(b);
-        assert!(quiet.contains(&b));
-        assert!(!quiet.contains(&a));
+        assert!(marks(&b).quiet);
+        assert!(!marks(&a).quiet);
         // Both marks on one id; another id in its slot starts unmarked.
         quiet.set_wide(b, 2);
-        assert_eq!((quiet.contains(&b), quiet.wide(&b)), (true, 2));
+        assert_eq!((marks(&b).quiet, marks(&b).wide), (true, 2));
         quiet.set_wide(a, 1);
-        assert_eq!((quiet.contains(&a), quiet.wide(&a)), (false, 1));
-        assert_eq!(quiet.wide(&b), 0);
+        assert_eq!((marks(&a).quiet, marks(&a).wide), (false, 1));
+        assert_eq!(marks(&b).wide, 0);
         let m = WIDE_MIN_BYTES;
         assert!(is_wide(m - m / 4, m) && !is_wide(m - m / 4 - 1, m));
         assert!(!is_wide(99, 100));
