@@ -68,17 +68,23 @@ impl DirRules {
         how: &Reading,
     ) -> (DirRules, Option<ignore::Error>) {
         let mut errs = Vec::new();
-        let mut file = |name: &str, file: Option<PathBuf>| match file {
-            Some(file) if has(name) => {
-                let (gi, err) = read_ignore_file(dir, &file, how);
-                errs.extend(err);
-                gi.filter(|m| !m.is_empty())
+        let mut file = |name: &str, file: &dyn Fn() -> Option<PathBuf>| {
+            if !has(name) {
+                return None;
             }
-            _ => None,
+            // A walked directory open: its own ignore file read by name in
+            // it, no lookup of the whole path.
+            if let (Reading::Walked(compiled, Some(at)), false) = (how, name == ".git") {
+                let content = read_at(*at, name).unwrap_or_default();
+                return Some(compiled.get(content)).filter(|m| !m.is_empty());
+            }
+            let (gi, err) = read_ignore_file(dir, &file()?, how);
+            errs.extend(err);
+            gi.filter(|m| !m.is_empty())
         };
-        let custom = file(".scannerignore", Some(dir.join(".scannerignore")));
-        let dot_ignore = file(".ignore", Some(dir.join(".ignore")));
-        let git = file(".gitignore", Some(dir.join(".gitignore")));
+        let custom = file(".scannerignore", &|| Some(dir.join(".scannerignore")));
+        let dot_ignore = file(".ignore", &|| Some(dir.join(".ignore")));
+        let git = file(".gitignore", &|| Some(dir.join(".gitignore")));
         let mut resolve_err = None;
         let exclude_file = has(".git")
             .then(|| {
@@ -92,7 +98,7 @@ impl DirRules {
                 }
             })
             .flatten();
-        let git_exclude = file(".git", exclude_file);
+        let git_exclude = file(".git", &|| exclude_file.clone());
         errs.extend(resolve_err);
         let rules = DirRules {
             custom,
@@ -119,8 +125,9 @@ enum Reading<'a> {
     /// without the crate's `stat` of each file first (the listing named
     /// it) or a copy of the file's path per line (only shown in errors,
     /// which a walked directory's are not), errors not collected; each
-    /// compiled once per content, in the walk's [`Compiled`].
-    Walked(&'a Compiled),
+    /// compiled once per content, in the walk's [`Compiled`]. The
+    /// directory's descriptor, when it is open, to read them by name.
+    Walked(&'a Compiled, Option<std::os::fd::BorrowedFd<'a>>),
     /// A parent of the walk's root: errors collected as the crate
     /// collects them (they are shown), and the matcher kept is narrowed to
     /// the lines that can match an entry below the root (see [`reach`]),
@@ -143,7 +150,7 @@ fn read_ignore_file(
 ) -> (Option<Arc<Matcher>>, Option<ignore::Error>) {
     use ignore::gitignore::{Gitignore, GitignoreBuilder};
     let (below, by_path) = match how {
-        Reading::Walked(compiled) => {
+        Reading::Walked(compiled, _) => {
             let content = fs::read(file).unwrap_or_default();
             return (Some(compiled.get(content)), None);
         }
@@ -177,6 +184,39 @@ fn read_ignore_file(
     }
     let narrow = narrow.build().unwrap_or_else(|_| Gitignore::empty());
     (Some(Arc::new(Matcher::Globs(narrow))), grouped(errs))
+}
+
+/// The content of file `name` in the directory open as `dir`, as
+/// `fs::read` reads it, without its `statx` for a size hint (ignore files
+/// are small).
+#[cfg(target_os = "linux")]
+fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let c = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a directory descriptor and a NUL-terminated name.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    let mut file = unsafe { fs::File::from_raw_fd(fd) };
+    let mut content = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(content),
+            Ok(n) => content.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The walked directories' ignore files of one walk, compiled once per
@@ -663,12 +703,18 @@ impl IgnoreRules {
     /// `name` when `has(name)`: these, and the directory's own ignore
     /// files, read only when listed. `None` when it adds none (these rules
     /// hold unchanged). Errors in a walked directory's ignore files are not
-    /// reported, as the crate's walk does not report them.
-    pub(super) fn inside(&self, dir: &Path, has: impl Fn(&str) -> bool) -> Option<IgnoreRules> {
+    /// reported, as the crate's walk does not report them. `at` is the
+    /// directory's descriptor, if it is open.
+    pub(super) fn inside(
+        &self,
+        dir: &Path,
+        at: Option<std::os::fd::BorrowedFd<'_>>,
+        has: impl Fn(&str) -> bool,
+    ) -> Option<IgnoreRules> {
         if !IGNORE_FILES.iter().any(|f| has(f)) {
             return None;
         }
-        let how = Reading::Walked(&self.root.compiled);
+        let how = Reading::Walked(&self.root.compiled, at);
         let (dir_rules, _) = DirRules::read(dir, has, &how);
         if dir_rules.is_empty() {
             return None;
