@@ -247,6 +247,7 @@ impl Compiled {
     /// The matcher of ignore-file content `content`, compiled now unless
     /// the same content was.
     fn get(&self, content: Vec<u8>) -> Arc<Matcher> {
+        use std::collections::hash_map::Entry;
         let lock = || self.by_content.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(m) = lock().map.get(content.as_slice()) {
             return Arc::clone(m);
@@ -254,12 +255,19 @@ impl Compiled {
         // Compiled unlocked: the other tasks of a split walk go on.
         let compiled = Arc::new(Matcher::compile(&content));
         let mut cache = lock();
-        if cache.bytes + content.len() <= Self::MAX_BYTES {
-            cache.bytes += content.len();
-            let kept = cache.map.entry(content.into()).or_insert(compiled);
-            return Arc::clone(kept);
+        if cache.bytes + content.len() > Self::MAX_BYTES {
+            return compiled;
         }
-        compiled
+        let len = content.len();
+        match cache.map.entry(content.into()) {
+            // Another task compiled it meanwhile: theirs is kept.
+            Entry::Occupied(kept) => Arc::clone(kept.get()),
+            Entry::Vacant(slot) => {
+                slot.insert(Arc::clone(&compiled));
+                cache.bytes += len;
+                compiled
+            }
+        }
     }
 }
 
