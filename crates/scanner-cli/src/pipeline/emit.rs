@@ -444,6 +444,68 @@ mod tests {
     use super::*;
     use crate::input::{Content, Provenance};
 
+    /// Files share a permit of several tasks, clamped to a budget of 3;
+    /// in-memory items among them get their own. The feeder lets go of
+    /// the rest of a shared permit before it blocks (else it would wait
+    /// for the tasks it holds itself: the 60-byte items wait for the one
+    /// before them, and the first waits for the shared permit's 3), every
+    /// item runs once, and never more than 3 tasks are out.
+    #[test]
+    fn files_share_a_permit_and_the_feeder_never_waits_on_its_own() {
+        let ran = Arc::new(AtomicU64::new(0));
+        let exec = {
+            let ran = ran.clone();
+            Executor::new(
+                ExecutorConfig::with_workers(1),
+                |_| (),
+                move |task: Task, _: &mut WorkerCtx<Task, ()>| {
+                    if let Task::Item { .. } = task {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        ran.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+            )
+        };
+        let budget = Budget::new(3, 100);
+        let (done_tx, done_rx) = crossbeam_channel::bounded(1);
+        {
+            let (handle, budget) = (exec.handle(), budget.clone());
+            std::thread::spawn(move || {
+                let stop = StopHandle::default();
+                let mut feeder = Feeder {
+                    budget: &budget,
+                    exec: &handle,
+                    stop: &stop,
+                    batch: Vec::with_capacity(BATCH),
+                    shared: None,
+                    items: 0,
+                };
+                for i in 0..40 {
+                    let content = match i % 5 {
+                        4 => Content::Bytes(vec![b'x'; 60]),
+                        _ => Content::File(format!("f{i}").into()),
+                    };
+                    let item = Item {
+                        provenance: Provenance::path(format!("f{i}")),
+                        content,
+                    };
+                    assert!(feeder.push(item));
+                }
+                feeder.shared = None;
+                feeder.flush();
+                let _ = done_tx.send(feeder.items);
+            });
+        }
+        let queued = done_rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the feeder waited for permits it held");
+        exec.join().unwrap();
+        assert_eq!(queued, 40);
+        assert_eq!(ran.load(Ordering::Relaxed), 40);
+        assert_eq!(budget.peak().0, 3);
+        assert_eq!(budget.in_flight(), (0, 0));
+    }
+
     /// A worker's emitter never blocks: it queues a task while the members
     /// budget has room and another worker could take it, and otherwise
     /// says no at once (the caller then does the work itself), even when
