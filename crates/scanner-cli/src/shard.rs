@@ -197,21 +197,16 @@ impl Planner {
     /// One item of the walk.
     pub fn offer(&mut self, item: crate::input::Item) {
         let key = path_key(&item.provenance.path, &self.roots);
-        let size = match &item.content {
-            // An unreadable file is placed by hash: its shard reports it.
-            crate::input::Content::File(p) | crate::input::Content::WalkedFile { path: p, .. } => {
-                std::fs::metadata(p).map_or(0, |m| m.len())
-            }
-            _ => 0,
+        let on_disk = match &item.content {
+            crate::input::Content::File(p) => Some(p.as_path()),
+            crate::input::Content::WalkedFile { .. } => Some(item.provenance.path.as_path()),
+            _ => None,
         };
+        // An unreadable file is placed by hash: its shard reports it.
+        let size = on_disk.map_or(0, |p| std::fs::metadata(p).map_or(0, |m| m.len()));
         if size > LARGE {
-            let weight = match &item.content {
-                crate::input::Content::File(p)
-                | crate::input::Content::WalkedFile { path: p, .. }
-                    if !self.binary && looks_binary(p) =>
-                {
-                    8 << 10
-                }
+            let weight = match on_disk {
+                Some(p) if !self.binary && looks_binary(p) => 8 << 10,
                 _ => size,
             };
             self.large.push((weight, key, item));

@@ -6,6 +6,14 @@
 //! the task and everything it split off are done (or dropped by a shutdown).
 //! So memory held by queued tasks stays bounded however fast the walker runs.
 //!
+//! **Several tasks, one permit**: [`Budget::try_acquire_tasks`] and
+//! [`Budget::acquire_tasks_open`] take `n` task permits at once, as one
+//! [`Permit`] that the producer clones into each of up to `n` tasks (a
+//! batch). The `n` return together, when the last of those tasks is done:
+//! later than `n` single permits would, never earlier, so the bound holds
+//! as it is stated (at most `max_tasks` tasks in flight), for one lock and
+//! one allocation per batch instead of per task.
+//!
 //! A `Mutex` + `Condvar`: the producer parks, it never spins. Contention is
 //! one lock per task acquire and one per task release, far below the cost of
 //! opening and scanning a file. A release signals the condvar only when a
@@ -121,14 +129,23 @@ impl Budget {
     /// Like [`acquire`](Budget::acquire) but returns `None` once the budget
     /// is closed: the form a producer loop should use.
     pub fn acquire_open(&self, bytes: u64) -> Option<Permit> {
-        let bytes = bytes.min(self.inner.max_bytes);
+        self.acquire_tasks_open(1, bytes)
+    }
+
+    /// Like [`acquire_open`](Budget::acquire_open), for `tasks` task
+    /// permits at once (clamped to `max_tasks`, at least 1), held by one
+    /// [`Permit`] for the producer to clone into that many tasks (see the
+    /// module docs). The producer must not keep a clone of its own while
+    /// it blocks for more (see "Deadlock to avoid").
+    pub fn acquire_tasks_open(&self, tasks: usize, bytes: u64) -> Option<Permit> {
+        let (tasks, bytes) = self.clamp(tasks, bytes);
         let mut st = self.lock();
         loop {
             if st.closed {
                 return None;
             }
-            if self.fits(&st, bytes) {
-                return Some(self.grant(st, bytes));
+            if self.fits(&st, tasks, bytes) {
+                return Some(self.grant(st, tasks, bytes));
             }
             st.waiters += 1;
             st = self.inner.freed.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -139,12 +156,18 @@ impl Budget {
     /// Never blocks: `None` when the permit does not fit now or the budget is
     /// closed.
     pub fn try_acquire(&self, bytes: u64) -> Option<Permit> {
-        let bytes = bytes.min(self.inner.max_bytes);
+        self.try_acquire_tasks(1, bytes)
+    }
+
+    /// Like [`try_acquire`](Budget::try_acquire), for `tasks` task permits
+    /// at once, as [`acquire_tasks_open`](Budget::acquire_tasks_open).
+    pub fn try_acquire_tasks(&self, tasks: usize, bytes: u64) -> Option<Permit> {
+        let (tasks, bytes) = self.clamp(tasks, bytes);
         let st = self.lock();
-        if st.closed || !self.fits(&st, bytes) {
+        if st.closed || !self.fits(&st, tasks, bytes) {
             return None;
         }
-        Some(self.grant(st, bytes))
+        Some(self.grant(st, tasks, bytes))
     }
 
     /// Wakes every blocked `acquire` and makes all later ones return at once.
@@ -152,6 +175,11 @@ impl Budget {
     pub fn close(&self) {
         self.lock().closed = true;
         self.inner.freed.notify_all();
+    }
+
+    /// The most task permits out at once (`usize::MAX` for unbounded).
+    pub fn max_tasks(&self) -> usize {
+        self.inner.max_tasks
     }
 
     pub fn is_closed(&self) -> bool {
@@ -177,12 +205,22 @@ impl Budget {
         self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn fits(&self, st: &State, bytes: u64) -> bool {
-        st.tasks < self.inner.max_tasks && st.bytes.saturating_add(bytes) <= self.inner.max_bytes
+    /// A request as it is granted: at least one task and at most all of
+    /// them (so it fits an empty pool), bytes at most `max_bytes`.
+    fn clamp(&self, tasks: usize, bytes: u64) -> (usize, u64) {
+        (
+            tasks.clamp(1, self.inner.max_tasks),
+            bytes.min(self.inner.max_bytes),
+        )
     }
 
-    fn grant(&self, mut st: MutexGuard<'_, State>, bytes: u64) -> Permit {
-        st.tasks += 1;
+    fn fits(&self, st: &State, tasks: usize, bytes: u64) -> bool {
+        st.tasks.saturating_add(tasks) <= self.inner.max_tasks
+            && st.bytes.saturating_add(bytes) <= self.inner.max_bytes
+    }
+
+    fn grant(&self, mut st: MutexGuard<'_, State>, tasks: usize, bytes: u64) -> Permit {
+        st.tasks += tasks;
         st.bytes += bytes;
         st.peak_tasks = st.peak_tasks.max(st.tasks);
         st.peak_bytes = st.peak_bytes.max(st.bytes);
@@ -190,6 +228,7 @@ impl Budget {
         Permit {
             held: Some(Arc::new(Held {
                 budget: self.inner.clone(),
+                tasks,
                 bytes,
             })),
         }
@@ -253,19 +292,21 @@ impl PermitWatch {
 
 struct Held {
     budget: Arc<Inner>,
+    /// Task permits: 1, or a batch's ([`Budget::acquire_tasks_open`]).
+    tasks: usize,
     bytes: u64,
 }
 
 impl std::fmt::Debug for Held {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Held({} bytes)", self.bytes)
+        write!(f, "Held({} tasks, {} bytes)", self.tasks, self.bytes)
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
         let mut st = self.budget.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.tasks -= 1;
+        st.tasks -= self.tasks;
         st.bytes -= self.bytes;
         // A producer parked for a task permit is woken once a quarter of
         // them are free, not at every release: it then queues a burst and
@@ -304,6 +345,34 @@ mod tests {
         assert!(b.try_acquire(0).is_none(), "tasks exhausted");
         drop((a, c));
         assert_eq!(b.peak(), (2, 100));
+    }
+
+    /// A permit of several tasks holds them all until its last clone
+    /// drops (the bound counts each task of a batch until the batch is
+    /// done); a request is clamped to the whole pool and to at least one.
+    #[test]
+    fn a_permit_of_several_tasks_returns_them_with_its_last_clone() {
+        let b = Budget::new(4, 0);
+        let batch = b.try_acquire_tasks(3, 0).unwrap();
+        assert_eq!(b.in_flight().0, 3);
+        assert!(b.try_acquire_tasks(2, 0).is_none(), "3 + 2 > 4");
+        let single = b.try_acquire(0).unwrap();
+        assert!(b.try_acquire(0).is_none(), "tasks exhausted");
+        let pieces: Vec<Permit> = (0..3).map(|_| batch.clone()).collect();
+        drop(batch);
+        let mut pieces = pieces.into_iter();
+        pieces.next();
+        pieces.next();
+        assert_eq!(b.in_flight().0, 4, "a clone still holds the batch's 3");
+        drop(pieces);
+        assert_eq!(b.in_flight().0, 1);
+        drop(single);
+        let all = b.acquire_tasks_open(10, 0).unwrap();
+        assert_eq!(b.in_flight().0, 4, "clamped to the pool");
+        drop(all);
+        drop(b.try_acquire_tasks(0, 0).unwrap());
+        assert_eq!(b.peak().0, 4);
+        assert_eq!(b.in_flight(), (0, 0));
     }
 
     #[test]

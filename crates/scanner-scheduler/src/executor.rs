@@ -7,9 +7,9 @@
 //! the first panic. A task is *in flight* from the moment its spawn is
 //! counted in `S` until it has run or has been dropped.
 //!
-//! 1. **External spawn** (`ExecutorHandle::spawn`, `spawn_batch`): one CAS on
-//!    `S` checks the accepting bit and adds the count in the same step;
-//!    refused if the gate is closed (the task is handed back). Only then is
+//! 1. **External spawn** (`ExecutorHandle::spawn`, `spawn_batch`,
+//!    `spawn_drain`): one CAS on `S` checks the accepting bit and adds the
+//!    count in the same step; refused if the gate is closed (the task is handed back). Only then is
 //!    the task pushed onto the injector, and one sleeper (per task, at most
 //!    one per worker) is woken.
 //! 2. **Internal spawn** (`spawn_local`, `spawn_global` from a running task):
@@ -467,18 +467,29 @@ impl<T: Send + 'static> ExecutorHandle<T> {
     /// All or nothing: either every task is queued or all come back.
     /// Wakes at most one sleeper (as a searcher that, finding work, wakes
     /// the next: see `idle.rs`).
-    pub fn spawn_batch(&self, tasks: Vec<T>) -> Result<(), Vec<T>> {
+    pub fn spawn_batch(&self, mut tasks: Vec<T>) -> Result<(), Vec<T>> {
+        match self.spawn_drain(&mut tasks) {
+            true => Ok(()),
+            false => Err(tasks),
+        }
+    }
+
+    /// [`spawn_batch`](Self::spawn_batch) from a buffer the caller keeps:
+    /// true when every task was queued, and `tasks` is left empty with its
+    /// capacity (a producer that reuses it allocates nothing per batch);
+    /// false when refused, and `tasks` is left as it was.
+    pub fn spawn_drain(&self, tasks: &mut Vec<T>) -> bool {
         if tasks.is_empty() {
-            return Ok(());
+            return true;
         }
         if !self.shared.state.try_add_external(tasks.len()) {
-            return Err(tasks);
+            return false;
         }
-        for t in tasks {
+        for t in tasks.drain(..) {
             self.shared.injector.push(t);
         }
         self.shared.sleepers.notify();
-        Ok(())
+        true
     }
 
     pub fn is_accepting(&self) -> bool {

@@ -73,14 +73,12 @@ pub enum Content {
     /// A file on disk: opened, sniffed and read in chunks by the worker,
     /// split into ranges when large.
     File(PathBuf),
-    /// A file the walker found under `root` without `--follow`: opened
-    /// relative to `root` refusing any symbolic link on the way, so a
-    /// directory swapped for a link after the listing is not followed out
-    /// of the tree (see `pipeline::reader::open_beneath`).
-    WalkedFile {
-        root: Arc<std::path::Path>,
-        path: PathBuf,
-    },
+    /// A file the walker found under `root` without `--follow`, at the
+    /// item's [`Provenance::path`] (not copied here: one path per walked
+    /// file): opened relative to `root` refusing any symbolic link on the
+    /// way, so a directory swapped for a link after the listing is not
+    /// followed out of the tree (see `pipeline::reader::open_beneath`).
+    WalkedFile { root: Arc<std::path::Path> },
     /// Bytes already in memory (a staged blob). Charged to the budget's
     /// byte limit while in flight.
     Bytes(Vec<u8>),

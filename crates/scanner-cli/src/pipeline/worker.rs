@@ -250,15 +250,16 @@ fn scan_item(
     let outcome: Read1 = match content {
         content @ (Content::File(_) | Content::WalkedFile { .. }) => (|| -> Read1 {
             let (mut file, path) = match content {
-                Content::WalkedFile { root, path } => match reader::open_beneath(&root, &path) {
-                    Ok(f) => (f, path),
+                Content::WalkedFile { root } => match reader::open_beneath(&root, &provenance.path)
+                {
+                    Ok(f) => (f, std::borrow::Cow::Borrowed(provenance.path.as_path())),
                     Err(e) if reader::is_symlink_swapped(&e) => {
                         sh.warn(&provenance, e.to_string());
                         return Ok(Some(Outcome::Skipped(Skip::SymlinkNotFollowed)));
                     }
                     Err(e) => return Err(e),
                 },
-                Content::File(path) => (reader::open_nonblocking(&path)?, path),
+                Content::File(path) => (reader::open_nonblocking(&path)?, path.into()),
                 _ => unreachable!(),
             };
             let md = file.metadata()?;

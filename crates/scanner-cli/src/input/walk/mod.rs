@@ -151,10 +151,9 @@ fn file_item(path: PathBuf) -> Item {
 /// worker opens beneath it (`Content::WalkedFile`).
 fn walked_file(root: &Arc<Path>, path: PathBuf) -> Item {
     Item {
-        provenance: Provenance::path(path.clone()),
+        provenance: Provenance::path(path),
         content: Content::WalkedFile {
             root: Arc::clone(root),
-            path,
         },
     }
 }

@@ -142,11 +142,13 @@ pub(super) struct Entries {
 
 #[cfg(target_os = "linux")]
 impl Entries {
-    /// Lists directory `path`, opened by its whole path.
-    fn list(path: &Path) -> io::Result<Entries> {
+    /// Lists directory `path`, opened by its whole path; returns its open
+    /// descriptor too.
+    fn list(path: &Path) -> io::Result<(Entries, std::os::fd::OwnedFd)> {
         let mut e = Entries::default();
-        e.fill(&open_dir_path(path)?)?;
-        Ok(e)
+        let fd = open_dir_path(path)?;
+        e.fill(&fd)?;
+        Ok((e, fd))
     }
 
     /// Lists directory `name` of the directory open as `parent` into these
@@ -342,7 +344,7 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
         let inside = self
             .rules
             .as_ref()
-            .and_then(|r| r.inside(path, |f| entries.has(f)));
+            .and_then(|r| r.inside(path, fd.as_ref().map(|fd| fd.as_fd()), |f| entries.has(f)));
         let outer = inside.map(|inside| self.rules.replace(inside));
         let mut go_on = true;
         let len = path.as_os_str().len();
@@ -481,15 +483,20 @@ impl DirTask {
         let mut skips = SkipCounts::default();
         let mut warnings = Vec::new();
         let mut warn = |w| warnings.push(w);
-        let listed = Entries::list(&self.path);
-        if let Err(e) = &listed {
-            unreadable(&self.path, e, opts, &mut skips, &mut warn);
-        }
-        let entries = listed.unwrap_or_default();
+        use std::os::fd::AsFd;
+        let (entries, fd) = match Entries::list(&self.path) {
+            Ok((entries, fd)) => (entries, Some(fd)),
+            Err(e) => {
+                unreadable(&self.path, &e, opts, &mut skips, &mut warn);
+                (Entries::default(), None)
+            }
+        };
+        let at = fd.as_ref().map(|fd| fd.as_fd());
         let rules = match self.rules {
-            Some(r) => Some(r.inside(&self.path, |f| entries.has(f)).unwrap_or(r)),
+            Some(r) => Some(r.inside(&self.path, at, |f| entries.has(f)).unwrap_or(r)),
             None => None,
         };
+        drop(fd);
         let mut path = self.path;
         let mut files = Files {
             dir: PathBuf::new(),

@@ -4,9 +4,10 @@
 //! in `tests.rs` compare the two walks event by event); what it costs per
 //! entry is less:
 //!
-//! - An ignore file of plain names and paths (no glob syntax) is matched
-//!   by comparing bytes ([`Matcher::Literal`]): no `GlobSet` is built for
-//!   it, and none runs per entry.
+//! - An ignore file of plain names and paths, where the only glob syntax
+//!   is `*` within a component and a leading `**/` (`*.swp`, `target/*`,
+//!   `**/*.rs.bk`), is matched by comparing bytes ([`Matcher::Literal`]):
+//!   no `GlobSet` is built for it, and none runs per entry.
 //! - The root's parents' ignore files are narrowed to the lines that can
 //!   match below the root ([`reach`]: a line anchored to another directory,
 //!   or to one as shallow as the root, cannot). When what is left matches
@@ -16,6 +17,12 @@
 //! - A walked directory's ignore files are read without a `stat` first
 //!   (its listing named them) and without a copy of the file's path per
 //!   line (only shown in errors, and a walked directory's are not shown).
+//! - A walked directory's ignore file is compiled once per content
+//!   ([`Compiled`]): its globs are matched against the entry's path under
+//!   the directory, not its whole path, so one compiled matcher serves
+//!   every directory that holds the same file (the cargo registry's 131
+//!   ignore files have about 80 distinct contents: a crate's versions
+//!   ship the same `.gitignore`).
 
 use std::fs;
 use std::io;
@@ -31,16 +38,18 @@ const IGNORE_FILES: [&str; 4] = [".scannerignore", ".ignore", ".gitignore", ".gi
 /// The ignore rules one directory holds, as the `ignore` crate's walk reads
 /// them (its `dir.rs`, `add_child_path`, with our settings): each file's
 /// globs relative to the directory.
+///
+/// A file the directory does not hold, or that holds no rule, is `None`.
 #[cfg(target_os = "linux")]
 struct DirRules {
     /// `.scannerignore` (the crate's "custom ignore file").
-    pub(super) custom: Matcher,
+    pub(super) custom: Option<Arc<Matcher>>,
     /// `.ignore`.
-    pub(super) dot_ignore: Matcher,
+    pub(super) dot_ignore: Option<Arc<Matcher>>,
     /// `.gitignore`.
-    pub(super) git: Matcher,
+    pub(super) git: Option<Arc<Matcher>>,
     /// `.git/info/exclude` (of the common directory, for a worktree).
-    pub(super) git_exclude: Matcher,
+    pub(super) git_exclude: Option<Arc<Matcher>>,
     /// The length of the directory's path as walked (a walked directory's:
     /// its entries' paths relative to it start past it).
     dir_len: usize,
@@ -59,17 +68,23 @@ impl DirRules {
         how: &Reading,
     ) -> (DirRules, Option<ignore::Error>) {
         let mut errs = Vec::new();
-        let mut file = |name: &str, file: Option<PathBuf>| match file {
-            Some(file) if has(name) => {
-                let (gi, err) = read_ignore_file(dir, &file, how);
-                errs.extend(err);
-                gi
+        let mut file = |name: &str, file: &dyn Fn() -> Option<PathBuf>| {
+            if !has(name) {
+                return None;
             }
-            _ => Matcher::Literal(Vec::new()),
+            // A walked directory open: its own ignore file read by name in
+            // it, no lookup of the whole path.
+            if let (Reading::Walked(compiled, Some(at)), false) = (how, name == ".git") {
+                let content = read_at(*at, name).unwrap_or_default();
+                return Some(compiled.get(content)).filter(|m| !m.is_empty());
+            }
+            let (gi, err) = read_ignore_file(dir, &file()?, how);
+            errs.extend(err);
+            gi.filter(|m| !m.is_empty())
         };
-        let custom = file(".scannerignore", Some(dir.join(".scannerignore")));
-        let dot_ignore = file(".ignore", Some(dir.join(".ignore")));
-        let git = file(".gitignore", Some(dir.join(".gitignore")));
+        let custom = file(".scannerignore", &|| Some(dir.join(".scannerignore")));
+        let dot_ignore = file(".ignore", &|| Some(dir.join(".ignore")));
+        let git = file(".gitignore", &|| Some(dir.join(".gitignore")));
         let mut resolve_err = None;
         let exclude_file = has(".git")
             .then(|| {
@@ -83,7 +98,7 @@ impl DirRules {
                 }
             })
             .flatten();
-        let git_exclude = file(".git", exclude_file);
+        let git_exclude = file(".git", &|| exclude_file.clone());
         errs.extend(resolve_err);
         let rules = DirRules {
             custom,
@@ -96,21 +111,23 @@ impl DirRules {
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.custom.is_empty()
-            && self.dot_ignore.is_empty()
-            && self.git.is_empty()
-            && self.git_exclude.is_empty()
+        self.custom.is_none()
+            && self.dot_ignore.is_none()
+            && self.git.is_none()
+            && self.git_exclude.is_none()
     }
 }
 
 /// How [`DirRules::read`] reads a directory's ignore files.
 #[cfg(target_os = "linux")]
-enum Reading {
+enum Reading<'a> {
     /// A walked directory: its files are read and their lines added
     /// without the crate's `stat` of each file first (the listing named
     /// it) or a copy of the file's path per line (only shown in errors,
-    /// which a walked directory's are not), errors not collected.
-    Walked,
+    /// which a walked directory's are not), errors not collected; each
+    /// compiled once per content, in the walk's [`Compiled`]. The
+    /// directory's descriptor, when it is open, to read them by name.
+    Walked(&'a Compiled, Option<std::os::fd::BorrowedFd<'a>>),
     /// A parent of the walk's root: errors collected as the crate
     /// collects them (they are shown), and the matcher kept is narrowed to
     /// the lines that can match an entry below the root (see [`reach`]),
@@ -126,27 +143,20 @@ enum Reading {
 /// `create_gitignore` builds it: a file that does not exist or cannot be
 /// read adds nothing and is no error.
 #[cfg(target_os = "linux")]
-fn read_ignore_file(dir: &Path, file: &Path, how: &Reading) -> (Matcher, Option<ignore::Error>) {
+fn read_ignore_file(
+    dir: &Path,
+    file: &Path,
+    how: &Reading,
+) -> (Option<Arc<Matcher>>, Option<ignore::Error>) {
     use ignore::gitignore::{Gitignore, GitignoreBuilder};
-    let mut b = GitignoreBuilder::new(dir);
     let (below, by_path) = match how {
-        Reading::Walked => {
+        Reading::Walked(compiled, _) => {
             let content = fs::read(file).unwrap_or_default();
-            let literals: Option<Vec<_>> = ignore_lines(&content).map(Literal::new).collect();
-            if let Some(literals) = literals {
-                return (
-                    Matcher::Literal(literals.into_iter().flatten().collect()),
-                    None,
-                );
-            }
-            for line in ignore_lines(&content) {
-                let _ = b.add_line(None, line);
-            }
-            let gi = b.build().unwrap_or_else(|_| Gitignore::empty());
-            return (Matcher::Globs(gi), None);
+            return (Some(compiled.get(content)), None);
         }
         Reading::Parent { below, by_path } => (below, by_path),
     };
+    let mut b = GitignoreBuilder::new(dir);
     let mut errs = Vec::new();
     if file.exists() {
         errs.extend(b.add(file).filter(|e| !e.is_io()));
@@ -156,7 +166,7 @@ fn read_ignore_file(dir: &Path, file: &Path, how: &Reading) -> (Matcher, Option<
         Gitignore::empty()
     });
     if full.is_empty() {
-        return (Matcher::Globs(full), grouped(errs));
+        return (None, grouped(errs));
     }
     // The same lines, less those that cannot match below the root: the
     // last line that matches an entry is the same in both.
@@ -173,27 +183,125 @@ fn read_ignore_file(dir: &Path, file: &Path, how: &Reading) -> (Matcher, Option<
         let _ = narrow.add_line(None, line);
     }
     let narrow = narrow.build().unwrap_or_else(|_| Gitignore::empty());
-    (Matcher::Globs(narrow), grouped(errs))
+    (Some(Arc::new(Matcher::Globs(narrow))), grouped(errs))
+}
+
+/// The content of file `name` in the directory open as `dir`, as
+/// `fs::read` reads it, without its `statx` for a size hint (ignore files
+/// are small).
+#[cfg(target_os = "linux")]
+fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let c = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a directory descriptor and a NUL-terminated name.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened, owned by nothing else.
+    let mut file = unsafe { fs::File::from_raw_fd(fd) };
+    let mut content = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Ok(content),
+            Ok(n) => content.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The walked directories' ignore files of one walk, compiled once per
+/// content: each a [`Matcher::Literal`] or a [`Matcher::Relative`], which
+/// match the path under their directory, so the same content compiles to
+/// the same matcher wherever it lies. Shared by the tasks of a split walk.
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+pub(super) struct Compiled {
+    by_content: std::sync::Mutex<CompiledMap>,
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+struct CompiledMap {
+    map: std::collections::HashMap<Box<[u8]>, Arc<Matcher>>,
+    /// Bytes of content held as keys: past [`Compiled::MAX_BYTES`]
+    /// nothing more is kept (each new content is compiled, as before).
+    bytes: usize,
+}
+
+#[cfg(target_os = "linux")]
+impl Compiled {
+    /// What the cache keeps at most, in content bytes: a tree of distinct
+    /// ignore files does not grow the walk's memory past it.
+    const MAX_BYTES: usize = 4 << 20;
+
+    /// The matcher of ignore-file content `content`, compiled now unless
+    /// the same content was.
+    fn get(&self, content: Vec<u8>) -> Arc<Matcher> {
+        use std::collections::hash_map::Entry;
+        let lock = || self.by_content.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = lock().map.get(content.as_slice()) {
+            return Arc::clone(m);
+        }
+        // Compiled unlocked: the other tasks of a split walk go on.
+        let compiled = Arc::new(Matcher::compile(&content));
+        let mut cache = lock();
+        if cache.bytes + content.len() > Self::MAX_BYTES {
+            return compiled;
+        }
+        let len = content.len();
+        match cache.map.entry(content.into()) {
+            // Another task compiled it meanwhile: theirs is kept.
+            Entry::Occupied(kept) => Arc::clone(kept.get()),
+            Entry::Vacant(slot) => {
+                slot.insert(Arc::clone(&compiled));
+                cache.bytes += len;
+                compiled
+            }
+        }
+    }
 }
 
 /// One ignore file's rules, compiled.
 #[cfg(target_os = "linux")]
 enum Matcher {
-    /// Every line a name or a path without glob syntax (or a comment):
-    /// matched by comparing bytes, no `GlobSet` built or run. Most ignore
-    /// files in crates are (`/target`, `Cargo.lock`): 76 of the 131 in the
-    /// cargo registry.
+    /// Every line a name or a path whose only glob syntax is `*` within a
+    /// component or a leading `**/` (or a comment): matched by comparing
+    /// bytes, no `GlobSet` built or run. Most ignore files in crates are
+    /// (`/target`, `Cargo.lock`, `*.swp`, `**/*.rs.bk`): 126 of the 131 in
+    /// the cargo registry.
     Literal(Vec<Literal>),
-    /// Anything else, as the crate matches it.
+    /// A parent's, as the crate matches it: rooted at its directory, given
+    /// the entry's whole path.
     Globs(ignore::gitignore::Gitignore),
+    /// A walked directory's with glob syntax: rooted at no directory (the
+    /// crate's `.`), given the entry's path under its directory. The crate
+    /// strips a matcher's directory off the path it is given, a leading
+    /// `./` and then a `/`; the walk's paths all start with the directory
+    /// as walked, so what is left is that path under it, which is what
+    /// this one is given: the same match, and one matcher serves every
+    /// directory with the same content ([`Compiled`]).
+    Relative(ignore::gitignore::Gitignore),
 }
 
 /// One line of a [`Matcher::Literal`], as the crate's `add_line` reads a
-/// line without glob syntax: `!` makes it a whitelist, a trailing `/`
-/// restricts it to directories, and it matches an entry's name anywhere
-/// below the directory (the crate's `**/NAME`) unless it holds a `/`, when
-/// it matches the entry's whole path under the directory (a leading `/`
-/// only anchors).
+/// line whose only glob syntax is `*`: `!` makes it a whitelist, a
+/// trailing `/` restricts it to directories, and it matches an entry's
+/// name anywhere below the directory (the crate's `**/NAME`; so does a
+/// line `**/NAME`) unless it holds a `/`, when it matches the entry's
+/// whole path under the directory (a leading `/` only anchors). A `*`
+/// matches any bytes but `/` (the crate's globs: `literal_separator`,
+/// bytes, case-sensitive), so an anchored line matches component by
+/// component.
 #[cfg(target_os = "linux")]
 struct Literal {
     text: Box<[u8]>,
@@ -201,6 +309,8 @@ struct Literal {
     anchored: bool,
     only_dir: bool,
     whitelist: bool,
+    /// `text` holds a `*`.
+    stars: bool,
 }
 
 #[cfg(target_os = "linux")]
@@ -211,7 +321,7 @@ impl Literal {
         if line.starts_with('#') {
             return Some(None);
         }
-        if line.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+        if line.contains(['?', '[', ']', '{', '}', '\\']) {
             return None;
         }
         let line = line.trim_end();
@@ -230,24 +340,96 @@ impl Literal {
             Some(rest) => (true, rest),
             None => (false, line),
         };
-        if line.is_empty() {
+        let anchored = anchored || line.contains('/');
+        // `**/NAME` is `NAME` unanchored, as the crate adds `**/` itself to
+        // a line without `/`; any other `**` (or an empty component) is
+        // left to the crate.
+        let (anchored, line) = match line.strip_prefix("**/") {
+            Some(name) if !name.contains('/') => (false, name),
+            _ => (anchored, line),
+        };
+        if line.contains("**") || line.is_empty() || line.split('/').any(str::is_empty) {
             return None;
         }
         Some(Some(Literal {
             text: line.as_bytes().into(),
-            anchored: anchored || line.contains('/'),
+            anchored,
             only_dir,
             whitelist,
+            stars: line.contains('*'),
         }))
     }
+
+    /// Whether this line matches an entry whose path under the directory
+    /// is `relative` and whose name is `name`.
+    fn matches(&self, relative: &[u8], name: &[u8]) -> bool {
+        match (self.anchored, self.stars) {
+            (false, false) => *self.text == *name,
+            (true, false) => *self.text == *relative,
+            (false, true) => star_match(&self.text, name),
+            (true, true) => {
+                let mut want = self.text.split(|&b| b == b'/');
+                let mut have = relative.split(|&b| b == b'/');
+                loop {
+                    match (want.next(), have.next()) {
+                        (None, None) => return true,
+                        (Some(w), Some(h)) if star_match(w, h) => {}
+                        _ => return false,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `text` (no `/` in it) matches `pattern`, whose `*`s match any
+/// bytes and whose other bytes match themselves.
+#[cfg(target_os = "linux")]
+fn star_match(pattern: &[u8], text: &[u8]) -> bool {
+    let mut parts = pattern.split(|&b| b == b'*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some(last) = parts.next_back() else {
+        return pattern.len() == text.len(); // no `*`: all of it
+    };
+    let Some(middle) = rest.strip_suffix(last) else {
+        return false;
+    };
+    rest = middle;
+    // Each part in between at its first place left: leftmost placing
+    // leaves the most room for those after it.
+    for part in parts {
+        match memchr::memmem::find(rest, part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
 }
 
 #[cfg(target_os = "linux")]
 impl Matcher {
+    /// A walked directory's ignore file of content `content`, as the
+    /// crate's `GitignoreBuilder::add` reads it (bad lines left out).
+    fn compile(content: &[u8]) -> Matcher {
+        use ignore::gitignore::{Gitignore, GitignoreBuilder};
+        let literals: Option<Vec<_>> = ignore_lines(content).map(Literal::new).collect();
+        if let Some(literals) = literals {
+            return Matcher::Literal(literals.into_iter().flatten().collect());
+        }
+        let mut b = GitignoreBuilder::new(".");
+        for line in ignore_lines(content) {
+            let _ = b.add_line(None, line);
+        }
+        Matcher::Relative(b.build().unwrap_or_else(|_| Gitignore::empty()))
+    }
+
     fn is_empty(&self) -> bool {
         match self {
             Matcher::Literal(lines) => lines.is_empty(),
-            Matcher::Globs(gi) => gi.is_empty(),
+            Matcher::Globs(gi) | Matcher::Relative(gi) => gi.is_empty(),
         }
     }
 
@@ -263,10 +445,16 @@ impl Matcher {
     ) -> ignore::Match<()> {
         match self {
             Matcher::Globs(gi) => gi.matched(path, is_dir).map(|_| ()),
+            Matcher::Relative(gi) => {
+                use std::os::unix::ffi::OsStrExt;
+                let relative = Path::new(std::ffi::OsStr::from_bytes(relative));
+                gi.matched(relative, is_dir).map(|_| ())
+            }
             Matcher::Literal(lines) => {
-                let hit = lines.iter().rev().find(|l| {
-                    (!l.only_dir || is_dir) && *l.text == *if l.anchored { relative } else { name }
-                });
+                let hit = lines
+                    .iter()
+                    .rev()
+                    .find(|l| (!l.only_dir || is_dir) && l.matches(relative, name));
                 match hit {
                     None => ignore::Match::None,
                     Some(l) if l.whitelist => ignore::Match::Whitelist(()),
@@ -469,6 +657,8 @@ struct RootRules {
     root: PathBuf,
     /// `core.excludesFile`, relative to the current directory.
     global: ignore::gitignore::Gitignore,
+    /// The walked directories' ignore files, compiled once per content.
+    compiled: Compiled,
 }
 
 #[cfg(target_os = "linux")]
@@ -487,6 +677,7 @@ impl IgnoreRules {
             absolute_root: PathBuf::new(),
             root: root.to_path_buf(),
             global,
+            compiled: Compiled::default(),
         };
         let mut errs = Vec::new();
         if let Ok(absolute_root) = root.canonicalize() {
@@ -520,12 +711,19 @@ impl IgnoreRules {
     /// `name` when `has(name)`: these, and the directory's own ignore
     /// files, read only when listed. `None` when it adds none (these rules
     /// hold unchanged). Errors in a walked directory's ignore files are not
-    /// reported, as the crate's walk does not report them.
-    pub(super) fn inside(&self, dir: &Path, has: impl Fn(&str) -> bool) -> Option<IgnoreRules> {
+    /// reported, as the crate's walk does not report them. `at` is the
+    /// directory's descriptor, if it is open.
+    pub(super) fn inside(
+        &self,
+        dir: &Path,
+        at: Option<std::os::fd::BorrowedFd<'_>>,
+        has: impl Fn(&str) -> bool,
+    ) -> Option<IgnoreRules> {
         if !IGNORE_FILES.iter().any(|f| has(f)) {
             return None;
         }
-        let (dir_rules, _) = DirRules::read(dir, has, &Reading::Walked);
+        let how = Reading::Walked(&self.root.compiled, at);
+        let (dir_rules, _) = DirRules::read(dir, has, &how);
         if dir_rules.is_empty() {
             return None;
         }
@@ -590,7 +788,7 @@ fn first_matches<'a>(
             .iter_mut()
             .zip([&d.custom, &d.dot_ignore, &d.git, &d.git_exclude])
         {
-            if m.is_none() {
+            if let (true, Some(matcher)) = (m.is_none(), matcher) {
                 *m = matcher.matched(path, relative, name, is_dir);
             }
         }
@@ -661,13 +859,64 @@ mod tests {
         assert_eq!(lines(b"a\n\xff\nb\n"), ["a"]);
     }
 
-    /// A file of plain names and paths matches as the crate's `Gitignore`
-    /// built from it: every entry, file and directory, at several depths.
+    /// One content compiles once, whatever directory holds it; another
+    /// content compiles on its own. A compiled file with globs, given the
+    /// path under its directory, matches as the crate's `Gitignore` rooted
+    /// at that directory given the whole path, for roots as the walk
+    /// gives them (`./r`, `r//`, absolute, `.`).
+    #[test]
+    fn a_content_compiles_once_and_matches_under_any_directory() {
+        use ignore::gitignore::GitignoreBuilder;
+        let content = "/gen/*.rs\n*.log\n!keep.log\nsub/*.tmp\n/top[0-9].txt\nd*/\n";
+        let compiled = Compiled::default();
+        let a = compiled.get(content.as_bytes().to_vec());
+        let b = compiled.get(content.as_bytes().to_vec());
+        let other = compiled.get(b"/gen/*.rs\n".to_vec());
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &other));
+        assert!(matches!(*a, Matcher::Relative(_)));
+        for dir in ["./r", "r", "r//", "/abs/r", ".", "./"] {
+            let mut builder = GitignoreBuilder::new(dir);
+            for line in ignore_lines(content.as_bytes()) {
+                builder.add_line(None, line).unwrap();
+            }
+            let rooted = Matcher::Globs(builder.build().unwrap());
+            for rel in [
+                "gen/a.rs",
+                "x/gen/a.rs",
+                "a.log",
+                "x/keep.log",
+                "sub/a.tmp",
+                "x/sub/a.tmp",
+                "top1.txt",
+                "x/top1.txt",
+                "dd",
+                "x/dd",
+            ] {
+                let path = format!("{dir}{}{rel}", if dir.ends_with('/') { "" } else { "/" });
+                let path = Path::new(&path);
+                let name = path.file_name().unwrap().as_encoded_bytes();
+                for is_dir in [false, true] {
+                    let m = |m: &Matcher| {
+                        let found = m.matched(path, rel.as_bytes(), name, is_dir);
+                        (found.is_ignore(), found.is_whitelist())
+                    };
+                    assert_eq!(m(&a), m(&rooted), "{dir} {rel:?} dir {is_dir}");
+                }
+            }
+        }
+    }
+
+    /// A file of plain names and paths, with `*`s and `**/` prefixes,
+    /// matches as the crate's `Gitignore` built from it: every entry, file
+    /// and directory, at several depths.
     #[test]
     fn literal_lines_match_as_the_crate_matches_them() {
         use ignore::gitignore::GitignoreBuilder;
         let content = "target\n/Cargo.lock\n# c\n\nbuild/\n!keep\nkeep\n!/target\n\
-            a/b\n/x/y/\nlog \n!b/c.txt\n c\n#d\n!#e\ndeep/\n";
+            a/b\n/x/y/\nlog \n!b/c.txt\n c\n#d\n!#e\ndeep/\n\
+            *.o\n!keep.o\ntarget/*\n**/*.rs.bk\n.*.swp\n*~\nscratch*\n/*perf.data*\n\
+            */deep\n/crypto/*/*.S\n/**/Cargo.lock\na*b*ab\n!**/x/\n";
         let walked = ignore_lines(content.as_bytes()).map(Literal::new);
         let lines: Vec<Literal> = walked
             .collect::<Option<Vec<_>>>()
@@ -675,8 +924,12 @@ mod tests {
             .into_iter()
             .flatten()
             .collect();
-        assert_eq!(lines.len(), 13);
-        assert!(Literal::new("*.o").is_none() && Literal::new("a\\ ").is_none());
+        assert_eq!(lines.len(), 26);
+        for glob in [
+            "a\\ ", "**/a/b", "x**y", "/a/**/b", "**", "a?", "[ab]", "a//b", "/",
+        ] {
+            assert!(Literal::new(glob).is_none(), "{glob}");
+        }
         let literal = Matcher::Literal(lines);
         for dir in ["./r", "r", "/abs/r/", "."] {
             let mut b = GitignoreBuilder::new(dir);
@@ -707,6 +960,39 @@ mod tests {
                 "e",
                 "deep",
                 "s/deep",
+                "a.o",
+                "s/a.o",
+                ".o",
+                "keep.o",
+                "target/x",
+                "target/x/y",
+                "s/target/x",
+                "x.rs.bk",
+                "s/t/x.rs.bk",
+                ".a.swp",
+                "s/.a.swp",
+                "a.swp",
+                "a~",
+                "~",
+                "scratch",
+                "scratch.rs",
+                "s/scratch1",
+                "perf.data",
+                "a.perf.data.old",
+                "s/perf.data",
+                "x/deep",
+                "x/y/deep",
+                "crypto/x86/a.S",
+                "crypto/a.S",
+                "crypto/x/y/a.S",
+                "s/crypto/x/a.S",
+                "s/Cargo.lock",
+                "ab",
+                "abab",
+                "aXbYab",
+                "aab",
+                "x",
+                "s/x",
             ];
             for rel in entries {
                 let path = Path::new(dir).join(rel);

@@ -709,3 +709,59 @@ fn a_root_with_doubled_slashes_is_walked_as_given() {
     names.sort();
     assert_eq!(names, ["a", "b", "s/c"], "{plain:?}");
 }
+
+/// Ignore files of the same content in several directories (compiled
+/// once, `rules::Compiled`) still anchor each to its own directory:
+/// `/gen/*.rs`, `sub/*.tmp` and `/top[0-9].txt` match below the directory
+/// that holds the file, not below another holding the same; in the serial
+/// walk, the `ignore` walk and the split walk alike, from several roots.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_same_ignore_file_in_two_directories_anchors_to_each() {
+    let t = tempfile::tempdir().unwrap();
+    let r = t.path();
+    let same = "/gen/*.rs\n*.log\n!keep.log\nsub/*.tmp\n/top[0-9].txt\n";
+    for f in [
+        "p/.gitignore",
+        "p/q/.gitignore",
+        "r/.ignore",
+        "r/s/t/.gitignore",
+    ] {
+        write(r, f, same);
+    }
+    let files = "top1.txt gen/a.rs a.log \
+        p/gen/a.rs p/x/gen/a.rs p/top1.txt p/x/top1.txt p/sub/a.tmp p/z/sub/a.tmp p/b.log \
+        p/keep.log p/q/gen/a.rs p/q/top2.txt p/q/sub/a.tmp p/q/sub/sub/a.tmp \
+        r/gen/b.rs r/s/gen/b.rs r/s/t/gen/b.rs r/s/t/top3.txt r/s/top3.txt r/c.log";
+    for f in files.split_whitespace() {
+        write(r, f, "x");
+    }
+    let (opts, scope) = (WalkOptions::default(), Scope::default());
+    for root in ["", "p", "p/q/", "r/s", "r//s"] {
+        let roots = [PathBuf::from(format!("{}/{root}", r.display()))];
+        let plain = trace(&roots, &opts, &scope, false);
+        assert_eq!(plain, trace(&roots, &opts, &scope, true), "{root}");
+        assert_eq!(sorted(&plain), split_trace(&roots, &opts, &scope), "{root}");
+    }
+    let (found, skips, _) = run(r, &opts);
+    assert_eq!(
+        found,
+        [
+            "a.log",
+            "gen/a.rs",
+            "p/.gitignore",
+            "p/keep.log",
+            "p/q/.gitignore",
+            "p/q/sub/sub/a.tmp",
+            "p/x/gen/a.rs",
+            "p/x/top1.txt",
+            "p/z/sub/a.tmp",
+            "r/.ignore",
+            "r/s/gen/b.rs",
+            "r/s/t/.gitignore",
+            "r/s/top3.txt",
+            "top1.txt",
+        ]
+    );
+    assert_eq!(skips.get(Skip::Ignored), 11, "{skips:?}");
+}
