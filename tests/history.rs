@@ -796,6 +796,58 @@ fn versions_that_change_wide_are_scanned_whole_and_report_the_same() {
     assert_eq!(v["history"]["unchanged_bytes"], expected);
 }
 
+/// A generated JSON-like file (records of five lines, a `},` closing
+/// each) changes a few values over several commits, gains a record near
+/// the top and loses one below a secret that stays: the secret is reported
+/// once, at the commit that added it. Matching each line greedily to the
+/// next equal one took a new `},` for a later copy and marked most of the
+/// file changed, reporting the secret again (issue 31, moto).
+#[test]
+fn a_secret_kept_in_generated_json_is_reported_once() {
+    let r = Repo::new();
+    let secret = format!("TOKEN={}", token(41));
+    let record = |n: usize, size: usize| {
+        format!("  {{\n    \"name\": \"r{n}\",\n    \"size\": {size},\n    \"ok\": true\n  }},\n")
+    };
+    // `sizes[n]` of each record, `None` for one deleted; the secret after
+    // the name of record 150.
+    let text = |records: &[(usize, usize)], with_secret: bool| {
+        let mut out = String::from("[\n");
+        for &(n, size) in records {
+            let rec = record(n, size);
+            if with_secret && n == 150 {
+                let (head, tail) = rec.split_at(rec.find("    \"size").unwrap());
+                out += &format!("{head}{secret}\n{tail}");
+            } else {
+                out += &rec;
+            }
+        }
+        out + "]\n"
+    };
+    let mut records: Vec<(usize, usize)> = (0..300).map(|n| (n, n % 7)).collect();
+    commit_file(&r, "data.json", &text(&records, false), "v1");
+    let added = commit_file(&r, "data.json", &text(&records, true), "v2");
+    for n in [10, 200, 290] {
+        records[n].1 += 100;
+    }
+    records.insert(5, (1000, 1));
+    records.remove(160);
+    commit_file(&r, "data.json", &text(&records, true), "v3");
+    // Values just above and below the secret's record.
+    for n in [149, 151, 152] {
+        records[n].1 += 100;
+    }
+    let last = text(&records, true);
+    assert!(last.len() >= 8 << 10, "scanned around its changes");
+    commit_file(&r, "data.json", &last, "v4");
+    let run = history(&r, &["--stats-json", "s.json"]);
+    let found = run.expect(1).findings();
+    // Line 2 + 5 * 150 + 2: after `[` and 150 records, `{` and the name;
+    // the secret after `TOKEN=`.
+    assert_eq!(run.locations(), ["data.json:754:7:754:47"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, added);
+}
+
 #[test]
 fn a_secret_changed_in_place_is_reported_in_both_versions() {
     let r = Repo::new();

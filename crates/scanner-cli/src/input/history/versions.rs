@@ -4,30 +4,67 @@
 //! A history blob with a base (see `input/history/mod.rs`, "Versions of a
 //! file") reports only the findings whose match meets [`changed_spans`]:
 //! the lines it does not keep from the base (whole lines, the same bytes,
-//! in the same order). The others were reported with the base, at the same
-//! path. With the one span between the common prefix and suffix
-//! ([`changed_span`]), a secret on a line between two edits was reported
-//! again with every version that edited the file above and below it.
+//! in the same order, as a diff keeps them). The others were reported with
+//! the base, at the same path, and are counted under [`UNCHANGED`].
+//!
+//! # Line diff
+//!
+//! [`changed_spans`] trims the common prefix and suffix ([`changed_span`]),
+//! then walks both versions in lockstep, comparing 256 bytes at a time
+//! (memcmp), as far as whole lines agree. Where they differ it
+//! resynchronises (`resync`):
+//!
+//! 1. First without a search (`resync_near`): up to four lines skipped
+//!    on each side, nearest first, taken when lockstep then goes on for
+//!    2 KiB or to the end (a value changed in a line or a few, the most
+//!    common edit of generated files).
+//! 2. Else by anchors: the next lines of the new version, each with the
+//!    lines after it as far as 48 bytes or four lines (one line of 32 bytes
+//!    or more alone: so that `},` is not taken for a later copy of itself),
+//!    looked for at the line starts of the old version ahead (lines cut),
+//!    and the next lines of the old version in the new one (lines added),
+//!    in windows of 1 KiB doubled every two lines tried. Of the candidates,
+//!    the one after which lockstep goes furthest (less a sixteenth of the
+//!    bytes it skips) wins; the lines just before it that agree are kept
+//!    too (lockstep backwards).
+//! 3. Bounded: 64 lines tried each side, then those lines of the new
+//!    version count as changed and lockstep goes on; and the searches of a
+//!    diff read at most 8 times the two versions (plus 1 MiB), then the
+//!    rest counts as changed. A poor match reports more, never less: a
+//!    line is kept only where lockstep compared it equal, in order.
+//!
+//! Between two versions of moto's `moto/ec2/resources/instance_types.json`
+//! (4 MB, 124,149 lines between the common ends) `git diff` counts 134
+//! changed lines; this diff 140, in about a millisecond (the greedy
+//! matching it replaces, each line to the next equal one within 256 lines,
+//! counted 88,654: a new `},` took a later copy of itself and the lines
+//! after it never matched again).
 //!
 //! # Scanning only what changed
 //!
 //! The worker reads the base first (its blob reader, whose pack cache
-//! often holds what the blob was rebuilt from), computes [`changed_span`],
-//! and calls `Engine::scan_focus`, which finds exactly the findings of a
-//! whole scan that meet the span while reading around it: the keyword pass
-//! over the span widened by the short rules' windows, the few long-window
-//! rules (PEM blocks, unbounded ones) by a search of their keywords over the
-//! whole blob, decoding runs and split literals that meet the span read to
-//! their real ends, provider matches around a generic candidate for the
-//! duplicate check, test-module detection and line counting over the blob
-//! only when there are findings (`crates/scanner-engine/src/engine.rs`,
-//! "Focus"; its oracle is `crates/scanner-engine/tests/focus.rs`). The
-//! bytes outside the span are counted in `--stats-json` as
+//! often holds what the blob was rebuilt from), computes [`changed_spans`],
+//! and calls `Engine::scan_focus` on those runs, merged where less than
+//! [`FOCUS_GAP`] apart ([`focus_zones`]). It finds exactly the findings of a
+//! whole scan that meet the zones while reading around them: the keyword
+//! pass over each zone widened by the short rules' windows, the few
+//! long-window rules (PEM blocks, unbounded ones) by a search of their
+//! keywords over the whole blob, decoding runs and split literals that meet
+//! a zone read to their real ends, provider matches around a generic
+//! candidate for the duplicate check, test-module detection and line
+//! counting over the blob only when there are findings
+//! (`crates/scanner-engine/src/engine.rs`, "Focus"; its oracle is
+//! `crates/scanner-engine/tests/focus.rs`). The findings a zone holds
+//! between two runs are then judged by the same runs ([`mark_unchanged`]),
+//! so the focus and the judging agree: a focused scan reports what a whole
+//! scan judged by the runs reports (the proptest
+//! `the_focus_of_the_runs_finds_what_a_whole_scan_finds`). The bytes
+//! outside the zones are counted in `--stats-json` as
 //! `history.unchanged_bytes`. A base that was not itself scanned
 //! (unreadable, over `--max-filesize`, binary) leaves the blob scanned
 //! whole.
 //!
-//! The search for the long-window rules' keywords beyond the span's
+//! The search for the long-window rules' keywords beyond the zones'
 //! surroundings is skipped when the base is in [`Quiet`]: its own scan
 //! found none of those keywords, so the bytes a version keeps from it
 //! hold none either.
@@ -35,37 +72,24 @@
 //! Three kinds of blob are still scanned whole: one large enough to be split
 //! (scanned in pieces by several workers), one under 8 KiB
 //! (`FOCUS_MIN_BYTES` in `worker.rs`), for which reading the base costs more
-//! than the focus saves, and one whose base changed wide (three quarters of
-//! it or more since its own base, a megabyte or more: [`Quiet`],
-//! [`WIDE_SKIPS`] in a row), for which reading the base costs about as much
-//! as the focus saves. On the last 600 commits of moto's history, whose
-//! generated JSON changes all over with each version, that is 4.6% fewer
-//! instructions (callgrind, one thread: 15.20 G against 15.94 G).
-//!
-//! # Why one span, not one range per run of changed lines
-//!
-//! `Engine::scan_focus` takes several ranges, and [`changed_spans`] gives
-//! one per run of changed lines, but scanning around those runs was slower
-//! on the histories it was meant for. On moto's generated JSON (2-4 MB,
-//! 130-160 versions each) two consecutive versions of
-//! `moto/ec2/resources/instance_types.json` differ in 134 lines by
-//! `git diff`, but the greedy matching marks 88,654 of the 124,149 lines
-//! between the common ends as changed: a line like `},` matches a later
-//! copy of itself, the matching overshoots, and the lines after it never
-//! match again. With those runs as the focus, moto's history took 13.3 s
-//! of user time against 9.0 s (matching the lines cost 20-25% of it, and the
-//! keyword walk, each run widened by the rules' windows, was not shorter).
-//! A real diff (Myers, histogram) reads every line of both versions, about
-//! what the keyword walk over the span costs (docs/performance.md, moto).
+//! than the focus saves, and one whose base changed wide (its zones three
+//! quarters of it or more, a megabyte or more: [`Quiet`], [`WIDE_SKIPS`] in
+//! a row), for which reading the base costs about as much as the focus
+//! saves. With the one span this kept moto's generated JSON, which changes
+//! all over, from reading its bases (4.6% fewer instructions on its last
+//! 600 commits); with the line diff those versions change a few hundred
+//! lines, are no longer wide, and are scanned around their changes.
 //!
 //! # Judging the findings
 //!
-//! When a blob with a base has findings (once its pieces are put together,
-//! for a split one), its base is read again and every finding that meets
-//! none of [`changed_spans`] is marked `allowed` with [`UNCHANGED`]
-//! ([`mark_unchanged`]): the sink counts it under that reason and lists it
-//! with `-v`, like any other suppression, and never reports it. Lines are
-//! compared only then: most blobs have no finding.
+//! When a blob with a base scanned whole has findings (once its pieces are
+//! put together, for a split one), its base is read again and every
+//! finding that meets none of [`changed_spans`] is marked `allowed` with
+//! [`UNCHANGED`] ([`mark_unchanged`]): the sink counts it under that reason
+//! and lists it with `-v`, like any other suppression, and never reports
+//! it. Lines are compared only then: most blobs have no finding. A focused
+//! scan judges with the runs it already has, and never looks at a finding
+//! on a kept line outside its zones, which is then not counted.
 
 use std::ops::Range;
 use std::sync::Mutex;
