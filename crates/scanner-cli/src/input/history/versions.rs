@@ -112,9 +112,8 @@ pub const UNCHANGED: &str = "unchanged in a later version";
 ///   search was 4.5% of the time of a history scan of ripgrep (`perf
 ///   record`): seven `memchr` passes over 25 KB around each change, for
 ///   keywords that most files never hold.
-/// - *wide*: what it changed from its own base ([`changed_span`]) was most
-///   of it ([`is_wide`]), as in generated files (moto's 2-4 MB JSON service
-///   descriptions): the next [`WIDE_SKIPS`] versions based on it and on one
+/// - *wide*: the zones of its focus ([`focus_zones`]) were most of it
+///   ([`is_wide`]), as in a generated file rewritten all over: the next [`WIDE_SKIPS`] versions based on it and on one
 ///   another are scanned whole, without reading their base, which would
 ///   cost about what the scan of the bytes it leaves out saves. Their
 ///   findings are then judged line by line ([`mark_unchanged`]), as any
@@ -156,7 +155,7 @@ const QUIET_SLOTS: usize = 1 << 14;
 /// the file still changes wide.
 pub const WIDE_SKIPS: u8 = 3;
 
-/// Whether a version of `len` bytes whose `changed_span` is `changed` bytes
+/// Whether a version of `len` bytes whose focus zones hold `changed` bytes
 /// changed wide ([`Quiet`]): three quarters of it or more, and it is
 /// [`WIDE_MIN_BYTES`] or more.
 pub fn is_wide(changed: usize, len: usize) -> bool {
