@@ -621,6 +621,16 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
         i += BLOCK;
     }
+    // Then 8 bytes at a time: the line diff compares many short stretches
+    // that differ early (callgrind: 2% of moto's history byte by byte).
+    let word = |t: &[u8], i: usize| u64::from_le_bytes(t[i..i + 8].try_into().expect("8 bytes"));
+    while i + 8 <= n {
+        let x = word(a, i) ^ word(b, i);
+        if x != 0 {
+            return i + (x.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
     i + a[i..]
         .iter()
         .zip(&b[i..])
