@@ -817,9 +817,10 @@ fn scan_bytes(
     } else {
         let path = provenance.path.to_string_lossy();
         let input = ScanInput::whole(&data, &path);
-        // The span between the common prefix and suffix; a base that was
-        // not itself scanned gives none: scan whole. So does a base that
-        // changed wide, or follows one that did (`versions::Quiet`), unread.
+        // The runs of lines changed since the base (`versions`, "Line
+        // diff"); a base that was not itself scanned gives none: scan
+        // whole. So does a base that changed wide, or follows one that did
+        // (`versions::Quiet`), unread.
         let marks = base
             .as_ref()
             .map(|(b, _)| sh.quiet.marks(b))
@@ -831,32 +832,39 @@ fn scan_bytes(
         let focus = base
             .as_ref()
             .filter(|_| data.len() >= FOCUS_MIN_BYTES && wide == 0);
-        match focus.and_then(|b| {
+        let changed = focus.and_then(|b| {
             with_base(b, data.len(), w, sh, |old| {
-                versions::changed_span(old, &data)
+                versions::changed_spans(old, &data)
             })
-        }) {
+        });
+        match &changed {
             Some(changed) => {
-                let changed = changed.start as usize..changed.end as usize;
-                if let Some(oid) = oid.filter(|_| versions::is_wide(changed.len(), data.len())) {
+                let zones = versions::focus_zones(changed);
+                let scanned: usize = zones.iter().map(|z| z.len()).sum();
+                if let Some(oid) = oid.filter(|_| versions::is_wide(scanned, data.len())) {
                     sh.quiet.set_wide(oid, versions::WIDE_SKIPS);
                 }
                 sh.counts
                     .unchanged
-                    .fetch_add((data.len() - changed.len()) as u64, Ordering::Relaxed);
-                let focus = std::slice::from_ref(&changed);
+                    .fetch_add((data.len() - scanned) as u64, Ordering::Relaxed);
                 sh.engine
-                    .scan_focus(&input, focus, marks.quiet, &mut w.scan, &mut w.found);
+                    .scan_focus(&input, &zones, marks.quiet, &mut w.scan, &mut w.found);
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }
         if let Some(oid) = oid.filter(|_| w.scan.no_long_keywords()) {
             sh.quiet.insert(oid);
         }
-        // Then line by line, when there is a finding to judge.
+        // Then line by line, when there is a finding to judge: those the
+        // focus found between two runs merged into one zone, with the runs
+        // already known; those of a whole scan after reading the base.
         let mut findings = std::mem::take(&mut w.found);
-        if let Some(base) = &base {
-            mark_unchanged(&mut findings, &data, base, w, sh);
+        match (&changed, &base) {
+            (Some(changed), _) => {
+                versions::mark_unchanged(&mut findings, changed);
+            }
+            (None, Some(base)) => mark_unchanged(&mut findings, &data, base, w, sh),
+            (None, None) => {}
         }
         Outcome::Scanned {
             bytes: size,
