@@ -697,10 +697,12 @@ fn a_secret_added_in_the_tenth_version_is_reported_at_the_tenth_commit() {
 
 /// A version that edits lines above and below a secret: the secret's line
 /// is kept, so it is reported once, at the commit that added it, whether
-/// the version is scanned around its changes (11 KB) or whole (0.5 KB).
+/// the version is scanned around its two runs of changed lines (90 KB, a
+/// span of 64 KiB or more), in one span from the first change to the last
+/// (11 KB), or whole (0.5 KB).
 #[test]
 fn a_secret_between_two_edits_is_reported_once() {
-    for (lines, focused) in [(700, true), (40, false)] {
+    for (lines, focused, runs) in [(5000, true, true), (700, true, false), (40, false, false)] {
         let r = Repo::new();
         let secret = format!("TOKEN={}", token(27));
         let body = |top: &str, bottom: &str| -> String {
@@ -720,10 +722,11 @@ fn a_secret_between_two_edits_is_reported_once() {
         assert_eq!(run.locations(), [format!("cfg.env:{line}:7:{line}:47")]);
         assert_eq!(found[0].commit.as_ref().unwrap().id, first);
         let v = stats_json(&r, "s.json");
-        // Scanned whole, the secret is found again and counted unchanged;
-        // scanned around the two edited lines, its line is not looked at.
+        // Scanned whole or in one span, the secret is found again and
+        // counted unchanged; scanned around the two edited lines, its line
+        // is not looked at.
         let again = v["suppressed"]["unchanged in a later version"].as_u64();
-        assert_eq!(again.unwrap_or(0), if focused { 0 } else { 1 });
+        assert_eq!(again.unwrap_or(0), if runs { 0 } else { 1 });
         // Scanned around its changes, or whole.
         assert_eq!(
             v["history"]["unchanged_bytes"].as_u64().unwrap() > 0,

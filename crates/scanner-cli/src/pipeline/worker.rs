@@ -783,6 +783,26 @@ fn with_base<T>(
 /// synthetic history of `scripts/bench-history.sh` (2 KB files) -6.0%.
 const FOCUS_MIN_BYTES: usize = 8 << 10;
 
+/// The shortest span between a version's common prefix and suffix with its
+/// base ([`versions::changed_span`]) that is focused as the runs of lines
+/// changed in it ([`versions::changed_spans`], [`versions::focus_zones`]); a
+/// shorter one is scanned as one span and its findings judged line by line
+/// afterwards, as one scanned whole. The runs pay where a span is long and
+/// its changes few (moto's generated JSON: 2-4 MB spans, a few hundred
+/// lines changed); on the short spans of hand-edited sources the line diff
+/// of every version and the zones' overheads cost more than the bytes they
+/// leave out: ripgrep's history took 10% more user time with runs for
+/// every span (docs/performance.md, moto).
+const ZONES_MIN_SPAN: u64 = 64 << 10;
+
+/// What a history blob with a base is scanned around (`scan_bytes`).
+enum Focus {
+    /// The one span between the common prefix and suffix.
+    Span(Range<usize>),
+    /// The runs of changed lines, judged by the same runs.
+    Runs(Vec<Range<u64>>),
+}
+
 /// Scans bytes in memory (a history or staged blob); splits them when
 /// large. The buffer becomes the worker's blob buffer again, for the next
 /// blob, unless a split took it. With `base` (a history blob that
@@ -832,14 +852,26 @@ fn scan_bytes(
         let focus = base
             .as_ref()
             .filter(|_| data.len() >= FOCUS_MIN_BYTES && wide == 0);
-        let changed = focus.and_then(|b| {
+        let focus = focus.and_then(|b| {
             with_base(b, data.len(), w, sh, |old| {
-                versions::changed_spans(old, &data)
+                let span = versions::changed_span(old, &data);
+                if span.end - span.start >= ZONES_MIN_SPAN {
+                    Focus::Runs(versions::changed_spans(old, &data))
+                } else {
+                    Focus::Span(span.start as usize..span.end as usize)
+                }
             })
         });
-        match &changed {
-            Some(changed) => {
-                let zones = versions::focus_zones(changed);
+        let changed = match &focus {
+            Some(Focus::Runs(changed)) => Some(changed.as_slice()),
+            _ => None,
+        };
+        match &focus {
+            Some(focus) => {
+                let zones = match focus {
+                    Focus::Runs(changed) => versions::focus_zones(changed),
+                    Focus::Span(span) => vec![span.clone()],
+                };
                 let scanned: usize = zones.iter().map(|z| z.len()).sum();
                 if let Some(oid) = oid.filter(|_| versions::is_wide(scanned, data.len())) {
                     sh.quiet.set_wide(oid, versions::WIDE_SKIPS);
@@ -857,9 +889,10 @@ fn scan_bytes(
         }
         // Then line by line, when there is a finding to judge: those the
         // focus found between two runs merged into one zone, with the runs
-        // already known; those of a whole scan after reading the base.
+        // already known; those of one span or a whole scan after reading
+        // the base.
         let mut findings = std::mem::take(&mut w.found);
-        match (&changed, &base) {
+        match (changed, &base) {
             (Some(changed), _) => {
                 versions::mark_unchanged(&mut findings, changed);
             }

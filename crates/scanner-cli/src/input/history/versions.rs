@@ -43,8 +43,15 @@
 //! # Scanning only what changed
 //!
 //! The worker reads the base first (its blob reader, whose pack cache
-//! often holds what the blob was rebuilt from), computes [`changed_spans`],
-//! and calls `Engine::scan_focus` on those runs, merged where less than
+//! often holds what the blob was rebuilt from) and computes
+//! [`changed_span`]. A span shorter than 64 KiB (`ZONES_MIN_SPAN` in
+//! `worker.rs`: hand-edited sources) is scanned as one zone, and its
+//! findings are judged by [`changed_spans`] afterwards, reading the base
+//! again only when there is a finding: the line diff of every version and
+//! the zones cost ripgrep's history 15.8% more instructions (callgrind, one
+//! thread: 2.897 G against 2.502 G; 2.520 G with the threshold). A longer
+//! span (moto's generated JSON) is diffed at once, and `Engine::scan_focus`
+//! is called on the runs of [`changed_spans`], merged where less than
 //! [`FOCUS_GAP`] apart ([`focus_zones`]). It finds exactly the findings of a
 //! whole scan that meet the zones while reading around them: the keyword
 //! pass over each zone widened by the short rules' windows, the few
