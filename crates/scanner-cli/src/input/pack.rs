@@ -178,6 +178,10 @@ enum Base {
 /// What an object is: blob, tree, commit or tag.
 pub type Kind = gix::objs::Kind;
 
+/// An object's bytes, shared by a reader's cache and the reader's caller
+/// ([`PackReader::read_shared`]).
+pub type Shared = Arc<Vec<u8>>;
+
 /// Reads objects from [`Packs`] for one thread, with its own caches.
 pub struct PackReader {
     packs: Arc<Packs>,
@@ -236,6 +240,23 @@ impl PackReader {
     /// kind. `Ok(None)`: not readable from these packs (see the module's
     /// "Scope"), `out` unspecified. `Err`: the pack is corrupt, described.
     pub fn read(&mut self, oid: &Oid, out: &mut Vec<u8>) -> Result<Option<Kind>, String> {
+        let Some((kind, shared)) = self.read_shared(oid)? else {
+            return Ok(None);
+        };
+        match Arc::try_unwrap(shared) {
+            Ok(whole) => *out = whole,
+            Err(kept) => emptied(out, kept.len()).extend_from_slice(&kept),
+        }
+        Ok(Some(kind))
+    }
+
+    /// `oid` and its kind, as for [`PackReader::read`], shared with the
+    /// cache that keeps it rather than copied out of it: a blob rebuilt from
+    /// a delta is made once, scanned from the allocation the cache holds,
+    /// and freed (or its buffer reused) once both have let it go. Copying
+    /// each target into the cache made about a third of moto's large
+    /// blocks and 12 MB of the heap's peak (`docs/performance.md`).
+    pub fn read_shared(&mut self, oid: &Oid) -> Result<Option<(Kind, Shared)>, String> {
         let Some((p, offset)) = self.packs.locate(oid.as_gix()) else {
             return Ok(None);
         };
@@ -273,11 +294,7 @@ impl PackReader {
             self.delta = delta;
             inflated?;
             let target = self.chain.is_empty();
-            let mut buf = if target {
-                std::mem::take(out)
-            } else {
-                self.rebuilt.spare()
-            };
+            let mut buf = self.rebuilt.spare();
             let applied = match &base {
                 Base::Held(held, _) => apply(held, &self.delta, &mut buf),
                 Base::Kept(Tier::Rebuilt) => {
@@ -289,31 +306,33 @@ impl PackReader {
                 self.keep(tier, (p, at), held, kind);
             }
             if target {
-                *out = buf;
                 // The instructions of a large delta are not kept for the next
                 // one: the blob they made is held while it is scanned.
                 if self.delta.capacity() > self.rebuilt.max_cap {
                     self.delta = Vec::new();
                 }
                 applied?;
-                self.rebuilt.put_copy((p, offset), out, kind);
-                return Ok(Some(kind));
+                let shared = Arc::new(buf);
+                self.rebuilt.put_shared((p, offset), &shared, kind);
+                return Ok(Some((kind, shared)));
             }
             applied?;
             (at, base) = (entry.pack_offset(), Base::Held(buf, Tier::Rebuilt));
         }
         // The target itself: kept, or stored whole and just inflated.
-        match base {
+        let shared = match base {
             Base::Held(held, tier) => {
-                emptied(out, held.len()).extend_from_slice(&held);
-                self.keep(tier, (p, at), held, kind);
+                let shared = Arc::new(held);
+                match tier {
+                    Tier::Whole if self.whole.keeps(shared.len()) => &mut self.whole,
+                    _ => &mut self.rebuilt,
+                }
+                .put_shared((p, at), &shared, kind);
+                shared
             }
-            Base::Kept(tier) => {
-                let kept = self.tier(tier).get((p, at));
-                emptied(out, kept.len()).extend_from_slice(kept);
-            }
-        }
-        Ok(Some(kind))
+            Base::Kept(tier) => self.tier(tier).get_shared((p, at)),
+        };
+        Ok(Some((kind, shared)))
     }
 
     /// `oid` as a stream inflated as it is read, with its kind and size,
@@ -731,7 +750,9 @@ impl Hasher for KeyHasher {
 }
 
 struct Cached {
-    data: Vec<u8>,
+    /// Shared with the reader's caller while it is scanned
+    /// ([`PackReader::read_shared`]).
+    data: Shared,
     kind: Kind,
     used: u64,
 }
@@ -811,6 +832,12 @@ impl DeltaCache {
         &c.data
     }
 
+    /// The object at `key`, as [`DeltaCache::get`], shared.
+    fn get_shared(&mut self, key: (usize, u64)) -> Shared {
+        self.get(key);
+        Arc::clone(&self.map[&key].data)
+    }
+
     fn spare(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.spare)
     }
@@ -820,12 +847,12 @@ impl DeltaCache {
         len <= self.cap / 2
     }
 
-    /// Keeps a copy of `data` (an object handed to the caller).
-    fn put_copy(&mut self, key: (usize, u64), data: &[u8], kind: Kind) {
+    /// Keeps `data` (an object handed to the caller too), if it is small
+    /// enough. Its buffer is shrunk (see [`DeltaCache::put`]) only where
+    /// the caller does not hold it: none that `read_shared` makes.
+    fn put_shared(&mut self, key: (usize, u64), data: &Shared, kind: Kind) {
         if self.keeps(data.len()) {
-            let mut copy = self.spare();
-            emptied(&mut copy, data.len()).extend_from_slice(data);
-            self.put(key, copy, kind);
+            self.insert(key, Arc::clone(data), kind);
         } else {
             self.count(key);
             self.ghost(key, data.len());
@@ -833,8 +860,8 @@ impl DeltaCache {
     }
 
     fn put(&mut self, key: (usize, u64), mut data: Vec<u8>, kind: Kind) {
-        self.count(key);
         if !self.keeps(data.len()) {
+            self.count(key);
             self.ghost(key, data.len());
             // Reused for the next object only if it is no larger than the
             // cache: one large blob must not stay pinned in every reader.
@@ -851,6 +878,14 @@ impl DeltaCache {
         if data.capacity() > 2 * data.len() + 4096 {
             data.shrink_to_fit();
         }
+        self.insert(key, Arc::new(data), kind);
+    }
+
+    /// Keeps `data`, which it must be small enough for, dropping the least
+    /// recently used objects past the cap; the buffer of the last one
+    /// dropped that nobody else holds is the next spare.
+    fn insert(&mut self, key: (usize, u64), data: Shared, kind: Kind) {
+        self.count(key);
         self.clock += 1;
         self.bytes += data.len();
         self.order.insert(self.clock, key);
@@ -874,7 +909,9 @@ impl DeltaCache {
                 .expect("ordered keys are in the map");
             self.bytes -= gone.data.len();
             self.ghost(oldest, gone.data.len());
-            self.spare = gone.data;
+            if let Ok(buf) = Arc::try_unwrap(gone.data) {
+                self.spare = buf;
+            }
         }
     }
 }
@@ -1028,6 +1065,38 @@ mod tests {
                 (oid, body)
             })
             .collect()
+    }
+
+    /// A blob rebuilt from a delta is one allocation, shared by the cache
+    /// and the caller (no copy): read again while the caller holds it, or
+    /// after it let it go, the cache serves those same bytes from it.
+    #[test]
+    fn a_rebuilt_blob_is_shared_with_the_cache_not_copied() {
+        let (tmp, ids) = repo(&["repack"]);
+        let d = tmp.path();
+        let want = shown(d, &ids);
+        let packs = Arc::new(Packs::open(&d.join("objects")));
+        let mut reader = PackReader::new(packs, 8 << 20, 4 << 20);
+        let mut shared = 0;
+        // Oldest first: each version a delta on a newer one, rebuilt.
+        for oid in &ids {
+            let (kind, held) = reader.read_shared(oid).unwrap().unwrap();
+            assert_eq!(kind, Kind::Blob);
+            assert!(*held == want[oid], "{oid}");
+            let Some(key) = reader.cached_key(oid) else {
+                continue;
+            };
+            assert_eq!(reader.cached(key).as_ptr(), held.as_ptr(), "{oid}: a copy");
+            let again = reader.read_shared(oid).unwrap().unwrap().1;
+            assert!(Arc::ptr_eq(&again, &held), "{oid}");
+            drop((held, again));
+            assert!(reader.cached(key) == want[oid], "{oid} once let go");
+            shared += 1;
+        }
+        // Every version of both files fits in the caches.
+        assert_eq!(shared, ids.len());
+        let (deltas, _) = headers(d);
+        assert!(deltas > ids.len() / 2, "{deltas} deltas: too few rebuilt");
     }
 
     /// Reads `ids` in order through one reader; each must be what git shows.
