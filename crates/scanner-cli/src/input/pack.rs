@@ -611,7 +611,7 @@ fn emptied(buf: &mut Vec<u8>, len: usize) -> &mut Vec<u8> {
 /// larger (a block of the base copied several times: generated JSON, whose
 /// records repeat): `out` then grows, doubling at most and never past the
 /// result's size. Left to `Vec`'s growth, it doubled past it, and these
-/// buffers are kept (in the caches, as the worker's blob buffer): the heap's
+/// buffers are kept (in the caches, shared with the worker scanning them): the heap's
 /// peak on moto's history was 106 MB, 95 MB with this (heaptrack).
 fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     const CORRUPT: &str = CORRUPT_DELTA;
