@@ -312,7 +312,7 @@ impl PackReader {
                     self.delta = Vec::new();
                 }
                 applied?;
-                let shared = Arc::new(buf);
+                let shared = Arc::new(fitted(buf));
                 self.rebuilt.put_shared((p, offset), &shared, kind);
                 return Ok(Some((kind, shared)));
             }
@@ -322,7 +322,7 @@ impl PackReader {
         // The target itself: kept, or stored whole and just inflated.
         let shared = match base {
             Base::Held(held, tier) => {
-                let shared = Arc::new(held);
+                let shared = Arc::new(fitted(held));
                 match tier {
                     Tier::Whole if self.whole.keeps(shared.len()) => &mut self.whole,
                     _ => &mut self.rebuilt,
@@ -598,6 +598,18 @@ fn emptied(buf: &mut Vec<u8>, len: usize) -> &mut Vec<u8> {
     buf
 }
 
+/// `buf` shrunk when it is much larger than its object. Buffers are reused
+/// (a cache's spare), so a small object may arrive in a large one: kept as
+/// they came, the caches of ripgrep's history held blocks of twice their
+/// cap (16 MB in the 8 MiB one), and the scan's peak RSS was 91 MB rather
+/// than 85. glibc shrinks a heap block in place.
+fn fitted(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > 2 * buf.len() + 4096 {
+        buf.shrink_to_fit();
+    }
+    buf
+}
+
 /// Applies git's delta `delta` to `base`, into `out` (cleared first): a
 /// header of two sizes (base, result; 7 bits a byte, low first), then
 /// instructions: `1xxxxxxx` copies from the base (the low 4 bits say which
@@ -847,9 +859,8 @@ impl DeltaCache {
         len <= self.cap / 2
     }
 
-    /// Keeps `data` (an object handed to the caller too), if it is small
-    /// enough. Its buffer is shrunk (see [`DeltaCache::put`]) only where
-    /// the caller does not hold it: none that `read_shared` makes.
+    /// Keeps `data` (an object handed to the caller too, [`fitted`]), if it
+    /// is small enough.
     fn put_shared(&mut self, key: (usize, u64), data: &Shared, kind: Kind) {
         if self.keeps(data.len()) {
             self.insert(key, Arc::clone(data), kind);
@@ -859,7 +870,7 @@ impl DeltaCache {
         }
     }
 
-    fn put(&mut self, key: (usize, u64), mut data: Vec<u8>, kind: Kind) {
+    fn put(&mut self, key: (usize, u64), data: Vec<u8>, kind: Kind) {
         if !self.keeps(data.len()) {
             self.count(key);
             self.ghost(key, data.len());
@@ -870,15 +881,7 @@ impl DeltaCache {
             }
             return;
         }
-        // Buffers are reused (`spare`), so a small object may arrive in a
-        // large one: kept as they came, the caches of ripgrep's history
-        // held blocks of twice their cap (16 MB in the 8 MiB one), and the
-        // scan's peak RSS was 91 MB rather than 85. glibc shrinks a heap
-        // block in place.
-        if data.capacity() > 2 * data.len() + 4096 {
-            data.shrink_to_fit();
-        }
-        self.insert(key, Arc::new(data), kind);
+        self.insert(key, Arc::new(fitted(data)), kind);
     }
 
     /// Keeps `data`, which it must be small enough for, dropping the least
