@@ -59,10 +59,16 @@ use super::history::Oid;
 /// pack's size (102 MB of the 285 MB peak on moto's history, `docs/performance.md`).
 /// So once the readers have read [`RELEASE_BYTES`] from the packs, the
 /// pages they touched are handed back ([`Packs::read_from`]:
-/// `madvise(MADV_DONTNEED)`). The mappings are read-only and never
-/// written, so a page handed back is read again from the file (the page
-/// cache, most often) when next touched, as after the kernel evicted it:
-/// what a reader sees never changes.
+/// `madvise(MADV_DONTNEED)`). An entry's header read counts as a page
+/// ([`HEADER_READ_BYTES`]): the walk sizes every blob and follows every
+/// delta chain to its start by headers alone, scattered over the whole
+/// pack, and counting only the bytes inflated left 40 MB of the pack
+/// resident at the peak on moto, against 2-6 MB now.
+///
+/// The mappings are read-only and never written, so a page handed back is
+/// read again from the file (the page cache, most often) when next
+/// touched, as after the kernel evicted it: what a reader sees never
+/// changes.
 pub struct Packs {
     packs: Vec<(index::File, data::File)>,
     /// Bytes read from the packs since their pages were last handed back.
@@ -73,7 +79,13 @@ pub struct Packs {
 /// pages ([`Packs`], "Memory"): about what the mappings add to the
 /// resident memory at most. A release costs the page faults that read back
 /// the pages touched again (minor faults: the pages stay in the page cache).
-const RELEASE_BYTES: u64 = 16 << 20;
+/// 16 MiB, with headers not counted, left 40 MB resident at moto's peak.
+const RELEASE_BYTES: u64 = 4 << 20;
+
+/// What reading an entry's header counts for in [`RELEASE_BYTES`]: the
+/// page it maps (the kernel maps up to 16 around it, from the page cache,
+/// but one page is the least a scattered read leaves resident).
+const HEADER_READ_BYTES: u64 = 4 << 10;
 
 impl Packs {
     /// Opens every pack under `objects_dir/pack` whose index and data both
@@ -166,6 +178,10 @@ enum Base {
 /// What an object is: blob, tree, commit or tag.
 pub type Kind = gix::objs::Kind;
 
+/// An object's bytes, shared by a reader's cache and the reader's caller
+/// ([`PackReader::read_shared`]).
+pub type Shared = Arc<Vec<u8>>;
+
 /// Reads objects from [`Packs`] for one thread, with its own caches.
 pub struct PackReader {
     packs: Arc<Packs>,
@@ -224,6 +240,23 @@ impl PackReader {
     /// kind. `Ok(None)`: not readable from these packs (see the module's
     /// "Scope"), `out` unspecified. `Err`: the pack is corrupt, described.
     pub fn read(&mut self, oid: &Oid, out: &mut Vec<u8>) -> Result<Option<Kind>, String> {
+        let Some((kind, shared)) = self.read_shared(oid)? else {
+            return Ok(None);
+        };
+        match Arc::try_unwrap(shared) {
+            Ok(whole) => *out = whole,
+            Err(kept) => emptied(out, kept.len()).extend_from_slice(&kept),
+        }
+        Ok(Some(kind))
+    }
+
+    /// `oid` and its kind, as for [`PackReader::read`], shared with the
+    /// cache that keeps it rather than copied out of it: a blob rebuilt from
+    /// a delta is made once, scanned from the allocation the cache holds,
+    /// and freed (or its buffer reused) once both have let it go. Copying
+    /// each target into the cache made about a third of moto's large
+    /// blocks and 12 MB of the heap's peak (`docs/performance.md`).
+    pub fn read_shared(&mut self, oid: &Oid) -> Result<Option<(Kind, Shared)>, String> {
         let Some((p, offset)) = self.packs.locate(oid.as_gix()) else {
             return Ok(None);
         };
@@ -237,6 +270,7 @@ impl PackReader {
                 break (kind, Base::Kept(tier));
             }
             let entry = pack.entry(at).map_err(|e| e.to_string())?;
+            packs.read_from(HEADER_READ_BYTES);
             at = match below(index, &entry)? {
                 Below::Delta(base) => base,
                 Below::Elsewhere => return Ok(None),
@@ -260,11 +294,7 @@ impl PackReader {
             self.delta = delta;
             inflated?;
             let target = self.chain.is_empty();
-            let mut buf = if target {
-                std::mem::take(out)
-            } else {
-                self.rebuilt.spare()
-            };
+            let mut buf = self.rebuilt.spare();
             let applied = match &base {
                 Base::Held(held, _) => apply(held, &self.delta, &mut buf),
                 Base::Kept(Tier::Rebuilt) => {
@@ -276,31 +306,33 @@ impl PackReader {
                 self.keep(tier, (p, at), held, kind);
             }
             if target {
-                *out = buf;
                 // The instructions of a large delta are not kept for the next
                 // one: the blob they made is held while it is scanned.
                 if self.delta.capacity() > self.rebuilt.max_cap {
                     self.delta = Vec::new();
                 }
                 applied?;
-                self.rebuilt.put_copy((p, offset), out, kind);
-                return Ok(Some(kind));
+                let shared = Arc::new(fitted(buf));
+                self.rebuilt.put_shared((p, offset), &shared, kind);
+                return Ok(Some((kind, shared)));
             }
             applied?;
             (at, base) = (entry.pack_offset(), Base::Held(buf, Tier::Rebuilt));
         }
         // The target itself: kept, or stored whole and just inflated.
-        match base {
+        let shared = match base {
             Base::Held(held, tier) => {
-                emptied(out, held.len()).extend_from_slice(&held);
-                self.keep(tier, (p, at), held, kind);
+                let shared = Arc::new(fitted(held));
+                match tier {
+                    Tier::Whole if self.whole.keeps(shared.len()) => &mut self.whole,
+                    _ => &mut self.rebuilt,
+                }
+                .put_shared((p, at), &shared, kind);
+                shared
             }
-            Base::Kept(tier) => {
-                let kept = self.tier(tier).get((p, at));
-                emptied(out, kept.len()).extend_from_slice(kept);
-            }
-        }
-        Ok(Some(kind))
+            Base::Kept(tier) => self.tier(tier).get_shared((p, at)),
+        };
+        Ok(Some((kind, shared)))
     }
 
     /// `oid` as a stream inflated as it is read, with its kind and size,
@@ -335,6 +367,7 @@ impl PackReader {
         };
         let pack = &self.packs.packs[p].1;
         let entry = pack.entry(offset).map_err(|e| e.to_string())?;
+        self.packs.read_from(HEADER_READ_BYTES);
         if let Some(kind) = entry.header.as_kind() {
             return Ok(Some((Some(kind), entry.decompressed_size)));
         }
@@ -375,6 +408,7 @@ impl PackReader {
                 break start;
             }
             let entry = pack.entry(at).ok()?;
+            self.packs.read_from(HEADER_READ_BYTES);
             let base = match below(index, &entry).ok()? {
                 Below::Delta(base) => base,
                 Below::Elsewhere => return None,
@@ -564,6 +598,18 @@ fn emptied(buf: &mut Vec<u8>, len: usize) -> &mut Vec<u8> {
     buf
 }
 
+/// `buf` shrunk when it is much larger than its object. Buffers are reused
+/// (a cache's spare), so a small object may arrive in a large one: kept as
+/// they came, the caches of ripgrep's history held blocks of twice their
+/// cap (16 MB in the 8 MiB one), and the scan's peak RSS was 91 MB rather
+/// than 85. glibc shrinks a heap block in place.
+fn fitted(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > 2 * buf.len() + 4096 {
+        buf.shrink_to_fit();
+    }
+    buf
+}
+
 /// Applies git's delta `delta` to `base`, into `out` (cleared first): a
 /// header of two sizes (base, result; 7 bits a byte, low first), then
 /// instructions: `1xxxxxxx` copies from the base (the low 4 bits say which
@@ -571,6 +617,14 @@ fn emptied(buf: &mut Vec<u8>, len: usize) -> &mut Vec<u8> {
 /// `0nnnnnnn` (n > 0) inserts the next n bytes. Every size is checked:
 /// a corrupt delta is an error, never a read out of bounds or a runaway
 /// allocation.
+///
+/// `out` is first given room for the base and the delta together, which
+/// bounds what a corrupt header can make it allocate. A result can be
+/// larger (a block of the base copied several times: generated JSON, whose
+/// records repeat): `out` then grows, doubling at most and never past the
+/// result's size. Left to `Vec`'s growth, it doubled past it, and these
+/// buffers are kept (in the caches, shared with the worker scanning them): the heap's
+/// peak on moto's history was 106 MB, 95 MB with this (heaptrack).
 fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     const CORRUPT: &str = CORRUPT_DELTA;
     let mut i = 0;
@@ -610,8 +664,13 @@ fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
             None
         };
         let piece = piece.ok_or(CORRUPT)?;
-        if out.len() + piece.len() > result_len {
+        let len = out.len() + piece.len();
+        if len > result_len {
             return Err(CORRUPT.into());
+        }
+        if len > out.capacity() {
+            let room = result_len.min(len.max(2 * out.capacity()));
+            out.reserve_exact(room - out.len());
         }
         out.extend_from_slice(piece);
     }
@@ -703,7 +762,9 @@ impl Hasher for KeyHasher {
 }
 
 struct Cached {
-    data: Vec<u8>,
+    /// Shared with the reader's caller while it is scanned
+    /// ([`PackReader::read_shared`]).
+    data: Shared,
     kind: Kind,
     used: u64,
 }
@@ -783,6 +844,12 @@ impl DeltaCache {
         &c.data
     }
 
+    /// The object at `key`, as [`DeltaCache::get`], shared.
+    fn get_shared(&mut self, key: (usize, u64)) -> Shared {
+        self.get(key);
+        Arc::clone(&self.map[&key].data)
+    }
+
     fn spare(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.spare)
     }
@@ -792,21 +859,20 @@ impl DeltaCache {
         len <= self.cap / 2
     }
 
-    /// Keeps a copy of `data` (an object handed to the caller).
-    fn put_copy(&mut self, key: (usize, u64), data: &[u8], kind: Kind) {
+    /// Keeps `data` (an object handed to the caller too, [`fitted`]), if it
+    /// is small enough.
+    fn put_shared(&mut self, key: (usize, u64), data: &Shared, kind: Kind) {
         if self.keeps(data.len()) {
-            let mut copy = self.spare();
-            emptied(&mut copy, data.len()).extend_from_slice(data);
-            self.put(key, copy, kind);
+            self.insert(key, Arc::clone(data), kind);
         } else {
             self.count(key);
             self.ghost(key, data.len());
         }
     }
 
-    fn put(&mut self, key: (usize, u64), mut data: Vec<u8>, kind: Kind) {
-        self.count(key);
+    fn put(&mut self, key: (usize, u64), data: Vec<u8>, kind: Kind) {
         if !self.keeps(data.len()) {
+            self.count(key);
             self.ghost(key, data.len());
             // Reused for the next object only if it is no larger than the
             // cache: one large blob must not stay pinned in every reader.
@@ -815,14 +881,14 @@ impl DeltaCache {
             }
             return;
         }
-        // Buffers are reused (`spare`), so a small object may arrive in a
-        // large one: kept as they came, the caches of ripgrep's history
-        // held blocks of twice their cap (16 MB in the 8 MiB one), and the
-        // scan's peak RSS was 91 MB rather than 85. glibc shrinks a heap
-        // block in place.
-        if data.capacity() > 2 * data.len() + 4096 {
-            data.shrink_to_fit();
-        }
+        self.insert(key, Arc::new(fitted(data)), kind);
+    }
+
+    /// Keeps `data`, which it must be small enough for, dropping the least
+    /// recently used objects past the cap; the buffer of the last one
+    /// dropped that nobody else holds is the next spare.
+    fn insert(&mut self, key: (usize, u64), data: Shared, kind: Kind) {
+        self.count(key);
         self.clock += 1;
         self.bytes += data.len();
         self.order.insert(self.clock, key);
@@ -846,7 +912,9 @@ impl DeltaCache {
                 .expect("ordered keys are in the map");
             self.bytes -= gone.data.len();
             self.ghost(oldest, gone.data.len());
-            self.spare = gone.data;
+            if let Ok(buf) = Arc::try_unwrap(gone.data) {
+                self.spare = buf;
+            }
         }
     }
 }
@@ -1002,6 +1070,38 @@ mod tests {
             .collect()
     }
 
+    /// A blob rebuilt from a delta is one allocation, shared by the cache
+    /// and the caller (no copy): read again while the caller holds it, or
+    /// after it let it go, the cache serves those same bytes from it.
+    #[test]
+    fn a_rebuilt_blob_is_shared_with_the_cache_not_copied() {
+        let (tmp, ids) = repo(&["repack"]);
+        let d = tmp.path();
+        let want = shown(d, &ids);
+        let packs = Arc::new(Packs::open(&d.join("objects")));
+        let mut reader = PackReader::new(packs, 8 << 20, 4 << 20);
+        let mut shared = 0;
+        // Oldest first: each version a delta on a newer one, rebuilt.
+        for oid in &ids {
+            let (kind, held) = reader.read_shared(oid).unwrap().unwrap();
+            assert_eq!(kind, Kind::Blob);
+            assert!(*held == want[oid], "{oid}");
+            let Some(key) = reader.cached_key(oid) else {
+                continue;
+            };
+            assert_eq!(reader.cached(key).as_ptr(), held.as_ptr(), "{oid}: a copy");
+            let again = reader.read_shared(oid).unwrap().unwrap().1;
+            assert!(Arc::ptr_eq(&again, &held), "{oid}");
+            drop((held, again));
+            assert!(reader.cached(key) == want[oid], "{oid} once let go");
+            shared += 1;
+        }
+        // Every version of both files fits in the caches.
+        assert_eq!(shared, ids.len());
+        let (deltas, _) = headers(d);
+        assert!(deltas > ids.len() / 2, "{deltas} deltas: too few rebuilt");
+    }
+
     /// Reads `ids` in order through one reader; each must be what git shows.
     fn check(
         d: &Path,
@@ -1073,6 +1173,23 @@ mod tests {
         assert!(resident_kb(&path) > 0);
         packs.read_from(1);
         assert_eq!(resident_kb(&path), 0);
+        // A header read, as the walk sizes a blob and finds its chain's
+        // start, counts a page: it leaves one resident, never inflated.
+        let before = packs.read.load(Ordering::Relaxed);
+        let last = ids.last().unwrap();
+        reader.header(last).unwrap().unwrap();
+        assert_eq!(
+            packs.read.load(Ordering::Relaxed),
+            before + HEADER_READ_BYTES
+        );
+        assert!(resident_kb(&path) > 0);
+        let before = packs.read.load(Ordering::Relaxed);
+        reader.chain_start(last).unwrap();
+        let steps = packs.read.load(Ordering::Relaxed) - before;
+        assert!(
+            steps >= HEADER_READ_BYTES && steps.is_multiple_of(HEADER_READ_BYTES),
+            "{steps}"
+        );
     }
 
     #[test]
@@ -1239,5 +1356,28 @@ mod tests {
         assert_eq!(bad(&|d| d.push(0)), "a corrupt delta");
         assert_eq!(bad(&|d| d.extend([0x01, b'x'])), "a corrupt delta");
         assert_eq!(bad(&|d| d.truncate(11)), "a corrupt delta");
+    }
+
+    /// A result larger than its base and delta together (a block copied
+    /// again and again) gets a buffer of its own size, not of the next
+    /// power of two past it: these buffers are kept in the caches.
+    #[test]
+    fn a_result_larger_than_base_and_delta_gets_a_buffer_of_its_size() {
+        let base: Vec<u8> = (0..100u8).collect();
+        // Base 100 bytes, result 100 * 1,000: copy the 100 bytes from
+        // offset 0 (no offset byte; one size byte, 0x64) a thousand times.
+        let result = 100_000usize;
+        let mut delta = vec![100, 0xa0, 0x8d, 0x06];
+        for _ in 0..1000 {
+            delta.extend([0x90, 100]);
+        }
+        let mut out = Vec::new();
+        apply(&base, &delta, &mut out).unwrap();
+        assert_eq!(out.len(), result);
+        assert!(out.chunks(100).all(|c| c == base));
+        assert_eq!(out.capacity(), result);
+        // Reused, as the caches reuse buffers: no larger.
+        apply(&base, &delta, &mut out).unwrap();
+        assert_eq!(out.capacity(), result);
     }
 }

@@ -20,7 +20,7 @@
 use std::fs::File;
 use std::io;
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use scanner_engine::{Finding, LinePos, Suppressed};
 
@@ -31,8 +31,9 @@ use crate::input::Provenance;
 /// What a split input is read from.
 pub enum Backing {
     File(File),
-    /// Content already in memory (a large blob).
-    Bytes(Vec<u8>),
+    /// Content already in memory (a large blob, shared with a blob
+    /// reader's cache).
+    Bytes(Arc<Vec<u8>>),
 }
 
 impl Backing {
@@ -207,7 +208,7 @@ mod tests {
                 31,
             ));
             pieces.error = error.map(|at| (at, io::Error::from_raw_os_error(5)));
-            let input = SplitInput::new(Provenance::path("f"), Backing::Bytes(Vec::new()), 300);
+            let input = SplitInput::new(Provenance::path("f"), Backing::Bytes(Arc::default()), 300);
             *input.pieces.lock().unwrap() = pieces;
             input
         };
@@ -244,7 +245,7 @@ mod tests {
 
     #[test]
     fn bytes_backing_reads_short_at_the_end() {
-        let b = Backing::Bytes(b"abcdef".to_vec());
+        let b = Backing::Bytes(Arc::new(b"abcdef".to_vec()));
         let mut buf = [0u8; 4];
         assert_eq!(b.read_at(&mut buf, 4).unwrap(), 2);
         assert_eq!(&buf[..2], b"ef");

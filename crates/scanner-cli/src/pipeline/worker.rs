@@ -92,9 +92,8 @@ pub struct WorkerScratch {
     found: Vec<Finding>,
     /// This worker's blob reader, on the object store it serves.
     git: Option<BlobReader>,
-    /// Blob bytes, reused from blob to blob.
-    blob: Vec<u8>,
-    /// The bytes of the version a history blob modifies, reused likewise.
+    /// The bytes of the version a history blob modifies, reused from blob
+    /// to blob.
     base: Vec<u8>,
     /// The buffer of [`MemberBatch`], reused from batch to batch and from
     /// archive to archive while batches are scanned here (a spawned batch
@@ -132,7 +131,6 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
                 read: ReadScratch::default(),
                 found: Vec::new(),
                 git: None,
-                blob: Vec::new(),
                 base: Vec::new(),
                 members: Vec::new(),
             }
@@ -344,7 +342,16 @@ fn scan_item(
             }
             Ok(Some(outcome_of(read, w)))
         })(),
-        Content::Bytes(data) => scan_bytes(&provenance, data, None, None, &permit, w, spawner, sh),
+        Content::Bytes(data) => scan_bytes(
+            &provenance,
+            Arc::new(data),
+            None,
+            None,
+            &permit,
+            w,
+            spawner,
+            sh,
+        ),
         Content::Member { data, range, cut } => scan_member(&provenance, &data[range], cut, w, sh),
         Content::GitBlob {
             repo,
@@ -364,17 +371,12 @@ fn scan_item(
                     return scan_stream(&provenance, &mut blob, limit, w, sh);
                 }
             }
-            let mut data = std::mem::take(&mut w.blob);
-            // Inflated straight into `data` (its old content replaced): no
-            // copy between the store and the scan. A missing or corrupt blob
-            // is reported against itself; the next ones follow.
-            let read = w
+            // Shared with the reader's cache, not copied out of it. A
+            // missing or corrupt blob is reported against itself; the next
+            // ones follow.
+            let data = w
                 .blob_reader(&repo)
-                .and_then(|reader| reader.read_to_vec(&oid, &mut data));
-            if let Err(e) = read {
-                w.blob = data;
-                return Err(e);
-            }
+                .and_then(|reader| reader.read_shared(&oid))?;
             let base = base.map(|b| (b, Arc::clone(&repo)));
             scan_bytes(&provenance, data, Some(oid), base, &permit, w, spawner, sh)
         })(),
@@ -803,9 +805,8 @@ enum Focus {
     Runs(Vec<Range<u64>>),
 }
 
-/// Scans bytes in memory (a history or staged blob); splits them when
-/// large. The buffer becomes the worker's blob buffer again, for the next
-/// blob, unless a split took it. With `base` (a history blob that
+/// Scans bytes in memory (a history or staged blob, shared with the blob
+/// reader's cache); splits them when large. With `base` (a history blob that
 /// modifies an earlier version), the base is read first and only the
 /// findings meeting what changed since it are looked for
 /// ([`Engine::scan_focus`](scanner_engine::Engine::scan_focus)); a split
@@ -816,7 +817,7 @@ enum Focus {
 #[allow(clippy::too_many_arguments)]
 fn scan_bytes(
     provenance: &Provenance,
-    data: Vec<u8>,
+    data: Arc<Vec<u8>>,
     oid: Option<crate::input::Oid>,
     base: Option<Base>,
     permit: &Permit,
@@ -904,7 +905,6 @@ fn scan_bytes(
             findings,
         }
     };
-    keep_buffer(&mut w.blob, data);
     Ok(Some(outcome))
 }
 

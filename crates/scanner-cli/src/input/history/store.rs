@@ -231,6 +231,23 @@ impl BlobReader {
         Ok(buf.len() as u64)
     }
 
+    /// The whole blob `oid`, shared with the reader's pack cache when it keeps it
+    /// ([`crate::input::pack::PackReader::read_shared`]): never copied out of the cache.
+    /// Errors as for [`BlobReader::read_to_vec`].
+    pub fn read_shared(&mut self, oid: &Oid) -> io::Result<Arc<Vec<u8>>> {
+        let (kind, data) = match self.packed.read_shared(oid) {
+            Ok(Some(found)) => found,
+            Err(e) => return Err(self.corrupt(oid, e)),
+            Ok(None) => {
+                let mut buf = Vec::new();
+                let kind = self.read_object(oid, &mut buf)?;
+                (kind, Arc::new(buf))
+            }
+        };
+        self.expect(oid, kind, gix::objs::Kind::Blob)?;
+        Ok(data)
+    }
+
     /// The blob `oid` as a stream, inflated as it is read, when it is stored whole: a whole
     /// (not delta) entry of the repository's packs, or a loose object. `Ok(None)`: it is
     /// neither (a delta, or in an alternate), or not a blob; read it whole
@@ -340,7 +357,12 @@ impl BlobReader {
         if self.header(oid)?.1 > max_len {
             return Ok(None);
         }
-        self.read_to_vec(oid, scratch)?;
+        // Kept by the cache once read, most often: lent from there, not copied.
+        let data = self.read_shared(oid)?;
+        if let Some(key) = self.packed.cached_key(oid) {
+            return Ok(Some(self.packed.cached(key)));
+        }
+        *scratch = Arc::try_unwrap(data).unwrap_or_else(|data| data.to_vec());
         Ok(Some(scratch))
     }
 
