@@ -73,6 +73,8 @@ pub struct Packs {
     packs: Vec<(index::File, data::File)>,
     /// Bytes read from the packs since their pages were last handed back.
     read: AtomicU64,
+    /// The smallest pack whose pages are handed back ([`RELEASE_MIN_PACK`]).
+    release_min: u64,
 }
 
 /// How many bytes of the packs are read between two releases of their
@@ -81,6 +83,14 @@ pub struct Packs {
 /// the pages touched again (minor faults: the pages stay in the page cache).
 /// 16 MiB, with headers not counted, left 40 MB resident at moto's peak.
 const RELEASE_BYTES: u64 = 4 << 20;
+
+/// The smallest pack whose pages are handed back ([`Packs`], "Memory"): a
+/// smaller one adds at most its size to the resident memory, and handing it
+/// back every [`RELEASE_BYTES`] only costs faults: ripgrep's history (a
+/// 9 MB pack, its headers read tens of thousands of times) took 5% more
+/// wall time with its pages handed back (249.9 against 237.8 ms, hyperfine
+/// `-r 30`, `--threads 2`).
+const RELEASE_MIN_PACK: u64 = 32 << 20;
 
 /// What reading an entry's header counts for in [`RELEASE_BYTES`]: the
 /// page it maps (the kernel maps up to 16 around it, from the page cache,
@@ -108,6 +118,7 @@ impl Packs {
         Packs {
             packs,
             read: AtomicU64::new(0),
+            release_min: RELEASE_MIN_PACK,
         }
     }
 
@@ -117,7 +128,9 @@ impl Packs {
         let before = self.read.fetch_add(bytes, Ordering::Relaxed);
         if before / RELEASE_BYTES != (before + bytes) / RELEASE_BYTES {
             for (_, pack) in &self.packs {
-                release(pack);
+                if pack.data_len() as u64 >= self.release_min {
+                    release(pack);
+                }
             }
         }
     }
@@ -1152,8 +1165,18 @@ mod tests {
     fn pages_handed_back_leave_resident_memory_and_read_again_the_same() {
         let (tmp, ids) = repo(&["repack"]);
         let want = shown(tmp.path(), &ids);
-        let packs = Arc::new(Packs::open(&tmp.path().join("objects")));
-        let path = packs.packs[0].1.path().to_owned();
+        // A pack under RELEASE_MIN_PACK is never handed back.
+        let mut small = Packs::open(&tmp.path().join("objects"));
+        let path = small.packs[0].1.path().to_owned();
+        let first = small.packs[0].1.entry_slice(0..64).unwrap();
+        assert_ne!(
+            std::hint::black_box(first.iter().map(|&b| b as u32).sum::<u32>()),
+            0
+        );
+        small.read_from(RELEASE_BYTES);
+        assert!(resident_kb(&path) > 0, "a small pack handed back");
+        small.release_min = 0;
+        let packs = Arc::new(small);
         let mut reader = PackReader::new(Arc::clone(&packs), 0, 0);
         let mut buf = Vec::new();
         for oid in &ids {
