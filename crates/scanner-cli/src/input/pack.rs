@@ -336,11 +336,8 @@ impl PackReader {
         let shared = match base {
             Base::Held(held, tier) => {
                 let shared = Arc::new(fitted(held));
-                match tier {
-                    Tier::Whole if self.whole.keeps(shared.len()) => &mut self.whole,
-                    _ => &mut self.rebuilt,
-                }
-                .put_shared((p, at), &shared, kind);
+                self.cache_for(tier, shared.len())
+                    .put_shared((p, at), &shared, kind);
                 shared
             }
             Base::Kept(tier) => self.tier(tier).get_shared((p, at)),
@@ -473,9 +470,15 @@ impl PackReader {
     /// Keeps `data` in `tier`; a whole object too large for its own cache
     /// goes with the rebuilt ones (where it was before there were two).
     fn keep(&mut self, tier: Tier, key: (usize, u64), data: Vec<u8>, kind: Kind) {
+        self.cache_for(tier, data.len()).put(key, data, kind);
+    }
+
+    /// The cache an object of `tier` and `len` bytes goes to: a whole one
+    /// too large for its cache goes to the rebuilt one.
+    fn cache_for(&mut self, tier: Tier, len: usize) -> &mut DeltaCache {
         match tier {
-            Tier::Whole if self.whole.keeps(data.len()) => self.whole.put(key, data, kind),
-            _ => self.rebuilt.put(key, data, kind),
+            Tier::Whole if self.whole.keeps(len) => &mut self.whole,
+            _ => &mut self.rebuilt,
         }
     }
 

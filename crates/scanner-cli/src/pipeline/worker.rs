@@ -92,9 +92,6 @@ pub struct WorkerScratch {
     found: Vec<Finding>,
     /// This worker's blob reader, on the object store it serves.
     git: Option<BlobReader>,
-    /// The bytes of the version a history blob modifies, reused from blob
-    /// to blob.
-    base: Vec<u8>,
     /// The buffer of [`MemberBatch`], reused from batch to batch and from
     /// archive to archive while batches are scanned here (a spawned batch
     /// takes it along).
@@ -131,7 +128,6 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
                 read: ReadScratch::default(),
                 found: Vec::new(),
                 git: None,
-                base: Vec::new(),
                 members: Vec::new(),
             }
         },
@@ -761,19 +757,15 @@ fn with_base<T>(
     sh: &Shared,
     f: impl FnOnce(&[u8]) -> T,
 ) -> Option<T> {
-    let mut scratch = std::mem::take(&mut w.base);
     let max_len = stream_threshold(sh).max(2 * len as u64);
-    let out = match w
+    let old = w
         .blob_reader(repo)
-        .and_then(|reader| reader.read_base(base, &mut scratch, max_len))
-    {
-        Ok(None) | Err(_) => None,
-        Ok(Some(old)) => (sh.opts.scope.check_size(old.len() as u64).is_none()
-            && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)])))
-        .then(|| f(old)),
-    };
-    keep_buffer(&mut w.base, scratch);
-    out
+        .and_then(|reader| reader.read_base(base, max_len))
+        .ok()
+        .flatten()?;
+    (sh.opts.scope.check_size(old.len() as u64).is_none()
+        && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)])))
+    .then(|| f(&old))
 }
 
 /// The smallest history blob scanned around its changes only. The focused
@@ -838,9 +830,8 @@ fn scan_bytes(
     } else {
         let path = provenance.path.to_string_lossy();
         let input = ScanInput::whole(&data, &path);
-        // The runs of lines changed since the base (`versions`, "Line
-        // diff"); a base that was not itself scanned gives none: scan
-        // whole. So does a base that changed wide, or follows one that did
+        // What changed since the base ([`Focus`]); a base that was not
+        // itself scanned gives nothing: scan whole. So does a base that changed wide, or follows one that did
         // (`versions::Quiet`), unread.
         let marks = base
             .as_ref()
@@ -863,15 +854,15 @@ fn scan_bytes(
                 }
             })
         });
-        let changed = match &focus {
-            Some(Focus::Runs(changed)) => Some(changed.as_slice()),
-            _ => None,
-        };
         match &focus {
             Some(focus) => {
+                let runs;
                 let zones = match focus {
-                    Focus::Runs(changed) => versions::focus_zones(changed),
-                    Focus::Span(span) => vec![span.clone()],
+                    Focus::Runs(changed) => {
+                        runs = versions::focus_zones(changed);
+                        runs.as_slice()
+                    }
+                    Focus::Span(span) => std::slice::from_ref(span),
                 };
                 let scanned: usize = zones.iter().map(|z| z.len()).sum();
                 if let Some(oid) = oid.filter(|_| versions::is_wide(scanned, data.len())) {
@@ -881,7 +872,7 @@ fn scan_bytes(
                     .unchanged
                     .fetch_add((data.len() - scanned) as u64, Ordering::Relaxed);
                 sh.engine
-                    .scan_focus(&input, &zones, marks.quiet, &mut w.scan, &mut w.found);
+                    .scan_focus(&input, zones, marks.quiet, &mut w.scan, &mut w.found);
             }
             None => sh.engine.scan(&input, &mut w.scan, &mut w.found),
         }
@@ -893,12 +884,12 @@ fn scan_bytes(
         // already known; those of one span or a whole scan after reading
         // the base.
         let mut findings = std::mem::take(&mut w.found);
-        match (changed, &base) {
-            (Some(changed), _) => {
+        match (&focus, &base) {
+            (Some(Focus::Runs(changed)), _) => {
                 versions::mark_unchanged(&mut findings, changed);
             }
-            (None, Some(base)) => mark_unchanged(&mut findings, &data, base, w, sh),
-            (None, None) => {}
+            (_, Some(base)) => mark_unchanged(&mut findings, &data, base, w, sh),
+            (_, None) => {}
         }
         Outcome::Scanned {
             bytes: size,
@@ -906,16 +897,6 @@ fn scan_bytes(
         }
     };
     Ok(Some(outcome))
-}
-
-/// Puts `buf` back in the worker's `slot` for the next blob, unless it is
-/// huge: one large blob must not pin its size in this worker for the rest
-/// of the scan.
-fn keep_buffer(slot: &mut Vec<u8>, buf: Vec<u8>) {
-    const KEEP_CAPACITY: usize = 16 << 20;
-    if buf.capacity() <= KEEP_CAPACITY {
-        *slot = buf;
-    }
 }
 
 fn outcome_of(read: Read, w: &mut WorkerScratch) -> Outcome {

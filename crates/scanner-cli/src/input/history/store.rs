@@ -340,30 +340,15 @@ impl BlobReader {
         Ok(kind)
     }
 
-    /// The blob `oid`, borrowed from the reader's cache when it holds it, else read into
-    /// `scratch`: for reading a version's base, which is often the version read just
-    /// before. `None` when it is larger than `max_len` (by its header): a base that large is
-    /// not read whole (see the worker's `with_base`). Errors as for
-    /// [`BlobReader::read_to_vec`].
-    pub fn read_base<'a>(
-        &'a mut self,
-        oid: &Oid,
-        scratch: &'a mut Vec<u8>,
-        max_len: u64,
-    ) -> io::Result<Option<&'a [u8]>> {
-        if let Some(key) = self.packed.cached_key(oid) {
-            return Ok(Some(self.packed.cached(key)));
-        }
-        if self.header(oid)?.1 > max_len {
+    /// The blob `oid`, shared with the reader's cache when it holds it ([`BlobReader::read_shared`]):
+    /// for reading a version's base, which is often the version read just before. `None` when
+    /// it is not in the cache and larger than `max_len` (by its header): a base that large is
+    /// not read whole (see the worker's `with_base`). Errors as for [`BlobReader::read_to_vec`].
+    pub fn read_base(&mut self, oid: &Oid, max_len: u64) -> io::Result<Option<Arc<Vec<u8>>>> {
+        if self.packed.cached_key(oid).is_none() && self.header(oid)?.1 > max_len {
             return Ok(None);
         }
-        // Kept by the cache once read, most often: lent from there, not copied.
-        let data = self.read_shared(oid)?;
-        if let Some(key) = self.packed.cached_key(oid) {
-            return Ok(Some(self.packed.cached(key)));
-        }
-        *scratch = Arc::try_unwrap(data).unwrap_or_else(|data| data.to_vec());
-        Ok(Some(scratch))
+        self.read_shared(oid).map(Some)
     }
 
     /// Looks `oid` up, with `buf` as the store's scratch; the object's content and kind.

@@ -249,21 +249,17 @@ pub fn changed_span(old: &[u8], new: &[u8]) -> Range<u64> {
 /// within `changed_span`.
 pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
     let (prefix, suffix) = common_ends(old, new);
-    let (start, tail) = whole_lines(new, prefix, suffix);
-    let (old_mid, new_mid) = (&old[start..old.len() - tail], &new[start..new.len() - tail]);
-    let mut copies = Vec::new();
-    diff_lines(old_mid, new_mid, &mut copies);
     // The gaps between the copies: lines of `new` not kept, or a cut.
     let mut runs: Vec<Range<usize>> = Vec::new();
     let (mut old_at, mut new_at) = (0, 0);
     let end = Copy {
-        old: old_mid.len(),
-        new: new_mid.len(),
+        old: old.len(),
+        new: new.len(),
         len: 0,
     };
-    for c in copies.iter().chain([&end]) {
+    for c in kept(old, new, prefix, suffix).iter().chain([&end]) {
         if c.new > new_at || c.old > old_at {
-            runs.push(start + new_at..start + c.new);
+            runs.push(new_at..c.new);
         }
         (old_at, new_at) = (c.old + c.len, c.new + c.len);
     }
@@ -275,12 +271,19 @@ pub fn changed_spans(old: &[u8], new: &[u8]) -> Vec<Range<u64>> {
 /// subsequence of their lines), the common prefix and suffix among them.
 pub fn kept_lines(old: &[u8], new: &[u8]) -> Vec<Copy> {
     let (prefix, suffix) = common_ends(old, new);
+    kept(old, new, prefix, suffix)
+}
+
+/// [`kept_lines`], given the lengths of the common prefix and suffix.
+fn kept(old: &[u8], new: &[u8], prefix: usize, suffix: usize) -> Vec<Copy> {
     let (start, tail) = whole_lines(new, prefix, suffix);
     let mut copies = vec![Copy {
         old: 0,
         new: 0,
         len: start,
     }];
+    // Diffed apart: `diff_lines` joins a run to the last one it touches,
+    // which the prefix's would, wrongly, in the middle's offsets.
     let mut mid = Vec::new();
     diff_lines(
         &old[start..old.len() - tail],

@@ -63,18 +63,22 @@ fn open_dir_path(path: &Path) -> io::Result<std::os::fd::OwnedFd> {
 /// `openat(at, name)` of a directory.
 #[cfg(target_os = "linux")]
 fn open_at(at: std::os::fd::RawFd, name: &Path) -> io::Result<std::os::fd::OwnedFd> {
+    openat(at, name, libc::O_DIRECTORY)
+}
+
+/// `openat(at, name)`, read-only and close-on-exec, with `flags` added.
+#[cfg(target_os = "linux")]
+pub(super) fn openat(
+    at: std::os::fd::RawFd,
+    name: &Path,
+    flags: libc::c_int,
+) -> io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(name.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: a directory descriptor (or AT_FDCWD) and a NUL-terminated name.
-    let fd = unsafe {
-        libc::openat(
-            at,
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::openat(at, c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | flags) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -188,35 +188,15 @@ fn read_ignore_file(
 
 /// The content of file `name` in the directory open as `dir`, as
 /// `fs::read` reads it, without its `statx` for a size hint (ignore files
-/// are small).
+/// are small; a `Take` has no size to ask for).
 #[cfg(target_os = "linux")]
 fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
     use std::io::Read;
-    use std::os::fd::{AsRawFd, FromRawFd};
-    let c = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: a directory descriptor and a NUL-terminated name.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor just opened, owned by nothing else.
-    let mut file = unsafe { fs::File::from_raw_fd(fd) };
+    use std::os::fd::AsRawFd;
+    let file = fs::File::from(super::plain::openat(dir.as_raw_fd(), Path::new(name), 0)?);
     let mut content = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => return Ok(content),
-            Ok(n) => content.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    file.take(u64::MAX).read_to_end(&mut content)?;
+    Ok(content)
 }
 
 /// The walked directories' ignore files of one walk, compiled once per
