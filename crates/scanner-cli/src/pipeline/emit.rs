@@ -88,11 +88,7 @@ impl Feeder<'_> {
                 permit
             }
         };
-        self.batch.push(Task::Item { item, permit });
-        if self.batch.len() >= BATCH {
-            self.flush();
-        }
-        !self.stop.is_stopped()
+        self.send(Task::Item { item, permit })
     }
 
     /// Queues `items` as one task, charged their bytes together, and sends
@@ -118,7 +114,13 @@ impl Feeder<'_> {
         let Some(permit) = self.permit(1, bytes) else {
             return false;
         };
-        self.batch.push(task(permit));
+        self.send(task(permit))
+    }
+
+    /// Adds `task` to the batch, sent once full; false once the scan is
+    /// stopping.
+    fn send(&mut self, task: Task) -> bool {
+        self.batch.push(task);
         if self.batch.len() >= BATCH {
             self.flush();
         }
@@ -136,9 +138,15 @@ impl Feeder<'_> {
         // rest before blocking, or the source could wait for permits only
         // it holds (a few large blobs against the byte limit). It also gets
         // the batch to idle workers at once.
+        self.finish();
+        self.budget.acquire_tasks_open(tasks, bytes)
+    }
+
+    /// Sends what is queued and lets go of the rest of a shared permit:
+    /// before the feeder blocks, and when its source is done.
+    fn finish(&mut self) {
         self.shared = None;
         self.flush();
-        self.budget.acquire_tasks_open(tasks, bytes)
     }
 
     fn flush(&mut self) {
@@ -208,8 +216,7 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
-        self.feeder.shared = None;
-        self.feeder.flush();
+        self.feeder.finish();
         (self.skips, self.feeder.items)
     }
 
@@ -491,8 +498,7 @@ mod tests {
                     };
                     assert!(feeder.push(item));
                 }
-                feeder.shared = None;
-                feeder.flush();
+                feeder.finish();
                 let _ = done_tx.send(feeder.items);
             });
         }
