@@ -211,7 +211,7 @@ impl ScanPlan {
                 revs: args.range.clone(),
                 since: args.since.clone(),
                 reflogs: args.reflogs,
-                chains: threads > 1,
+                chains: true,
             };
             let local = match remote {
                 false => crate::input::history::repositories_in(&repo),
