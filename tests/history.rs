@@ -1148,7 +1148,7 @@ fn a_streamed_version_of_a_large_file_is_judged_whole() {
 }
 
 /// A 64 MiB blob with a secret near its end, loose and then packed (stored whole), scanned
-/// at one thread in an address space of 80 MiB (`ulimit -v`): less
+/// at one thread in an address space of 80 MiB (`ulimit -v`, with one malloc arena): less
 /// than the blob itself. Streamed, the finding is exact and the exit status 1. Held whole
 /// (`--split-threshold 0`), the same scan does not fit.
 /// Measured on the debug binary: the streamed scan runs in 60 MiB, the whole one needs
@@ -1172,7 +1172,10 @@ fn a_64_mib_blob_in_history_is_scanned_in_bounded_memory() {
             .arg(BIN)
             .args(["scan", "--history", "--format", "json", "--threads", "1"])
             .args(extra);
-        isolate(&mut cmd).output().unwrap()
+        isolate(&mut cmd)
+            .env("MALLOC_ARENA_MAX", "1")
+            .output()
+            .unwrap()
     };
     for packed in [false, true] {
         if packed {
