@@ -410,23 +410,16 @@ fn resync(
             bi - i + bj - j + RESYNC_WINDOW
         });
         let window = (RESYNC_WINDOW << (k / 2)).min(near);
-        if ni < new.len() {
-            let a = anchor(new, ni);
-            if let Some(at) = find_lines(old, i, window, &new[ni..a], budget) {
-                if consider(&mut best, (at, ni), k) {
-                    break;
-                }
+        // The next line of each side, sought in the other.
+        if let Some((at, line)) = seek(new, &mut ni, old, i, window, budget) {
+            if consider(&mut best, (at, line), k) {
+                break;
             }
-            ni = line_end(new, ni);
         }
-        if oi < old.len() {
-            let a = anchor(old, oi);
-            if let Some(at) = find_lines(new, j, window, &old[oi..a], budget) {
-                if consider(&mut best, (oi, at), k) {
-                    break;
-                }
+        if let Some((at, line)) = seek(old, &mut oi, new, j, window, budget) {
+            if consider(&mut best, (line, at), k) {
+                break;
             }
-            oi = line_end(old, oi);
         }
         let done = ni == new.len() && oi == old.len();
         if done || *budget == 0 || best.is_some_and(|(_, _, at)| k >= at + RESYNC_MORE) {
@@ -434,6 +427,28 @@ fn resync(
         }
     }
     best.map(|(at, _, _)| at).ok_or(ni)
+}
+
+/// One step of [`resync`]'s search on one side: the anchor at line start
+/// `*at` of `text`, sought in `other` from `from` within `window`
+/// ([`find_lines`]); returns where it stands there and the line it starts,
+/// and moves `*at` to the next line. `None` at the end of `text`, or when
+/// it is not found.
+fn seek(
+    text: &[u8],
+    at: &mut usize,
+    other: &[u8],
+    from: usize,
+    window: usize,
+    budget: &mut usize,
+) -> Option<(usize, usize)> {
+    let line = *at;
+    if line >= text.len() {
+        return None;
+    }
+    *at = line_end(text, line);
+    let found = find_lines(other, from, window, &text[line..anchor(text, line)], budget)?;
+    Some((found, line))
 }
 
 /// The common case of [`resync`], without a search: a few lines replaced
