@@ -124,6 +124,19 @@ pub fn build_engine(
     Ok(engine)
 }
 
+/// How many threads diff a history's trees beside the one that reads `git rev-list`
+/// ([`crate::input::HistoryOptions::diff_threads`]): none below six workers on as many
+/// cores, where one walking thread keeps ahead of the workers and the split would cost
+/// them CPU (each diff thread sizes the blobs of its own commits, duplicates included);
+/// then one per four workers, two to six (docs/performance.md, "History on many cores").
+fn diff_threads(threads: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match threads.min(cores) {
+        n if n < 6 => 0,
+        n => (n / 4).clamp(2, 6),
+    }
+}
+
 /// A gitleaks configuration, looked up as gitleaks does when neither
 /// `--rules` nor `.scanner.toml` names the rules: `$GITLEAKS_CONFIG`, then
 /// `.gitleaks.toml` and `.github/.gitleaks.toml` in the scanned directory.
@@ -212,6 +225,7 @@ impl ScanPlan {
                 since: args.since.clone(),
                 reflogs: args.reflogs,
                 chains: true,
+                diff_threads: diff_threads(threads),
             };
             let local = match remote {
                 false => crate::input::history::repositories_in(&repo),

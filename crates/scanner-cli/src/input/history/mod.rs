@@ -216,6 +216,11 @@ pub struct HistoryOptions {
     /// (0.7% of a one-worker scan), 3 M on ripgrep's. Worth it with one worker too: moto's
     /// history took 6.5 s at `--threads 1` with its chains held together, 9.0 s without.
     pub chains: bool,
+    /// Threads that diff the commits' trees and size their blobs, beside the one that reads
+    /// `git rev-list` (0: that one thread diffs, and the caller's sizes): the walk is the
+    /// serial part of a history scan on many cores (docs/performance.md, "History on many
+    /// cores"). The blobs, their order and the counts are the same.
+    pub diff_threads: usize,
 }
 
 /// Counts from one [`enumerate`] run.

@@ -64,9 +64,46 @@ fn opts(repo: &Path) -> HistoryOptions {
     }
 }
 
+/// A yielded blob, all of it: id, size, path, symlink, commit id, base, chain start.
+type Yielded = (Oid, u64, Vec<u8>, bool, String, Option<Oid>, Option<u64>);
+
+/// Every blob a walk with `diff_threads` yields, in order, and its counts.
+fn walk_with(o: &HistoryOptions, diff_threads: usize) -> (Vec<Yielded>, HistoryStats) {
+    let o = HistoryOptions {
+        diff_threads,
+        ..o.clone()
+    };
+    let mut got = Vec::new();
+    let stats = enumerate(&o, |b| {
+        got.push((
+            b.oid,
+            b.size,
+            b.path,
+            b.symlink,
+            b.commit.id.clone(),
+            b.base,
+            b.chain,
+        ));
+        true
+    })
+    .unwrap();
+    (got, stats)
+}
+
+/// The walk split among diff threads yields what it yields on one thread: the same blobs
+/// in the same order, with the same sizes, paths, commits, bases and chains, and the same
+/// counts.
+fn assert_split_walks_alike(o: &HistoryOptions) {
+    let one = walk_with(o, 0);
+    for threads in [1, 3] {
+        assert_eq!(walk_with(o, threads), one, "{threads} diff threads");
+    }
+}
+
 /// Every yielded blob as (path, content, commit summary), in yield order, read back
-/// through one BlobReader.
+/// through one BlobReader. The walk split among diff threads must yield the same.
 fn scan(o: &HistoryOptions) -> (Vec<(String, String, String)>, HistoryStats) {
+    assert_split_walks_alike(o);
     let mut blobs = Vec::new();
     let stats = enumerate(o, |b| {
         blobs.push(b);
@@ -635,8 +672,10 @@ fn three_versions() -> tempfile::TempDir {
     tmp
 }
 
-/// Each yielded blob as (path, content, content of its base), in yield order.
+/// Each yielded blob as (path, content, content of its base), in yield order. The walk
+/// split among diff threads must yield the same.
 fn bases(o: &HistoryOptions) -> Vec<(String, String, Option<String>)> {
+    assert_split_walks_alike(o);
     let mut blobs = Vec::new();
     enumerate(o, |b| {
         blobs.push(b);
@@ -830,6 +869,86 @@ fn a_clone_borrowing_objects_through_alternates_is_read() {
             ("key", "v3\n", "v3"),
         ])
     );
+}
+
+/// Many commits, so that every diff thread gets blocks of them in turn: edits, a revert (a
+/// blob seen before), deletions, a rename, a symlink, and branches merged with a conflict
+/// resolved, packed so that chains start somewhere. The split walk yields what one thread
+/// yields, with or without chains, and stops as early.
+#[test]
+fn a_walk_split_among_diff_threads_yields_what_one_thread_yields() {
+    let tmp = init();
+    let d = tmp.path();
+    for i in 0..70 {
+        write(
+            d,
+            &format!("dir{}/f{}.txt", i % 5, i % 7),
+            &format!("v{i}\n"),
+        );
+        write(d, "log.txt", &"line\n".repeat(i + 1));
+        if i % 9 == 0 {
+            write(d, "f", "again\n");
+        }
+        if i % 9 == 4 {
+            std::fs::remove_file(d.join("f")).unwrap();
+        }
+        if i == 20 {
+            std::os::unix::fs::symlink("log.txt", d.join("link")).unwrap();
+        }
+        if i == 30 {
+            g(d, &["mv", "dir1", "moved"]);
+        }
+        if i % 17 == 16 {
+            g(d, &["checkout", "-q", "-b", &format!("side{i}")]);
+            write(d, "log.txt", &format!("side {i}\n"));
+            commit(d, &format!("side {i}"));
+            g(d, &["checkout", "-q", "main"]);
+            write(d, "log.txt", &format!("main {i}\n"));
+            commit(d, &format!("main {i}"));
+            let merge = Command::new("git")
+                .current_dir(d)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .args(["merge", "-q", &format!("side{i}")])
+                .output()
+                .unwrap();
+            assert!(!merge.status.success());
+            write(d, "log.txt", &format!("resolved {i}\n"));
+        }
+        commit(d, &format!("c{i}"));
+    }
+    g(d, &["gc", "-q"]);
+    let mut o = opts(d);
+    for chains in [false, true] {
+        o.chains = chains;
+        assert_split_walks_alike(&o);
+    }
+    let (one, stats) = walk_with(&o, 0);
+    // 70, and a commit on each side before each of the four merges (i = 16, 33, 50, 67).
+    assert_eq!(stats.commits, 70 + 4 * 2);
+    assert!(
+        stats.duplicate_blobs > 0 && stats.deletions > 0,
+        "{stats:?}"
+    );
+    assert!(one.iter().any(|b| b.6.is_some()), "chains found");
+    // Stopped after 10 blobs: the same 10, and the walk says it stopped.
+    for threads in [0, 3] {
+        let mut got = Vec::new();
+        let stats = enumerate(
+            &HistoryOptions {
+                diff_threads: threads,
+                ..o.clone()
+            },
+            |b| {
+                got.push(b.oid);
+                got.len() < 10
+            },
+        )
+        .unwrap();
+        assert!(stats.stopped);
+        assert_eq!(stats.blobs, 10);
+        let first: Vec<Oid> = one[..10].iter().map(|b| b.0).collect();
+        assert_eq!(got, first, "{threads} diff threads");
+    }
 }
 
 #[test]

@@ -16,9 +16,13 @@ pub(super) const LIST: &str = "git rev-list";
 /// keeps the walk's memory bounded (a path and a reference to the commit each).
 pub(super) const PARSED_AHEAD: usize = 4096;
 
-/// What the parser thread sends the caller's.
+/// What the parser thread (and, split, the diff threads) send the caller's.
 pub(super) enum Msg {
+    /// A new blob, for the caller to size (the walk on one thread).
     Blob(HistoryBlob),
+    /// One commit's changes, diffed and sized by a diff thread, for the caller to introduce
+    /// in the order git listed the commits (the walk split, [`HistoryOptions::diff_threads`]).
+    Diffed(Diffed),
     Done(Result<HistoryStats, HistoryError>),
 }
 
@@ -73,6 +77,7 @@ pub struct Started {
     store: Arc<ObjectStore>,
     list: Running,
     chains: bool,
+    diff_threads: usize,
 }
 
 /// The first half of [`enumerate`]: lists the stash entries, then starts `git rev-list`.
@@ -114,10 +119,18 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
         store: Arc::clone(store),
         list,
         chains: opts.chains,
+        diff_threads: opts.diff_threads,
     })
 }
 
 /// The second half of [`enumerate`]: reads the walk to its end.
+///
+/// On one parser thread (the default) the parser diffs each commit and decides which blobs
+/// are new, and this thread sizes them. Split ([`HistoryOptions::diff_threads`]), the parser
+/// only reads `git rev-list` and hands the commits out in blocks of [`BLOCK`]; each diff
+/// thread diffs its commits and sizes their blobs, and this thread puts the commits back in
+/// git's order and decides which blobs are new: the same blobs, in the same order, with the
+/// same paths, commits and bases as on one thread.
 pub fn walk(
     started: Started,
     mut on_blob: impl FnMut(HistoryBlob) -> bool,
@@ -127,53 +140,66 @@ pub fn walk(
         store,
         mut list,
         chains,
+        diff_threads,
     } = started;
     let repo = repo.as_path();
     let list_out = list.child.stdout.take().expect("piped");
-    let (tx, rx) = mpsc::sync_channel::<Msg>(PARSED_AHEAD);
+    let split = diff_threads > 0;
+    let ahead = if split {
+        2 * BLOCK * diff_threads
+    } else {
+        PARSED_AHEAD
+    };
+    let (tx, rx) = mpsc::sync_channel::<Msg>(ahead);
     let parser_repo = repo.to_path_buf();
     // Sizes the blobs the parser finds (`read_commits` fails if it cannot be made).
-    let mut sizer = BlobReader::with_caches(&store, 64 << 10, 0).ok();
+    let mut sizer = Sizer::new(&store, chains);
     let parser = thread::spawn(move || {
-        let result = read_commits(&parser_repo, &store, list_out, &tx);
+        let result = read_commits(&parser_repo, &store, list_out, &tx, diff_threads, chains);
         let _ = tx.send(Msg::Done(result));
     });
 
     let mut stopped = false;
     let mut outcome: Result<HistoryStats, HistoryError> = Ok(HistoryStats::default());
     let mut yielded = HistoryStats::default();
+    let mut yield_blob = |blob: HistoryBlob| {
+        yielded.blobs += 1;
+        yielded.blob_bytes += blob.size;
+        yielded.symlinks += u64::from(blob.symlink);
+        on_blob(blob)
+    };
+    // Split: the commits diffed ahead of the next one in git's order, and what is new.
+    let mut pending = std::collections::BTreeMap::<u64, Diffed>::new();
+    let mut next = 0u64;
+    let mut introducer = Introducer::default();
+    // Until the parser and every diff thread are done (the diff threads end after it).
     for msg in rx.iter() {
         match msg {
+            Msg::Blob(_) | Msg::Diffed(_) if stopped => {}
             Msg::Blob(mut blob) => {
-                if stopped {
-                    continue;
-                }
-                // From its header. A blob that cannot be sized (missing in a partial clone,
-                // corrupt, not a blob) is yielded at size 0 all the same: the worker that
-                // reads it reports what is wrong, naming it, and every other blob is still
-                // scanned.
-                if let Some(sizer) = sizer.as_mut() {
-                    if let Ok((None | Some(gix::objs::Kind::Blob), size)) = sizer.header(&blob.oid)
-                    {
-                        blob.size = size;
-                        if chains {
-                            blob.chain = sizer.chain_start(&blob.oid);
+                (blob.size, blob.chain) = sizer.size(&blob.oid);
+                stopped = !yield_blob(blob);
+            }
+            Msg::Diffed(diffed) => {
+                pending.insert(diffed.seq, diffed);
+                while let Some(diffed) = pending.remove(&next) {
+                    next += 1;
+                    for blob in introducer.commit(diffed) {
+                        if !yield_blob(blob) {
+                            stopped = true;
+                            break;
                         }
                     }
-                }
-                yielded.blobs += 1;
-                yielded.blob_bytes += blob.size;
-                yielded.symlinks += u64::from(blob.symlink);
-                if !on_blob(blob) {
-                    stopped = true;
-                    // Unblocks the parser: its reads fail, it sends Done.
-                    let _ = list.child.kill();
+                    if stopped {
+                        break;
+                    }
                 }
             }
-            Msg::Done(result) => {
-                outcome = result;
-                break;
-            }
+            Msg::Done(result) => outcome = result,
+        }
+        if stopped {
+            // Unblocks the parser: its reads fail, it sends Done.
+            let _ = list.child.kill();
         }
     }
     if parser.join().is_err() {
@@ -184,6 +210,11 @@ pub fn walk(
             detail: "the parser thread panicked".into(),
         });
     }
+    // Split, the counts are the introducer's.
+    let outcome = match outcome {
+        Ok(_) if split => Ok(introducer.stats),
+        outcome => outcome,
+    };
     if stopped {
         list.kill();
         let mut stats = outcome.unwrap_or_default();
@@ -209,68 +240,57 @@ pub(super) fn merge_yielded(stats: &mut HistoryStats, yielded: &HistoryStats) {
     stats.symlinks = yielded.symlinks;
 }
 
-/// The parser thread: commits in from `git rev-list` (ids, tree, author), each one's tree
-/// diffed against its first parent's in-process ([`crate::input::commits`]), each new blob out to
-/// the caller. Returns the counts it owns (commits, duplicates,
-/// submodules, deletions).
-pub(super) fn read_commits(
-    repo: &Path,
-    store: &Arc<ObjectStore>,
-    list_out: ChildStdout,
-    tx: &mpsc::SyncSender<Msg>,
-) -> Result<HistoryStats, HistoryError> {
-    let io_err = |command, source| HistoryError::Io {
-        repo: repo.to_path_buf(),
-        command,
-        source,
-    };
-    let protocol = |detail: String| HistoryError::Protocol {
-        repo: repo.to_path_buf(),
-        command: LIST,
-        detail,
-    };
-    let missing =
-        |e: crate::input::commits::ObjectError, what: String| HistoryError::MissingObject {
+/// How many commits in a row go to one diff thread: a commit's trees are mostly its
+/// parent's, listed just before, and one reader's caches then hold them.
+pub(super) const BLOCK: usize = 16;
+
+/// One commit as `git rev-list` lists it.
+pub(super) struct Listed {
+    id: Oid,
+    parent: Option<Oid>,
+    /// A merge: what it resolved (against its first parent) is scanned whole.
+    merge: bool,
+    tree: Oid,
+    info: CommitInfo,
+}
+
+/// `git rev-list`'s output, one commit at a time.
+struct List<'a> {
+    repo: &'a Path,
+    input: BufReader<ChildStdout>,
+    line: Vec<u8>,
+    tok: Vec<u8>,
+}
+
+impl List<'_> {
+    /// The next commit; `None` at the end.
+    fn next(&mut self) -> Result<Option<Listed>, HistoryError> {
+        let List {
+            repo,
+            input,
+            line,
+            tok,
+        } = self;
+        let protocol = |detail: String| HistoryError::Protocol {
             repo: repo.to_path_buf(),
-            oid: e.oid.to_string(),
-            detail: format!("{what}: {}", e.source),
+            command: LIST,
+            detail,
         };
-    let mut input = BufReader::with_capacity(64 * 1024, list_out);
-    let (rebuilt, whole) = TREE_CACHE_BYTES;
-    let mut reader = BlobReader::with_caches(store, rebuilt, whole).map_err(|e| {
-        // The store refuses a SHA-256 repository as `Unsupported` (`open_objects`).
-        if e.kind() == io::ErrorKind::Unsupported {
-            HistoryError::UnsupportedObjectFormat {
-                repo: repo.to_path_buf(),
-            }
-        } else {
-            io_err(READ, e)
-        }
-    })?;
-    let mut stats = HistoryStats::default();
-    // Each blob yielded, with a hash of the path it was yielded at (for `base`).
-    let mut seen = OidMap::default();
-    let mut diff = crate::input::commits::TreeDiff::default();
-    let mut line = Vec::with_capacity(128);
-    let mut tok = Vec::with_capacity(256);
-    let mut object = Vec::new();
-    // The trees of the commits listed last: parents come before their children, most of
-    // them just before. A parent not here (listed long ago) is read.
-    let mut trees = OidMap::<Oid>::default();
-    loop {
+        let io = |source: io::Error| HistoryError::Io {
+            repo: repo.to_path_buf(),
+            command: LIST,
+            source,
+        };
         // `commit <id> <parents>`, after the newline that ends the previous record.
-        line.clear();
-        if input
-            .read_until(b'\n', &mut line)
-            .map_err(|e| io_err(LIST, e))?
-            == 0
-        {
-            break;
-        }
-        let header = line.trim_ascii();
-        if header.is_empty() {
-            continue;
-        }
+        let header = loop {
+            line.clear();
+            if input.read_until(b'\n', line).map_err(io)? == 0 {
+                return Ok(None);
+            }
+            if !line.trim_ascii().is_empty() {
+                break line.trim_ascii();
+            }
+        };
         let Some(ids) = header.strip_prefix(b"commit ") else {
             return Err(protocol(format!("`{}`", String::from_utf8_lossy(header))));
         };
@@ -290,14 +310,13 @@ pub(super) fn read_commits(
             return Err(protocol("a commit without an id".into()));
         };
         let parent = next_id()?;
-        // What a merge resolved (against its first parent) is scanned whole.
         let merge = next_id()?.is_some();
         // The tree and the author's fields, each ended by a NUL (any byte may be in them).
         let mut field = || -> Result<String, HistoryError> {
-            if !next_token(&mut input, &mut tok).map_err(|e| io_err(LIST, e))? {
+            if !next_token(input, tok).map_err(io)? {
                 return Err(protocol(format!("commit {id} cut short")));
             }
-            Ok(String::from_utf8_lossy(&tok).into_owned())
+            Ok(String::from_utf8_lossy(tok).into_owned())
         };
         let tree = field()?;
         let tree = Oid::from_hex(tree.as_bytes())
@@ -309,84 +328,387 @@ pub(super) fn read_commits(
             author_date: field()?,
             summary: field()?,
         };
-        let parent_tree = match parent {
+        Ok(Some(Listed {
+            id,
+            parent,
+            merge,
+            tree,
+            info,
+        }))
+    }
+}
+
+/// The trees of the commits listed last: parents come before their children, most of
+/// them just before. A parent not here (listed long ago) is read.
+#[derive(Default)]
+struct ParentTrees {
+    trees: OidMap<Oid>,
+    object: Vec<u8>,
+}
+
+impl ParentTrees {
+    /// The tree of `commit`'s first parent, then `commit`'s own remembered.
+    fn take(
+        &mut self,
+        repo: &Path,
+        reader: &mut BlobReader,
+        commit: &Listed,
+    ) -> Result<Option<Oid>, HistoryError> {
+        let parent_tree = match commit.parent {
             None => None,
-            Some(p) => Some(match trees.get(&p) {
+            Some(p) => Some(match self.trees.get(&p) {
                 Some(&tree) => tree,
-                None => read_commit_tree(&mut reader, p, &mut object)
-                    .map_err(|e| missing(e, format!("the parent of commit {id}")))?,
+                None => read_commit_tree(reader, p, &mut self.object).map_err(|e| {
+                    HistoryError::MissingObject {
+                        repo: repo.to_path_buf(),
+                        oid: e.oid.to_string(),
+                        detail: format!("the parent of commit {}: {}", commit.id, e.source),
+                    }
+                })?,
             }),
         };
-        // A tree that cannot be read (not fetched in a partial clone made with
-        // `--filter=tree:...`, or corrupt) does not end the walk. Against a parent's, this
-        // commit's whole tree is listed instead, as for a root (what was seen before is
-        // skipped as ever); in this commit's own, what it alone holds is not listed, and the
-        // commit is counted and named.
-        let listed = diff.run(&mut reader, parent_tree, Some(tree));
-        let listed = match listed {
-            Err(_) if parent_tree.is_some() => diff.run(&mut reader, None, Some(tree)),
-            listed => listed,
+        if self.trees.len() == RECENT_TREES {
+            self.trees.clear();
+        }
+        self.trees.insert(commit.id, commit.tree);
+        Ok(parent_tree)
+    }
+}
+
+/// Diffs `commit`'s tree against its parent's into `diff`. A tree that cannot be read (not
+/// fetched in a partial clone made with `--filter=tree:...`, or corrupt) does not end the
+/// walk. Against a parent's, this commit's whole tree is listed instead, as for a root (what
+/// was seen before is skipped as ever); in this commit's own, what it alone holds is not
+/// listed: the description returned then is counted and the first one named.
+fn diff_commit(
+    diff: &mut crate::input::commits::TreeDiff,
+    reader: &mut BlobReader,
+    parent_tree: Option<Oid>,
+    commit: &Listed,
+) -> Option<String> {
+    let listed = diff.run(reader, parent_tree, Some(commit.tree));
+    let listed = match listed {
+        Err(_) if parent_tree.is_some() => diff.run(reader, None, Some(commit.tree)),
+        listed => listed,
+    };
+    listed
+        .err()
+        .map(|e| format!("commit {}: {}", commit.id, e.source))
+}
+
+/// Sizes blobs from their pack entries' headers ("Sizes" in the module docs) and, with
+/// [`HistoryOptions::chains`], finds where their delta chains start.
+struct Sizer {
+    reader: Option<BlobReader>,
+    chains: bool,
+}
+
+impl Sizer {
+    fn new(store: &Arc<ObjectStore>, chains: bool) -> Sizer {
+        Sizer {
+            reader: BlobReader::with_caches(store, 64 << 10, 0).ok(),
+            chains,
+        }
+    }
+
+    /// `oid`'s size and chain start. A blob that cannot be sized (missing in a partial
+    /// clone, corrupt, not a blob) is yielded at size 0 all the same: the worker that reads
+    /// it reports what is wrong, naming it, and every other blob is still scanned.
+    fn size(&mut self, oid: &Oid) -> (u64, Option<u64>) {
+        let Some(reader) = self.reader.as_mut() else {
+            return (0, None);
         };
-        if let Err(e) = listed {
-            stats.unlisted += 1;
-            if stats.first_unlisted.is_none() {
-                stats.first_unlisted = Some(format!("commit {id}: {}", e.source));
+        match reader.header(oid) {
+            Ok((None | Some(gix::objs::Kind::Blob), size)) => {
+                (size, self.chains.then(|| reader.chain_start(oid)).flatten())
             }
+            _ => (0, None),
         }
-        if trees.len() == RECENT_TREES {
-            trees.clear();
+    }
+}
+
+/// A change a diff thread found, owned, with its new blob sized when it is a file or a
+/// symlink.
+pub(super) struct DiffedChange {
+    path: Vec<u8>,
+    old: Option<(u32, Oid)>,
+    new: Option<(u32, Oid)>,
+    size: u64,
+    chain: Option<u64>,
+}
+
+/// One commit's changes, from a diff thread.
+pub(super) struct Diffed {
+    /// The commit's place in git's order.
+    seq: u64,
+    commit: Listed,
+    unlisted: Option<String>,
+    changes: Vec<DiffedChange>,
+}
+
+/// A blob whose content is scanned: a regular file or a symlink (its target).
+fn has_content(mode: u32) -> bool {
+    matches!(mode >> 12, 0o10 | 0o12)
+}
+
+/// Which blobs are new, commit by commit in git's order: each blob yielded once, with a
+/// hash of the path it was yielded at (for `base`), and the counts.
+#[derive(Default)]
+struct Introducer {
+    seen: OidMap,
+    stats: HistoryStats,
+}
+
+/// A change's new blob, introduced by its commit.
+struct Introduced {
+    oid: Oid,
+    symlink: bool,
+    base: Option<Oid>,
+}
+
+impl Introducer {
+    /// A commit listed, whole or (`unlisted`) not.
+    fn listed(&mut self, unlisted: Option<String>) {
+        self.stats.commits += 1;
+        if let Some(why) = unlisted {
+            self.stats.unlisted += 1;
+            self.stats.first_unlisted.get_or_insert(why);
         }
-        trees.insert(id, tree);
-        stats.commits += 1;
-        let commit = Arc::new(info);
+    }
+
+    /// The blob `change` introduces, if it is new; `path` is read only for files and
+    /// symlinks.
+    fn change(
+        &mut self,
+        path: &[u8],
+        old: Option<(u32, Oid)>,
+        new: Option<(u32, Oid)>,
+        merge: bool,
+    ) -> Option<Introduced> {
+        let Some((dst_mode, dst_id)) = new else {
+            self.stats.deletions += 1;
+            return None;
+        };
+        let kind = dst_mode >> 12;
+        if kind == 0o16 {
+            // A gitlink: a commit of another repository, nothing to read here.
+            self.stats.submodules += u64::from(self.seen.insert(dst_id, 0).is_none());
+            return None;
+        }
+        if !has_content(dst_mode) {
+            return None;
+        }
+        let path_hash = hash_path(path);
+        if self.seen.contains_key(&dst_id) {
+            self.stats.duplicate_blobs += 1;
+            return None;
+        }
+        self.seen.insert(dst_id, path_hash);
+        let base = old
+            .filter(|&(src_mode, src_id)| {
+                !merge
+                    && src_mode >> 12 == 0o10
+                    && kind == 0o10
+                    && self.seen.get(&src_id) == Some(&path_hash)
+            })
+            .map(|(_, src_id)| src_id);
+        Some(Introduced {
+            oid: dst_id,
+            symlink: kind == 0o12,
+            base,
+        })
+    }
+
+    /// The new blobs of a commit a diff thread diffed and sized.
+    fn commit(&mut self, diffed: Diffed) -> impl Iterator<Item = HistoryBlob> + '_ {
+        let Diffed {
+            commit,
+            unlisted,
+            changes,
+            ..
+        } = diffed;
+        self.listed(unlisted);
+        let merge = commit.merge;
+        let info = Arc::new(commit.info);
+        changes.into_iter().filter_map(move |c| {
+            let new = self.change(&c.path, c.old, c.new, merge)?;
+            Some(HistoryBlob {
+                oid: new.oid,
+                size: c.size,
+                path: c.path,
+                symlink: new.symlink,
+                commit: Arc::clone(&info),
+                base: new.base,
+                chain: c.chain,
+            })
+        })
+    }
+}
+
+/// The parser thread: commits in from `git rev-list` (ids, tree, author), each one's tree
+/// diffed against its first parent's in-process ([`crate::input::commits`]), each new blob out to
+/// the caller; or, with `diff_threads`, the commits handed out to that many diff threads.
+/// Returns the counts it owns (commits, duplicates, submodules, deletions; the caller's
+/// [`Introducer`] owns them when split).
+pub(super) fn read_commits(
+    repo: &Path,
+    store: &Arc<ObjectStore>,
+    list_out: ChildStdout,
+    tx: &mpsc::SyncSender<Msg>,
+    diff_threads: usize,
+    chains: bool,
+) -> Result<HistoryStats, HistoryError> {
+    let mut list = List {
+        repo,
+        input: BufReader::with_capacity(64 * 1024, list_out),
+        line: Vec::with_capacity(128),
+        tok: Vec::with_capacity(256),
+    };
+    let mut reader = tree_reader(repo, store)?;
+    let mut parents = ParentTrees::default();
+    if diff_threads > 0 {
+        return hand_out(
+            &mut list,
+            &mut reader,
+            &mut parents,
+            store,
+            tx,
+            diff_threads,
+            chains,
+        );
+    }
+    let mut introducer = Introducer::default();
+    let mut diff = crate::input::commits::TreeDiff::default();
+    while let Some(commit) = list.next()? {
+        let parent_tree = parents.take(repo, &mut reader, &commit)?;
+        introducer.listed(diff_commit(&mut diff, &mut reader, parent_tree, &commit));
+        let info = Arc::new(commit.info);
         for change in diff.changes() {
-            let Some((dst_mode, dst_id)) = change.new else {
-                stats.deletions += 1;
+            let path = diff.path(change);
+            let Some(new) = introducer.change(path, change.old, change.new, commit.merge) else {
                 continue;
             };
-            let kind = dst_mode >> 12;
-            let symlink = kind == 0o12;
-            if kind == 0o16 {
-                // A gitlink: a commit of another repository, nothing to read here.
-                stats.submodules += u64::from(seen.insert(dst_id, 0).is_none());
-                continue;
-            }
-            if kind != 0o10 && !symlink {
-                continue;
-            }
-            let path = diff.path(change);
-            let path_hash = hash_path(path);
-            if seen.contains_key(&dst_id) {
-                stats.duplicate_blobs += 1;
-                continue;
-            }
-            seen.insert(dst_id, path_hash);
-            let base = change
-                .old
-                .filter(|&(src_mode, src_id)| {
-                    !merge
-                        && src_mode >> 12 == 0o10
-                        && kind == 0o10
-                        && seen.get(&src_id) == Some(&path_hash)
-                })
-                .map(|(_, src_id)| src_id);
             // Sized by the caller's thread, in parallel with this one.
             let blob = HistoryBlob {
-                oid: dst_id,
+                oid: new.oid,
                 size: 0,
                 path: path.to_vec(),
-                symlink,
-                commit: Arc::clone(&commit),
-                base,
+                symlink: new.symlink,
+                commit: Arc::clone(&info),
+                base: new.base,
                 chain: None,
             };
             if tx.send(Msg::Blob(blob)).is_err() {
-                return Ok(stats);
+                return Ok(introducer.stats);
             }
         }
     }
-    Ok(stats)
+    Ok(introducer.stats)
 }
+
+/// A reader for commits and trees ([`TREE_CACHE_BYTES`]).
+fn tree_reader(repo: &Path, store: &Arc<ObjectStore>) -> Result<BlobReader, HistoryError> {
+    let (rebuilt, whole) = TREE_CACHE_BYTES;
+    BlobReader::with_caches(store, rebuilt, whole).map_err(|e| {
+        // The store refuses a SHA-256 repository as `Unsupported` (`open_objects`).
+        if e.kind() == io::ErrorKind::Unsupported {
+            HistoryError::UnsupportedObjectFormat {
+                repo: repo.to_path_buf(),
+            }
+        } else {
+            HistoryError::Io {
+                repo: repo.to_path_buf(),
+                command: READ,
+                source: e,
+            }
+        }
+    })
+}
+
+/// The parser split: hands the commits out, [`BLOCK`] in a row to each of `threads` diff
+/// threads, which send what they diffed and sized straight to the caller. A diff thread
+/// holds at most [`BLOCK`] commits queued, so the walk runs at most that far ahead of the
+/// slowest; when the caller stops, the diff threads' sends fail, they end, and so does this.
+fn hand_out(
+    list: &mut List<'_>,
+    reader: &mut BlobReader,
+    parents: &mut ParentTrees,
+    store: &Arc<ObjectStore>,
+    tx: &mpsc::SyncSender<Msg>,
+    threads: usize,
+    chains: bool,
+) -> Result<HistoryStats, HistoryError> {
+    thread::scope(|scope| {
+        let mut queues = Vec::with_capacity(threads);
+        for _ in 0..threads {
+            let (queue, jobs) = mpsc::sync_channel::<(u64, Option<Oid>, Listed)>(BLOCK);
+            let tx = tx.clone();
+            scope.spawn(move || diff_thread(store, jobs, &tx, chains));
+            queues.push(queue);
+        }
+        let mut seq = 0u64;
+        while let Some(commit) = list.next()? {
+            let parent_tree = parents.take(list.repo, reader, &commit)?;
+            let queue = &queues[(seq / BLOCK as u64) as usize % threads];
+            if queue.send((seq, parent_tree, commit)).is_err() {
+                break;
+            }
+            seq += 1;
+        }
+        Ok(HistoryStats::default())
+    })
+}
+
+/// A diff thread: diffs each commit it is handed, sizes the blobs of its files and
+/// symlinks (once per thread while it remembers them), and sends the commit to the caller.
+fn diff_thread(
+    store: &Arc<ObjectStore>,
+    jobs: mpsc::Receiver<(u64, Option<Oid>, Listed)>,
+    tx: &mpsc::SyncSender<Msg>,
+    chains: bool,
+) {
+    let (rebuilt, whole) = TREE_CACHE_BYTES;
+    let mut reader = BlobReader::with_caches(store, rebuilt, whole);
+    let mut sizer = Sizer::new(store, chains);
+    let mut sized = OidMap::<(u64, Option<u64>)>::default();
+    let mut diff = crate::input::commits::TreeDiff::default();
+    for (seq, parent_tree, commit) in jobs {
+        let unlisted = match reader.as_mut() {
+            Ok(reader) => diff_commit(&mut diff, reader, parent_tree, &commit),
+            Err(e) => Some(format!("commit {}: {READ}: {e}", commit.id)),
+        };
+        let mut changes = Vec::with_capacity(diff.changes().len());
+        for change in diff.changes() {
+            let content = change.new.filter(|&(mode, _)| has_content(mode));
+            let (size, chain) = content.map_or((0, None), |(_, oid)| {
+                if sized.len() == SIZED_REMEMBERED {
+                    sized.clear();
+                }
+                *sized.entry(oid).or_insert_with(|| sizer.size(&oid))
+            });
+            changes.push(DiffedChange {
+                path: content.map_or_else(Vec::new, |_| diff.path(change).to_vec()),
+                old: change.old,
+                new: change.new,
+                size,
+                chain,
+            });
+        }
+        let diffed = Diffed {
+            seq,
+            commit,
+            unlisted,
+            changes,
+        };
+        if tx.send(Msg::Diffed(diffed)).is_err() {
+            return;
+        }
+    }
+}
+
+/// How many blob sizes a diff thread remembers (a blob a merge brings back is sized again
+/// past that): 24 bytes each.
+const SIZED_REMEMBERED: usize = 1 << 16;
 
 /// The caches of the walk's reader (rebuilt, whole), for trees and the odd parent commit.
 /// The diff reads each commit's trees right after its parent's, so little is needed:
