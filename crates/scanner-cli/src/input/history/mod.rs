@@ -43,6 +43,12 @@
 //!    `--reverse` outputs from): 20 MB at its peak on the 20,000-commit synthetic history,
 //!    growing with the number of commits, about 0.5 KB each (`git log --raw`, which diffed
 //!    the trees before, peaked at 52 MB there).
+//! 4. On many cores ([`HistoryOptions::diff_threads`]) the parser and the sizer are the
+//!    serial part of the scan, and split: the parser only reads `git rev-list` and hands
+//!    the commits out, 16 in a row to each diff thread, which diffs them and sizes their
+//!    blobs; the caller puts the commits back in git's order and keeps the `seen` map. The
+//!    same blobs come out in the same order. Each diff thread holds at most 16 commits
+//!    queued and the caller's channel 32 per thread, so memory stays bounded as above.
 //!
 //! Reading blob contents is the expensive part (inflating zlib, applying deltas) and is done
 //! in parallel by the caller, in-process: one [`ObjectStore`] per repository (gitoxide's
