@@ -127,7 +127,7 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
 ///
 /// On one parser thread (the default) the parser diffs each commit and decides which blobs
 /// are new, and this thread sizes them. Split ([`HistoryOptions::diff_threads`]), the parser
-/// only reads `git rev-list` and hands the commits out in blocks of [`BLOCK`]; each diff
+/// only reads `git rev-list` and hands the commits out in blocks of 16; each diff
 /// thread diffs its commits and sizes their blobs, and this thread puts the commits back in
 /// git's order and decides which blobs are new: the same blobs, in the same order, with the
 /// same paths, commits and bases as on one thread.
