@@ -951,6 +951,28 @@ fn a_walk_split_among_diff_threads_yields_what_one_thread_yields() {
     }
 }
 
+/// Partial clones walk alike split: blobs that were never fetched are yielded at size 0,
+/// and commits whose trees were never fetched are counted and named, the same way.
+#[test]
+fn partial_clones_walk_alike_split() {
+    let origin = three_versions();
+    g(origin.path(), &["config", "uploadpack.allowFilter", "true"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", origin.path().display());
+    for (filter, unlisted) in [("--filter=blob:none", 0), ("--filter=tree:0", 2)] {
+        let dest = tmp.path().join(&filter[9..13]);
+        g(
+            tmp.path(),
+            &["clone", "-q", filter, &url, dest.to_str().unwrap()],
+        );
+        let o = opts(&dest);
+        assert_split_walks_alike(&o);
+        let (_, stats) = walk_with(&o, 3);
+        assert_eq!((stats.commits, stats.unlisted), (3, unlisted), "{filter}");
+        assert_eq!(stats.first_unlisted.is_some(), unlisted > 0, "{filter}");
+    }
+}
+
 #[test]
 fn on_blob_false_stops_early() {
     let origin = three_versions();
