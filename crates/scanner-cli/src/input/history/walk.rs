@@ -174,6 +174,7 @@ pub fn walk(
     let mut introducer = Introducer::default();
     // Until the parser and every diff thread are done (the diff threads end after it).
     for msg in rx.iter() {
+        let was_stopped = stopped;
         match msg {
             Msg::Blob(_) | Msg::Diffed(_) if stopped => {}
             Msg::Blob(mut blob) => {
@@ -197,7 +198,7 @@ pub fn walk(
             }
             Msg::Done(result) => outcome = result,
         }
-        if stopped {
+        if stopped && !was_stopped {
             // Unblocks the parser: its reads fail, it sends Done.
             let _ = list.child.kill();
         }
