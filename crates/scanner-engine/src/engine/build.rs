@@ -802,7 +802,7 @@ pub(super) fn compile_rule(
                 .map(crate::validator::capture_names)
                 .unwrap_or_default();
             Some(Arc::new(
-                crate::validator::Validator::compile(v, &names)
+                crate::validator::Validator::compile(v, &names, trusted)
                     .map_err(|m| err(format!("line {line}: {m}")))?,
             ))
         }
