@@ -192,7 +192,8 @@ impl EngineBuilder {
             begin_kw,
             percent_kw,
         } = keyword_table(&rules, &infos, &mut warnings);
-        let automaton = Keywords::new(&keywords).map_err(|e| Error::new(None, None, e))?;
+        let automaton =
+            KeywordsHandle::spawn(keywords.clone()).map_err(|e| Error::new(None, None, e))?;
         // At least the old default window: decoded runs and split string
         // literals are decoded over `2 LEAD` bytes, so a set of short
         // rules must not shrink what decoding can see.
