@@ -155,9 +155,9 @@ impl Keywords {
     /// and the state's own edges over it. With the provider table (1,300
     /// keywords, 9,000 states) building `aho-corasick`'s DFA and copying it
     /// took two thirds of the start-up. For the built-in rules (1,900
-    /// keywords) this takes about 1.5 ms, most of it the page
-    /// faults of the fresh 2.3 MB table; building a dense trie first, then
-    /// renumbering it into the table, took 4.5 ms.
+    /// keywords) this takes 1.5-2 ms, most of it the page faults of the
+    /// fresh 2.3 MB table; building a dense trie first, then renumbering it
+    /// into the table, took 4.5 ms.
     pub(crate) fn new(keywords: &[String]) -> Result<Keywords, String> {
         // Classes: a byte in no keyword (in either case) moves every state
         // as any other such byte does (to where the failure links lead),
