@@ -105,7 +105,7 @@ use crate::confidence::{Checksum, Confidence};
 use crate::decode::LayerScanner;
 use crate::gates::{fingerprint, is_placeholder, shannon_entropy};
 use crate::generic::Verdict;
-use crate::keywords::Keywords;
+use crate::keywords::KeywordsHandle;
 use crate::syntax::{ExampleSyntax, RuleFile, RuleSyntax};
 use crate::{
     Error, ExampleFailure, Finding, LinePos, RuleInfo, ScanInput, ScanScratch, Suppressed, Warning,
@@ -361,8 +361,10 @@ pub struct Engine {
     /// a file's path can switch off, so the only ones looked at per file.
     scoped: Vec<u32>,
     infos: Vec<RuleInfo>,
-    /// Stage 1: every keyword's occurrences ([`Keywords`]).
-    automaton: Keywords,
+    /// Stage 1: every keyword's occurrences
+    /// ([`Keywords`](crate::keywords::Keywords), built on a thread of its
+    /// own: [`KeywordsHandle`]).
+    automaton: KeywordsHandle,
     /// The keywords of the rules whose `max_len` exceeds
     /// [`FOCUS_SHORT_LEN`], and their rules: `scan_focus` searches them
     /// over the whole buffer (module docs, "Focus").
@@ -795,7 +797,7 @@ impl Engine {
     fn open_windows(&self, s: &mut ScanScratch, data: &[u8]) -> bool {
         let len = data.len();
         let mut long_seen = false;
-        self.automaton.hits(data, |kw, start, end| {
+        self.automaton.get().hits(data, |kw, start, end| {
             s.begin_seen |= kw == self.begin_kw;
             s.percent_seen |= kw == self.percent_kw;
             long_seen |= self.kw_long[kw].is_some();
@@ -828,7 +830,7 @@ impl Engine {
         };
         // Short rules: their hits near the zones, from one walk over each
         // zone's surroundings (those that overlap or touch walked as one).
-        let k = self.automaton.max_len() + FOCUS_SLACK;
+        let k = self.automaton.get().max_len() + FOCUS_SLACK;
         s.walks.clear();
         s.walks.extend(zones.iter().map(|z| {
             z.start.saturating_sub(2 * FOCUS_SHORT_LEN + k)..(z.end + FOCUS_SHORT_LEN + k).min(len)
@@ -837,7 +839,7 @@ impl Engine {
         s.long_hits.clear();
         for wi in 0..s.walks.len() {
             let Range { start: a, end: b } = s.walks[wi];
-            self.automaton.hits(&data[a..b], |kw, start, end| {
+            self.automaton.get().hits(&data[a..b], |kw, start, end| {
                 let (start, end) = (a + start, a + end);
                 if let Some(k) = self.kw_long[kw] {
                     s.long_hits.push((end, start, k));

@@ -496,6 +496,10 @@ fn parse_tables<'i>(
     Ok((root, unknown))
 }
 
+/// At most this many threads parse the built-in rule files: past it, a
+/// thread's start costs about what its share of the parsing saves.
+const PARSE_THREADS: usize = 8;
+
 impl RuleFile {
     fn parse_typed(root: toml::Spanned<DeTable<'_>>, text: &str, origin: &str) -> Option<RuleFile> {
         let raw = TypedFileSyntax::deserialize(toml::de::Deserializer::from(root)).ok()?;
@@ -679,8 +683,9 @@ impl RuleFile {
     /// Like [`RuleFile::builtin`] but returns the parse error of a broken
     /// built-in file instead of panicking (for `scanner rules check`).
     ///
-    /// The files are parsed on up to four threads: with the provider table
-    /// the built-in rules are 0.8 MB of TOML, a third of the start-up.
+    /// The files are parsed on up to [`PARSE_THREADS`] threads, each taking
+    /// the largest file left: with the provider table the built-in rules
+    /// are 1.1 MB of TOML, the largest part of the start-up.
     pub fn try_builtin() -> Result<Vec<RuleFile>, Error> {
         let parse = |(name, text): &(&str, &str)| {
             let mut f = RuleFile::parse(text, &format!("builtin:{name}"))?;
@@ -688,26 +693,30 @@ impl RuleFile {
             Ok(f)
         };
         let files = crate::BUILTIN_FILES;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let threads =
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(PARSE_THREADS));
         if threads < 2 {
             return files.iter().map(parse).collect();
         }
-        // Every `threads`-th file to each thread: the big files are spread.
+        // Largest first, each thread taking the next: the last files taken
+        // are small, so the threads finish together, the ones started late
+        // included (by size, every `threads`-th file to each gave the
+        // busiest thread 7% more than its share at two threads, 23% at
+        // eight; this, 0-2%).
+        let mut order: Vec<usize> = (0..files.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(files[i].1.len()));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut parsed = Vec::new();
+            while let Some(&i) = order.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            {
+                parsed.push((i, parse(&files[i])));
+            }
+            parsed
+        };
         let parsed: Vec<Vec<(usize, Result<RuleFile, Error>)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (1..threads)
-                .map(|t| {
-                    scope.spawn(move || {
-                        (t..files.len())
-                            .step_by(threads)
-                            .map(|i| (i, parse(&files[i])))
-                            .collect()
-                    })
-                })
-                .collect();
-            let mine = (0..files.len())
-                .step_by(threads)
-                .map(|i| (i, parse(&files[i])))
-                .collect();
+            let handles: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mine = work();
             std::iter::once(mine)
                 .chain(
                     handles

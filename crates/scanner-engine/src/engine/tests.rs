@@ -75,7 +75,7 @@ fn builtin_rules_are_within_the_cost_bounds() {
     let mut checked = 0;
     for f in RuleFile::builtin() {
         for r in &f.rules {
-            let (rule, ..) = compile_rule(r, &f.origin, false).unwrap();
+            let (rule, ..) = compile_rule(r.clone(), &f.origin, false).unwrap();
             let Some(Ok(hir)) = rule.parsed() else {
                 continue;
             };
