@@ -127,8 +127,8 @@ impl KeywordsHandle {
 }
 
 impl Keywords {
-    /// What [`new`](Self::new) refuses, checked without building: an empty
-    /// keyword, or keywords whose table (at most one state per byte, a
+    /// What [`new`](Self::new) refuses (it checks here first), checked
+    /// without building: an empty keyword, or keywords whose table (at most one state per byte, a
     /// stride of at most 256) might not be indexed by a `u32`.
     pub(crate) fn check(keywords: &[String]) -> Result<(), String> {
         if keywords.iter().any(String::is_empty) {
@@ -159,6 +159,7 @@ impl Keywords {
     /// fresh 2.3 MB table; building a dense trie first, then renumbering it
     /// into the table, took 4.5 ms.
     pub(crate) fn new(keywords: &[String]) -> Result<Keywords, String> {
+        Keywords::check(keywords)?;
         // Classes: a byte in no keyword (in either case) moves every state
         // as any other such byte does (to where the failure links lead),
         // and a letter as its other case does; every other byte is a class
@@ -194,9 +195,6 @@ impl Keywords {
         own_of.push(NONE);
         let mut edges: Vec<TrieEdge> = Vec::with_capacity(total);
         for (pid, k) in keywords.iter().enumerate() {
-            if k.is_empty() {
-                return Err("cannot build keyword automaton: empty keyword".into());
-            }
             let mut s = 0usize;
             for b in k.bytes() {
                 let class = classes[usize::from(b)];
@@ -304,10 +302,8 @@ impl Keywords {
             }
         }
         let stride2 = n.next_power_of_two().trailing_zeros();
+        // In `u32` range: `check` bounded the states and the stride.
         let len = (states << stride2).next_power_of_two();
-        if u32::try_from(len).is_err() {
-            return Err("cannot build keyword automaton: too many states".into());
-        }
         // Each row written once, in breadth-first order: the failure
         // state's row (complete, since it is shallower), then the state's
         // own edges; the root's missing edges lead back to it.

@@ -467,6 +467,28 @@ struct Introduced {
     base: Option<Oid>,
 }
 
+impl Introduced {
+    /// The blob to yield: at `path` in `commit`, of `size` (0 until sized) and chain start
+    /// `chain`.
+    fn blob(
+        self,
+        path: Vec<u8>,
+        commit: &Arc<CommitInfo>,
+        size: u64,
+        chain: Option<u64>,
+    ) -> HistoryBlob {
+        HistoryBlob {
+            oid: self.oid,
+            size,
+            path,
+            symlink: self.symlink,
+            commit: Arc::clone(commit),
+            base: self.base,
+            chain,
+        }
+    }
+}
+
 impl Introducer {
     /// A commit listed, whole or (`unlisted`) not.
     fn listed(&mut self, unlisted: Option<String>) {
@@ -533,15 +555,7 @@ impl Introducer {
         let info = Arc::new(commit.info);
         changes.into_iter().filter_map(move |c| {
             let new = self.change(&c.path, c.old, c.new, merge)?;
-            Some(HistoryBlob {
-                oid: new.oid,
-                size: c.size,
-                path: c.path,
-                symlink: new.symlink,
-                commit: Arc::clone(&info),
-                base: new.base,
-                chain: c.chain,
-            })
+            Some(new.blob(c.path, &info, c.size, c.chain))
         })
     }
 }
@@ -590,15 +604,7 @@ pub(super) fn read_commits(
                 continue;
             };
             // Sized by the caller's thread, in parallel with this one.
-            let blob = HistoryBlob {
-                oid: new.oid,
-                size: 0,
-                path: path.to_vec(),
-                symlink: new.symlink,
-                commit: Arc::clone(&info),
-                base: new.base,
-                chain: None,
-            };
+            let blob = new.blob(path.to_vec(), &info, 0, None);
             if tx.send(Msg::Blob(blob)).is_err() {
                 return Ok(introducer.stats);
             }
