@@ -629,11 +629,7 @@ fn keyword_table(rules: &[Rule], infos: &[RuleInfo], warnings: &mut Vec<Warning>
             continue;
         }
         for kw in &rule.keywords {
-            let k = *index.entry(kw.clone()).or_insert_with(|| {
-                keywords.push(kw.clone());
-                kw_rules.push(Vec::new());
-                keywords.len() - 1
-            });
+            let k = slot(&mut index, &mut keywords, &mut kw_rules, kw);
             if !kw_rules[k].contains(&(idx as u32)) {
                 kw_rules[k].push(idx as u32);
             }
@@ -646,15 +642,8 @@ fn keyword_table(rules: &[Rule], infos: &[RuleInfo], warnings: &mut Vec<Warning>
     // would otherwise search every buffer again (2% and 0.6% of all
     // instructions on source code). `-----begin` is a prefix of the
     // private-key keywords, so the automaton gains one state at most.
-    let mut marker = |k: &str| {
-        *index.entry(k.to_string()).or_insert_with(|| {
-            keywords.push(k.to_string());
-            kw_rules.push(Vec::new());
-            keywords.len() - 1
-        })
-    };
-    let begin_kw = marker(BEGIN_KEYWORD);
-    let percent_kw = marker("%");
+    let begin_kw = slot(&mut index, &mut keywords, &mut kw_rules, BEGIN_KEYWORD);
+    let percent_kw = slot(&mut index, &mut keywords, &mut kw_rules, "%");
     KeywordTable {
         keywords,
         kw_rules,
@@ -662,6 +651,23 @@ fn keyword_table(rules: &[Rule], infos: &[RuleInfo], warnings: &mut Vec<Warning>
         begin_kw,
         percent_kw,
     }
+}
+
+/// The index of keyword `k` in `keywords` (and `kw_rules`), added with no
+/// rules if it is new.
+fn slot(
+    index: &mut HashMap<String, usize>,
+    keywords: &mut Vec<String>,
+    kw_rules: &mut Vec<Vec<u32>>,
+    k: &str,
+) -> usize {
+    if let Some(&i) = index.get(k) {
+        return i;
+    }
+    index.insert(k.to_string(), keywords.len());
+    keywords.push(k.to_string());
+    kw_rules.push(Vec::new());
+    keywords.len() - 1
 }
 
 fn long_window_keywords(rules: &[Rule]) -> RareByteSearch {
