@@ -768,15 +768,6 @@ fn with_base<T>(
     .then(|| f(&old))
 }
 
-/// The smallest history blob scanned around its changes only. The focused
-/// scan reads about 4 KB around a change and needs the base read and
-/// compared first; below this, scanning the blob whole (and reading the base
-/// only when there is a finding to judge, [`mark_unchanged`]) costs less.
-/// Instructions (callgrind, `--threads 1`) against no minimum: ripgrep's
-/// history -0.6% at 4 and 8 KiB, +1.0% at 16 KiB, +4.6% at 32 KiB; the
-/// synthetic history of `scripts/bench-history.sh` (2 KB files) -6.0%.
-const FOCUS_MIN_BYTES: usize = 8 << 10;
-
 /// The shortest span between a version's common prefix and suffix with its
 /// base ([`versions::changed_span`]) that is focused as the runs of lines
 /// changed in it ([`versions::changed_spans`], [`versions::focus_zones`]); a
@@ -802,7 +793,7 @@ enum Focus {
 /// modifies an earlier version), the base is read first and only the
 /// findings meeting what changed since it are looked for
 /// ([`Engine::scan_focus`](scanner_engine::Engine::scan_focus)); a split
-/// blob, or one under [`FOCUS_MIN_BYTES`], is scanned whole and the
+/// blob, or one under [`versions::FOCUS_MIN_BYTES`], is scanned whole and the
 /// findings outside the change marked unchanged ([`mark_unchanged`]). A
 /// history blob (`oid`) whose scan finds no long-window keyword is
 /// recorded in [`Shared::quiet`], for the versions based on it.
@@ -843,7 +834,7 @@ fn scan_bytes(
         }
         let focus = base
             .as_ref()
-            .filter(|_| data.len() >= FOCUS_MIN_BYTES && wide == 0);
+            .filter(|_| data.len() >= versions::FOCUS_MIN_BYTES && wide == 0);
         let focus = focus.and_then(|b| {
             with_base(b, data.len(), w, sh, |old| {
                 let span = versions::changed_span(old, &data);

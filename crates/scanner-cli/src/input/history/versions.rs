@@ -78,7 +78,7 @@
 //!
 //! Three kinds of blob are still scanned whole: one large enough to be split
 //! (scanned in pieces by several workers), one under 8 KiB
-//! (`FOCUS_MIN_BYTES` in `worker.rs`), for which reading the base costs more
+//! ([`FOCUS_MIN_BYTES`]), for which reading the base costs more
 //! than the focus saves, and one whose base changed wide (its zones three
 //! quarters of it or more, a megabyte or more: [`Quiet`], [`WIDE_SKIPS`] in
 //! a row), for which reading the base costs about as much as the focus
@@ -156,6 +156,17 @@ pub struct Marks {
 /// How many ids [`Quiet`] holds at most (24 bytes each): a version's base
 /// is usually scanned a few thousand blobs before it.
 const QUIET_SLOTS: usize = 1 << 14;
+
+/// The smallest history blob scanned around its changes only (the
+/// worker's `scan_bytes`). The focused scan reads about 4 KB around a change
+/// and needs the base read and compared first; below this, scanning the
+/// blob whole (and reading the base only when there is a finding to judge,
+/// [`mark_unchanged`]) costs less. Instructions (callgrind, `--threads 1`)
+/// against no minimum: ripgrep's history -0.6% at 4 and 8 KiB, +1.0% at 16
+/// KiB, +4.6% at 32 KiB; the synthetic history of `scripts/bench-history.sh`
+/// (2 KB files) -6.0%. So a blob of this size or more has its base read
+/// before it is scanned, which `BlobGroups` plans for ("Lineages").
+pub const FOCUS_MIN_BYTES: usize = 8 << 10;
 
 /// How many versions in a row after a wide one ([`Quiet`]) are scanned
 /// whole before one is compared with its base again, which tells whether
