@@ -74,16 +74,17 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// worker has just read it, a whole chain rebuilt when not. Where git
 /// deltas a version against a version of another delta chain, the two
 /// went to different groups, held back and sent at different times, and
-/// the base was rebuilt from its chain: on ripgrep's history a fifth of the
-/// bases read, on moto's 5,200 of 27,000 (1.2 GB rebuilt, 16% of the
-/// scan's CPU time). So such a blob goes with its base's key (where the
+/// the base was rebuilt from its chain: on moto's history 5,200 of 27,000
+/// bases read (1.2 GB rebuilt, 16% of the scan's CPU time). So such a blob
+/// goes with its base's key (where the
 /// base's chain starts, or the key the base itself took), whatever its own
 /// chain: the versions of a file then go through one group, one after the
 /// other. Smaller blobs, whose bases are read only for a finding, keep
 /// their own chain's key: the synthetic history, whose 2 KB files are
 /// deltas of one another, took 4% longer at two threads when they went by
 /// their bases too. Hyperfine, `--threads 1` and `2`, against keying every
-/// blob by its own chain: ripgrep 1.09× and 1.10× faster.
+/// blob by its own chain: ripgrep's history 1.10× and 1.08× faster, moto's
+/// 1.03× at two threads (`docs/performance.md`, "Lineages").
 ///
 /// The groups hold at most `GROUPS_PER_WORKER × GROUP_AHEAD × BLOB_BATCH`
 /// items per worker, and the chains [`HELD_MAX`] (paths and ids, no
@@ -154,10 +155,10 @@ impl BlobGroups {
     }
 
     /// Adds a history blob (`Content::GitBlob`) whose delta chain starts at
-    /// `chain`, and sends what is due through `send` (which returns a watch
-    /// on the batch's task, `None` once the scan is stopping): its chain,
-    /// every chain held back, or its group. False once the scan is
-    /// stopping.
+    /// `chain`, held back by that or by its base's key ([`BlobGroups::key`]),
+    /// and sends what is due through `send` (which returns a watch on the
+    /// batch's task, `None` once the scan is stopping): its chain, every
+    /// chain held back, or its group. False once the scan is stopping.
     pub(crate) fn push(
         &mut self,
         item: Item,
