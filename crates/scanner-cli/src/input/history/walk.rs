@@ -152,8 +152,9 @@ pub fn walk(
     };
     let (tx, rx) = mpsc::sync_channel::<Msg>(ahead);
     let parser_repo = repo.to_path_buf();
-    // Sizes the blobs the parser finds (`read_commits` fails if it cannot be made).
-    let mut sizer = Sizer::new(&store, chains);
+    // Sizes the blobs the one parser finds (`read_commits` fails if it cannot be made);
+    // split, each diff thread sizes its own.
+    let mut sizer = (!split).then(|| Sizer::new(&store, chains));
     let parser = thread::spawn(move || {
         let result = read_commits(&parser_repo, &store, list_out, &tx, diff_threads, chains);
         let _ = tx.send(Msg::Done(result));
@@ -178,7 +179,9 @@ pub fn walk(
         match msg {
             Msg::Blob(_) | Msg::Diffed(_) if stopped => {}
             Msg::Blob(mut blob) => {
-                (blob.size, blob.chain) = sizer.size(&blob.oid);
+                if let Some(sizer) = sizer.as_mut() {
+                    (blob.size, blob.chain) = sizer.size(&blob.oid);
+                }
                 stopped = !yield_blob(blob);
             }
             Msg::Diffed(diffed) => {
