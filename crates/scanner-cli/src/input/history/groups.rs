@@ -76,10 +76,10 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// went to different groups, held back and sent at different times, and
 /// the base was rebuilt from its chain: on moto's history 5,200 of 27,000
 /// bases read (1.2 GB rebuilt, 16% of the scan's CPU time). So such a blob
-/// goes with its base's key (where the
-/// base's chain starts, or the key the base itself took), whatever its own
-/// chain: the versions of a file then go through one group, one after the
-/// other. Smaller blobs, whose bases are read only for a finding, keep
+/// goes with its base's key (the key the base itself went by: where its
+/// chain starts, or its own base's key), whatever its own chain: the
+/// versions of a file then go through one group, one after the other.
+/// Smaller blobs, whose bases are read only for a finding, keep
 /// their own chain's key: the synthetic history, whose 2 KB files are
 /// deltas of one another, took 4% longer at two threads when they went by
 /// their bases too. Hyperfine, `--threads 1` and `2`, against keying every
