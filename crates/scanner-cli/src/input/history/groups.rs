@@ -84,7 +84,7 @@ const BLOB_BATCH_BYTES: u64 = 4 << 20;
 /// deltas of one another, took 4% longer at two threads when they went by
 /// their bases too. Hyperfine, `--threads 1` and `2`, against keying every
 /// blob by its own chain: ripgrep's history 1.10× and 1.08× faster, moto's
-/// 1.03× at two threads (`docs/performance.md`, "Lineages").
+/// 1.00-1.03× at two threads (`docs/performance.md`, "Lineages").
 ///
 /// The groups hold at most `GROUPS_PER_WORKER × GROUP_AHEAD × BLOB_BATCH`
 /// items per worker, and the chains [`HELD_MAX`] (paths and ids, no
