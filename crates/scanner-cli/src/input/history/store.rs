@@ -49,9 +49,7 @@ impl ObjectStore {
     /// its `git` commands side by side). [`ObjectStore::opened`] takes the result.
     pub fn opening(from: &Path) -> Opening {
         let from = from.to_path_buf();
-        Opening(std::thread::spawn(move || {
-            open_objects(&from).map_err(|e| (e.kind(), e.to_string()))
-        }))
+        Opening(std::thread::spawn(move || open_result(&from)))
     }
 
     /// The store of `repo` (named in its errors), opened by [`ObjectStore::opening`] from a
@@ -71,7 +69,7 @@ impl ObjectStore {
 
     fn open(&self) -> io::Result<&gix::ThreadSafeRepository> {
         self.opened
-            .get_or_init(|| open_objects(&self.repo).map_err(|e| (e.kind(), e.to_string())))
+            .get_or_init(|| open_result(&self.repo))
             .as_ref()
             .map_err(|(kind, msg)| io::Error::new(*kind, msg.clone()))
     }
@@ -83,6 +81,11 @@ impl ObjectStore {
             Arc::new(crate::input::pack::Packs::open(objects))
         })))
     }
+}
+
+/// [`open_objects`], its error kept as a store keeps it.
+fn open_result(repo: &Path) -> OpenResult {
+    open_objects(repo).map_err(|e| (e.kind(), e.to_string()))
 }
 
 /// Resolves `repo` with git, refuses SHA-256, opens the git directory with gitoxide.
