@@ -371,7 +371,8 @@ pub struct Engine {
     long: RareByteSearch,
     /// Per keyword of `automaton`: its index in `long`, if a long rule owns it.
     kw_long: Vec<Option<u32>>,
-    keywords: Vec<String>,
+    /// Shared with the thread that builds `automaton` from them.
+    keywords: Arc<Vec<String>>,
     kw_rules: Vec<Vec<u32>>,
     /// The indexes of [`BEGIN_KEYWORD`] and `%` in `keywords`: markers
     /// for the decode pass ([`ScanScratch`]'s `begin_seen`, `percent_seen`).

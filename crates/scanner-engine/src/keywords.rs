@@ -91,9 +91,8 @@ impl KeywordsHandle {
     /// Checks `keywords` now (what [`Keywords::new`] would refuse is
     /// refused here) and builds their automaton on a new thread; here when
     /// no thread can be started.
-    pub(crate) fn spawn(keywords: Vec<String>) -> Result<KeywordsHandle, String> {
+    pub(crate) fn spawn(keywords: Arc<Vec<String>>) -> Result<KeywordsHandle, String> {
         Keywords::check(&keywords)?;
-        let keywords = Arc::new(keywords);
         let theirs = Arc::clone(&keywords);
         let building = std::thread::Builder::new()
             .name("keywords".into())
@@ -555,7 +554,7 @@ mod tests {
     #[test]
     fn built_on_a_thread_or_here_alike() {
         let keywords: Vec<String> = ["sk_live_", "sk_", "ghp_", "%"].map(String::from).to_vec();
-        let handle = KeywordsHandle::spawn(keywords.clone()).unwrap();
+        let handle = KeywordsHandle::spawn(Arc::new(keywords.clone())).unwrap();
         let here = Keywords::new(&keywords).unwrap();
         let data = b"x sk_live_abc ghp_1 %41 SK_";
         let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -566,7 +565,7 @@ mod tests {
             a,
             [(1, 2, 5), (0, 2, 10), (2, 14, 18), (3, 20, 21), (1, 24, 27)]
         );
-        let e = KeywordsHandle::spawn(vec!["ab".into(), String::new()]).err();
+        let e = KeywordsHandle::spawn(Arc::new(vec!["ab".into(), String::new()])).err();
         assert_eq!(
             e.as_deref(),
             Some("cannot build keyword automaton: empty keyword")

@@ -192,8 +192,9 @@ impl EngineBuilder {
             begin_kw,
             percent_kw,
         } = keyword_table(&rules, &infos, &mut warnings);
+        let keywords = Arc::new(keywords);
         let automaton =
-            KeywordsHandle::spawn(keywords.clone()).map_err(|e| Error::new(None, None, e))?;
+            KeywordsHandle::spawn(Arc::clone(&keywords)).map_err(|e| Error::new(None, None, e))?;
         // At least the old default window: decoded runs and split string
         // literals are decoded over `2 LEAD` bytes, so a set of short
         // rules must not shrink what decoding can see.

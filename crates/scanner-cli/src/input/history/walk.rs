@@ -616,10 +616,15 @@ pub(super) fn read_commits(
     Ok(introducer.stats)
 }
 
-/// A reader for commits and trees ([`TREE_CACHE_BYTES`]).
-fn tree_reader(repo: &Path, store: &Arc<ObjectStore>) -> Result<BlobReader, HistoryError> {
+/// A reader for commits and trees, with their caches ([`TREE_CACHE_BYTES`]).
+fn tree_caches(store: &Arc<ObjectStore>) -> io::Result<BlobReader> {
     let (rebuilt, whole) = TREE_CACHE_BYTES;
-    BlobReader::with_caches(store, rebuilt, whole).map_err(|e| {
+    BlobReader::with_caches(store, rebuilt, whole)
+}
+
+/// [`tree_caches`], its failure described for the walk.
+fn tree_reader(repo: &Path, store: &Arc<ObjectStore>) -> Result<BlobReader, HistoryError> {
+    tree_caches(store).map_err(|e| {
         // The store refuses a SHA-256 repository as `Unsupported` (`open_objects`).
         if e.kind() == io::ErrorKind::Unsupported {
             HistoryError::UnsupportedObjectFormat {
@@ -677,8 +682,7 @@ fn diff_thread(
     tx: &mpsc::SyncSender<Msg>,
     chains: bool,
 ) {
-    let (rebuilt, whole) = TREE_CACHE_BYTES;
-    let mut reader = BlobReader::with_caches(store, rebuilt, whole);
+    let mut reader = tree_caches(store);
     let mut sizer = Sizer::new(store, chains);
     let mut sized = OidMap::<(u64, Option<u64>)>::default();
     let mut diff = crate::input::commits::TreeDiff::default();
