@@ -96,6 +96,12 @@ pub struct WorkerScratch {
     /// archive to archive while batches are scanned here (a spawned batch
     /// takes it along).
     members: Vec<u8>,
+    /// The last history blob of [`versions::FOCUS_MIN_BYTES`] or more
+    /// scanned here, whole: mostly the base of the next one, which comes
+    /// right after it in its batch (`input/history/groups.rs`,
+    /// `by_lineage`), and which the reader's caches may have let go while
+    /// the blob was rebuilt (a 4 MB version passes through others as large).
+    recent: Option<(crate::input::Oid, Arc<Vec<u8>>)>,
 }
 
 impl WorkerScratch {
@@ -129,6 +135,7 @@ pub fn executor(threads: usize, shared: &Arc<Shared>) -> Executor<Task> {
                 found: Vec::new(),
                 git: None,
                 members: Vec::new(),
+                recent: None,
             }
         },
         move |task: Task, ctx: &mut WorkerCtx<Task, WorkerScratch>| {
@@ -758,11 +765,15 @@ fn with_base<T>(
     f: impl FnOnce(&[u8]) -> T,
 ) -> Option<T> {
     let max_len = stream_threshold(sh).max(2 * len as u64);
-    let old = w
-        .blob_reader(repo)
-        .and_then(|reader| reader.read_base(base, max_len))
-        .ok()
-        .flatten()?;
+    let recent = w.recent.as_ref().filter(|(oid, _)| oid == base);
+    let old = match recent {
+        Some((_, data)) => Arc::clone(data),
+        None => w
+            .blob_reader(repo)
+            .and_then(|reader| reader.read_base(base, max_len))
+            .ok()
+            .flatten()?,
+    };
     (sh.opts.scope.check_size(old.len() as u64).is_none()
         && (sh.opts.binary || !reader::is_binary(&old[..old.len().min(reader::SNIFF_LEN)])))
     .then(|| f(&old))
@@ -869,6 +880,9 @@ fn scan_bytes(
         }
         if let Some(oid) = oid.filter(|_| w.scan.no_long_keywords()) {
             sh.quiet.insert(oid);
+        }
+        if let Some(oid) = oid.filter(|_| data.len() >= versions::FOCUS_MIN_BYTES) {
+            w.recent = Some((oid, Arc::clone(&data)));
         }
         // Then line by line, when there is a finding to judge: those the
         // focus found between two runs merged into one zone, with the runs
