@@ -286,8 +286,10 @@ impl BlobGroups {
 }
 
 /// One key's blobs held back (in the walk's order), put lineage by
-/// lineage: each version right after the one it modifies, when that is
-/// held with it (the type's "Lineages"). A key holds the versions of
+/// lineage: each version of [`FOCUS_MIN_BYTES`] or more right after the
+/// one it modifies, when that is held with it (the type's "Lineages");
+/// smaller blobs, whose bases are read only for a finding, keep their
+/// place. A key holds the versions of
 /// several files (git deltas alike files against one another): in the
 /// walk's order they alternate, and by the next version of a large file
 /// the reader's caches had let its base go for the versions of the other
@@ -298,7 +300,9 @@ fn by_lineage(items: Vec<Item>) -> Vec<Item> {
     let mut order: Vec<(usize, usize)> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let lineage = match &item.content {
-            Content::GitBlob { oid, base, .. } => {
+            Content::GitBlob {
+                oid, base, size, ..
+            } if *size >= FOCUS_MIN_BYTES as u64 => {
                 let lineage = base.and_then(|b| first.get(&b).copied()).unwrap_or(i);
                 first.insert(*oid, lineage);
                 lineage
@@ -466,35 +470,41 @@ mod tests {
         );
     }
 
-    /// A key's blobs held back go lineage by lineage: each version right
-    /// after the one it modifies when that is held too, each lineage in the
-    /// walk's order, the lineages in the order of their first blobs.
+    /// A key's blobs held back go lineage by lineage: each large version
+    /// right after the one it modifies when that is held too, each lineage
+    /// in the walk's order, the lineages in the order of their first blobs;
+    /// small blobs keep their place.
     #[test]
     fn held_blobs_go_lineage_by_lineage() {
         let store = Arc::new(crate::input::history::ObjectStore::new(Path::new(".")));
-        let blob = |path: &str, id: u8, base: Option<u8>| Item {
+        let sized = |path: &str, id: u8, base: Option<u8>, size: usize| Item {
             provenance: Provenance::path(path),
             content: Content::GitBlob {
                 repo: Arc::clone(&store),
                 oid: Oid([id; 20]),
-                size: FOCUS_MIN_BYTES as u64,
+                size: size as u64,
                 base: base.map(|b| Oid([b; 20])),
             },
         };
+        let blob = |path: &str, id: u8, base: Option<u8>| sized(path, id, base, FOCUS_MIN_BYTES);
+        let small = |path: &str, id: u8, base: Option<u8>| sized(path, id, base, 100);
         let bytes = Item {
             provenance: Provenance::path("bytes"),
             content: Content::Bytes(vec![0; 4]),
         };
         let walk = vec![
             blob("a1", 1, Some(40)),
+            small("s1", 10, None),
             blob("b1", 2, None),
             blob("a2", 3, Some(1)),
             bytes,
+            small("s2", 11, Some(10)),
             blob("b2", 4, Some(2)),
             blob("a3", 5, Some(3)),
             blob("c1", 6, Some(41)),
             blob("b3", 7, Some(4)),
             blob("a2'", 8, Some(1)),
+            blob("s3", 12, Some(11)),
         ];
         let paths: Vec<String> = by_lineage(walk)
             .iter()
@@ -502,7 +512,7 @@ mod tests {
             .collect();
         assert_eq!(
             paths,
-            ["a1", "a2", "a3", "a2'", "b1", "b2", "b3", "bytes", "c1"]
+            ["a1", "a2", "a3", "a2'", "s1", "b1", "b2", "b3", "bytes", "s2", "c1", "s3"]
         );
     }
 
