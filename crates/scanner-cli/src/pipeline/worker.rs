@@ -101,6 +101,9 @@ pub struct WorkerScratch {
     /// right after it in its batch (`input/history/groups.rs`,
     /// `by_lineage`), and which the reader's caches may have let go while
     /// the blob was rebuilt (a 4 MB version passes through others as large).
+    /// One blob per worker, most often shared with the reader's cache; at
+    /// `--threads 16` on two cores, moto's peak RSS went from 442-472 to
+    /// 474-483 MB (`docs/performance.md`).
     recent: Option<(crate::input::Oid, Arc<Vec<u8>>)>,
 }
 
@@ -763,8 +766,9 @@ fn mark_unchanged(
 }
 
 /// `f` of a history blob's `base` (the version of the same file it
-/// modifies), read through the worker's blob reader (its pack cache often
-/// holds what the blob was rebuilt from). `None` (judge the blob whole)
+/// modifies): the blob the worker scanned last ([`WorkerScratch`]'s
+/// `recent`), or read through the worker's blob reader (its pack cache
+/// often holds what the blob was rebuilt from). `None` (judge the blob whole)
 /// when the base was not itself scanned: unreadable (its own error was
 /// reported with it), over `--max-filesize`, or skipped as binary. Its
 /// findings would otherwise be reported nowhere. `None` too when the base

@@ -289,12 +289,12 @@ impl BlobGroups {
 /// lineage: each version of [`FOCUS_MIN_BYTES`] or more right after the
 /// one it modifies, when that is held with it (the type's "Lineages");
 /// smaller blobs, whose bases are read only for a finding, keep their
-/// place. A key holds the versions of
-/// several files (git deltas alike files against one another): in the
-/// walk's order they alternate, and by the next version of a large file
-/// the reader's caches had let its base go for the versions of the other
-/// files read in between. Each lineage keeps the walk's order, and the
-/// lineages the order of their first blobs.
+/// place. A key holds the versions of several files (git deltas alike
+/// files against one another): in the walk's order they alternate, and by
+/// the next version of a large file the reader's caches had let its base
+/// go for the versions of the other files read in between. Each lineage
+/// keeps the walk's order, and the lineages the order of their first
+/// blobs.
 fn by_lineage(items: Vec<Item>) -> Vec<Item> {
     let mut first: OidMap<usize> = OidMap::default();
     let mut order: Vec<(usize, usize)> = Vec::with_capacity(items.len());
