@@ -743,7 +743,7 @@ fn scan_member(
 /// the store to read it from.
 type Base = (crate::input::Oid, Arc<ObjectStore>);
 
-/// Marks unchanged ([`super::versions`]) the `findings` of a history blob
+/// Marks unchanged ([`versions`]) the `findings` of a history blob
 /// (`data`) that lie outside what changed since its `base`, line by line
 /// ([`changed_spans`](versions::changed_spans)). The base is read
 /// only when some finding is to be judged: most blobs have none, and then
