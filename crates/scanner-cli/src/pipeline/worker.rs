@@ -101,9 +101,12 @@ pub struct WorkerScratch {
     /// right after it in its batch (`input/history/groups.rs`,
     /// `by_lineage`), and which the reader's caches may have let go while
     /// the blob was rebuilt (a 4 MB version passes through others as large).
-    /// One blob per worker, most often shared with the reader's cache; at
-    /// `--threads 16` on two cores, moto's peak RSS went from 442-472 to
-    /// 474-483 MB (`docs/performance.md`).
+    /// Handed over, not kept, when it is the base asked for: not held
+    /// through the next blob's scan (moto's peak RSS at `--threads 2`, 4
+    /// rounds: 154-163 MB against 159-166 MB when it was kept until the
+    /// next). One blob per worker, most often shared with the reader's
+    /// cache; at `--threads 16` on two cores, moto's peak RSS went from
+    /// 442-472 to 474-483 MB (`docs/performance.md`).
     recent: Option<(crate::input::Oid, Arc<Vec<u8>>)>,
 }
 
@@ -784,9 +787,9 @@ fn with_base<T>(
     f: impl FnOnce(&[u8]) -> T,
 ) -> Option<T> {
     let max_len = stream_threshold(sh).max(2 * len as u64);
-    let recent = w.recent.as_ref().filter(|(oid, _)| oid == base);
+    let recent = w.recent.take_if(|(oid, _)| oid == base);
     let old = match recent {
-        Some((_, data)) => Arc::clone(data),
+        Some((_, data)) => data,
         None => w
             .blob_reader(repo)
             .and_then(|reader| reader.read_base(base, max_len))
