@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use scanner_scheduler::PermitWatch;
 
-use super::oid::OidMap;
+use super::oid::{Oid, OidMap};
 use super::versions::FOCUS_MIN_BYTES;
 use crate::input::{Content, Item};
 
@@ -198,22 +198,16 @@ impl BlobGroups {
     /// large enough to have its base read first, else where its own delta
     /// chain starts (the type's "Lineages").
     fn key(&mut self, item: &Item, chain: Option<u64>) -> Option<u64> {
-        let Content::GitBlob {
-            oid, size, base, ..
-        } = &item.content
-        else {
+        let Some((oid, base)) = large_version(item) else {
             return chain;
         };
-        if *size < FOCUS_MIN_BYTES as u64 {
-            return chain;
-        }
         let key = base
             .and_then(|base| self.lineage.get(&base).copied())
             .or(chain)?;
         if self.lineage.len() >= LINEAGE_KEPT {
             self.lineage.clear();
         }
-        self.lineage.insert(*oid, key);
+        self.lineage.insert(oid, key);
         Some(key)
     }
 
@@ -297,26 +291,33 @@ impl BlobGroups {
 /// blobs.
 fn by_lineage(items: Vec<Item>) -> Vec<Item> {
     let mut first: OidMap<usize> = OidMap::default();
-    let mut order: Vec<(usize, usize)> = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let lineage = match &item.content {
-            Content::GitBlob {
-                oid, base, size, ..
-            } if *size >= FOCUS_MIN_BYTES as u64 => {
-                let lineage = base.and_then(|b| first.get(&b).copied()).unwrap_or(i);
-                first.insert(*oid, lineage);
-                lineage
-            }
-            _ => i,
-        };
-        order.push((lineage, i));
-    }
-    order.sort_unstable();
-    let mut items: Vec<Option<Item>> = items.into_iter().map(Some).collect();
-    order
+    let mut keyed: Vec<(usize, Item)> = items
         .into_iter()
-        .filter_map(|(_, i)| items[i].take())
-        .collect()
+        .enumerate()
+        .map(|(i, item)| {
+            let lineage = large_version(&item).map_or(i, |(oid, base)| {
+                let lineage = base.and_then(|b| first.get(&b).copied()).unwrap_or(i);
+                first.insert(oid, lineage);
+                lineage
+            });
+            (lineage, item)
+        })
+        .collect();
+    // Stable: each lineage keeps the walk's order.
+    keyed.sort_by_key(|&(lineage, _)| lineage);
+    keyed.into_iter().map(|(_, item)| item).collect()
+}
+
+/// The id and base of a history blob of [`FOCUS_MIN_BYTES`] or more: one
+/// whose base is read before it is scanned, and which the type's
+/// "Lineages" plan for.
+fn large_version(item: &Item) -> Option<(Oid, Option<Oid>)> {
+    match &item.content {
+        Content::GitBlob {
+            oid, size, base, ..
+        } if *size >= FOCUS_MIN_BYTES as u64 => Some((*oid, *base)),
+        _ => None,
+    }
 }
 
 impl BlobGroup {
