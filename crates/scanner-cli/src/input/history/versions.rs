@@ -458,7 +458,13 @@ fn seek(
         return None;
     }
     *at = line_end(text, line);
-    let found = find_lines(other, from, window, &text[line..anchor(text, line)], budget)?;
+    // The anchor with the newline before it, where it has one: the needle
+    // of a wide window's search.
+    let led = line
+        .checked_sub(1)
+        .map(|before| &text[before..anchor(text, line)]);
+    let lines = led.map_or(&text[line..anchor(text, line)], |led| &led[1..]);
+    let found = find_lines(other, from, window, lines, led, budget)?;
     Some((found, line))
 }
 
@@ -519,17 +525,20 @@ fn anchor(text: &[u8], at: usize) -> usize {
     end
 }
 
-/// The first place at or after `from` (a line start) and before
+/// The first place at or after `from` (a line start) and at or before
 /// `from + window` where `lines` (whole lines) stand in `text` as whole
-/// lines; its search is taken from `budget`. Each line start is compared
-/// in place: anchors are short and most windows a kilobyte or two, where
-/// building a substring searcher cost more than the search (`perf`: 13% of
-/// a history scan of moto).
+/// lines; its search is taken from `budget`. `led` is the anchor with the
+/// newline before it in its own version (`None` at the start of it): a
+/// window of [`WIDE_WINDOW`] or more is searched for that ([`Pairs`]); a
+/// narrower one line start by line start, each compared in place
+/// ([`Probe`]). A `memmem::Finder` built for each anchor cost more than
+/// the search (`perf`: 13% of a history scan of moto).
 fn find_lines(
     text: &[u8],
     from: usize,
     window: usize,
     lines: &[u8],
+    led: Option<&[u8]>,
     budget: &mut usize,
 ) -> Option<usize> {
     let end = text.len().min(from.saturating_add(window));
@@ -539,15 +548,139 @@ fn find_lines(
         return None;
     }
     let ends_line = lines.last() == Some(&b'\n');
-    let fits = |pos: usize| {
-        text[pos..].starts_with(lines) && (ends_line || pos + lines.len() == text.len())
-    };
-    if fits(from) {
+    let at_end = |pos: usize| pos < text.len() && (ends_line || pos + lines.len() == text.len());
+    if text[from..].starts_with(lines) && at_end(from) {
         return Some(from);
     }
+    if let Some(led) = led.filter(|_| end - from >= WIDE_WINDOW) {
+        // A line start after `from` follows a newline before `end`.
+        let hay = &text[from..text.len().min(end - 1 + led.len())];
+        if let Some(finder) = Pairs::new(led) {
+            let mut at = 0;
+            while let Some(k) = finder.find(&hay[at..], led) {
+                let pos = from + at + k + 1;
+                if at_end(pos) {
+                    return Some(pos);
+                }
+                at += k + 1;
+            }
+            return None;
+        }
+    }
+    let probe = Probe::new(lines);
+    let fits =
+        |pos: usize| probe.may_fit(text, pos) && text[pos..].starts_with(lines) && at_end(pos);
     memchr::memchr_iter(b'\n', &text[from..end])
         .map(|k| from + k + 1)
-        .find(|&pos| pos < text.len() && fits(pos))
+        .find(|&pos| fits(pos))
+}
+
+/// A window of [`find_lines`] this wide or wider is searched for the anchor
+/// with the newline before it ([`Pairs`]), not line start by line start:
+/// every window but those cut short by a candidate already found (moto's
+/// history at 256 bytes and at 1 KiB, 3 rounds: within 1%).
+const WIDE_WINDOW: usize = 1 << 8;
+
+/// The search of a wide window: for two bytes of the needle at their
+/// distance (`memchr`'s packed pair, 32 places at a time), each candidate
+/// then compared whole. The pair is the newline before the anchor and the
+/// last byte of its first line: a line start followed, a line's length
+/// later, by the same last byte (in a JSON file, a line of the same length
+/// ending in the same bracket or comma). A `memmem::Finder` also builds a
+/// Two-Way searcher, and `memchr` ranks the needle's bytes to choose its
+/// pair: on moto's history those cost 10% and 3% of the CPU, more than the
+/// search, one per anchor sought. Line start by line start, moto's windows
+/// took 7% (3.3 GB of them, most where a new line is sought in the old
+/// version and is not there).
+#[cfg(target_arch = "x86_64")]
+struct Pairs(memchr::arch::x86_64::avx2::packedpair::Finder);
+
+#[cfg(target_arch = "x86_64")]
+impl Pairs {
+    /// `None` without AVX2: the window is searched line by line. An empty
+    /// first line, or one of 255 bytes or more (past a pair's reach), has
+    /// its pair ranked by `memchr` among the first [`PAIR_CHOICE`] bytes.
+    fn new(needle: &[u8]) -> Option<Pairs> {
+        use memchr::arch::{all::packedpair::Pair, x86_64::avx2::packedpair::Finder};
+        // `needle` is the newline, then the anchor: this is the index of the
+        // byte before the first line's own newline.
+        let last = memchr::memchr(b'\n', &needle[1..]).unwrap_or(needle.len() - 1);
+        let pair = match u8::try_from(last) {
+            Ok(last) if last > 0 => Pair::with_indices(needle, 0, last)?,
+            _ => Pair::new(&needle[..needle.len().min(PAIR_CHOICE)])?,
+        };
+        Finder::with_pair(needle, pair).map(Pairs)
+    }
+
+    /// Where `needle` first stands in `hay`.
+    fn find(&self, hay: &[u8], needle: &[u8]) -> Option<usize> {
+        if hay.len() < self.0.min_haystack_len() {
+            return memchr::memmem::find(hay, needle);
+        }
+        self.0.find(hay, needle)
+    }
+}
+
+/// How many first bytes of a needle [`Pairs`] ranks to choose a pair: the
+/// newline, the indentation and the start of a line.
+#[cfg(target_arch = "x86_64")]
+const PAIR_CHOICE: usize = 48;
+
+#[cfg(not(target_arch = "x86_64"))]
+struct Pairs;
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Pairs {
+    fn new(_: &[u8]) -> Option<Pairs> {
+        None
+    }
+
+    fn find(&self, _: &[u8], _: &[u8]) -> Option<usize> {
+        None
+    }
+}
+
+/// Two 8-byte words of an anchor, compared in place at a line start before
+/// the whole anchor is: the last bytes of its first line and of the anchor.
+/// Most line starts of a window fail there without a call to `memcmp`
+/// (`perf`: the calls were 5% of a history scan of moto, whose JSON lines
+/// mostly start with the same indentation and keys, so the first bytes tell
+/// little; their ends, the values, differ).
+struct Probe {
+    /// Where the words stand in the anchor, and the words; `None` for an
+    /// anchor under 8 bytes, compared whole.
+    words: Option<[(usize, u64); 2]>,
+    len: usize,
+}
+
+impl Probe {
+    fn new(lines: &[u8]) -> Probe {
+        let len = lines.len();
+        let words = (len >= 8).then(|| {
+            let first = memchr::memchr(b'\n', lines).map_or(len, |k| k + 1);
+            [first.max(8) - 8, len - 8].map(|at| (at, word(lines, at)))
+        });
+        Probe { words, len }
+    }
+
+    /// False when the anchor cannot stand at `pos` in `text`; true when it
+    /// may (to be compared whole).
+    #[inline]
+    fn may_fit(&self, text: &[u8], pos: usize) -> bool {
+        match self.words {
+            Some(words) => {
+                pos + self.len <= text.len()
+                    && words.iter().all(|&(at, w)| word(text, pos + at) == w)
+            }
+            None => true,
+        }
+    }
+}
+
+/// The 8 bytes of `t` at `at`, as a number to compare.
+#[inline]
+fn word(t: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(t[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// How many lines each side [`resync_near`] skips at most.
@@ -659,7 +792,6 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     }
     // Then 8 bytes at a time: the line diff compares many short stretches
     // that differ early (callgrind: 2% of moto's history byte by byte).
-    let word = |t: &[u8], i: usize| u64::from_le_bytes(t[i..i + 8].try_into().expect("8 bytes"));
     while i + 8 <= n {
         let x = word(a, i) ^ word(b, i);
         if x != 0 {
@@ -883,6 +1015,71 @@ mod tests {
             spans.iter().any(|s| s.start <= 2 && s.end >= 4),
             "the new line `ab` must be changed: {spans:?}"
         );
+    }
+
+    #[test]
+    fn a_wide_window_finds_an_anchor_at_its_end_and_one_without_a_newline_at_the_end_of_text() {
+        let search = |text: &[u8], lines: &[u8], window: usize| {
+            let at = text.len() - lines.len();
+            let led = Some(&text[at - 1..]);
+            [None, led].map(|led| find_lines(text, 0, window, lines, led, &mut { usize::MAX }))
+        };
+        // The only place is a line start at the window's very end.
+        let mut text = b"x\n".repeat(3000);
+        text.extend_from_slice(b"key\n");
+        assert_eq!(search(&text, b"key\n", 6000), [Some(6000); 2]);
+        assert_eq!(search(&text, b"key\n", 5999), [None; 2]);
+        // An anchor without a newline stands only at the end of the text,
+        // past many places that match all but that.
+        let mut text = b"a\n".repeat(3000);
+        text.extend_from_slice(b"a\na");
+        assert_eq!(search(&text, b"a\na", 1 << 20), [Some(6000); 2]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        /// `find_lines` finds the first line start in the window where the
+        /// anchor stands as whole lines, as a naive search does, line by
+        /// line (the words compared first never turn a place away that
+        /// fits) and with the newline before it in a wide window.
+        #[test]
+        fn find_lines_finds_what_a_naive_search_finds(
+            text in proptest::collection::vec(proptest::sample::select(b"aab\n".to_vec()), 0..9000),
+            anchor_at in 0usize..9000,
+            anchor_lines in 1usize..4,
+            from in 0usize..9000,
+            window in 0usize..2 * WIDE_WINDOW,
+        ) {
+            let starts: Vec<usize> = (0..=text.len())
+                .filter(|&p| p == 0 || text[p - 1] == b'\n')
+                .filter(|&p| p < text.len())
+                .collect();
+            proptest::prop_assume!(!starts.is_empty());
+            let a = starts[anchor_at % starts.len()];
+            let mut end = a;
+            for _ in 0..anchor_lines {
+                if end < text.len() {
+                    end = line_end(&text, end);
+                }
+            }
+            let lines = text[a..end].to_vec();
+            let from = starts[from % starts.len()];
+            let stop = text.len().min(from + window);
+            // A line may start at the window's end itself (after a newline
+            // just inside it).
+            let naive = (from..=stop).find(|&p| {
+                p < text.len()
+                    && (p == from || text[p - 1] == b'\n')
+                    && text[p..].starts_with(&lines)
+                    && (lines.ends_with(b"\n") || p + lines.len() == text.len())
+            });
+            // Searched line by line, and (wide windows) with the newline before it.
+            let led = a.checked_sub(1).map(|b| &text[b..end]);
+            for led in [None, led] {
+                let mut budget = usize::MAX;
+                proptest::prop_assert_eq!(find_lines(&text, from, window, &lines, led, &mut budget), naive);
+            }
+        }
     }
 
     proptest::proptest! {
