@@ -28,6 +28,7 @@ pub mod commits;
 pub mod emit;
 pub mod git;
 pub mod history;
+pub mod inflate;
 pub mod pack;
 pub mod remote;
 pub mod scope;
