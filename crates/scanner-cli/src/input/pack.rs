@@ -26,7 +26,8 @@
 //! whole objects whose blobs hold 9.8 MB (2.6 times), 35 MB in all. So whole
 //! objects have a cache of their own (`PackReader::whole`), and with 4 MiB
 //! there each is inflated once: 19 MB in all, and 8% fewer instructions for
-//! the whole scan (callgrind, one thread: 2.81 G before, 2.59 G after).
+//! the whole scan (callgrind, one thread: 2.81 G before, 2.59 G after). It
+//! has 2 MiB since moto's memory goal (`BlobReader::WHOLE_CACHE_BYTES`).
 //!
 //! # Scope
 //!
@@ -724,7 +725,8 @@ fn delta_size(delta: &[u8], at: &mut usize) -> Option<usize> {
 
 /// Objects from a pack (rebuilt, or stored whole: one cache each), by
 /// (pack, offset), least recently used dropped first past a byte cap. An
-/// object over half the cap is not kept: it would push out everything else.
+/// object over two thirds of the cap ([`KEPT_SHARE`]) is not kept: it would
+/// push out everything else.
 ///
 /// The cap may grow ([`DeltaCache::growing`]): the cache remembers what it
 /// dropped lately (pushed out, or refused as too large), as much as a cache
@@ -757,6 +759,18 @@ struct DeltaCache {
 /// so memory not needed is time lost. See [`BlobReader::PACK_CACHE_BYTES`](
 /// super::history::BlobReader::PACK_CACHE_BYTES) for the figures.
 pub const REBUILT_START: usize = 1 << 20;
+
+/// The largest share of a cache's cap one object may take, as a fraction:
+/// two thirds, so that a 6 MiB cache (`BlobReader::PACK_CACHE_BYTES`) keeps
+/// moto's 4 MB generated files, whose next versions are rebuilt from them.
+/// With half, such a file was rebuilt from its chain at every version
+/// unless the cache had 8 MiB.
+const KEPT_SHARE: (usize, usize) = (2, 3);
+
+/// Whether a cache capped at `cap` keeps an object of `len` bytes.
+fn kept_at(cap: usize, len: usize) -> bool {
+    len <= cap / KEPT_SHARE.1 * KEPT_SHARE.0
+}
 
 /// How many objects put between two looks at whether the cap should grow.
 const GROW_WINDOW: u32 = 256;
@@ -839,7 +853,7 @@ impl DeltaCache {
     /// Remembers an object of `len` bytes dropped, if a cache at the largest
     /// cap would keep it.
     fn ghost(&mut self, key: (usize, u64), len: usize) {
-        if self.cap >= self.max_cap || len > self.max_cap / 2 || !self.ghost_keys.insert(key) {
+        if self.cap >= self.max_cap || !kept_at(self.max_cap, len) || !self.ghost_keys.insert(key) {
             return;
         }
         self.ghosts.push_back((key, len));
@@ -878,7 +892,7 @@ impl DeltaCache {
 
     /// Whether an object of `len` bytes would be kept.
     fn keeps(&self, len: usize) -> bool {
-        len <= self.cap / 2
+        kept_at(self.cap, len)
     }
 
     /// Keeps `data` (an object handed to the caller too, [`fitted`]), if it

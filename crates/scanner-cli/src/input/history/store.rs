@@ -235,7 +235,17 @@ impl BlobReader {
     /// thread the versions of a file are far apart in the walk's order and the cache grows.
     /// A fixed 1 MiB was as fast at 2 threads, but 9% slower at one thread on ripgrep and
     /// 2.2 times slower on the history of 28 KB files, whose chains it could not hold.
-    pub const PACK_CACHE_BYTES: usize = 8 << 20;
+    ///
+    /// 6 MiB, not 8, since moto's memory (issue 31: 150 MB at `--threads 2`): with
+    /// 2 MiB of whole objects ([`BlobReader::WHOLE_CACHE_BYTES`]) and objects of up to
+    /// two thirds of a cap kept (`pack::KEPT_SHARE`, which keeps moto's 4 MB files), 4
+    /// rounds against 8 + 4 MiB in the same command: peak RSS 130-146 MB against
+    /// 153-165 MB, wall 3.43 s against 3.19-3.34 s (the floor 2.89-3.04 s). With half a
+    /// cap kept, 6 MiB was 5% slower than 8: moto's 4 MB versions were rebuilt from their
+    /// chains every time. On ripgrep's history (hyperfine, 15 runs) 265.7 → 268.1 ms
+    /// at one thread and 194.4 → 197.5 ms at two; the synthetic history 460 → 476 ms (10
+    /// runs, σ 11-20 ms).
+    pub const PACK_CACHE_BYTES: usize = 6 << 20;
 
     /// Objects stored whole in packs (the start of every delta chain), cached per reader
     /// apart from the rebuilt ones ([`crate::input::pack`], "Two caches"). On ripgrep's history:
@@ -251,8 +261,11 @@ impl BlobReader {
     /// | 8 + 4 MiB | 19 MB | 2.59 G | 89 MB |
     /// | 12 + 4 MiB | 18 MB | 2.52 G | 101 MB |
     ///
-    /// With 4 MiB each whole object is inflated once.
-    pub const WHOLE_CACHE_BYTES: usize = 4 << 20;
+    /// With 4 MiB each whole object is inflated once. 2 MiB since moto's memory (see
+    /// [`BlobReader::PACK_CACHE_BYTES`]): 8 + 2 against 8 + 4 MiB, 4 rounds on moto, peak
+    /// RSS 145-157 MB against 153-165 MB for 1-3% more time; inflating is cheaper since
+    /// libdeflate (`input/inflate.rs`).
+    pub const WHOLE_CACHE_BYTES: usize = 2 << 20;
 
     /// The whole blob in `buf` (its previous content replaced), inflated or rebuilt
     /// straight into it (copied only when the reader's cache already holds it). A missing
