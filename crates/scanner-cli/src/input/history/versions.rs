@@ -23,10 +23,12 @@
 //!    or more alone: so that `},` is not taken for a later copy of itself),
 //!    looked for at the line starts of the old version ahead (lines cut),
 //!    and the next lines of the old version in the new one (lines added),
-//!    in windows of 1 KiB doubled every two lines tried. Of the candidates,
-//!    the one after which lockstep goes furthest (less a sixteenth of the
-//!    bytes it skips) wins; the lines just before it that agree are kept
-//!    too (lockstep backwards).
+//!    in windows of 1 KiB doubled every two lines tried (`find_lines`: a
+//!    packed-pair search for the newline before the anchor and the last
+//!    byte of its first line, each candidate then compared whole). Of the
+//!    candidates, the one after which lockstep goes furthest (less a
+//!    sixteenth of the bytes it skips) wins; the lines just before it that
+//!    agree are kept too (lockstep backwards).
 //! 3. Bounded: 64 lines tried each side, then those lines of the new
 //!    version count as changed and lockstep goes on; and the searches of a
 //!    diff read at most 8 times the two versions (plus 1 MiB), then the
