@@ -207,10 +207,11 @@ pub struct PackReader {
     /// pushed the whole ones out, and the ripgrep history inflated 2.6
     /// times the bytes of its whole blobs (the module's "Two caches").
     whole: DeltaCache,
-    /// Inflates whole entries ([`PackReader::inflate`]).
+    /// Inflates whole entries of [`inflate::MIN_BYTES`](super::inflate::MIN_BYTES)
+    /// or more ([`PackReader::inflate`]).
     inflater: super::inflate::Inflater,
-    /// Inflates the first bytes of a delta, for its sizes
-    /// ([`PackReader::header`]).
+    /// Inflates smaller entries, and the first bytes of a delta for its
+    /// sizes ([`PackReader::header`]).
     inflate: gix::zlib::Inflate,
     /// The deltas of the chain being resolved, target first.
     chain: Vec<data::Entry>,
@@ -521,10 +522,15 @@ impl PackReader {
             emptied(buf, size);
         }
         buf.resize(size, 0);
-        let input = pack
-            .entry_slice(entry.data_offset..pack.pack_end() as u64)
-            .ok_or(TRUNCATED)?;
-        let read = self.inflater.inflate(input, buf)?;
+        let read = if size >= super::inflate::MIN_BYTES {
+            let input = pack
+                .entry_slice(entry.data_offset..pack.pack_end() as u64)
+                .ok_or(TRUNCATED)?;
+            self.inflater.inflate(input, buf)?
+        } else {
+            pack.decompress_entry(entry, &mut self.inflate, buf)
+                .map_err(|e| e.to_string())?
+        };
         self.packs.read_from(read as u64);
         Ok(())
     }
