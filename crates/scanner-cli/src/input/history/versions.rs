@@ -461,7 +461,12 @@ fn seek(
     }
     *at = line_end(text, line);
     // The anchor with the newline before it, where it has one: the needle
-    // of a wide window's search.
+    // of a wide window's search. (Lockstep stops, and resumes, at line
+    // starts in both versions.)
+    debug_assert!(
+        line == 0 || text[line - 1] == b'\n',
+        "{line} is not a line start"
+    );
     let led = line
         .checked_sub(1)
         .map(|before| &text[before..anchor(text, line)]);
