@@ -467,10 +467,9 @@ fn seek(
         line == 0 || text[line - 1] == b'\n',
         "{line} is not a line start"
     );
-    let led = line
-        .checked_sub(1)
-        .map(|before| &text[before..anchor(text, line)]);
-    let lines = led.map_or(&text[line..anchor(text, line)], |led| &led[1..]);
+    let end = anchor(text, line);
+    let led = line.checked_sub(1).map(|before| &text[before..end]);
+    let lines = &text[line..end];
     let found = find_lines(other, from, window, lines, led, budget)?;
     Some((found, line))
 }
@@ -633,8 +632,9 @@ impl Pairs {
 #[cfg(target_arch = "x86_64")]
 const PAIR_CHOICE: usize = 48;
 
+/// Elsewhere there is none: every window is searched line by line.
 #[cfg(not(target_arch = "x86_64"))]
-struct Pairs;
+enum Pairs {}
 
 #[cfg(not(target_arch = "x86_64"))]
 impl Pairs {
@@ -643,7 +643,7 @@ impl Pairs {
     }
 
     fn find(&self, _: &[u8], _: &[u8]) -> Option<usize> {
-        None
+        match *self {}
     }
 }
 
