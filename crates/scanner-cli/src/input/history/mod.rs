@@ -147,6 +147,7 @@ use std::sync::{mpsc, Arc};
 use std::thread;
 
 mod error;
+mod format;
 mod groups;
 mod oid;
 mod provenance;

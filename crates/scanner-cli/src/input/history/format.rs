@@ -1,0 +1,572 @@
+//! A commit's author fields as `git rev-list --format=%an%x00%ae%x00%aI%x00%s` prints them,
+//! read from the raw commit object in-process.
+//!
+//! # What git does (2.47: `pretty.c`, `ident.c`, `date.c`)
+//!
+//! 1. The object is a C string to git: it ends at its first NUL byte.
+//! 2. `--encoding=UTF-8`: a commit whose first `encoding` header does not name UTF-8 is
+//!    converted with iconv (or printed verbatim where iconv fails); one naming UTF-8 (`utf-8`
+//!    or `utf8`, any case) or none at all is printed as its raw bytes.
+//! 3. The header runs up to the first empty line. Of its lines that start with `author `,
+//!    the last wins (continuation lines start with a space, so a `gpgsig` or `mergetag`
+//!    never contributes one).
+//! 4. The ident splits at the first `<` and the first `>` after it: the name is what comes
+//!    before the `<` less trailing white space, the e-mail what lies between. The date
+//!    follows the last `>`: decimal seconds since the epoch and a `+HHMM`/`-HHMM` zone.
+//! 5. `%aI` shows that instant in the author's own zone, `YYYY-MM-DDTHH:MM:SS+HH:MM`, with
+//!    `Z` for a zero offset (`+0000` or `-0000`; git before 2.45 printed `+00:00`). A date
+//!    that overflows prints as the epoch; one before the epoch once shifted by its zone
+//!    makes git die.
+//! 6. `%s` skips the blank lines after the header and joins the lines of the first
+//!    paragraph with one space, each stripped of trailing white space. A blank line is one of
+//!    nothing but white space, which for git is space, tab, CR and LF (its own `isspace`).
+//!
+//! [`author_fields`] reproduces the ordinary cases and answers `None` for the rest, where a
+//! caller asks git; see its docs for the list.
+
+/// The author's name, e-mail and date and the subject of a commit, as git prints them.
+#[allow(dead_code)] // until the in-process commit walk uses it
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct AuthorFields {
+    /// `%an`.
+    pub(super) name: String,
+    /// `%ae`.
+    pub(super) email: String,
+    /// `%aI`: strict ISO 8601 in the author's own zone, `2005-04-07T22:13:13+02:00`.
+    pub(super) date: String,
+    /// `%s`: the first paragraph of the message, on one line.
+    pub(super) summary: String,
+}
+
+/// What `git rev-list --no-color --encoding=UTF-8 --format=%an%x00%ae%x00%aI%x00%s` prints
+/// for the commit object `raw` (the bytes `git cat-file commit ID` prints), each field
+/// decoded by `String::from_utf8_lossy`, as git 2.47 prints them.
+///
+/// `None` wherever git might print anything else, or where this is not certain to match:
+/// - a NUL byte anywhere (git would stop reading there);
+/// - an `encoding` header that is not `utf-8` or `utf8` (any case): git converts;
+/// - a header not ended by a newline (no message, and no final newline);
+/// - no `author` line, or more than one;
+/// - an author line other than `NAME <EMAIL> SECONDS ±HHMM` followed by the end of the
+///   line: no `<` or no `>` after it, not exactly one space before and after the seconds,
+///   no zone, a zone of other than four digits or with minutes over 59, anything after it
+///   (a CR included);
+/// - a date before 1970 or after 9999 once shifted to its zone (git dies, or prints the
+///   epoch, or a year of five digits).
+#[allow(dead_code)] // until the in-process commit walk uses it
+pub(super) fn author_fields(raw: &[u8]) -> Option<AuthorFields> {
+    if raw.contains(&0) {
+        return None;
+    }
+    let (header, message) = split_header(raw)?;
+    let ident = author_line(header)?;
+    let (name, email, when) = split_ident(ident)?;
+    Some(AuthorFields {
+        name: String::from_utf8_lossy(name).into_owned(),
+        email: String::from_utf8_lossy(email).into_owned(),
+        date: iso_strict(when)?,
+        summary: String::from_utf8_lossy(&subject(message)).into_owned(),
+    })
+}
+
+/// git's `isspace`: space, tab, LF and CR (not VT nor FF).
+fn is_git_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn trim_end(line: &[u8]) -> &[u8] {
+    let end = line
+        .iter()
+        .rposition(|&b| !is_git_space(b))
+        .map_or(0, |i| i + 1);
+    &line[..end]
+}
+
+/// The header (its lines, each with its newline) and the message after the empty line
+/// that ends it. A commit without a message has its header end at the end of the object,
+/// which must then end with a newline: git would read past it otherwise.
+fn split_header(raw: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut start = 0;
+    while start < raw.len() {
+        let end = raw[start..].iter().position(|&b| b == b'\n')? + start;
+        if end == start {
+            return Some((&raw[..start], &raw[start + 1..]));
+        }
+        start = end + 1;
+    }
+    Some((raw, &[]))
+}
+
+/// The author's ident: what follows `author ` on the header's only author line. `None`
+/// when there is none or several, or when an `encoding` header names other than UTF-8.
+/// Continuation lines (of a `gpgsig` or `mergetag`) start with a space and match neither.
+fn author_line(header: &[u8]) -> Option<&[u8]> {
+    let mut author = None;
+    for line in header.split(|&b| b == b'\n') {
+        if let Some(ident) = line.strip_prefix(b"author ") {
+            if author.replace(ident).is_some() {
+                return None;
+            }
+        } else if let Some(name) = line.strip_prefix(b"encoding ") {
+            let name = name.to_ascii_lowercase();
+            if name != b"utf-8" && name != b"utf8" {
+                return None;
+            }
+        }
+    }
+    author
+}
+
+/// `NAME <EMAIL> REST` split as git splits it: the name before the first `<` less trailing
+/// white space, the e-mail up to the first `>` after it, and what follows that `>`.
+fn split_ident(ident: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let lt = ident.iter().position(|&b| b == b'<')?;
+    let gt = ident[lt + 1..].iter().position(|&b| b == b'>')? + lt + 1;
+    Some((trim_end(&ident[..lt]), &ident[lt + 1..gt], &ident[gt + 1..]))
+}
+
+/// The last second of 9999-12-31, the last that `%04d` prints in four digits.
+const LAST_SECOND: i64 = 253_402_300_799;
+
+/// ` SECONDS ±HHMM` (what follows the e-mail's `>`) as `%aI`: the instant in its own zone.
+fn iso_strict(when: &[u8]) -> Option<String> {
+    let rest = when.strip_prefix(b" ")?;
+    let (seconds, zone) = rest.split_at(rest.len().checked_sub(6)?);
+    let zone = zone.strip_prefix(b" ")?;
+    if seconds.is_empty() || !seconds.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let seconds = seconds.iter().try_fold(0i64, |n, &d| {
+        n.checked_mul(10)?.checked_add(i64::from(d - b'0'))
+    })?;
+    let [sign @ (b'+' | b'-'), h1, h2, m1, m2] = *zone else {
+        return None;
+    };
+    let digit = |d: u8| d.is_ascii_digit().then(|| i64::from(d - b'0'));
+    let (hours, minutes) = (digit(h1)? * 10 + digit(h2)?, digit(m1)? * 10 + digit(m2)?);
+    if minutes > 59 {
+        return None;
+    }
+    let offset = (hours * 60 + minutes) * 60;
+    let local = if sign == b'+' {
+        seconds + offset
+    } else {
+        seconds - offset
+    };
+    if !(0..=LAST_SECOND).contains(&local) {
+        return None;
+    }
+    let (year, month, day) = civil_date(local / 86_400);
+    let time = local % 86_400;
+    let mut out = format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        time / 3600,
+        time / 60 % 60,
+        time % 60
+    );
+    if offset == 0 {
+        out.push('Z');
+    } else {
+        out.push_str(&format!("{}{hours:02}:{minutes:02}", sign as char));
+    }
+    Some(out)
+}
+
+/// The proleptic Gregorian (year, month, day) of `days` days after 1970-01-01 (`days` >= 0).
+///
+/// Counted in years that start on March 1st, so that the leap day ends the year: a 400-year
+/// cycle is 146,097 days, and within it a year is 365 days plus one every 4 years less one
+/// every 100 (the cycle's last day is the 400th-year leap day).
+fn civil_date(days: i64) -> (i64, i64, i64) {
+    // 1970-01-01 is day 719,468 counted from 0000-03-01.
+    let days = days + 719_468;
+    let (cycle, day_of_cycle) = (days / 146_097, days % 146_097);
+    let year_of_cycle =
+        (day_of_cycle - day_of_cycle / 1460 + day_of_cycle / 36_524 - day_of_cycle / 146_096) / 365;
+    let day_of_year =
+        day_of_cycle - (365 * year_of_cycle + year_of_cycle / 4 - year_of_cycle / 100);
+    // Months from March: 31, 30, 31, 30, 31, 31, 30, 31, 30, 31, 31, 28/29 days, which
+    // (153 * m + 2) / 5 counts for the first m of them.
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 {
+        month_from_march + 3
+    } else {
+        month_from_march - 9
+    };
+    let year = cycle * 400 + year_of_cycle + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `%s`: after the blank lines that follow the header, the lines up to the next blank line
+/// (or the end), each stripped of trailing white space, joined by one space.
+fn subject(message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let lines = message.split_inclusive(|&b| b == b'\n').map(trim_end);
+    for line in lines
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(b' ');
+        }
+        out.extend_from_slice(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use super::*;
+    use std::io::Write;
+
+    /// git's `%an`, `%ae`, `%aI`, `%s`, as bytes.
+    type GitFields = [Vec<u8>; 4];
+
+    const FORMAT: &str = "--format=%an%x00%ae%x00%aI%x00%s%x00";
+
+    /// `git -C dir ARGS` with `input` on stdin, isolated from user and system config; its
+    /// stdout, or its stderr as the error when it fails.
+    fn run(dir: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>, String> {
+        let mut child = git(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let writer = thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        if out.status.success() {
+            Ok(out.stdout)
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+
+    /// What `git rev-list --format` prints for each of `ids` (one a line), by commit id.
+    fn git_fields(repo: &Path, ids: &[u8]) -> HashMap<String, GitFields> {
+        let args = [
+            "rev-list",
+            "--no-walk=unsorted",
+            "--stdin",
+            "--no-color",
+            "--encoding=UTF-8",
+            FORMAT,
+        ];
+        let out = run(repo, &args, ids).unwrap();
+        let mut fields = HashMap::new();
+        let mut rest = &out[..];
+        while !rest.is_empty() {
+            let line = rest
+                .strip_prefix(b"commit ")
+                .expect("a record's first line");
+            let (id, tail) = line.split_at(line.iter().position(|&b| b == b'\n').unwrap());
+            rest = &tail[1..];
+            let mut record: GitFields = Default::default();
+            for field in &mut record {
+                let end = rest.iter().position(|&b| b == 0).unwrap();
+                *field = rest[..end].to_vec();
+                rest = &rest[end + 1..];
+            }
+            rest = rest.strip_prefix(b"\n").expect("a record's last line");
+            fields.insert(String::from_utf8(id.to_vec()).unwrap(), record);
+        }
+        fields
+    }
+
+    fn lossy(fields: &GitFields) -> AuthorFields {
+        let s = |i: usize| String::from_utf8_lossy(&fields[i]).into_owned();
+        AuthorFields {
+            name: s(0),
+            email: s(1),
+            date: s(2),
+            summary: s(3),
+        }
+    }
+
+    const COMMITTER: &str = "committer C O Mitter <c@example.com> 1112911993 +0200\n";
+
+    /// A commit object on the empty tree: `header` (the author and any other header lines,
+    /// each ending in a newline), then the committer, then `rest`.
+    fn object(header: &[u8], rest: &[u8]) -> Vec<u8> {
+        let mut o = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n".to_vec();
+        o.extend_from_slice(header);
+        o.extend_from_slice(COMMITTER.as_bytes());
+        o.extend_from_slice(rest);
+        o
+    }
+
+    fn ordinary(author: &str) -> Vec<u8> {
+        object(format!("author {author}\n").as_bytes(), b"\nsubject\n")
+    }
+
+    fn with_message(message: &[u8]) -> Vec<u8> {
+        object(b"author A <a@b> 1112911993 +0200\n", message)
+    }
+
+    fn with_header(extra: &str) -> Vec<u8> {
+        let header = format!("author A <a@b> 1112911993 +0200\n{extra}");
+        object(header.as_bytes(), b"\nsubject\n")
+    }
+
+    /// (what it tests, the object, whether `author_fields` answers `None`).
+    fn cases() -> Vec<(&'static str, Vec<u8>, bool)> {
+        let latin1 = object(
+            b"author Bj\xf6rn <b@x> 1112911993 +0200\nencoding ISO-8859-1\n",
+            b"\nd\xe9j\xe0 vu\n",
+        );
+        let signed = "gpgsig -----BEGIN PGP SIGNATURE-----\n \n author Fake <f@x> 1 +0000\n \
+                      encoding ISO-8859-1\n -----END PGP SIGNATURE-----\n";
+        let mergetag = "mergetag object 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n type commit\n \
+                        tag v1\n tagger T <t@x> 1 +0000\n \n author In Tag <i@x> 2 +0000\n";
+        vec![
+            (
+                "ordinary",
+                ordinary("A U Thor <author@example.com> 1112911993 +0200"),
+                false,
+            ),
+            (
+                "spaces and tabs in the name",
+                ordinary(" Jo \t Doe\t  <j@x> 1 +0000"),
+                false,
+            ),
+            (
+                "unicode",
+                ordinary("Zoë Ñandú 漢字 <zoë@ü.example> 1 +0000"),
+                false,
+            ),
+            (
+                "invalid UTF-8",
+                object(
+                    b"author Bj\xf6rn \xff<b\xe9@x> 1 +0000\n",
+                    b"\ns\xe9 \xc3\n",
+                ),
+                false,
+            ),
+            ("empty name", ordinary("<e@x> 1 +0000"), false),
+            ("blank name", ordinary(" \t <e@x> 1 +0000"), false),
+            ("empty email", ordinary("N <> 1 +0000"), false),
+            ("empty ident", ordinary("<> 1 +0000"), false),
+            ("< in the email", ordinary("N <a<b> 1 +0000"), false),
+            ("> in the name", ordinary("N>x <e> 1 +0000"), false),
+            ("spaces around <", ordinary("N   <  e  > 1 +0000"), false),
+            ("no space before <", ordinary("N<e> 1 +0000"), false),
+            ("a second >", ordinary("N <e> > 1 +0000"), true),
+            ("doubled <>", ordinary("N <<e>> 1 +0000"), true),
+            ("no <", ordinary("N e 1 +0000"), true),
+            ("no >", ordinary("N <e 1 +0000"), true),
+            ("date 0", ordinary("N <e> 0 +0000"), false),
+            (
+                "leading zeros",
+                ordinary("N <e> 0001112911993 +0200"),
+                false,
+            ),
+            ("negative date", ordinary("N <e> -5 +0000"), true),
+            (
+                "date overflowing 64 bits",
+                ordinary("N <e> 99999999999999999999 +0000"),
+                true,
+            ),
+            ("year 9999", ordinary("N <e> 253402300799 +0000"), false),
+            ("year 10000", ordinary("N <e> 253402300800 +0000"), true),
+            (
+                "year 10000 in its zone",
+                ordinary("N <e> 253402300799 +0100"),
+                true,
+            ),
+            ("zone -0000", ordinary("N <e> 1112911993 -0000"), false),
+            ("zone +1400", ordinary("N <e> 1112911993 +1400"), false),
+            ("zone -1230", ordinary("N <e> 1112911993 -1230"), false),
+            ("zone +0030", ordinary("N <e> 1112911993 +0030"), false),
+            ("zone -0030", ordinary("N <e> 1112911993 -0030"), false),
+            ("zone +0559", ordinary("N <e> 1112911993 +0559"), false),
+            ("leap day", ordinary("N <e> 951782400 +0000"), false),
+            (
+                "end of 1999 in +0100",
+                ordinary("N <e> 946681199 +0100"),
+                false,
+            ),
+            ("missing zone", ordinary("N <e> 1112911993"), true),
+            ("missing zone, space", ordinary("N <e> 1112911993 "), true),
+            ("no date", ordinary("N <e>"), true),
+            ("zone without sign", ordinary("N <e> 1112911993 0200"), true),
+            ("garbage zone", ordinary("N <e> 1112911993 +02x0"), true),
+            ("three-digit zone", ordinary("N <e> 1112911993 +020"), true),
+            ("five-digit zone", ordinary("N <e> 1112911993 +02000"), true),
+            ("zone minutes 60", ordinary("N <e> 1112911993 +0060"), true),
+            (
+                "two spaces before the date",
+                ordinary("N <e>  1112911993 +0200"),
+                true,
+            ),
+            (
+                "tab before the zone",
+                ordinary("N <e> 1112911993\t+0200"),
+                true,
+            ),
+            (
+                "text after the zone",
+                ordinary("N <e> 1112911993 +0200 x"),
+                true,
+            ),
+            (
+                "CR after the zone",
+                ordinary("N <e> 1112911993 +0200\r"),
+                true,
+            ),
+            (
+                "leading blank lines",
+                with_message(b"\n\n \t\r\n\n  Subject \n\nbody\n"),
+                false,
+            ),
+            (
+                "multi-line first paragraph",
+                with_message(b"\none\ntwo  \n\tthree\n\nb\n"),
+                false,
+            ),
+            (
+                "CRLF",
+                with_message(b"\r\nsubj\r\nmore\r\n\r\nbody\r\n"),
+                false,
+            ),
+            (
+                "trailing spaces and tabs",
+                with_message(b"\nsubject \t \t\n"),
+                false,
+            ),
+            (
+                "VT and FF are not space",
+                with_message(b"\n\x0b\n\x0cs\x0c\n\x0b\n\nb"),
+                false,
+            ),
+            ("no final newline", with_message(b"\nsubject"), false),
+            ("empty message", with_message(b"\n"), false),
+            (
+                "message of blank lines",
+                with_message(b"\n\n \n\t\n"),
+                false,
+            ),
+            ("no message", with_message(b""), false),
+            ("encoding UTF-8", with_header("encoding UTF-8\n"), false),
+            ("encoding utf8", with_header("encoding utf8\n"), false),
+            ("encoding Utf-8", with_header("encoding Utf-8\n"), false),
+            ("encoding ISO-8859-1", latin1, true),
+            ("encoding utf-16", with_header("encoding utf-16\n"), true),
+            ("empty encoding", with_header("encoding \n"), true),
+            (
+                "encoding without a space",
+                with_header("encodingUTF-16\n"),
+                false,
+            ),
+            ("gpgsig", with_header(signed), false),
+            ("mergetag", with_header(mergetag), false),
+            (
+                "author- header",
+                with_header("author-x N <n> 2 +0000\n"),
+                false,
+            ),
+            ("two authors", with_header("author B <b@b> 1 +0000\n"), true),
+            ("no author", object(b"", b"\nsubject\n"), true),
+            (
+                "author without ident",
+                object(b"author\n", b"\nsubject\n"),
+                true,
+            ),
+            ("NUL in the message", with_message(b"\nsub\0ject\n"), true),
+            ("NUL in the name", ordinary("N\0M <e> 1 +0000"), true),
+        ]
+    }
+
+    /// Every case against what git prints for it, written as a real object: `Some` exactly
+    /// git's fields, `None` exactly where the case says so.
+    #[test]
+    fn author_fields_are_what_git_prints() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path();
+        run(repo, &["init", "-q", "--bare"], b"").unwrap();
+        run(repo, &["hash-object", "-t", "tree", "-w", "--stdin"], b"").unwrap();
+        let cases = cases();
+        let mut paths = String::new();
+        for (i, (_, raw, _)) in cases.iter().enumerate() {
+            let path = repo.join(format!("case{i}"));
+            std::fs::write(&path, raw).unwrap();
+            paths.push_str(&format!("{}\n", path.display()));
+        }
+        let write = [
+            "hash-object",
+            "-t",
+            "commit",
+            "--literally",
+            "-w",
+            "--stdin-paths",
+        ];
+        let ids = run(repo, &write, paths.as_bytes()).unwrap();
+        let printed = git_fields(repo, &ids);
+        let ids = String::from_utf8(ids).unwrap();
+        assert_eq!(printed.len(), cases.len(), "one distinct commit per case");
+        for ((what, raw, none), id) in cases.iter().zip(ids.lines()) {
+            let git = lossy(&printed[id]);
+            match author_fields(raw) {
+                Some(ours) => {
+                    assert!(!none, "{what}: expected None, got {ours:?}");
+                    assert_eq!(ours, git, "{what}");
+                }
+                None => assert!(none, "{what}: None where git prints {git:?}"),
+            }
+        }
+    }
+
+    /// A few of git's answers spelled out, so that a reader sees them (the test above
+    /// checks them all against git).
+    #[test]
+    fn dates_show_in_the_authors_zone_with_z_for_utc() {
+        let date = |author: &str| author_fields(&ordinary(author)).map(|f| f.date);
+        let d = |s: &str| Some(s.to_string());
+        assert_eq!(
+            date("N <e> 1112911993 +0200"),
+            d("2005-04-08T00:13:13+02:00")
+        );
+        assert_eq!(date("N <e> 1112911993 -0000"), d("2005-04-07T22:13:13Z"));
+        assert_eq!(date("N <e> 0 +0000"), d("1970-01-01T00:00:00Z"));
+        assert_eq!(
+            date("N <e> 951782400 -1230"),
+            d("2000-02-28T11:30:00-12:30")
+        );
+        assert_eq!(date("N <e> 253402300799 +0000"), d("9999-12-31T23:59:59Z"));
+        let subject = |m: &[u8]| author_fields(&with_message(m)).map(|f| f.summary);
+        assert_eq!(subject(b"\n \r\n one \t\r\ntwo\n\nthree"), d(" one two"));
+    }
+
+    /// Objects git cannot print: it dies on a date before the epoch in its zone, and reads
+    /// past the end of a header that ends without a newline (so it is not asked).
+    #[test]
+    fn no_fields_where_git_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path();
+        run(repo, &["init", "-q", "--bare"], b"").unwrap();
+        let before_epoch = ordinary("N <e> 0 -0100");
+        let write = [
+            "hash-object",
+            "-t",
+            "commit",
+            "--literally",
+            "-w",
+            "--stdin",
+        ];
+        let id = run(repo, &write, &before_epoch).unwrap();
+        let args = ["rev-list", "--no-walk", "--stdin", "--no-color", FORMAT];
+        let err = run(repo, &args, &id).unwrap_err();
+        assert!(err.contains("Timestamp before Unix epoch"), "{err}");
+        assert_eq!(author_fields(&before_epoch), None);
+        let mut unended = with_message(b"");
+        unended.pop();
+        assert_eq!(author_fields(&unended), None);
+    }
+}
