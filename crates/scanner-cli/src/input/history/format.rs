@@ -569,4 +569,60 @@ mod tests {
         unended.pop();
         assert_eq!(author_fields(&unended), None);
     }
+
+    /// Every commit of the repository named by `SCANNER_FORMAT_REPO` against what git
+    /// prints for it: no `Some` may differ. Prints the counts, and the author and encoding
+    /// lines of the first commits answered `None`.
+    #[test]
+    #[ignore = "needs a large real repository: SCANNER_FORMAT_REPO=path"]
+    fn author_fields_are_what_git_prints_for_a_whole_repository() {
+        let repo = std::env::var_os("SCANNER_FORMAT_REPO").expect("SCANNER_FORMAT_REPO=path");
+        let repo = Path::new(&repo);
+        let ids = run(repo, &["rev-list", "--all"], b"").unwrap();
+        let printed = git_fields(repo, &ids);
+        let mut cat = git(repo)
+            .args(["cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = cat.stdin.take().unwrap();
+        let writer = thread::spawn(move || stdin.write_all(&ids));
+        let mut objects = BufReader::new(cat.stdout.take().unwrap());
+        let (mut commits, mut mismatches, mut nones) = (0, 0, 0);
+        let (mut line, mut raw) = (String::new(), Vec::new());
+        while objects.read_line(&mut line).unwrap() > 0 {
+            let [id, kind, size] = line.split_whitespace().collect::<Vec<_>>()[..] else {
+                panic!("cat-file: {line}");
+            };
+            assert_eq!(kind, "commit", "{id}");
+            raw.resize(size.parse::<usize>().unwrap() + 1, 0);
+            objects.read_exact(&mut raw).unwrap();
+            raw.pop();
+            commits += 1;
+            let git = lossy(&printed[id]);
+            match author_fields(&raw) {
+                Some(ours) if ours != git => {
+                    mismatches += 1;
+                    eprintln!("{id}: ours {ours:?}\n{id}: git  {git:?}");
+                }
+                Some(_) => {}
+                None => {
+                    nones += 1;
+                    let lines = raw.split(|&b| b == b'\n').take_while(|l| !l.is_empty());
+                    for l in lines.filter(|l| l.starts_with(b"author") || l.starts_with(b"enc")) {
+                        if nones <= 40 {
+                            eprintln!("{id}: None: {:?}", String::from_utf8_lossy(l));
+                        }
+                    }
+                }
+            }
+            line.clear();
+        }
+        writer.join().unwrap().unwrap();
+        assert!(cat.wait().unwrap().success());
+        eprintln!("{commits} commits, {mismatches} mismatches, {nones} None");
+        assert_eq!(commits, printed.len());
+        assert_eq!(mismatches, 0);
+    }
 }
