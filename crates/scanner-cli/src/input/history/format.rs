@@ -98,8 +98,9 @@ fn split_header(raw: &[u8]) -> Option<(&[u8], &[u8])> {
 }
 
 /// The author's ident: what follows `author ` on the header's only author line. `None`
-/// when there is none or several, or when an `encoding` header names other than UTF-8.
-/// Continuation lines (of a `gpgsig` or `mergetag`) start with a space and match neither.
+/// when there is none, or several (git 2.47 shows the last; which one is no contract),
+/// or when an `encoding` header names other than UTF-8. Continuation lines (of a `gpgsig`
+/// or `mergetag`) start with a space and match neither.
 fn author_line(header: &[u8]) -> Option<&[u8]> {
     let mut author = None;
     for line in header.split(|&b| b == b'\n') {
@@ -174,9 +175,10 @@ fn iso_strict(when: &[u8]) -> Option<String> {
 
 /// The proleptic Gregorian (year, month, day) of `days` days after 1970-01-01 (`days` >= 0).
 ///
-/// Counted in years that start on March 1st, so that the leap day ends the year: a 400-year
-/// cycle is 146,097 days, and within it a year is 365 days plus one every 4 years less one
-/// every 100 (the cycle's last day is the 400th-year leap day).
+/// Counted in years that start on March 1st, so that a leap day ends its year, and in
+/// 400-year cycles of 146,097 days. Within a cycle, the leap days before a day are one every
+/// 1,460 days (4 years of 365) less one every 36,524 (100 years), plus the cycle's last day:
+/// taking them away leaves 365-day years to divide by.
 fn civil_date(days: i64) -> (i64, i64, i64) {
     // 1970-01-01 is day 719,468 counted from 0000-03-01.
     let days = days + 719_468;
@@ -303,185 +305,130 @@ mod tests {
         o
     }
 
-    fn ordinary(author: &str) -> Vec<u8> {
-        object(format!("author {author}\n").as_bytes(), b"\nsubject\n")
-    }
+    /// Author idents that `author_fields` reproduces: odd names and e-mails, dates, zones.
+    const IDENTS: &[&str] = &[
+        "A U Thor <author@example.com> 1112911993 +0200",
+        " Jo \t Doe\t  <j@x> 1 +0000",
+        "Zoë Ñandú 漢字 <zoë@ü.example> 1 +0000",
+        "<e@x> 1 +0000",
+        " \t <e@x> 1 +0000",
+        "N <> 1 +0000",
+        "<> 1 +0000",
+        "N <a<b> 1 +0000",
+        "N>x <e> 1 +0000",
+        "N   <  e  > 1 +0000",
+        "N<e> 1 +0000",
+        "N\r <e\r> 1 +0000",
+        "N <e> 0 +0000",
+        "N <e> 0001112911993 +0200",
+        "N <e> 253402300799 +0000",
+        "N <e> 1112911993 -0000",
+        "N <e> 1112911993 +1400",
+        "N <e> 1112911993 -1230",
+        "N <e> 1112911993 +0030",
+        "N <e> 1112911993 -0030",
+        "N <e> 1112911993 +0559",
+        "N <e> 951782400 +0000",
+        "N <e> 946681199 +0100",
+    ];
 
-    fn with_message(message: &[u8]) -> Vec<u8> {
-        object(b"author A <a@b> 1112911993 +0200\n", message)
-    }
+    /// Author idents answered `None`: not of the ordinary shape, or a date out of range.
+    const ODD_IDENTS: &[&str] = &[
+        "N <e> > 1 +0000",
+        "N <<e>> 1 +0000",
+        "N e 1 +0000",
+        "N <e 1 +0000",
+        "N <e> -5 +0000",
+        "N <e> 99999999999999999999 +0000",
+        "N <e> 253402300800 +0000",
+        "N <e> 253402300799 +0100",
+        "N <e> 1112911993",
+        "N <e> 1112911993 ",
+        "N <e>",
+        "N <e> 1112911993 0200",
+        "N <e> 1112911993 +02x0",
+        "N <e> 1112911993 +020",
+        "N <e> 1112911993 +02000",
+        "N <e> 1112911993 +0060",
+        "N <e>  1112911993 +0200",
+        "N <e> 1112911993\t+0200",
+        "N <e> 1112911993 +0200 x",
+        "N <e> 1112911993 +0200\r",
+        "N\0M <e> 1 +0000",
+        "",
+    ];
 
-    fn with_header(extra: &str) -> Vec<u8> {
-        let header = format!("author A <a@b> 1112911993 +0200\n{extra}");
-        object(header.as_bytes(), b"\nsubject\n")
-    }
+    /// Messages (what follows the header's last newline) for the subject.
+    const MESSAGES: &[&[u8]] = &[
+        b"\n\n \t\r\n\n  Subject \n\nbody\n",
+        b"\none\ntwo  \n\tthree\n\nb\n",
+        b"\r\nsubj\r\nmore\r\n\r\nbody\r\n",
+        b"\nsubject \t \t\n",
+        b"\n\x0b\n\x0cs\x0c\n\x0b\n\nb",
+        b"\nsubject",
+        b"\n",
+        b"\n\n \n\t\n",
+        b"",
+    ];
+
+    /// Header lines after the author's that `author_fields` reads past.
+    const HEADERS: &[&str] = &[
+        "encoding UTF-8\n",
+        "encoding utf8\n",
+        "encoding Utf-8\n",
+        "encodingUTF-16\n",
+        "author-x N <n> 2 +0000\n",
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n author Fake <f@x> 1 +0000\n \
+         encoding ISO-8859-1\n -----END PGP SIGNATURE-----\n",
+        "mergetag object 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n type commit\n tag v1\n \
+         tagger T <t@x> 1 +0000\n \n author In Tag <i@x> 2 +0000\n",
+    ];
+
+    /// Header lines after the author's that make `author_fields` answer `None`.
+    const ODD_HEADERS: &[&str] = &[
+        "encoding utf-16\n",
+        "encoding \n",
+        "author B <b@b> 1 +0000\n",
+    ];
+
+    const AUTHOR: &str = "author A <a@b> 1112911993 +0200\n";
 
     /// (what it tests, the object, whether `author_fields` answers `None`).
-    fn cases() -> Vec<(&'static str, Vec<u8>, bool)> {
+    fn cases() -> Vec<(String, Vec<u8>, bool)> {
+        let mut cases = Vec::new();
+        for (idents, none) in [(IDENTS, false), (ODD_IDENTS, true)] {
+            for ident in idents {
+                let header = format!("author {ident}\n");
+                let raw = object(header.as_bytes(), b"\nsubject\n");
+                cases.push((format!("author {ident:?}"), raw, none));
+            }
+        }
+        for message in MESSAGES {
+            let what = format!("message {:?}", String::from_utf8_lossy(message));
+            cases.push((what, object(AUTHOR.as_bytes(), message), false));
+        }
+        for (headers, none) in [(HEADERS, false), (ODD_HEADERS, true)] {
+            for header in headers {
+                let raw = object(format!("{AUTHOR}{header}").as_bytes(), b"\nsubject\n");
+                cases.push((format!("header {header:?}"), raw, none));
+            }
+        }
+        let invalid_utf8 = object(
+            b"author Bj\xf6rn \xff<b\xe9@x> 1 +0000\n",
+            b"\ns\xe9 \xc3\n",
+        );
         let latin1 = object(
             b"author Bj\xf6rn <b@x> 1112911993 +0200\nencoding ISO-8859-1\n",
             b"\nd\xe9j\xe0 vu\n",
         );
-        let signed = "gpgsig -----BEGIN PGP SIGNATURE-----\n \n author Fake <f@x> 1 +0000\n \
-                      encoding ISO-8859-1\n -----END PGP SIGNATURE-----\n";
-        let mergetag = "mergetag object 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n type commit\n \
-                        tag v1\n tagger T <t@x> 1 +0000\n \n author In Tag <i@x> 2 +0000\n";
-        vec![
-            (
-                "ordinary",
-                ordinary("A U Thor <author@example.com> 1112911993 +0200"),
-                false,
-            ),
-            (
-                "spaces and tabs in the name",
-                ordinary(" Jo \t Doe\t  <j@x> 1 +0000"),
-                false,
-            ),
-            (
-                "unicode",
-                ordinary("Zoë Ñandú 漢字 <zoë@ü.example> 1 +0000"),
-                false,
-            ),
-            (
-                "invalid UTF-8",
-                object(
-                    b"author Bj\xf6rn \xff<b\xe9@x> 1 +0000\n",
-                    b"\ns\xe9 \xc3\n",
-                ),
-                false,
-            ),
-            ("empty name", ordinary("<e@x> 1 +0000"), false),
-            ("blank name", ordinary(" \t <e@x> 1 +0000"), false),
-            ("empty email", ordinary("N <> 1 +0000"), false),
-            ("empty ident", ordinary("<> 1 +0000"), false),
-            ("< in the email", ordinary("N <a<b> 1 +0000"), false),
-            ("> in the name", ordinary("N>x <e> 1 +0000"), false),
-            ("spaces around <", ordinary("N   <  e  > 1 +0000"), false),
-            ("no space before <", ordinary("N<e> 1 +0000"), false),
-            ("a second >", ordinary("N <e> > 1 +0000"), true),
-            ("doubled <>", ordinary("N <<e>> 1 +0000"), true),
-            ("no <", ordinary("N e 1 +0000"), true),
-            ("no >", ordinary("N <e 1 +0000"), true),
-            ("date 0", ordinary("N <e> 0 +0000"), false),
-            (
-                "leading zeros",
-                ordinary("N <e> 0001112911993 +0200"),
-                false,
-            ),
-            ("negative date", ordinary("N <e> -5 +0000"), true),
-            (
-                "date overflowing 64 bits",
-                ordinary("N <e> 99999999999999999999 +0000"),
-                true,
-            ),
-            ("year 9999", ordinary("N <e> 253402300799 +0000"), false),
-            ("year 10000", ordinary("N <e> 253402300800 +0000"), true),
-            (
-                "year 10000 in its zone",
-                ordinary("N <e> 253402300799 +0100"),
-                true,
-            ),
-            ("zone -0000", ordinary("N <e> 1112911993 -0000"), false),
-            ("zone +1400", ordinary("N <e> 1112911993 +1400"), false),
-            ("zone -1230", ordinary("N <e> 1112911993 -1230"), false),
-            ("zone +0030", ordinary("N <e> 1112911993 +0030"), false),
-            ("zone -0030", ordinary("N <e> 1112911993 -0030"), false),
-            ("zone +0559", ordinary("N <e> 1112911993 +0559"), false),
-            ("leap day", ordinary("N <e> 951782400 +0000"), false),
-            (
-                "end of 1999 in +0100",
-                ordinary("N <e> 946681199 +0100"),
-                false,
-            ),
-            ("missing zone", ordinary("N <e> 1112911993"), true),
-            ("missing zone, space", ordinary("N <e> 1112911993 "), true),
-            ("no date", ordinary("N <e>"), true),
-            ("zone without sign", ordinary("N <e> 1112911993 0200"), true),
-            ("garbage zone", ordinary("N <e> 1112911993 +02x0"), true),
-            ("three-digit zone", ordinary("N <e> 1112911993 +020"), true),
-            ("five-digit zone", ordinary("N <e> 1112911993 +02000"), true),
-            ("zone minutes 60", ordinary("N <e> 1112911993 +0060"), true),
-            (
-                "two spaces before the date",
-                ordinary("N <e>  1112911993 +0200"),
-                true,
-            ),
-            (
-                "tab before the zone",
-                ordinary("N <e> 1112911993\t+0200"),
-                true,
-            ),
-            (
-                "text after the zone",
-                ordinary("N <e> 1112911993 +0200 x"),
-                true,
-            ),
-            (
-                "CR after the zone",
-                ordinary("N <e> 1112911993 +0200\r"),
-                true,
-            ),
-            (
-                "leading blank lines",
-                with_message(b"\n\n \t\r\n\n  Subject \n\nbody\n"),
-                false,
-            ),
-            (
-                "multi-line first paragraph",
-                with_message(b"\none\ntwo  \n\tthree\n\nb\n"),
-                false,
-            ),
-            (
-                "CRLF",
-                with_message(b"\r\nsubj\r\nmore\r\n\r\nbody\r\n"),
-                false,
-            ),
-            (
-                "trailing spaces and tabs",
-                with_message(b"\nsubject \t \t\n"),
-                false,
-            ),
-            (
-                "VT and FF are not space",
-                with_message(b"\n\x0b\n\x0cs\x0c\n\x0b\n\nb"),
-                false,
-            ),
-            ("no final newline", with_message(b"\nsubject"), false),
-            ("empty message", with_message(b"\n"), false),
-            (
-                "message of blank lines",
-                with_message(b"\n\n \n\t\n"),
-                false,
-            ),
-            ("no message", with_message(b""), false),
-            ("encoding UTF-8", with_header("encoding UTF-8\n"), false),
-            ("encoding utf8", with_header("encoding utf8\n"), false),
-            ("encoding Utf-8", with_header("encoding Utf-8\n"), false),
-            ("encoding ISO-8859-1", latin1, true),
-            ("encoding utf-16", with_header("encoding utf-16\n"), true),
-            ("empty encoding", with_header("encoding \n"), true),
-            (
-                "encoding without a space",
-                with_header("encodingUTF-16\n"),
-                false,
-            ),
-            ("gpgsig", with_header(signed), false),
-            ("mergetag", with_header(mergetag), false),
-            (
-                "author- header",
-                with_header("author-x N <n> 2 +0000\n"),
-                false,
-            ),
-            ("two authors", with_header("author B <b@b> 1 +0000\n"), true),
-            ("no author", object(b"", b"\nsubject\n"), true),
-            (
-                "author without ident",
-                object(b"author\n", b"\nsubject\n"),
-                true,
-            ),
-            ("NUL in the message", with_message(b"\nsub\0ject\n"), true),
-            ("NUL in the name", ordinary("N\0M <e> 1 +0000"), true),
-        ]
+        let nul = object(AUTHOR.as_bytes(), b"\nsub\0ject\n");
+        cases.extend([
+            ("invalid UTF-8".into(), invalid_utf8, false),
+            ("ISO-8859-1".into(), latin1, true),
+            ("no author".into(), object(b"", b"\nsubject\n"), true),
+            ("NUL in the message".into(), nul, true),
+        ]);
+        cases
     }
 
     /// Every case against what git prints for it, written as a real object: `Some` exactly
@@ -527,7 +474,10 @@ mod tests {
     /// checks them all against git).
     #[test]
     fn dates_show_in_the_authors_zone_with_z_for_utc() {
-        let date = |author: &str| author_fields(&ordinary(author)).map(|f| f.date);
+        let date = |author: &str| {
+            let raw = object(format!("author {author}\n").as_bytes(), b"\n");
+            author_fields(&raw).map(|f| f.date)
+        };
         let d = |s: &str| Some(s.to_string());
         assert_eq!(
             date("N <e> 1112911993 +0200"),
@@ -540,8 +490,33 @@ mod tests {
             d("2000-02-28T11:30:00-12:30")
         );
         assert_eq!(date("N <e> 253402300799 +0000"), d("9999-12-31T23:59:59Z"));
-        let subject = |m: &[u8]| author_fields(&with_message(m)).map(|f| f.summary);
+        let subject = |m: &[u8]| author_fields(&object(AUTHOR.as_bytes(), m)).map(|f| f.summary);
         assert_eq!(subject(b"\n \r\n one \t\r\ntwo\n\nthree"), d(" one two"));
+    }
+
+    /// Every day from 1970-01-01 to 9999-12-31, counted one by one.
+    #[test]
+    fn civil_date_counts_every_day_to_9999() {
+        let leap = |y: i64| y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+        let month_days = |y, m| match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let mut date = (1970, 1, 1);
+        for days in 0..=LAST_SECOND / 86_400 {
+            assert_eq!(civil_date(days), date, "day {days}");
+            let (y, m, d) = date;
+            date = if d < month_days(y, m) {
+                (y, m, d + 1)
+            } else if m < 12 {
+                (y, m + 1, 1)
+            } else {
+                (y + 1, 1, 1)
+            };
+        }
+        assert_eq!(date, (10000, 1, 1));
     }
 
     /// Objects git cannot print: it dies on a date before the epoch in its zone, and reads
@@ -551,7 +526,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path();
         run(repo, &["init", "-q", "--bare"], b"").unwrap();
-        let before_epoch = ordinary("N <e> 0 -0100");
+        let before_epoch = object(b"author N <e> 0 -0100\n", b"\nsubject\n");
         let write = [
             "hash-object",
             "-t",
@@ -565,7 +540,7 @@ mod tests {
         let err = run(repo, &args, &id).unwrap_err();
         assert!(err.contains("Timestamp before Unix epoch"), "{err}");
         assert_eq!(author_fields(&before_epoch), None);
-        let mut unended = with_message(b"");
+        let mut unended = object(AUTHOR.as_bytes(), b"");
         unended.pop();
         assert_eq!(author_fields(&unended), None);
     }
