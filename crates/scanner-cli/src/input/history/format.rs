@@ -252,6 +252,28 @@ mod tests {
         }
     }
 
+    /// Writes each of `raws` as a commit object into a new bare repository at `repo` (with
+    /// the empty tree they name); their ids, one a line.
+    fn write_commits(repo: &Path, raws: &[&[u8]]) -> Vec<u8> {
+        run(repo, &["init", "-q", "--bare"], b"").unwrap();
+        run(repo, &["hash-object", "-t", "tree", "-w", "--stdin"], b"").unwrap();
+        let mut paths = String::new();
+        for (i, raw) in raws.iter().enumerate() {
+            let path = repo.join(format!("commit{i}"));
+            std::fs::write(&path, raw).unwrap();
+            paths.push_str(&format!("{}\n", path.display()));
+        }
+        let write = [
+            "hash-object",
+            "-t",
+            "commit",
+            "--literally",
+            "-w",
+            "--stdin-paths",
+        ];
+        run(repo, &write, paths.as_bytes()).unwrap()
+    }
+
     /// What `git rev-list --format` prints for each of `ids` (one a line), by commit id.
     fn git_fields(repo: &Path, ids: &[u8]) -> HashMap<String, GitFields> {
         let args = [
@@ -435,26 +457,11 @@ mod tests {
     /// git's fields, `None` exactly where the case says so.
     #[test]
     fn author_fields_are_what_git_prints() {
+        let cases = cases();
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path();
-        run(repo, &["init", "-q", "--bare"], b"").unwrap();
-        run(repo, &["hash-object", "-t", "tree", "-w", "--stdin"], b"").unwrap();
-        let cases = cases();
-        let mut paths = String::new();
-        for (i, (_, raw, _)) in cases.iter().enumerate() {
-            let path = repo.join(format!("case{i}"));
-            std::fs::write(&path, raw).unwrap();
-            paths.push_str(&format!("{}\n", path.display()));
-        }
-        let write = [
-            "hash-object",
-            "-t",
-            "commit",
-            "--literally",
-            "-w",
-            "--stdin-paths",
-        ];
-        let ids = run(repo, &write, paths.as_bytes()).unwrap();
+        let raws: Vec<&[u8]> = cases.iter().map(|(_, raw, _)| &raw[..]).collect();
+        let ids = write_commits(repo, &raws);
         let printed = git_fields(repo, &ids);
         let ids = String::from_utf8(ids).unwrap();
         assert_eq!(printed.len(), cases.len(), "one distinct commit per case");
@@ -525,17 +532,8 @@ mod tests {
     fn no_fields_where_git_fails() {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path();
-        run(repo, &["init", "-q", "--bare"], b"").unwrap();
         let before_epoch = object(b"author N <e> 0 -0100\n", b"\nsubject\n");
-        let write = [
-            "hash-object",
-            "-t",
-            "commit",
-            "--literally",
-            "-w",
-            "--stdin",
-        ];
-        let id = run(repo, &write, &before_epoch).unwrap();
+        let id = write_commits(repo, &[&before_epoch]);
         let args = ["rev-list", "--no-walk", "--stdin", "--no-color", FORMAT];
         let err = run(repo, &args, &id).unwrap_err();
         assert!(err.contains("Timestamp before Unix epoch"), "{err}");
