@@ -136,6 +136,48 @@ impl Packs {
         }
     }
 
+    /// The objects at the front of each pack, up to its first tree or blob
+    /// stored whole, in the packs' order: where git's pack-objects writes
+    /// the commits and tags it packs, before every tree and blob (its
+    /// `compute_write_order`). So nearly every commit of a repository is
+    /// here, and few objects that are not commits: on moto's pack, 19,861
+    /// of its 19,934 commits and 2 tags, before 23,742 trees. Deltas among
+    /// them are listed too (a commit may be stored as a delta against
+    /// another); what kind they are is known once they are read.
+    pub fn leading_objects(&self) -> Vec<Oid> {
+        let mut leading = Vec::new();
+        for (index, pack) in &self.packs {
+            let positions: Box<dyn Iterator<Item = u32>> = match reverse_index(index) {
+                Some(rev) => Box::new(rev),
+                None => {
+                    let mut entries: Vec<(u64, u32)> = (0..index.num_objects())
+                        .map(|i| (index.pack_offset_at_index(i), i))
+                        .collect();
+                    entries.sort_unstable();
+                    Box::new(entries.into_iter().map(|(_, i)| i))
+                }
+            };
+            let mut end = 0;
+            for i in positions {
+                if i >= index.num_objects() {
+                    break;
+                }
+                end = index.pack_offset_at_index(i);
+                let Ok(entry) = pack.entry(end) else { break };
+                let Ok(id) = <[u8; 20]>::try_from(index.oid_at_index(i).as_bytes()) else {
+                    break;
+                };
+                if matches!(entry.header, Header::Tree | Header::Blob) {
+                    break;
+                }
+                leading.push(Oid(id));
+            }
+            // The headers read are the front of the pack, every page of it.
+            self.read_from(end);
+        }
+        leading
+    }
+
     /// The pack holding `oid` and the object's offset in it.
     fn locate(&self, oid: &gix::oid) -> Option<(usize, u64)> {
         self.packs.iter().enumerate().find_map(|(p, (index, _))| {
@@ -143,6 +185,32 @@ impl Packs {
             Some((p, index.pack_offset_at_index(i)))
         })
     }
+}
+
+/// The positions in `index` of its pack's objects in the pack's order, read from the pack's
+/// reverse index (`pack-*.rev`, written by git since 2.31, by default since 2.41) as they
+/// are asked for: no sort of every offset (5 ms and 2 MB for moto's 133,000 objects).
+/// `None` without a valid one.
+fn reverse_index(index: &index::File) -> Option<impl Iterator<Item = u32>> {
+    use std::io::Read;
+    let path = index.path().with_extension("rev");
+    let file = std::fs::File::open(path).ok()?;
+    let objects = u64::from(index.num_objects());
+    // "RIDX", version 1, SHA-1; the positions; the pack's and the file's checksums.
+    if file.metadata().ok()?.len() != 12 + 4 * objects + 40 {
+        return None;
+    }
+    let mut file = std::io::BufReader::with_capacity(16 << 10, file);
+    let mut header = [0u8; 12];
+    file.read_exact(&mut header).ok()?;
+    if header != *b"RIDX\0\0\0\x01\0\0\0\x01" {
+        return None;
+    }
+    Some((0..objects).map_while(move |_| {
+        let mut position = [0u8; 4];
+        file.read_exact(&mut position).ok()?;
+        Some(u32::from_be_bytes(position))
+    }))
 }
 
 /// Hands back to the kernel the pages of `pack`'s mapping (see [`Packs`],
@@ -207,9 +275,12 @@ pub struct PackReader {
     /// pushed the whole ones out, and the ripgrep history inflated 2.6
     /// times the bytes of its whole blobs (the module's "Two caches").
     whole: DeltaCache,
-    /// Inflates whole entries of [`inflate::MIN_BYTES`](super::inflate::MIN_BYTES)
-    /// or more ([`PackReader::inflate`]).
+    /// Inflates whole entries of `libdeflate_from` bytes or more
+    /// ([`PackReader::inflate`]).
     inflater: super::inflate::Inflater,
+    /// [`inflate::MIN_BYTES`](super::inflate::MIN_BYTES), unless
+    /// [`PackReader::libdeflate_from`] set it.
+    libdeflate_from: usize,
     /// Inflates smaller entries, and the first bytes of a delta for its
     /// sizes ([`PackReader::header`]).
     inflate: gix::zlib::Inflate,
@@ -247,6 +318,7 @@ impl PackReader {
             rebuilt: DeltaCache::growing(REBUILT_START.min(rebuilt_bytes), rebuilt_bytes),
             whole: DeltaCache::new(whole_bytes),
             inflater: Default::default(),
+            libdeflate_from: super::inflate::MIN_BYTES,
             inflate: Default::default(),
             chain: Vec::new(),
             delta: Vec::new(),
@@ -254,6 +326,15 @@ impl PackReader {
             passed: Vec::new(),
             last_located: None,
         }
+    }
+
+    /// The reader, inflating whole entries of `bytes` or more with libdeflate
+    /// and smaller ones with zlib-rs. For reading commits (0): zlib-rs builds
+    /// its tables for each stream, and inflating moto's 19,863 commits at the
+    /// front of its pack took half the time with libdeflate.
+    pub fn libdeflate_from(mut self, bytes: usize) -> PackReader {
+        self.libdeflate_from = bytes;
+        self
     }
 
     /// Reads `oid` into `out` (its previous content replaced) and returns its
@@ -522,7 +603,7 @@ impl PackReader {
             emptied(buf, size);
         }
         buf.resize(size, 0);
-        let read = if size >= super::inflate::MIN_BYTES {
+        let read = if size >= self.libdeflate_from {
             let input = pack
                 .entry_slice(entry.data_offset..pack.pack_end() as u64)
                 .ok_or(TRUNCATED)?;
@@ -1431,5 +1512,36 @@ mod tests {
         // Reused, as the caches reuse buffers: no larger.
         apply(&base, &delta, &mut out).unwrap();
         assert_eq!(out.capacity(), result);
+    }
+
+    /// The leading objects of a pack git wrote are its commits, in the pack's order, by
+    /// its reverse index or, without one, by sorting the offsets.
+    #[test]
+    fn the_front_of_a_pack_git_wrote_holds_its_commits() {
+        for rev in ["true", "false"] {
+            let (tmp, _) = repo(&["-c", &format!("pack.writeReverseIndex={rev}"), "repack"]);
+            let dir = tmp.path().join("objects");
+            let packs = Packs::open(&dir);
+            let (index, _) = &packs.packs[0];
+            assert_eq!(reverse_index(index).is_some(), rev == "true");
+            let mut by_offset: Vec<(u64, u32)> = (0..index.num_objects())
+                .map(|i| (index.pack_offset_at_index(i), i))
+                .collect();
+            by_offset.sort_unstable();
+            if let Some(rev) = reverse_index(index) {
+                assert!(rev.eq(by_offset.iter().map(|&(_, i)| i)));
+            }
+            let log = git(tmp.path(), &["rev-list", "main"], None);
+            let mut commits: Vec<Oid> = String::from_utf8(log)
+                .unwrap()
+                .lines()
+                .map(|l| Oid::from_hex(l.as_bytes()).unwrap())
+                .collect();
+            let mut leading = packs.leading_objects();
+            assert_eq!(leading.len(), VERSIONS, "{rev}");
+            leading.sort();
+            commits.sort();
+            assert_eq!(leading, commits, "{rev}");
+        }
     }
 }
