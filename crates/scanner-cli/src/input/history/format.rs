@@ -25,7 +25,6 @@
 //! caller asks git; see its docs for the list.
 
 /// The author's name, e-mail and date and the subject of a commit, as git prints them.
-#[allow(dead_code)] // until the in-process commit walk uses it
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct AuthorFields {
     /// `%an`.
@@ -53,7 +52,6 @@ pub(super) struct AuthorFields {
 ///   (a CR included);
 /// - a date before 1970 or after 9999 once shifted to its zone (git dies, or prints the
 ///   epoch, or a year of five digits).
-#[allow(dead_code)] // until the in-process commit walk uses it
 pub(super) fn author_fields(raw: &[u8]) -> Option<AuthorFields> {
     if raw.contains(&0) {
         return None;

@@ -11,8 +11,11 @@
 //!    plus `HEAD`) but not `stash@{1}` and older, which live only in the stash's reflog. This
 //!    step is also where "not a git repository" surfaces.
 //! 2. `git rev-list --reverse --topo-order --parents --format=...` streams every selected
-//!    commit with its parents, its tree and its author's `%an`, `%ae`, `%aI` and `%s`. A
-//!    parser thread diffs each commit's tree against its first parent's, in-process
+//!    commit with its parents, its tree and its author's `%an`, `%ae`, `%aI` and `%s`; or,
+//!    by default (every ref, no `--since`; [`HistoryOptions::list_threads`]), the same list is
+//!    made in-process, in the same order (`order.rs`: the commits at the front of the packs
+//!    read by many threads, ordered as git orders them, the fields as git prints them,
+//!    `format.rs`). A parser thread diffs each commit's tree against its first parent's, in-process
 //!    ([`super::commits`]: git's tree order and modes, the changes `git log --raw -r --root
 //!    --no-renames --diff-merges=first-parent` prints; the whole tree for a root commit or
 //!    a shallow boundary commit, which has no parent). Parents come before children, so the
@@ -42,7 +45,8 @@
 //!    itself holds what it parsed of every listed commit (its object table, and the list
 //!    `--reverse` outputs from): 20 MB at its peak on the 20,000-commit synthetic history,
 //!    growing with the number of commits, about 0.5 KB each (`git log --raw`, which diffed
-//!    the trees before, peaked at 52 MB there).
+//!    the trees before, peaked at 52 MB there). Listed in-process, the commits cost about
+//!    200 bytes each in this process (`order.rs`, "Memory"), let go as the walk takes them.
 //! 4. On many cores ([`HistoryOptions::diff_threads`]) the parser and the sizer are the
 //!    serial part of the scan, and split: the parser only reads `git rev-list` and hands
 //!    the commits out, 16 in a row to each diff thread, which diffs them and sizes their
@@ -71,10 +75,14 @@
 //! an add), what a merge resolved, a blob whose old version was first seen elsewhere or
 //! lies outside the selected range (`--since`, `A..B`).
 //!
-//! # Why git for the commits, and in-process reading for trees and contents
+//! # Why git for the refs and the revisions, and in-process reading for the rest
 //!
 //! git's own revision parsing, rev-list options and reflog handling are the interface users
-//! know, so listing commits stays with git. Diffing their trees moved in-process: `git log
+//! know, so git still says where the walk starts (the refs, the reflogs, the stash), and
+//! named revisions and `--since` are still listed by git. Ordering every commit before the
+//! first one is known is the serial start of a history scan on many cores, so by default
+//! the commits are read and ordered in-process (`order.rs`, which says why and how it keeps
+//! git's order). Diffing their trees moved in-process: `git log
 //! --raw` spent 670 M instructions on ripgrep's 4,528 commits and our parser 58 M more on
 //! its output; `git rev-list` with the fields above spends 326 M and the in-process diff
 //! 139 M (callgrind). On the 20,000-commit synthetic history of `scripts/bench-history.sh`,
@@ -85,7 +93,8 @@
 //! the synthetic history, and holds 4 MB less there, but reading each commit a second time
 //! costs 255 M and 681 M (each is a zlib stream of its own, and building its Huffman
 //! tables costs about as much as inflating it): the scan with its git children went from
-//! 2.76 to 2.93 G and from 5.18 to 5.59 G. Kept with git.
+//! 2.76 to 2.93 G and from 5.18 to 5.59 G. Kept with git then; since 2026-11-27 the commits
+//! are read once, in-process, and `git rev-list` is not run at all (`order.rs`).
 //!
 //! Reading contents is where the CPU goes: through `git cat-file --batch` every byte also
 //! crossed a pipe twice, and the git children ran on the other core even with
@@ -150,6 +159,7 @@ mod error;
 mod format;
 mod groups;
 mod oid;
+mod order;
 mod provenance;
 mod running;
 mod source;
@@ -228,6 +238,11 @@ pub struct HistoryOptions {
     /// serial part of a history scan on many cores (docs/performance.md, "History on many
     /// cores"). The blobs, their order and the counts are the same.
     pub diff_threads: usize,
+    /// Threads that read the commits in-process, which are then ordered as `git rev-list
+    /// --topo-order` orders them (`order.rs`): the scan no longer waits for `git rev-list`
+    /// to order every commit before it writes one. 0: `git rev-list` lists them. Either way
+    /// the same commits, in the same order, with the same fields.
+    pub list_threads: usize,
 }
 
 /// Counts from one [`enumerate`] run.

@@ -42,9 +42,17 @@ impl Running {
         mut cmd: Command,
         command: &'static str,
     ) -> Result<Running, HistoryError> {
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.stdin(Stdio::null());
+        Running::spawn_with_stdin(repo, cmd, command)
+    }
+
+    /// [`Running::spawn`], with the stdin `cmd` was given (`Stdio::piped()` to write it).
+    pub(super) fn spawn_with_stdin(
+        repo: &Path,
+        mut cmd: Command,
+        command: &'static str,
+    ) -> Result<Running, HistoryError> {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|source| HistoryError::Io {
             repo: repo.to_path_buf(),
             command,

@@ -94,6 +94,9 @@ fn walk_with(o: &HistoryOptions, diff_threads: usize) -> (Vec<Yielded>, HistoryS
 /// in the same order, with the same sizes, paths, commits, bases and chains, and the same
 /// counts.
 fn assert_split_walks_alike(o: &HistoryOptions) {
+    if o.revs.is_empty() && o.since.is_none() {
+        assert_listed_alike(o);
+    }
     let one = walk_with(o, 0);
     for threads in [1, 3] {
         assert_eq!(walk_with(o, threads), one, "{threads} diff threads");
@@ -1442,4 +1445,242 @@ fn bench() {
             },
         );
     }
+}
+
+/// Every commit listed for `o`, as the walk gets them: id, first parent, merge, tree and
+/// fields; in-process with `list_threads`, else by `git rev-list`.
+fn listed(
+    o: &HistoryOptions,
+    list_threads: usize,
+) -> Vec<(Oid, Option<Oid>, bool, Oid, CommitInfo)> {
+    let o = HistoryOptions {
+        list_threads,
+        ..o.clone()
+    };
+    let store = Arc::new(ObjectStore::new(&o.repo));
+    let started = start(&o, &store).unwrap();
+    let (list, mut commits) = walk::commits(&o.repo, started.listing).unwrap();
+    assert_eq!(list.is_some(), list_threads == 0, "listed by git");
+    let mut all = Vec::new();
+    while let Some(c) = commits.next().unwrap() {
+        all.push((c.id, c.parent, c.merge, c.tree, c.info));
+    }
+    if let Some(list) = list {
+        list.finish(&o.repo).unwrap();
+    }
+    all
+}
+
+/// The in-process listing lists what `git rev-list` lists, in the same order, with the
+/// same fields.
+fn assert_listed_alike(o: &HistoryOptions) -> usize {
+    let git = listed(o, 0);
+    for threads in [1, 3] {
+        let ours = listed(o, threads);
+        assert_eq!(ours.len(), git.len(), "{threads} threads");
+        for (i, (a, b)) in ours.iter().zip(&git).enumerate() {
+            assert_eq!(a, b, "commit {i} of {}, {threads} threads", git.len());
+        }
+    }
+    git.len()
+}
+
+#[test]
+#[ignore = "needs a large real repository: SCANNER_LIST_REPO=path"]
+fn a_real_history_is_listed_in_process_as_git_lists_it() {
+    let repo = std::env::var_os("SCANNER_LIST_REPO").expect("SCANNER_LIST_REPO");
+    let n = assert_listed_alike(&opts(Path::new(&repo)));
+    eprintln!("{n} commits listed alike");
+}
+
+/// `git fast-import` with `stream` into a new repository, packed again with `repack`
+/// (`git repack -adf`: commits first, as git writes every pack) or left as fast-import
+/// packed it (blobs and commits as they came).
+fn imported(stream: &str, repack: bool) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    g(d, &["init", "-q", "--bare"]);
+    let mut child = Command::new("git")
+        .current_dir(d)
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    if repack {
+        g(d, &["repack", "-adfq"]);
+    }
+    tmp
+}
+
+/// A random history for [`fast-import`]: `commits` commits, each with one to three parents
+/// among those before it (or none: several roots), committer dates from a handful (ties
+/// everywhere, children older than their parents), some made as deltas of a long common
+/// message; a few branches and tags at random commits.
+fn random_history(seed: u64, commits: usize) -> String {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let long =
+        "a long message, the same in every commit, so that packing stores commits as deltas\n"
+            .repeat(8);
+    let mut out = String::new();
+    for c in 1..=commits {
+        let date = 1_700_000_000 + 100 * next(4);
+        let body = format!("commit {c}\n{long}");
+        out += &format!(
+            "commit refs/heads/work\nmark :{c}\nauthor A{c} <a{c}@example.com> {date} +0100\ncommitter C <c@example.com> {date} +0000\ndata {}\n{body}\n",
+            body.len()
+        );
+        if c > 1 && next(8) != 0 {
+            out += &format!("from :{}\n", 1 + next(c - 1));
+            for _ in 0..next(3).saturating_sub(1) {
+                out += &format!("merge :{}\n", 1 + next(c - 1));
+            }
+        } else if c > 1 {
+            // A new root: `work` starts over.
+            out = out.replacen(
+                &format!("commit refs/heads/work\nmark :{c}\n"),
+                &format!("reset refs/heads/work\ncommit refs/heads/work\nmark :{c}\n"),
+                1,
+            );
+            out += "deleteall\n";
+        }
+        out += &format!("M 100644 inline f{}\ndata 2\n{c}\n\n", next(5));
+    }
+    for b in 0..4 {
+        out += &format!("reset refs/heads/b{b}\nfrom :{}\n\n", 1 + next(commits));
+        out += &format!("reset refs/tags/t{b}\nfrom :{}\n\n", 1 + next(commits));
+    }
+    out
+}
+
+#[test]
+fn random_histories_are_listed_in_process_as_git_lists_them() {
+    for seed in 0..12 {
+        let repo = imported(&random_history(seed, 40), seed % 2 == 0);
+        let n = assert_listed_alike(&opts(repo.path()));
+        assert!(n >= 10, "seed {seed}: {n} commits");
+    }
+}
+
+#[test]
+fn a_history_with_stashes_tags_loose_commits_and_another_encoding_is_listed_alike() {
+    let tmp = init();
+    let d = tmp.path();
+    write(d, "a", "1");
+    commit(d, "base");
+    g(d, &["checkout", "-q", "-b", "side"]);
+    write(d, "b", "2");
+    commit(d, "side");
+    g(d, &["checkout", "-q", "main"]);
+    write(d, "c", "3");
+    // Same date as everything else: every tie is broken by order alone.
+    commit(d, "main");
+    g(d, &["merge", "-q", "--no-ff", "-m", "merge", "side"]);
+    g(d, &["tag", "-a", "-m", "annotated", "v1"]);
+    g(d, &["tag", "-a", "-m", "a tag of a tag", "v1-again", "v1"]);
+    g(d, &["tag", "tree-tag", "HEAD^{tree}"]);
+    g(d, &["repack", "-adq"]);
+    // Loose, after the pack: read one by one.
+    write(d, "a", "stashed");
+    g(d, &["stash", "-q"]);
+    write(d, "a", "stashed again");
+    g(d, &["stash", "-q"]);
+    g(
+        d,
+        &[
+            "-c",
+            "i18n.commitEncoding=ISO-8859-1",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "latin",
+        ],
+    );
+    g(d, &["checkout", "-q", "--orphan", "other"]);
+    commit(d, "another root");
+    // base, side, main, merge, two stashes and their index commit (one: the same tree,
+    // parent and date), latin, another root.
+    assert_eq!(assert_listed_alike(&opts(d)), 9);
+    let latin = listed(&opts(d), 2)
+        .into_iter()
+        .find(|c| c.4.summary == "latin")
+        .map(|c| c.4.author_name);
+    assert_eq!(latin.as_deref(), Some("Ann"), "asked of git");
+    let reflogs = HistoryOptions {
+        reflogs: true,
+        ..opts(d)
+    };
+    assert_eq!(assert_listed_alike(&reflogs), 9);
+}
+
+#[test]
+fn a_shallow_clone_is_listed_in_process_with_its_parents_cut() {
+    let tmp = init();
+    let d = tmp.path();
+    for i in 0..5 {
+        write(d, "a", &i.to_string());
+        commit(d, &format!("c{i}"));
+    }
+    let clone = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", d.display());
+    g(
+        clone.path(),
+        &["clone", "-q", "--bare", "--depth", "2", &url, "s.git"],
+    );
+    let o = opts(&clone.path().join("s.git"));
+    assert_eq!(assert_listed_alike(&o), 2);
+    assert_eq!(listed(&o, 2)[0].1, None, "the shallow commit has no parent");
+}
+
+#[test]
+fn a_grafts_file_or_a_missing_commit_leaves_the_listing_to_git() {
+    let tmp = init();
+    let d = tmp.path();
+    let first = {
+        write(d, "a", "1");
+        commit(d, "one")
+    };
+    write(d, "a", "2");
+    let second = commit(d, "two");
+    write(d, "a", "3");
+    commit(d, "three");
+    let listed_by_git = |o: &HistoryOptions| {
+        let o = HistoryOptions {
+            list_threads: 2,
+            ..o.clone()
+        };
+        let store = Arc::new(ObjectStore::new(&o.repo));
+        let (list, _) = walk::commits(&o.repo, start(&o, &store).unwrap().listing).unwrap();
+        list.is_some()
+    };
+    assert!(!listed_by_git(&opts(d)));
+    // A graft makes `two` a root: git's answer.
+    std::fs::write(d.join(".git/info/grafts"), format!("{second}\n")).unwrap();
+    assert!(listed_by_git(&opts(d)));
+    std::fs::remove_file(d.join(".git/info/grafts")).unwrap();
+    // `one` gone: git says what is wrong, in its words, either way.
+    let loose = d.join(format!(".git/objects/{}/{}", &first[..2], &first[2..]));
+    std::fs::remove_file(loose).unwrap();
+    assert!(listed_by_git(&opts(d)));
+    let error = |list_threads| {
+        let o = HistoryOptions {
+            list_threads,
+            ..opts(d)
+        };
+        enumerate(&o, |_| true).unwrap_err().to_string()
+    };
+    assert_eq!(error(2), error(0));
 }

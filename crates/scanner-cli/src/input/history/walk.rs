@@ -66,22 +66,41 @@ pub fn enumerate(
     )
 }
 
-/// An [`enumerate`] whose git commands are running but whose output is not read yet.
+/// An [`enumerate`] whose commits are being listed but not read yet.
 ///
-/// `git rev-list --reverse --topo-order` orders every selected commit before it writes the
-/// first one (about 40 ms on ripgrep's 4,528 commits); started before the rules are
-/// compiled (about 17 ms), the two overlap. Dropped without [`walk`], the children see their
-/// pipes close and exit.
+/// Listing orders every selected commit before the first one is known (`git rev-list
+/// --reverse --topo-order` took about 40 ms on ripgrep's 4,528 commits); started before the
+/// rules are compiled (about 17 ms), the two overlap. Dropped without [`walk`], a listing
+/// in-process ends once done, and a `git rev-list` sees its pipes close and exits.
 pub struct Started {
     repo: PathBuf,
     store: Arc<ObjectStore>,
-    list: Running,
+    pub(super) listing: Listing,
     chains: bool,
     diff_threads: usize,
 }
 
-/// The first half of [`enumerate`]: lists the stash entries, then starts `git rev-list`.
-/// Commits, trees and the blobs' sizes are read from `store`.
+/// How the commits are being listed.
+pub(super) enum Listing {
+    /// By `git rev-list`, running.
+    Git(Running),
+    /// In-process (`order.rs`); should that give up, by this `git rev-list`, not started.
+    InProcess(super::order::Listing, Command),
+}
+
+/// The options that make `git rev-list` write what [`List`] reads: the fields of
+/// [`CommitInfo`] and the tree, each ended by a NUL, whatever the user's configuration.
+pub(super) const FORMAT_ARGS: [&str; 5] = [
+    "--no-color",
+    "--no-show-signature",
+    "--no-notes",
+    "--encoding=UTF-8",
+    "--format=%T%x00%an%x00%ae%x00%aI%x00%s%x00",
+];
+
+/// The first half of [`enumerate`]: lists the stash entries, then starts listing the
+/// commits: in-process with [`HistoryOptions::list_threads`] (`order.rs`), else with `git
+/// rev-list`. Commits, trees and the blobs' sizes are read from `store`.
 pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started, HistoryError> {
     let repo = opts.repo.as_path();
     let stash = if opts.revs.is_empty() {
@@ -90,34 +109,38 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
         Vec::new()
     };
 
+    // The selection: which commits.
+    let select = |cmd: &mut Command| {
+        if let Some(since) = &opts.since {
+            cmd.arg(format!("--since={since}"));
+        }
+        if opts.reflogs {
+            cmd.arg("--reflog");
+        }
+        if opts.revs.is_empty() {
+            cmd.arg("--all");
+        }
+        cmd.arg("--end-of-options");
+        cmd.args(&opts.revs).args(&stash).arg("--");
+    };
     let mut list = git(repo);
-    list.args([
-        "rev-list",
-        "--reverse",
-        "--topo-order",
-        "--parents",
-        "--no-color",
-        "--no-show-signature",
-        "--no-notes",
-        "--encoding=UTF-8",
-        "--format=%T%x00%an%x00%ae%x00%aI%x00%s%x00",
-    ]);
-    if let Some(since) = &opts.since {
-        list.arg(format!("--since={since}"));
-    }
-    if opts.reflogs {
-        list.arg("--reflog");
-    }
-    if opts.revs.is_empty() {
-        list.arg("--all");
-    }
-    list.arg("--end-of-options");
-    list.args(&opts.revs).args(&stash).arg("--");
-    let list = Running::spawn(repo, list, LIST)?;
+    list.args(["rev-list", "--reverse", "--topo-order", "--parents"])
+        .args(FORMAT_ARGS);
+    select(&mut list);
+    // Named revisions and `--since` stay with git (`order.rs`, "When git lists them").
+    let listing = if opts.list_threads > 0 && opts.revs.is_empty() && opts.since.is_none() {
+        let mut tips = git(repo);
+        tips.args(["rev-list", "--no-walk=unsorted"]);
+        select(&mut tips);
+        let listing = super::order::spawn(repo, store, tips, opts.list_threads);
+        Listing::InProcess(listing, list)
+    } else {
+        Listing::Git(Running::spawn(repo, list, LIST)?)
+    };
     Ok(Started {
         repo: repo.to_path_buf(),
         store: Arc::clone(store),
-        list,
+        listing,
         chains: opts.chains,
         diff_threads: opts.diff_threads,
     })
@@ -138,12 +161,12 @@ pub fn walk(
     let Started {
         repo,
         store,
-        mut list,
+        listing,
         chains,
         diff_threads,
     } = started;
     let repo = repo.as_path();
-    let list_out = list.child.stdout.take().expect("piped");
+    let (mut list, commits) = commits(repo, listing)?;
     let split = diff_threads > 0;
     let ahead = if split {
         2 * BLOCK * diff_threads
@@ -156,7 +179,7 @@ pub fn walk(
     // split, each diff thread sizes its own.
     let mut sizer = (!split).then(|| Sizer::new(&store, chains));
     let parser = thread::spawn(move || {
-        let result = read_commits(&parser_repo, &store, list_out, &tx, diff_threads, chains);
+        let result = read_commits(&parser_repo, &store, commits, &tx, diff_threads, chains);
         let _ = tx.send(Msg::Done(result));
     });
 
@@ -203,11 +226,13 @@ pub fn walk(
         }
         if stopped && !was_stopped {
             // Unblocks the parser: its reads fail, it sends Done.
-            let _ = list.child.kill();
+            if let Some(list) = list.as_mut() {
+                let _ = list.child.kill();
+            }
         }
     }
     if parser.join().is_err() {
-        list.kill();
+        list.into_iter().for_each(Running::kill);
         return Err(HistoryError::Protocol {
             repo: repo.to_path_buf(),
             command: LIST,
@@ -220,13 +245,13 @@ pub fn walk(
         outcome => outcome,
     };
     if stopped {
-        list.kill();
+        list.into_iter().for_each(Running::kill);
         let mut stats = outcome.unwrap_or_default();
         stats.stopped = true;
         merge_yielded(&mut stats, &yielded);
         return Ok(stats);
     }
-    let list_result = list.finish(repo);
+    let list_result = list.map_or(Ok(()), |list| list.finish(repo));
     // git's own diagnosis (e.g. "bad revision") beats the parser's broken pipe; a git that
     // died of the parser's error (its pipe closed, nothing said) does not.
     match (list_result, &outcome) {
@@ -236,6 +261,22 @@ pub fn walk(
     let mut stats = outcome?;
     merge_yielded(&mut stats, &yielded);
     Ok(stats)
+}
+
+/// The commits of `listing`, and the `git rev-list` that lists them if git does.
+pub(super) fn commits(
+    repo: &Path,
+    listing: Listing,
+) -> Result<(Option<Running>, Commits), HistoryError> {
+    let mut list = match listing {
+        Listing::Git(list) => list,
+        Listing::InProcess(listing, fallback) => match listing.join() {
+            Some(ordered) => return Ok((None, Commits::Ordered(Box::new(ordered)))),
+            None => Running::spawn(repo, fallback, LIST)?,
+        },
+    };
+    let out = list.child.stdout.take().expect("piped");
+    Ok((Some(list), Commits::Git(List::new(repo, out))))
 }
 
 pub(super) fn merge_yielded(stats: &mut HistoryStats, yielded: &HistoryStats) {
@@ -250,25 +291,49 @@ pub(super) const BLOCK: usize = 16;
 
 /// One commit as `git rev-list` lists it.
 pub(super) struct Listed {
-    id: Oid,
-    parent: Option<Oid>,
+    pub(super) id: Oid,
+    pub(super) parent: Option<Oid>,
     /// A merge: what it resolved (against its first parent) is scanned whole.
-    merge: bool,
-    tree: Oid,
-    info: CommitInfo,
+    pub(super) merge: bool,
+    pub(super) tree: Oid,
+    pub(super) info: CommitInfo,
+}
+
+/// Where the commits come from, in git's order.
+pub(super) enum Commits {
+    Git(List),
+    Ordered(Box<super::order::Ordered>),
+}
+
+impl Commits {
+    pub(super) fn next(&mut self) -> Result<Option<Listed>, HistoryError> {
+        match self {
+            Commits::Git(list) => list.next(),
+            Commits::Ordered(ordered) => Ok(ordered.next()),
+        }
+    }
 }
 
 /// `git rev-list`'s output, one commit at a time.
-struct List<'a> {
-    repo: &'a Path,
+pub(super) struct List {
+    repo: PathBuf,
     input: BufReader<ChildStdout>,
     line: Vec<u8>,
     tok: Vec<u8>,
 }
 
-impl List<'_> {
+impl List {
+    pub(super) fn new(repo: &Path, out: ChildStdout) -> List {
+        List {
+            repo: repo.to_path_buf(),
+            input: BufReader::with_capacity(64 * 1024, out),
+            line: Vec::with_capacity(128),
+            tok: Vec::with_capacity(256),
+        }
+    }
+
     /// The next commit; `None` at the end.
-    fn next(&mut self) -> Result<Option<Listed>, HistoryError> {
+    pub(super) fn next(&mut self) -> Result<Option<Listed>, HistoryError> {
         let List {
             repo,
             input,
@@ -571,30 +636,24 @@ impl Introducer {
 pub(super) fn read_commits(
     repo: &Path,
     store: &Arc<ObjectStore>,
-    list_out: ChildStdout,
+    mut list: Commits,
     tx: &mpsc::SyncSender<Msg>,
     diff_threads: usize,
     chains: bool,
 ) -> Result<HistoryStats, HistoryError> {
-    let mut list = List {
-        repo,
-        input: BufReader::with_capacity(64 * 1024, list_out),
-        line: Vec::with_capacity(128),
-        tok: Vec::with_capacity(256),
-    };
     let mut reader = tree_reader(repo, store)?;
-    let mut parents = ParentTrees::default();
     if diff_threads > 0 {
         return hand_out(
+            repo,
             &mut list,
             &mut reader,
-            &mut parents,
             store,
             tx,
             diff_threads,
             chains,
         );
     }
+    let mut parents = ParentTrees::default();
     let mut introducer = Introducer::default();
     let mut diff = crate::input::commits::TreeDiff::default();
     while let Some(commit) = list.next()? {
@@ -617,7 +676,7 @@ pub(super) fn read_commits(
 }
 
 /// A reader for commits and trees, with their caches ([`TREE_CACHE_BYTES`]).
-fn tree_caches(store: &Arc<ObjectStore>) -> io::Result<BlobReader> {
+pub(super) fn tree_caches(store: &Arc<ObjectStore>) -> io::Result<BlobReader> {
     let (rebuilt, whole) = TREE_CACHE_BYTES;
     BlobReader::with_caches(store, rebuilt, whole)
 }
@@ -645,9 +704,9 @@ fn tree_reader(repo: &Path, store: &Arc<ObjectStore>) -> Result<BlobReader, Hist
 /// holds at most [`BLOCK`] commits queued, so the walk runs at most that far ahead of the
 /// slowest; when the caller stops, the diff threads' sends fail, they end, and so does this.
 fn hand_out(
-    list: &mut List<'_>,
+    repo: &Path,
+    list: &mut Commits,
     reader: &mut BlobReader,
-    parents: &mut ParentTrees,
     store: &Arc<ObjectStore>,
     tx: &mpsc::SyncSender<Msg>,
     threads: usize,
@@ -661,9 +720,10 @@ fn hand_out(
             scope.spawn(move || diff_thread(store, jobs, &tx, chains));
             queues.push(queue);
         }
+        let mut parents = ParentTrees::default();
         let mut seq = 0u64;
         while let Some(commit) = list.next()? {
-            let parent_tree = parents.take(list.repo, reader, &commit)?;
+            let parent_tree = parents.take(repo, reader, &commit)?;
             let queue = &queues[(seq / BLOCK as u64) as usize % threads];
             if queue.send((seq, parent_tree, commit)).is_err() {
                 break;
