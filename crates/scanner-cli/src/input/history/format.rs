@@ -217,6 +217,7 @@ fn subject(message: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::git_with_input as run;
     use super::super::*;
     use super::*;
     use std::io::Write;
@@ -225,30 +226,6 @@ mod tests {
     type GitFields = [Vec<u8>; 4];
 
     const FORMAT: &str = "--format=%an%x00%ae%x00%aI%x00%s%x00";
-
-    /// `git -C dir ARGS` with `input` on stdin, isolated from user and system config; its
-    /// stdout, or its stderr as the error when it fails.
-    fn run(dir: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>, String> {
-        let mut child = git(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        let writer = thread::spawn(move || stdin.write_all(&input));
-        let out = child.wait_with_output().unwrap();
-        writer.join().unwrap().unwrap();
-        if out.status.success() {
-            Ok(out.stdout)
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
-    }
 
     /// Writes each of `raws` as a commit object into a new bare repository at `repo` (with
     /// the empty tree they name); their ids, one a line.
