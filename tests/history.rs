@@ -69,6 +69,53 @@ fn a_secret_deleted_in_the_next_commit_is_found_with_its_commit() {
     );
 }
 
+/// A commit whose author date git cannot show (`git rev-list --format=%aI` dies on one
+/// before the epoch in its own zone) does not stop the scan: the secret it added is found,
+/// the date shown in UTC. Before, that one commit failed the whole history (exit 2, nothing
+/// scanned).
+#[test]
+fn a_commit_git_cannot_print_is_scanned_all_the_same() {
+    let r = Repo::new();
+    r.write("config/app.env", format!("TOKEN={}\n", token(7)));
+    r.git(&["add", "."]);
+    let tree = String::from_utf8(r.git_out(&["write-tree"]).stdout).unwrap();
+    let object = r.path(".git/evil-commit");
+    std::fs::write(
+        &object,
+        format!(
+            "tree {}\nauthor Eve <eve@example.com> 0 -0100\ncommitter Eve <eve@example.com> 0 -0100\n\nbefore the epoch\n",
+            tree.trim()
+        ),
+    )
+    .unwrap();
+    let out = r.git_out(&[
+        "hash-object",
+        "-t",
+        "commit",
+        "-w",
+        "--literally",
+        ".git/evil-commit",
+    ]);
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    r.git(&["update-ref", "refs/heads/main", &id]);
+    let refused = r.git_out(&["log", "--format=%aI", "main"]);
+    assert!(!refused.status.success(), "git shows the date after all");
+
+    let run = history(&r, &[]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["config/app.env:1:7:1:47"]);
+    assert_eq!(
+        found[0].commit,
+        Some(Commit {
+            id,
+            author_name: "Eve".into(),
+            author_email: "eve@example.com".into(),
+            author_date: "1970-01-01T00:00:00Z".into(),
+            summary: "before the epoch".into(),
+        })
+    );
+}
+
 /// The same blob under two paths and in fifty commits: scanned once,
 /// attributed to the first commit and path.
 #[test]

@@ -67,6 +67,34 @@ pub(super) fn author_fields(raw: &[u8]) -> Option<AuthorFields> {
     })
 }
 
+/// The fields of a commit that git refuses to print: `git rev-list --format=%aI` dies on an
+/// author date before the epoch in its own zone (`0 -0100`), and one such commit stopped
+/// the whole listing, so that nothing of the history was scanned. The name, e-mail and
+/// subject as [`author_fields`] reads them (from the last `author` line, up to a NUL, the
+/// bytes as they are whatever the encoding); the date as `%aI` shows it where it can, else
+/// the same instant in UTC where that lies from 1970 to 9999, else empty. Empty fields
+/// where there is nothing to read.
+pub(super) fn fields_git_refuses(raw: &[u8]) -> AuthorFields {
+    let raw = raw.split(|&b| b == 0).next().unwrap_or_default();
+    let (header, message) = split_header(raw).unwrap_or((raw, &[]));
+    let ident = header
+        .split(|&b| b == b'\n')
+        .filter_map(|line| line.strip_prefix(b"author "))
+        .next_back()
+        .unwrap_or_default();
+    let (name, email, when) = split_ident(ident).unwrap_or_default();
+    let date = iso_strict(when).or_else(|| {
+        let seconds = when.trim_ascii().split(|&b| b == b' ').next()?;
+        iso_strict(&[b" ", seconds, b" +0000"].concat())
+    });
+    AuthorFields {
+        name: String::from_utf8_lossy(name).into_owned(),
+        email: String::from_utf8_lossy(email).into_owned(),
+        date: date.unwrap_or_default(),
+        summary: String::from_utf8_lossy(&subject(message)).into_owned(),
+    }
+}
+
 /// git's `isspace`: space, tab, LF and CR (not VT nor FF).
 fn is_git_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')

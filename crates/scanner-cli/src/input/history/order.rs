@@ -47,7 +47,11 @@
 //! parsed the way git parses it, a parent that is not a commit, a tips listing that failed.
 //! Then [`start`](super::start)'s `git rev-list` runs as before, and reports any error in its
 //! own words. Authors and subjects that [`author_fields`] does not reproduce byte for byte
-//! (another encoding, an unusual author line) are asked of git, for those commits only.
+//! (another encoding, an unusual author line) are asked of git, for those commits only; a
+//! commit git refuses to print (`%aI` dies on an author date before the epoch in its zone)
+//! gets [`fields_git_refuses`], and is scanned like any other. With `git rev-list` listing,
+//! one such commit failed the whole history: it still does with named revisions or
+//! `--since`.
 //!
 //! # Memory
 //!
@@ -57,7 +61,7 @@
 //! handed back as the walk takes them (`Ordered::next`). `git rev-list` held about 0.5 KB
 //! a commit, in its own process.
 
-use super::format::{author_fields, AuthorFields};
+use super::format::{author_fields, fields_git_refuses, AuthorFields};
 use super::walk::{List, Listed, LIST};
 use super::*;
 use crate::input::pack::{PackReader, Packs};
@@ -134,7 +138,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) ->
         })
         .collect();
     drop(graph);
-    let asked = ask_git(repo, &entries)?;
+    let asked = ask_git(repo, store, &entries)?;
     Some(Ordered {
         entries,
         texts,
@@ -525,17 +529,45 @@ fn strtoumax(s: &[u8]) -> u64 {
 
 /// The author fields git prints for the listed commits whose fields [`author_fields`] does
 /// not reproduce: `git rev-list --no-walk=unsorted --stdin` with the walk's format, for
-/// those commits only (none: no git run).
-fn ask_git(repo: &Path, entries: &[Entry]) -> Option<OidMap<CommitInfo>> {
+/// those commits only (none: no git run). Where git dies on one (it refuses some dates),
+/// that one gets [`fields_git_refuses`] and git is asked again for those after it.
+fn ask_git(repo: &Path, store: &Arc<ObjectStore>, entries: &[Entry]) -> Option<OidMap<CommitInfo>> {
     let ids: Vec<Oid> = entries
         .iter()
         .filter(|e| e.fields.is_none())
         .map(|e| e.id)
         .collect();
     let mut asked = OidMap::default();
-    if ids.is_empty() {
-        return Some(asked);
+    let mut pending = &ids[..];
+    while !pending.is_empty() {
+        let (printed, failed) = ask(repo, pending)?;
+        let n = printed.len();
+        if printed
+            .iter()
+            .zip(pending)
+            .any(|(info, id)| info.id != id.to_string())
+        {
+            return None;
+        }
+        asked.extend(pending.iter().copied().zip(printed));
+        if !failed && n == pending.len() {
+            break;
+        }
+        // git stopped at the commit after the last one it printed.
+        let refused = *pending.get(n)?;
+        let mut reader = walk::tree_caches(store).ok()?;
+        let mut raw = Vec::new();
+        reader.read_object(&refused, &mut raw).ok()?;
+        let f = fields_git_refuses(&raw);
+        asked.insert(refused, info(refused, f));
+        pending = &pending[n + 1..];
     }
+    Some(asked)
+}
+
+/// What `git rev-list --no-walk=unsorted --stdin` prints for `ids`, in their order, up to
+/// where it stopped, and whether it failed.
+fn ask(repo: &Path, ids: &[Oid]) -> Option<(Vec<CommitInfo>, bool)> {
     let mut cmd = git(repo);
     cmd.args(["rev-list", "--no-walk=unsorted", "--stdin"])
         .args(walk::FORMAT_ARGS)
@@ -547,12 +579,24 @@ fn ask_git(repo: &Path, entries: &[Entry]) -> Option<OidMap<CommitInfo>> {
     let written = ids.iter().try_for_each(|id| writeln!(stdin, "{id}"));
     drop(stdin);
     let mut list = List::new(repo, stdout);
+    let mut printed = Vec::with_capacity(ids.len());
+    // A record cut short (git died while writing it) is not printed.
     while let Ok(Some(listed)) = list.next() {
-        asked.insert(listed.id, listed.info);
+        printed.push(listed.info);
     }
-    run.finish(repo).ok()?;
-    written.ok()?;
-    ids.iter().all(|id| asked.contains_key(id)).then_some(asked)
+    let failed = run.finish(repo).is_err() || written.is_err();
+    Some((printed, failed))
+}
+
+/// The [`CommitInfo`] of commit `id` with `fields`.
+fn info(id: Oid, fields: AuthorFields) -> CommitInfo {
+    CommitInfo {
+        id: id.to_string(),
+        author_name: fields.name,
+        author_email: fields.email,
+        author_date: fields.date,
+        summary: fields.summary,
+    }
 }
 
 /// `v`'s spare room let go once it is three quarters of it.
@@ -590,13 +634,7 @@ impl Ordered {
         shrink(&mut self.entries);
         shrink(&mut self.texts.0);
         let info = match fields {
-            Some(f) => CommitInfo {
-                id: id.to_string(),
-                author_name: f.name,
-                author_email: f.email,
-                author_date: f.date,
-                summary: f.summary,
-            },
+            Some(f) => info(id, f),
             // `ask_git` answered for every one of these.
             None => self.asked.remove(&id)?,
         };

@@ -1700,3 +1700,62 @@ fn a_grafts_file_or_a_missing_commit_leaves_the_listing_to_git() {
     };
     assert_eq!(error(2), error(0));
 }
+
+/// A commit git refuses to print (an author date before the epoch in its zone) gets its
+/// fields in-process, and git is asked again for the odd commits after it; `git rev-list`
+/// alone fails on it, and the whole history with it.
+#[test]
+fn a_commit_git_refuses_to_print_does_not_stop_the_listing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    g(d, &["init", "-q", "--bare"]);
+    let tree = g(d, &["hash-object", "-t", "tree", "-w", "--stdin"]);
+    let object = |text: Vec<u8>| {
+        let out = git_with_input(
+            d,
+            &[
+                "hash-object",
+                "-t",
+                "commit",
+                "-w",
+                "--literally",
+                "--stdin",
+            ],
+            &text,
+        );
+        String::from_utf8(out.unwrap()).unwrap().trim().to_string()
+    };
+    let refused = object(
+        format!("tree {tree}\nauthor Eve <e@example.com> 0 -0100\ncommitter Eve <e@example.com> 0 -0100\n\nrefused\n")
+            .into_bytes(),
+    );
+    let mut latin = format!("tree {tree}\nparent {refused}\nauthor Zo").into_bytes();
+    latin.extend_from_slice(b"\xeb <z@example.com> 1700000000 +0100\ncommitter Z <z@example.com> 1700000000 +0100\nencoding ISO-8859-1\n\nlatin\n");
+    let latin = object(latin);
+    let plain = object(
+        format!("tree {tree}\nparent {latin}\nauthor Ann <a@example.com> 1700000100 +0000\ncommitter Ann <a@example.com> 1700000100 +0000\n\nplain\n")
+            .into_bytes(),
+    );
+    g(d, &["update-ref", "refs/heads/main", &plain]);
+    let o = opts(d);
+    let fields = |c: &(Oid, Option<Oid>, bool, Oid, CommitInfo)| {
+        let i = &c.4;
+        [&i.author_name, &i.author_email, &i.author_date, &i.summary].map(|f| f.to_string())
+    };
+    let listed = listed(&o, 2);
+    assert_eq!(
+        listed.iter().map(fields).collect::<Vec<_>>(),
+        [
+            ["Eve", "e@example.com", "1970-01-01T00:00:00Z", "refused"],
+            ["Zoë", "z@example.com", "2023-11-14T23:13:20+01:00", "latin"],
+            ["Ann", "a@example.com", "2023-11-14T22:15:00Z", "plain"],
+        ]
+        .map(|f| f.map(str::to_string))
+    );
+    assert_eq!(listed[0].0.to_string(), refused);
+    let o = HistoryOptions {
+        list_threads: 0,
+        ..o
+    };
+    assert!(enumerate(&o, |_| true).is_err(), "git rev-list alone fails");
+}
