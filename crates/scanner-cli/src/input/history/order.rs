@@ -116,13 +116,19 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) ->
     if std::env::var_os("GIT_GRAFT_FILE").is_some() {
         return None;
     }
+    // git lists the tips while the commits are read.
     let tips = Running::spawn(repo, tips, TIPS).ok()?;
-    let (packs, common) = store.packs_and_common_dir().ok()?;
-    if common.join("info/grafts").exists() {
+    let read = || {
+        let (packs, common) = store.packs_and_common_dir().ok()?;
+        if common.join("info/grafts").exists() {
+            return None;
+        }
+        Graph::read(store, &packs, threads.max(1), shallow(&common)?)
+    };
+    let Some(mut graph) = read() else {
+        tips.kill();
         return None;
-    }
-    let shallow = shallow(&common)?;
-    let mut graph = Graph::read(store, &packs, threads.max(1), shallow)?;
+    };
     let tips = read_tips(repo, tips)?;
     let order = graph.order(&tips)?;
     // Newest last, their fields laid out in the same order, so that both shrink from their
@@ -188,8 +194,7 @@ struct Node {
 
 /// The author fields of many commits, one after another, `name\0email\0date\0summary\0`
 /// each: none of them holds a NUL ([`author_fields`] refuses a commit with one). One
-/// allocation for every commit's four strings: moto's history peaked 10-20 MB higher with
-/// an [`AuthorFields`] kept for each commit.
+/// allocation for every commit's strings rather than four a commit (moto's: 2.3 MB).
 #[derive(Default)]
 struct Texts(Vec<u8>);
 
