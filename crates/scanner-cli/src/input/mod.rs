@@ -33,6 +33,8 @@ pub mod pack;
 pub mod remote;
 pub mod scope;
 pub mod skip;
+#[cfg(test)]
+pub(crate) mod test_git;
 pub mod utf16;
 pub mod walk;
 

@@ -1046,7 +1046,6 @@ impl DeltaCache {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::process::{Command, Stdio};
 
     /// Puts `rounds` times, in turn, objects of 300 bytes at `keys` keys.
     fn cycle(cache: &mut DeltaCache, keys: u64, rounds: u32) {
@@ -1076,27 +1075,8 @@ mod tests {
     }
 
     fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Vec<u8> {
-        let mut child = Command::new("git")
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let input = input.unwrap_or_default().to_vec();
-        let feeder = std::thread::spawn(move || stdin.write_all(&input).unwrap());
-        let out = child.wait_with_output().unwrap();
-        feeder.join().unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
+        let out = crate::input::test_git::git_with_input(dir, args, input.unwrap_or_default());
+        out.unwrap_or_else(|e| panic!("git {args:?}: {e}"))
     }
 
     /// A repository of `VERSIONS` commits editing a small and a large file

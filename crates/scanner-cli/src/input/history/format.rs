@@ -245,9 +245,9 @@ fn subject(message: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::git_with_input as run;
     use super::super::*;
     use super::*;
+    use crate::input::test_git::git_with_input as run;
     use std::io::Write;
 
     /// git's `%an`, `%ae`, `%aI`, `%s`, as bytes.

@@ -38,29 +38,7 @@ fn g_as(dir: &Path, who: (&str, &str, &str), args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
-/// `git -C dir ARGS` with `input` on stdin, isolated from user and system config; its
-/// stdout, or its stderr as the error when it fails.
-pub(super) fn git_with_input(dir: &Path, args: &[&str], input: &[u8]) -> Result<Vec<u8>, String> {
-    let mut child = git(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
-}
+use crate::input::test_git::git_with_input;
 
 fn write(dir: &Path, path: &str, content: &str) {
     let p = dir.join(path);
