@@ -22,7 +22,8 @@
 //!    nothing but white space, which for git is space, tab, CR and LF (its own `isspace`).
 //!
 //! [`author_fields`] reproduces the ordinary cases and answers `None` for the rest, where a
-//! caller asks git; see its docs for the list.
+//! caller asks git; see its docs for the list. Where git dies rather than print a commit,
+//! [`fields_git_refuses`] gives fields all the same.
 
 /// The author's name, e-mail and date and the subject of a commit, as git prints them.
 #[derive(Debug, Clone, PartialEq, Eq)]
