@@ -330,8 +330,9 @@ impl PackReader {
 
     /// The reader, inflating whole entries of `bytes` or more with libdeflate
     /// and smaller ones with zlib-rs. For reading commits (0): zlib-rs builds
-    /// its tables for each stream, and inflating moto's 19,863 commits at the
-    /// front of its pack took half the time with libdeflate.
+    /// its tables for each stream, and reading and parsing moto's 19,863
+    /// commits at the front of its pack on one thread took 116 ms with
+    /// libdeflate against 131 ms.
     pub fn libdeflate_from(mut self, bytes: usize) -> PackReader {
         self.libdeflate_from = bytes;
         self

@@ -119,7 +119,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) ->
     // git lists the tips while the commits are read.
     let tips = Running::spawn(repo, tips, TIPS).ok()?;
     let read = || {
-        let (packs, common) = store.packs_and_common_dir().ok()?;
+        let (packs, common) = (store.packs().ok()?, store.common_dir().ok()?);
         if common.join("info/grafts").exists() {
             return None;
         }
@@ -139,7 +139,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) ->
         .rev()
         .map(|&c| {
             let mut entry = graph.entry(c);
-            entry.fields = entry.fields.map(|at| texts.push(&graph.texts.get(at)));
+            entry.fields = entry.fields.map(|at| texts.extend(graph.texts.record(at)));
             entry
         })
         .collect();
@@ -209,11 +209,21 @@ impl Texts {
         at
     }
 
-    /// Appends `other`'s; returns how far its positions moved.
-    fn append(&mut self, other: Texts) -> usize {
-        let shift = self.0.len();
-        self.0.extend_from_slice(&other.0);
-        shift
+    /// Appends `records` (whole ones: another's, or one [`Texts::record`]); returns where
+    /// they start, by which their positions moved.
+    fn extend(&mut self, records: &[u8]) -> usize {
+        let at = self.0.len();
+        self.0.extend_from_slice(records);
+        at
+    }
+
+    /// The record starting at `at`, its four NULs included.
+    fn record(&self, at: usize) -> &[u8] {
+        let rest = &self.0[at..];
+        let end = memchr::memchr_iter(0, rest)
+            .nth(3)
+            .map_or(rest.len(), |nul| nul + 1);
+        &rest[..end]
     }
 
     /// The fields starting at `at`.
@@ -304,7 +314,7 @@ impl Graph {
         let bytes = parsed.iter().map(|(_, texts)| texts.0.len()).sum();
         graph.texts.0.reserve_exact(bytes);
         for (nodes, texts) in parsed {
-            let shift = graph.texts.append(texts);
+            let shift = graph.texts.extend(&texts.0);
             for mut node in nodes {
                 node.fields = node.fields.map(|at| at + shift);
                 graph.insert(node);

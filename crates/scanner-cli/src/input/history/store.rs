@@ -75,21 +75,18 @@ impl ObjectStore {
     }
 
     /// The store's packs, opened on first use.
-    fn packs(&self) -> io::Result<Arc<crate::input::pack::Packs>> {
-        Ok(self.packs_and_common_dir()?.0)
+    pub(super) fn packs(&self) -> io::Result<Arc<crate::input::pack::Packs>> {
+        let objects = self.open()?.objects_dir();
+        Ok(Arc::clone(self.packs.get_or_init(|| {
+            Arc::new(crate::input::pack::Packs::open(objects))
+        })))
     }
 
-    /// [`ObjectStore::packs`], and the directory that holds the repository's shared files
-    /// (`shallow`, `info/grafts`): the one its objects are in.
-    pub(super) fn packs_and_common_dir(
-        &self,
-    ) -> io::Result<(Arc<crate::input::pack::Packs>, PathBuf)> {
+    /// The directory that holds the repository's shared files (`shallow`, `info/grafts`):
+    /// the one its objects are in.
+    pub(super) fn common_dir(&self) -> io::Result<PathBuf> {
         let objects = self.open()?.objects_dir();
-        let packs = self
-            .packs
-            .get_or_init(|| Arc::new(crate::input::pack::Packs::open(objects)));
-        let common = objects.parent().unwrap_or(objects).to_path_buf();
-        Ok((Arc::clone(packs), common))
+        Ok(objects.parent().unwrap_or(objects).to_path_buf())
     }
 }
 
