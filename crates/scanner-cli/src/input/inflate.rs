@@ -10,7 +10,8 @@
 //! against 3.34-3.42 s; the floor 2.88-2.89 s). Streams read a piece at a
 //! time (a large blob scanned through the chunk reader,
 //! `pack::EntryStream`) keep `flate2`, and so do entries under
-//! [`MIN_BYTES`].
+//! [`MIN_BYTES`], but for a reader that asks for libdeflate on every entry
+//! (`PackReader::libdeflate_from`: the commits' reader of the history walk).
 
 use std::ptr::NonNull;
 
