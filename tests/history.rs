@@ -71,8 +71,9 @@ fn a_secret_deleted_in_the_next_commit_is_found_with_its_commit() {
 
 /// A commit whose author date git cannot show (`git rev-list --format=%aI` dies on one
 /// before the epoch in its own zone) does not stop the scan: the secret it added is found,
-/// the date shown in UTC. Before, that one commit failed the whole history (exit 2, nothing
-/// scanned).
+/// the date shown in UTC, whether the commits are listed in-process or by git. Before, that
+/// one commit failed the whole history (exit 2, nothing scanned); with `--range` or
+/// `--since`, until the walk asked git for raw dates.
 #[test]
 fn a_commit_git_cannot_print_is_scanned_all_the_same() {
     let r = Repo::new();
@@ -101,19 +102,24 @@ fn a_commit_git_cannot_print_is_scanned_all_the_same() {
     let refused = r.git_out(&["log", "--format=%aI", "main"]);
     assert!(!refused.status.success(), "git shows the date after all");
 
-    let run = history(&r, &[]);
-    let found = run.expect(1).findings();
-    assert_eq!(run.locations(), ["config/app.env:1:7:1:47"]);
-    assert_eq!(
-        found[0].commit,
-        Some(Commit {
-            id,
-            author_name: "Eve".into(),
-            author_email: "eve@example.com".into(),
-            author_date: "1970-01-01T00:00:00Z".into(),
-            summary: "before the epoch".into(),
-        })
-    );
+    // Every ref, listed in-process; a named revision and `--since`, listed by git.
+    let since = ["--since", "1970-01-01T00:00:00Z"];
+    for extra in [&[][..], &["--range", "main"], &since] {
+        let run = history(&r, extra);
+        let found = run.expect(1).findings();
+        assert_eq!(run.locations(), ["config/app.env:1:7:1:47"], "{extra:?}");
+        assert_eq!(
+            found[0].commit,
+            Some(Commit {
+                id: id.clone(),
+                author_name: "Eve".into(),
+                author_email: "eve@example.com".into(),
+                author_date: "1970-01-01T00:00:00Z".into(),
+                summary: "before the epoch".into(),
+            }),
+            "{extra:?}"
+        );
+    }
 }
 
 /// The same blob under two paths and in fifty commits: scanned once,

@@ -16,14 +16,15 @@
 //! 5. `%aI` shows that instant in the author's own zone, `YYYY-MM-DDTHH:MM:SS+HH:MM`, with
 //!    `Z` for a zero offset (`+0000` or `-0000`; git before 2.45 printed `+00:00`). A date
 //!    that overflows prints as the epoch; one before the epoch once shifted by its zone
-//!    makes git die.
+//!    makes git die. So the walk never asks git for `%aI`: it asks for the raw date
+//!    (`%ad`, `--date=raw`, which git always prints) and shows it with [`date`], as `%aI`
+//!    would where git can.
 //! 6. `%s` skips the blank lines after the header and joins the lines of the first
 //!    paragraph with one space, each stripped of trailing white space. A blank line is one of
 //!    nothing but white space, which for git is space, tab, CR and LF (its own `isspace`).
 //!
 //! [`author_fields`] reproduces the ordinary cases and answers `None` for the rest, where a
-//! caller asks git; see its docs for the list. Where git dies rather than print a commit,
-//! [`fields_git_refuses`] gives fields all the same.
+//! caller asks git; see its docs for the list.
 
 /// The author's name, e-mail and date and the subject of a commit, as git prints them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,32 +69,23 @@ pub(super) fn author_fields(raw: &[u8]) -> Option<AuthorFields> {
     })
 }
 
-/// The fields of a commit that git refuses to print: `git rev-list --format=%aI` dies on an
-/// author date before the epoch in its own zone (`0 -0100`), and one such commit stopped
-/// the whole listing, so that nothing of the history was scanned. The name, e-mail and
-/// subject as [`author_fields`] reads them (from the last `author` line, up to a NUL, the
-/// bytes as they are whatever the encoding); the date as `%aI` shows it where it can, else
-/// the same instant in UTC where that lies from 1970 to 9999, else empty. Empty fields
-/// where there is nothing to read.
-pub(super) fn fields_git_refuses(raw: &[u8]) -> AuthorFields {
-    let raw = raw.split(|&b| b == 0).next().unwrap_or_default();
-    let (header, message) = split_header(raw).unwrap_or((raw, &[]));
-    let ident = header
-        .split(|&b| b == b'\n')
-        .filter_map(|line| line.strip_prefix(b"author "))
-        .next_back()
-        .unwrap_or_default();
-    let (name, email, when) = split_ident(ident).unwrap_or_default();
-    let date = iso_strict(when).or_else(|| {
-        let seconds = when.trim_ascii().split(|&b| b == b' ').next()?;
-        iso_strict(&[b" ", seconds, b" +0000"].concat())
-    });
-    AuthorFields {
-        name: String::from_utf8_lossy(name).into_owned(),
-        email: String::from_utf8_lossy(email).into_owned(),
-        date: date.unwrap_or_default(),
-        summary: String::from_utf8_lossy(&subject(message)).into_owned(),
-    }
+/// A date as `git rev-list --date=raw --format=%ad` prints it (`SECONDS ±HHMM`), shown as
+/// `%aI` shows it where git can ([`author_fields`]' dates, and every date git lists); else
+/// the same instant in UTC where that lies from 1970 to 9999 (git's `%aI` dies on a date
+/// before the epoch once shifted to its zone, `0 -0100`, and one such commit stopped the
+/// whole listing); else empty.
+///
+/// The walk asks git for raw dates and shows them itself: git never dies on one, and the
+/// report says `Z` for UTC whatever git is installed (before 2.45, `%aI` printed
+/// `+00:00`).
+pub(super) fn date(raw: &[u8]) -> String {
+    let when = [b" ", raw.trim_ascii()].concat();
+    iso_strict(&when)
+        .or_else(|| {
+            let seconds = when[1..].split(|&b| b == b' ').next()?;
+            iso_strict(&[b" ", seconds, b" +0000"].concat())
+        })
+        .unwrap_or_default()
 }
 
 /// git's `isspace`: space, tab, LF and CR (not VT nor FF).
@@ -309,6 +301,20 @@ mod tests {
         fields
     }
 
+    /// The dates git prints raw for each of `ids` (one a line), as the walk asks for them
+    /// (`walk::FORMAT_ARGS`), by commit id.
+    fn git_raw_dates(repo: &Path, ids: &[u8]) -> HashMap<String, Vec<u8>> {
+        let args = ["rev-list", "--no-walk=unsorted", "--stdin", "--date=raw"];
+        let out = run(repo, &[&args[..], &["--format=%H %ad"]].concat(), ids).unwrap();
+        out.split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty() && !line.starts_with(b"commit "))
+            .map(|line| {
+                let (id, date) = line.split_at(40);
+                (String::from_utf8(id.to_vec()).unwrap(), date[1..].to_vec())
+            })
+            .collect()
+    }
+
     fn lossy(fields: &GitFields) -> AuthorFields {
         let s = |i: usize| String::from_utf8_lossy(&fields[i]).into_owned();
         AuthorFields {
@@ -467,6 +473,7 @@ mod tests {
         let raws: Vec<&[u8]> = cases.iter().map(|(_, raw, _)| &raw[..]).collect();
         let ids = write_commits(repo, &raws);
         let printed = git_fields(repo, &ids);
+        let raw_dates = git_raw_dates(repo, &ids);
         let ids = String::from_utf8(ids).unwrap();
         assert_eq!(printed.len(), cases.len(), "one distinct commit per case");
         for ((what, raw, none), id) in cases.iter().zip(ids.lines()) {
@@ -475,9 +482,35 @@ mod tests {
                 Some(ours) => {
                     assert!(!none, "{what}: expected None, got {ours:?}");
                     assert_eq!(ours, git, "{what}");
+                    // What the walk shows when git lists this commit.
+                    assert_eq!(date(&raw_dates[id]), git.date, "{what}: the raw date shown");
                 }
                 None => assert!(none, "{what}: None where git prints {git:?}"),
             }
+        }
+    }
+
+    /// Raw dates (`SECONDS ±HHMM`, as git lists them for the walk) shown as `%aI` shows
+    /// them; where git's `%aI` dies or prints no RFC 3339 date, the instant in UTC, or
+    /// nothing.
+    #[test]
+    fn raw_dates_show_as_git_shows_them_or_in_utc() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"1112911993 +0200", "2005-04-08T00:13:13+02:00"),
+            (b"1112911993 -0000", "2005-04-07T22:13:13Z"),
+            (b"951782400 -1230", "2000-02-28T11:30:00-12:30"),
+            // `%aI` dies: "Timestamp before Unix epoch".
+            (b"0 -0100", "1970-01-01T00:00:00Z"),
+            // `%aI` prints `2005-04-07T23:13:13+00:60`.
+            (b"1112911993 +0060", "2005-04-07T22:13:13Z"),
+            // `%aI` prints `10000-01-01T00:59:59+01:00`.
+            (b"253402300799 +0100", "9999-12-31T23:59:59Z"),
+            (b"253402300800 +0000", ""),
+            // An author line without a date: git prints nothing raw, and `%aI` literally.
+            (b"", ""),
+        ];
+        for (raw, shown) in cases {
+            assert_eq!(date(raw), *shown, "{}", String::from_utf8_lossy(raw));
         }
     }
 
@@ -530,8 +563,9 @@ mod tests {
         assert_eq!(date, (10000, 1, 1));
     }
 
-    /// Objects git cannot print: it dies on a date before the epoch in its zone, and reads
-    /// past the end of a header that ends without a newline (so it is not asked).
+    /// Objects git cannot print: `%aI` dies on a date before the epoch in its zone (the raw
+    /// date the walk asks for does not), and git reads past the end of a header that ends
+    /// without a newline (so it is not asked).
     #[test]
     fn no_fields_where_git_fails() {
         let tmp = tempfile::tempdir().unwrap();
@@ -542,6 +576,10 @@ mod tests {
         let err = run(repo, &args, &id).unwrap_err();
         assert!(err.contains("Timestamp before Unix epoch"), "{err}");
         assert_eq!(author_fields(&before_epoch), None);
+        // Raw, as the walk asks, git lists it.
+        let raw = &git_raw_dates(repo, &id)[String::from_utf8_lossy(&id).trim()];
+        assert_eq!(raw, b"0 -0100");
+        assert_eq!(date(raw), "1970-01-01T00:00:00Z");
         let mut unended = object(AUTHOR.as_bytes(), b"");
         unended.pop();
         assert_eq!(author_fields(&unended), None);

@@ -11,7 +11,8 @@
 //!    plus `HEAD`) but not `stash@{1}` and older, which live only in the stash's reflog. This
 //!    step is also where "not a git repository" surfaces.
 //! 2. `git rev-list --reverse --topo-order --parents --format=...` streams every selected
-//!    commit with its parents, its tree and its author's `%an`, `%ae`, `%aI` and `%s`; or,
+//!    commit with its parents, its tree and its author's `%an`, `%ae`, raw `%ad` (shown as
+//!    `%aI` shows it, `format::date`) and `%s`; or,
 //!    by default (every ref, no `--since`; [`HistoryOptions::list_threads`]), the same list is
 //!    made in-process, in the same order (`order.rs`: the commits at the front of the packs
 //!    read by many threads, ordered as git orders them, the fields as git prints them,
@@ -183,7 +184,9 @@ pub struct CommitInfo {
     pub id: String,
     pub author_name: String,
     pub author_email: String,
-    /// Strict ISO 8601 (`%aI`), which is RFC 3339: `2005-04-07T22:13:13+02:00`.
+    /// Strict ISO 8601 (as git 2.47's `%aI`), which is RFC 3339: `2005-04-07T22:13:13+02:00`,
+    /// `Z` for UTC. A date git cannot show in its own zone (before the epoch there) is shown
+    /// in UTC; one it cannot show at all (past 9999) is empty.
     pub author_date: String,
     /// The subject paragraph, on one line.
     pub summary: String,

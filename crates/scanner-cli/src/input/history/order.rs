@@ -47,11 +47,8 @@
 //! parsed the way git parses it, a parent that is not a commit, a tips listing that failed.
 //! Then [`start`](super::start)'s `git rev-list` runs as before, and reports any error in its
 //! own words. Authors and subjects that [`author_fields`] does not reproduce byte for byte
-//! (another encoding, an unusual author line) are asked of git, for those commits only; a
-//! commit git refuses to print (`%aI` dies on an author date before the epoch in its zone)
-//! gets [`fields_git_refuses`], and is scanned like any other. With `git rev-list` listing,
-//! one such commit failed the whole history: it still does with named revisions or
-//! `--since`.
+//! (another encoding, an unusual author line) are asked of git, for those commits only,
+//! with their dates raw ([`date`](super::format::date): git's `%aI` dies on some).
 //!
 //! # Memory
 //!
@@ -61,7 +58,7 @@
 //! handed back as the walk takes them (`Ordered::next`). `git rev-list` held about 0.5 KB
 //! a commit, in its own process.
 
-use super::format::{author_fields, fields_git_refuses, AuthorFields};
+use super::format::{author_fields, AuthorFields};
 use super::walk::{List, Listed, LIST};
 use super::*;
 use crate::input::pack::{PackReader, Packs};
@@ -144,7 +141,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) ->
         })
         .collect();
     drop(graph);
-    let asked = ask_git(repo, store, &entries)?;
+    let asked = ask_git(repo, &entries)?;
     Some(Ordered {
         entries,
         texts,
@@ -544,45 +541,16 @@ fn strtoumax(s: &[u8]) -> u64 {
 
 /// The author fields git prints for the listed commits whose fields [`author_fields`] does
 /// not reproduce: `git rev-list --no-walk=unsorted --stdin` with the walk's format, for
-/// those commits only (none: no git run). Where git dies on one (it refuses some dates),
-/// that one gets [`fields_git_refuses`] and git is asked again for those after it.
-fn ask_git(repo: &Path, store: &Arc<ObjectStore>, entries: &[Entry]) -> Option<OidMap<CommitInfo>> {
+/// those commits only (none: no git run). `None` where git fails or lists other commits.
+fn ask_git(repo: &Path, entries: &[Entry]) -> Option<OidMap<CommitInfo>> {
     let ids: Vec<Oid> = entries
         .iter()
         .filter(|e| e.fields.is_none())
         .map(|e| e.id)
         .collect();
-    let mut asked = OidMap::default();
-    let mut pending = &ids[..];
-    while !pending.is_empty() {
-        let (printed, failed) = ask(repo, pending)?;
-        let n = printed.len();
-        if printed
-            .iter()
-            .zip(pending)
-            .any(|(info, id)| info.id != id.to_string())
-        {
-            return None;
-        }
-        asked.extend(pending.iter().copied().zip(printed));
-        if !failed && n == pending.len() {
-            break;
-        }
-        // git stopped at the commit after the last one it printed.
-        let refused = *pending.get(n)?;
-        let mut reader = walk::tree_caches(store).ok()?;
-        let mut raw = Vec::new();
-        reader.read_object(&refused, &mut raw).ok()?;
-        let f = fields_git_refuses(&raw);
-        asked.insert(refused, info(refused, f));
-        pending = &pending[n + 1..];
+    if ids.is_empty() {
+        return Some(OidMap::default());
     }
-    Some(asked)
-}
-
-/// What `git rev-list --no-walk=unsorted --stdin` prints for `ids`, in their order, up to
-/// where it stopped, and whether it failed.
-fn ask(repo: &Path, ids: &[Oid]) -> Option<(Vec<CommitInfo>, bool)> {
     let mut cmd = git(repo);
     cmd.args(["rev-list", "--no-walk=unsorted", "--stdin"])
         .args(walk::FORMAT_ARGS)
@@ -594,13 +562,19 @@ fn ask(repo: &Path, ids: &[Oid]) -> Option<(Vec<CommitInfo>, bool)> {
     let written = ids.iter().try_for_each(|id| writeln!(stdin, "{id}"));
     drop(stdin);
     let mut list = List::new(repo, stdout);
-    let mut printed = Vec::with_capacity(ids.len());
-    // A record cut short (git died while writing it) is not printed.
-    while let Ok(Some(listed)) = list.next() {
-        printed.push(listed.info);
+    let mut asked = OidMap::default();
+    for &id in &ids {
+        match list.next() {
+            Ok(Some(listed)) if listed.id == id => {
+                asked.insert(id, listed.info);
+            }
+            _ => {
+                run.kill();
+                return None;
+            }
+        }
     }
-    let failed = run.finish(repo).is_err() || written.is_err();
-    Some((printed, failed))
+    (run.finish(repo).is_ok() && written.is_ok()).then_some(asked)
 }
 
 /// The [`CommitInfo`] of commit `id` with `fields`.

@@ -90,12 +90,14 @@ pub(super) enum Listing {
 
 /// The options that make `git rev-list` write what [`List`] reads: the fields of
 /// [`CommitInfo`] and the tree, each ended by a NUL, whatever the user's configuration.
-pub(super) const FORMAT_ARGS: [&str; 5] = [
+/// The date raw, shown by [`date`](super::format::date): git dies on some with `%aI`.
+pub(super) const FORMAT_ARGS: [&str; 6] = [
     "--no-color",
     "--no-show-signature",
     "--no-notes",
     "--encoding=UTF-8",
-    "--format=%T%x00%an%x00%ae%x00%aI%x00%s%x00",
+    "--date=raw",
+    "--format=%T%x00%an%x00%ae%x00%ad%x00%s%x00",
 ];
 
 /// The first half of [`enumerate`]: lists the stash entries, then starts listing the
@@ -394,7 +396,7 @@ impl List {
             id: id.to_string(),
             author_name: field()?,
             author_email: field()?,
-            author_date: field()?,
+            author_date: super::format::date(field()?.as_bytes()),
             summary: field()?,
         };
         Ok(Some(Listed {
