@@ -1,0 +1,285 @@
+//! The caches of a [`PackReader`](super::PackReader): objects rebuilt from their delta chains,
+//! and objects stored whole, each kept by (pack, offset) under a byte cap that grows when it
+//! proves too small.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use super::{Kind, Shared};
+
+/// Objects from a pack (rebuilt, or stored whole: one cache each), by
+/// (pack, offset), least recently used dropped first past a byte cap. An
+/// object over two thirds of the cap ([`KEPT_SHARE`]) is not kept: it would
+/// push out everything else.
+///
+/// The cap may grow ([`DeltaCache::growing`]): the cache remembers what it
+/// dropped lately (pushed out, or refused as too large), as much as a cache
+/// at the largest cap would still hold beside what it holds, and doubles its
+/// cap when, of [`GROW_WINDOW`] objects put, more than a quarter are such
+/// "ghosts": objects rebuilt again that a larger cache would have kept.
+pub(super) struct DeltaCache {
+    map: HashMap<(usize, u64), Cached, BuildHasherDefault<KeyHasher>>,
+    /// Last use → key: the least recently used first.
+    order: BTreeMap<u64, (usize, u64)>,
+    clock: u64,
+    bytes: usize,
+    cap: usize,
+    /// What `cap` may grow to.
+    pub(super) max_cap: usize,
+    /// A dropped object's buffer, for the next object rebuilt.
+    spare: Vec<u8>,
+    /// Objects dropped lately, oldest first, with their sizes: at most
+    /// `max_cap - cap` bytes of them, what the largest cap would have kept.
+    ghosts: VecDeque<((usize, u64), usize)>,
+    ghost_keys: HashSet<(usize, u64), BuildHasherDefault<KeyHasher>>,
+    ghost_bytes: usize,
+    /// Objects put since the cap was last weighed, and how many were ghosts.
+    puts: u32,
+    ghost_puts: u32,
+}
+
+/// Where a reader's cache of rebuilt objects starts: a page fault costs
+/// 3-4 µs on the machines we measure on, and every reader has its own cache,
+/// so memory not needed is time lost. See [`BlobReader::PACK_CACHE_BYTES`](
+/// crate::input::history::BlobReader::PACK_CACHE_BYTES) for the figures.
+pub const REBUILT_START: usize = 1 << 20;
+
+/// The largest share of a cache's cap one object may take, as a fraction:
+/// two thirds, so that a 6 MiB cache (`BlobReader::PACK_CACHE_BYTES`) keeps
+/// moto's 4 MB generated files, whose next versions are rebuilt from them.
+/// With half, such a file was rebuilt from its chain at every version
+/// unless the cache had 8 MiB.
+const KEPT_SHARE: (usize, usize) = (2, 3);
+
+/// Whether a cache capped at `cap` keeps an object of `len` bytes.
+fn kept_at(cap: usize, len: usize) -> bool {
+    len <= cap / KEPT_SHARE.1 * KEPT_SHARE.0
+}
+
+/// How many objects put between two looks at whether the cap should grow.
+const GROW_WINDOW: u32 = 256;
+
+/// Hashes [`DeltaCache`]'s keys, two numbers, in a few instructions (a
+/// multiply per number, as FxHash does): SipHash cost 2% of a history scan.
+#[derive(Default)]
+pub(super) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+struct Cached {
+    /// Shared with the reader's caller while it is scanned
+    /// ([`PackReader::read_shared`](super::PackReader::read_shared)).
+    data: Shared,
+    kind: Kind,
+    used: u64,
+}
+
+impl DeltaCache {
+    pub(super) fn new(cap: usize) -> DeltaCache {
+        DeltaCache::growing(cap, cap)
+    }
+
+    /// A cache capped at `cap` bytes, which doubles, up to `max_cap`, when
+    /// it proves too small (see the type).
+    pub(super) fn growing(cap: usize, max_cap: usize) -> DeltaCache {
+        DeltaCache {
+            map: HashMap::default(),
+            order: BTreeMap::new(),
+            clock: 0,
+            bytes: 0,
+            cap,
+            max_cap: max_cap.max(cap),
+            spare: Vec::new(),
+            ghosts: VecDeque::new(),
+            ghost_keys: HashSet::default(),
+            ghost_bytes: 0,
+            puts: 0,
+            ghost_puts: 0,
+        }
+    }
+
+    /// Counts an object about to be put, and grows the cap if too many of
+    /// the last [`GROW_WINDOW`] were objects it dropped lately.
+    fn count(&mut self, key: (usize, u64)) {
+        if self.cap >= self.max_cap {
+            return;
+        }
+        self.puts += 1;
+        self.ghost_puts += u32::from(self.ghost_keys.contains(&key));
+        if self.puts < GROW_WINDOW {
+            return;
+        }
+        if self.ghost_puts * 4 > self.puts {
+            self.cap = (self.cap * 2).min(self.max_cap);
+            self.ghosts.clear();
+            self.ghost_keys.clear();
+            self.ghost_bytes = 0;
+        }
+        self.puts = 0;
+        self.ghost_puts = 0;
+    }
+
+    /// Remembers an object of `len` bytes dropped, if a cache at the largest
+    /// cap would keep it.
+    fn ghost(&mut self, key: (usize, u64), len: usize) {
+        if self.cap >= self.max_cap || !kept_at(self.max_cap, len) || !self.ghost_keys.insert(key) {
+            return;
+        }
+        self.ghosts.push_back((key, len));
+        self.ghost_bytes += len;
+        while self.ghost_bytes > self.max_cap - self.cap {
+            let (old, len) = self.ghosts.pop_front().expect("bytes are in the queue");
+            self.ghost_keys.remove(&old);
+            self.ghost_bytes -= len;
+        }
+    }
+
+    /// The kind of the object at `key`, if it is cached.
+    pub(super) fn kind(&self, key: (usize, u64)) -> Option<Kind> {
+        self.map.get(&key).map(|c| c.kind)
+    }
+
+    /// The object at `key`, which must be cached; marked used.
+    pub(super) fn get(&mut self, key: (usize, u64)) -> &[u8] {
+        self.clock += 1;
+        let c = self.map.get_mut(&key).expect("looked up before");
+        self.order.remove(&c.used);
+        c.used = self.clock;
+        self.order.insert(c.used, key);
+        &c.data
+    }
+
+    /// The object at `key`, as [`DeltaCache::get`], shared.
+    pub(super) fn get_shared(&mut self, key: (usize, u64)) -> Shared {
+        self.get(key);
+        Arc::clone(&self.map[&key].data)
+    }
+
+    pub(super) fn spare(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.spare)
+    }
+
+    /// Whether an object of `len` bytes would be kept.
+    pub(super) fn keeps(&self, len: usize) -> bool {
+        kept_at(self.cap, len)
+    }
+
+    /// Keeps `data` (an object handed to the caller too, [`fitted`]), if it
+    /// is small enough.
+    pub(super) fn put_shared(&mut self, key: (usize, u64), data: &Shared, kind: Kind) {
+        if self.keeps(data.len()) {
+            self.insert(key, Arc::clone(data), kind);
+        } else {
+            self.count(key);
+            self.ghost(key, data.len());
+        }
+    }
+
+    pub(super) fn put(&mut self, key: (usize, u64), data: Vec<u8>, kind: Kind) {
+        if !self.keeps(data.len()) {
+            self.count(key);
+            self.ghost(key, data.len());
+            // Reused for the next object only if it is no larger than the
+            // cache: one large blob must not stay pinned in every reader.
+            if data.capacity() <= self.max_cap {
+                self.spare = data;
+            }
+            return;
+        }
+        self.insert(key, Arc::new(fitted(data)), kind);
+    }
+
+    /// Keeps `data`, which it must be small enough for, dropping the least
+    /// recently used objects past the cap; the buffer of the last one
+    /// dropped that nobody else holds is the next spare.
+    fn insert(&mut self, key: (usize, u64), data: Shared, kind: Kind) {
+        self.count(key);
+        self.clock += 1;
+        self.bytes += data.len();
+        self.order.insert(self.clock, key);
+        let old = self.map.insert(
+            key,
+            Cached {
+                data,
+                kind,
+                used: self.clock,
+            },
+        );
+        if let Some(old) = old {
+            self.order.remove(&old.used);
+            self.bytes -= old.data.len();
+        }
+        while self.bytes > self.cap {
+            let (_, oldest) = self.order.pop_first().expect("bytes are in the map");
+            let gone = self
+                .map
+                .remove(&oldest)
+                .expect("ordered keys are in the map");
+            self.bytes -= gone.data.len();
+            self.ghost(oldest, gone.data.len());
+            if let Ok(buf) = Arc::try_unwrap(gone.data) {
+                self.spare = buf;
+            }
+        }
+    }
+}
+
+/// `buf` shrunk when it is much larger than its object. Buffers are reused
+/// (a cache's spare), so a small object may arrive in a large one: kept as
+/// they came, the caches of ripgrep's history held blocks of twice their
+/// cap (16 MB in the 8 MiB one), and the scan's peak RSS was 91 MB rather
+/// than 85. glibc shrinks a heap block in place.
+pub(super) fn fitted(mut buf: Vec<u8>) -> Vec<u8> {
+    if buf.capacity() > 2 * buf.len() + 4096 {
+        buf.shrink_to_fit();
+    }
+    buf
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Puts `rounds` times, in turn, objects of 300 bytes at `keys` keys.
+    fn cycle(cache: &mut DeltaCache, keys: u64, rounds: u32) {
+        for i in 0..u64::from(rounds) {
+            cache.put((0, i % keys), vec![0; 300], Kind::Blob);
+        }
+    }
+
+    /// A cache that drops what is asked for again doubles its cap, up to its
+    /// largest; one whose objects fit does not grow.
+    #[test]
+    fn a_cache_grows_while_it_drops_what_is_read_again() {
+        // 8 objects of 300 bytes do not fit in 1,000 bytes: every put is
+        // one dropped lately.
+        let mut thrashing = DeltaCache::growing(1000, 4000);
+        cycle(&mut thrashing, 8, GROW_WINDOW - 1);
+        assert_eq!(thrashing.cap, 1000, "weighed every GROW_WINDOW puts");
+        cycle(&mut thrashing, 8, 1);
+        assert_eq!(thrashing.cap, 2000);
+        cycle(&mut thrashing, 8, 4 * GROW_WINDOW);
+        assert_eq!(thrashing.cap, 4000, "never past the largest cap");
+        assert_eq!(thrashing.bytes, 8 * 300, "they all fit now");
+
+        let mut fitting = DeltaCache::growing(1000, 4000);
+        cycle(&mut fitting, 3, 4 * GROW_WINDOW);
+        assert_eq!(fitting.cap, 1000);
+    }
+}
