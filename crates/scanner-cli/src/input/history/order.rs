@@ -9,8 +9,8 @@
 //! every commit at the front of a pack ([`Packs::leading_objects`]), so the commits can be
 //! read and parsed in parallel before the walk knows which are reachable, and the walk
 //! itself then orders parsed commits in memory. It runs on a thread of its own from
-//! [`start`](super::start), beside the rules being compiled. git still lists the tips
-//! (`git rev-list --no-walk`, 10 ms for ripgrep's 1,575 refs), at the same time.
+//! [`start`](super::start), beside the rules being compiled. git still lists the refs,
+//! at the same time (`git show-ref`, 2 ms for ripgrep's 1,575 refs; step 1 below).
 //!
 //! Measured on two cores (hyperfine, 20 runs each, interleaved, the same build with the
 //! listing in-process or by git): ripgrep's history at `--threads 2` 184.7 against
@@ -24,9 +24,13 @@
 //! The order decides which commit a blob is attributed to, so it is git's, step for step
 //! (git 2.47's `revision.c` and `commit.c`, with no commit-graph in play):
 //!
-//! 1. The tips are what git would start from, in its order, each once: `git rev-list
-//!    --no-walk=unsorted` with the same selection (`--all`, `--reflog`, the stash entries).
-//!    Sorted by committer date, newest first, stably (`commit_list_sort_by_date`).
+//! 1. The tips are what git would start from, in its order, each once: what `--all` adds,
+//!    every ref in refname order then HEAD (then other worktrees' HEADs), tags peeled, then
+//!    the stash entries, each not a commit left out (a tag of a tree). `git show-ref --head
+//!    -d` lists the refs with their tags peeled ([`all_refs`] puts HEAD after them); with
+//!    `--reflog`, or another worktree, `git rev-list --no-walk=unsorted` with the same
+//!    selection lists the tips (14 ms on ripgrep: it reads every commit they name). Then
+//!    sorted by committer date, newest first, stably (`commit_list_sort_by_date`).
 //! 2. `limit_list`: a queue by committer date, newest first, ties in the order they were
 //!    queued; each commit taken from it queues its parents not yet seen, in their order,
 //!    and joins the list.
@@ -77,14 +81,20 @@ impl Listing {
     }
 }
 
-/// Starts listing the commits that `tips` (a `git rev-list --no-walk=unsorted` with the
-/// walk's selection) starts from, their commits read by `threads` threads.
-pub(super) fn spawn(
-    repo: &Path,
-    store: &Arc<ObjectStore>,
-    tips: Command,
-    threads: usize,
-) -> Listing {
+/// What the walk starts from, and how it is listed ([`spawn`]).
+pub(super) struct Tips {
+    /// `git rev-list --no-walk=unsorted` with the walk's selection: the commits git starts
+    /// from, tags peeled, in its order, each once.
+    pub(super) git: Command,
+    /// The stash entries the selection names after `--all`, where that is the whole
+    /// selection (no `--reflog`): then `git show-ref` lists the refs instead
+    /// ([`all_refs`]), and `git` only where other worktrees' HEADs count too.
+    pub(super) stash: Option<Vec<String>>,
+}
+
+/// Starts listing the commits that `tips` starts from, their commits read by `threads`
+/// threads.
+pub(super) fn spawn(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Listing {
     let repo = repo.to_path_buf();
     let store = Arc::clone(store);
     Listing(thread::spawn(move || {
@@ -109,24 +119,40 @@ fn hand_back_freed_memory() {
 }
 
 /// The commits in git's order (see the module docs), or `None`.
-fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) -> Option<Ordered> {
+fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Option<Ordered> {
     if std::env::var_os("GIT_GRAFT_FILE").is_some() {
         return None;
     }
     // git lists the tips while the commits are read.
-    let tips = Running::spawn(repo, tips, TIPS).ok()?;
+    let Tips { git, stash } = tips;
+    // `git rev-list` kept, not started, where show-ref lists the refs.
+    let (running, git_tips) = match stash {
+        Some(_) => (Running::spawn(repo, show_refs(repo), SHOW_REF), Some(git)),
+        None => (Running::spawn(repo, git, TIPS), None),
+    };
+    let running = running.ok()?;
     let read = || {
         let (packs, common) = (store.packs().ok()?, store.common_dir().ok()?);
         if common.join("info/grafts").exists() {
             return None;
         }
-        Graph::read(store, &packs, threads.max(1), shallow(&common)?)
+        let graph = Graph::read(store, &packs, threads.max(1), shallow(&common)?)?;
+        Some((graph, common))
     };
-    let Some(mut graph) = read() else {
-        tips.kill();
+    let Some((mut graph, common)) = read() else {
+        running.kill();
         return None;
     };
-    let tips = read_tips(repo, tips)?;
+    let tips = match (stash, git_tips) {
+        // `--all` adds the HEAD of every other worktree: git lists those.
+        (Some(_), Some(git_tips)) if common.join("worktrees").exists() => {
+            running.kill();
+            read_output(repo, Running::spawn(repo, git_tips, TIPS).ok()?)
+                .and_then(|out| one_a_line(&out))?
+        }
+        (Some(stash), _) => all_refs(&read_output(repo, running)?, &stash)?,
+        (None, _) => read_output(repo, running).and_then(|out| one_a_line(&out))?,
+    };
     let order = graph.order(&tips)?;
     // Newest last, their fields laid out in the same order, so that both shrink from their
     // ends as the walk takes the commits (`Ordered::next`); the graph is let go.
@@ -149,15 +175,76 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Command, threads: usize) ->
     })
 }
 
-/// The tips listing, as errors would name it.
+/// The tips listings, as errors would name them.
 const TIPS: &str = "git rev-list --no-walk";
+const SHOW_REF: &str = "git show-ref";
 
-/// The commit ids `tips` wrote, one a line.
-fn read_tips(repo: &Path, mut tips: Running) -> Option<Vec<Oid>> {
+/// `git show-ref --head -d`: HEAD, then every ref in the order `--all` adds them, each tag
+/// followed by its peeled id (`ID NAME^{}`). git peels from `packed-refs` where it recorded
+/// the peeled values, and reads nothing else: 2 ms for ripgrep's 1,575 refs, against 14 ms
+/// for `git rev-list --no-walk=unsorted --all`, which reads every commit they name (at 16
+/// threads, longer than the commits take to read here). It exits with 1 where there is no
+/// ref at all: git lists the commits then.
+fn show_refs(repo: &Path) -> Command {
+    let mut cmd = git(repo);
+    cmd.args(["show-ref", "--head", "-d"]);
+    cmd
+}
+
+/// What `git rev-list --no-walk=unsorted --all STASH...` starts from, from `git show-ref
+/// --head -d`'s output `out`: every ref in its order, each tag peeled, then HEAD (`--all`
+/// adds it after the refs; show-ref lists it first), then `stash`. What is not a commit
+/// (a tag of a tree) is left out later, as git leaves it out (`Graph::order`). `None`
+/// where the output is not of that shape (an id of another length, a peeled id after
+/// another ref, HEAD after the refs), for git to list the commits.
+pub(super) fn all_refs(out: &[u8], stash: &[String]) -> Option<Vec<Oid>> {
+    let (mut refs, mut head) = (Vec::new(), None);
+    let mut last: &[u8] = b"";
+    for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let space = line.iter().position(|&b| b == b' ')?;
+        let (id, name) = (Oid::from_hex(&line[..space])?, &line[space + 1..]);
+        let listed = match name.strip_suffix(b"^{}") {
+            // The ref just listed, peeled.
+            Some(peeled) if peeled == last => {
+                if name == b"HEAD^{}" {
+                    head.as_mut()?
+                } else {
+                    refs.last_mut()?
+                }
+            }
+            Some(_) => return None,
+            None if name == b"HEAD" => {
+                if !refs.is_empty() || head.is_some() {
+                    return None;
+                }
+                head.insert(id)
+            }
+            None => {
+                refs.push(id);
+                refs.last_mut()?
+            }
+        };
+        *listed = id;
+        last = name;
+    }
+    refs.extend(head);
+    for id in stash {
+        refs.push(Oid::from_hex(id.as_bytes())?);
+    }
+    Some(refs)
+}
+
+/// What `run` wrote, once it exited successfully.
+fn read_output(repo: &Path, mut run: Running) -> Option<Vec<u8>> {
     let mut out = Vec::new();
-    let read = tips.child.stdout.take()?.read_to_end(&mut out);
-    tips.finish(repo).ok()?;
+    let read = run.child.stdout.take()?.read_to_end(&mut out);
+    run.finish(repo).ok()?;
     read.ok()?;
+    Some(out)
+}
+
+/// The commit ids in `out`, one a line.
+fn one_a_line(out: &[u8]) -> Option<Vec<Oid>> {
     out.split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .map(Oid::from_hex)
@@ -333,15 +420,21 @@ impl Graph {
     /// The commit `id`, read now if it was not at the front of a pack; `None` when it
     /// cannot be read or is not a commit.
     fn node(&mut self, id: Oid) -> Option<u32> {
+        self.commit(id).flatten()
+    }
+
+    /// The commit `id`, read if need be; `Some(None)` where `id` is another kind of object
+    /// (a tip that git leaves out: a tag of a tree), `None` where it cannot be read.
+    fn commit(&mut self, id: Oid) -> Option<Option<u32>> {
         if let Some(&at) = self.by_id.get(&id) {
-            return Some(at);
+            return Some(Some(at));
         }
         let kind = self.reader.read_object(&id, &mut self.buf).ok()?;
         if kind != gix::objs::Kind::Commit {
-            return None;
+            return Some(None);
         }
         let node = parse(id, &self.buf, &mut self.texts)?;
-        Some(self.insert(node))
+        Some(Some(self.insert(node)))
     }
 
     /// `at`'s parents as indexes, the parents read if need be.
@@ -376,10 +469,12 @@ impl Graph {
     fn order(&mut self, tips: &[Oid]) -> Option<Vec<u32>> {
         // 1 and 2. limit_list: a queue by date, newest first, then by when queued; the tips
         // queued first, in their order (which is their stable sort by date).
-        let tips = tips
-            .iter()
-            .map(|&id| self.node(id))
-            .collect::<Option<Vec<u32>>>()?;
+        // What is not a commit, git leaves out (`git rev-list` lists none such).
+        let mut commits = Vec::with_capacity(tips.len());
+        for &id in tips {
+            commits.extend(self.commit(id)?);
+        }
+        let tips = commits;
         let mut seen = vec![false; self.nodes.len()];
         let mut queue = BinaryHeap::new();
         let mut queued = 0u64;

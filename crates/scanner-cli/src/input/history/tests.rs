@@ -1620,6 +1620,98 @@ fn a_history_with_stashes_tags_loose_commits_and_another_encoding_is_listed_alik
     assert_eq!(assert_listed_alike(&reflogs), 9);
 }
 
+/// `git show-ref --head -d`'s output put in `--all`'s order: the refs as listed, each tag
+/// peeled by the line after it, then HEAD (listed first), then the stash entries; output
+/// not of that shape is left to git.
+#[test]
+fn the_refs_shown_are_put_in_the_order_all_adds_them() {
+    let id = |n: u8| Oid::from_hex(format!("{n:02x}").repeat(20).as_bytes()).unwrap();
+    let show = |lines: &[(u8, &str)]| -> Vec<u8> {
+        let lines = lines.iter().map(|(n, name)| format!("{} {name}\n", id(*n)));
+        lines.collect::<String>().into_bytes()
+    };
+    let shown = show(&[
+        (1, "HEAD"),
+        (2, "refs/heads/main"),
+        (3, "refs/tags/v1"),
+        (4, "refs/tags/v1^{}"),
+        (1, "refs/tags/v2"),
+    ]);
+    let stash = [id(5).to_string()];
+    assert_eq!(
+        order::all_refs(&shown, &stash),
+        Some(vec![id(2), id(4), id(1), id(1), id(5)])
+    );
+    let head_tag = show(&[(1, "HEAD"), (6, "HEAD^{}"), (2, "refs/heads/main")]);
+    assert_eq!(order::all_refs(&head_tag, &[]), Some(vec![id(2), id(6)]));
+    for odd in [
+        show(&[(2, "refs/heads/main"), (1, "HEAD")]),
+        show(&[(4, "refs/tags/v1^{}")]),
+        show(&[
+            (3, "refs/tags/v1"),
+            (2, "refs/heads/main"),
+            (4, "refs/tags/v1^{}"),
+        ]),
+        b"0123 refs/heads/short\n".to_vec(),
+    ] {
+        assert_eq!(
+            order::all_refs(&odd, &[]),
+            None,
+            "{}",
+            String::from_utf8_lossy(&odd)
+        );
+    }
+}
+
+/// The refs `--all` starts from, listed in-process as git lists them: branches packed and
+/// loose, a symbolic ref, tags of tags and of a blob (left out, as git leaves them), HEAD
+/// detached at a commit no ref names; then with a second worktree, whose HEAD `--all` adds
+/// too (git lists the tips there). Every commit has the same date, so their order is the
+/// tips' order alone.
+#[test]
+fn the_refs_all_starts_from_are_listed_alike() {
+    let tmp = init();
+    let d = tmp.path();
+    for i in 0..3 {
+        write(d, "a", &i.to_string());
+        commit(d, &format!("c{i}"));
+    }
+    g(d, &["checkout", "-q", "-b", "z-side", "HEAD~2"]);
+    commit(d, "side");
+    g(d, &["checkout", "-q", "main"]);
+    g(d, &["tag", "-a", "-m", "t", "v0", "z-side"]);
+    g(d, &["tag", "-a", "-m", "tt", "v0-again", "v0"]);
+    g(d, &["tag", "-a", "-m", "blob", "a-blob", "HEAD:a"]);
+    g(
+        d,
+        &[
+            "symbolic-ref",
+            "refs/remotes/origin/HEAD",
+            "refs/heads/z-side",
+        ],
+    );
+    g(d, &["pack-refs", "--all"]);
+    g(d, &["branch", "loose", "HEAD~1"]);
+    g(d, &["checkout", "-q", "--detach"]);
+    commit(d, "detached");
+    assert_eq!(assert_listed_alike(&opts(d)), 5);
+    let wt = tempfile::tempdir().unwrap();
+    let wt = wt.path().join("wt");
+    g(
+        d,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            wt.to_str().unwrap(),
+            "z-side",
+        ],
+    );
+    commit(&wt, "in the worktree");
+    assert_eq!(assert_listed_alike(&opts(d)), 6);
+}
+
 #[test]
 fn a_shallow_clone_is_listed_in_process_with_its_parents_cut() {
     let tmp = init();

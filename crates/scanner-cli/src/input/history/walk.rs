@@ -134,6 +134,10 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
         let mut tips = git(repo);
         tips.args(["rev-list", "--no-walk=unsorted"]);
         select(&mut tips);
+        let tips = super::order::Tips {
+            git: tips,
+            stash: (!opts.reflogs).then(|| stash.clone()),
+        };
         let listing = super::order::spawn(repo, store, tips, opts.list_threads);
         Listing::InProcess(listing, list)
     } else {
