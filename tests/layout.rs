@@ -1,6 +1,7 @@
 //! Rules of the code's layout that a change can break without any other test noticing
 //! (issue 31, section 1): no source file over 60 KB; the inputs (`input/`) reach nothing of
-//! the pipeline, the output or the report; every stderr line is written by `messages.rs`.
+//! the pipeline, the output or the report; every stderr line is written, and its
+//! `scanner:` prefix made, by `messages.rs`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -102,13 +103,14 @@ fn every_stderr_line_is_written_by_messages() {
             continue;
         }
         for (n, line) in code_lines(&path) {
-            if line.contains("eprintln!") || line.contains("eprint!") {
+            let prints = line.contains("eprintln!") || line.contains("eprint!");
+            if prints || line.contains("\"scanner: ") {
                 printing.push(format!("{}:{n}: {}", path.display(), line.trim()));
             }
         }
     }
     assert!(
         printing.is_empty(),
-        "print through scanner_cli::messages: {printing:#?}"
+        "print, and prefix, through scanner_cli::messages: {printing:#?}"
     );
 }

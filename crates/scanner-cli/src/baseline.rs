@@ -206,14 +206,14 @@ impl Baseline {
             .zip(&self.used)
             .filter(|(_, used)| !**used)
             .map(|(e, _)| {
-                format!(
-                    "scanner: unused baseline entry in {}: {}:{} {} (fingerprint {})",
+                crate::messages::info_line(&format!(
+                    "unused baseline entry in {}: {}:{} {} (fingerprint {})",
                     escape_path(&self.origin),
                     escape(&e.path),
                     e.line,
                     e.rule_id,
                     e.fingerprint
-                )
+                ))
             })
             .collect();
         lines.sort();

@@ -81,11 +81,16 @@ pub fn note(message: &str) {
     }
 }
 
-/// Prints `scanner: MESSAGE` on stderr: what a command did (`wrote 3 findings to FILE`), or
-/// a statement the user acts on (a refused commit). Not under `--log-level error`.
+/// `scanner: MESSAGE`: what a command did (`wrote 3 findings to FILE`), or a statement the
+/// user acts on (a refused commit, an unused baseline entry).
+pub fn info_line(message: &str) -> String {
+    format!("scanner: {}", sanitize(message))
+}
+
+/// Prints [`info_line`] on stderr. Not under `--log-level error`.
 pub fn info(message: &str) {
     if warnings_shown() {
-        eprintln!("scanner: {}", sanitize(message));
+        eprintln!("{}", info_line(message));
     }
 }
 
