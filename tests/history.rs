@@ -69,6 +69,39 @@ fn a_secret_deleted_in_the_next_commit_is_found_with_its_commit() {
     );
 }
 
+/// A ref whose object is missing stops git from listing `--all`: the error names the ref
+/// and what to do, and naming the revisions to scan (`--range`) scans them.
+#[test]
+fn a_broken_ref_is_named_with_what_to_do() {
+    let r = Repo::new();
+    r.write("config/app.env", format!("TOKEN={}\n", token(8)));
+    r.git(&["add", "."]);
+    commit_at(&r, "add config", "2024-02-03T04:05:06+01:00");
+    let branch = String::from_utf8(r.git_out(&["symbolic-ref", "--short", "HEAD"]).stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    std::fs::write(
+        r.path(".git/refs/heads/broken"),
+        "1234567890123456789012345678901234567890\n",
+    )
+    .unwrap();
+    let run = history(&r, &[]);
+    run.expect(2);
+    assert!(
+        run.stderr.contains(
+            "ref `refs/heads/broken` names an object the repository does not have, so git \
+             cannot list every ref's history; repair or delete the ref \
+             (`git update-ref -d refs/heads/broken`), or name the revisions to scan (--range)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let named = history(&r, &["--range", &branch]);
+    named.expect(1);
+    assert_eq!(named.locations(), ["config/app.env:1:7:1:47"]);
+}
+
 /// A commit whose author date git cannot show (`git rev-list --format=%aI` dies on one
 /// before the epoch in its own zone) does not stop the scan: the secret it added is found,
 /// the date shown in UTC, whether the commits are listed in-process or by git. Before, that

@@ -9,6 +9,9 @@ pub enum HistoryError {
     NotARepository { repo: PathBuf },
     /// A revision git cannot resolve.
     UnknownRevision { repo: PathBuf, rev: String },
+    /// A ref (`refs/heads/x`) whose object the repository does not have: git walks no
+    /// `--all` then.
+    BrokenRef { repo: PathBuf, name: String },
     /// A parent commit is absent or unreadable (corrupt). (A blob is reported by the worker
     /// that reads it, a tree in [`HistoryStats::unlisted`].)
     MissingObject {
@@ -49,6 +52,13 @@ impl fmt::Display for HistoryError {
             HistoryError::UnknownRevision { repo, rev } => {
                 write!(f, "{}: unknown revision `{rev}`", repo.display())
             }
+            HistoryError::BrokenRef { repo, name } => write!(
+                f,
+                "{}: ref `{name}` names an object the repository does not have, so git \
+                 cannot list every ref's history; repair or delete the ref \
+                 (`git update-ref -d {name}`), or name the revisions to scan (--range)",
+                repo.display()
+            ),
             HistoryError::MissingObject { repo, oid, detail } => write!(
                 f,
                 "{}: object {oid} is missing or corrupt ({detail}); \
@@ -109,6 +119,17 @@ pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> His
         .or_else(|| quoted("Invalid revision range "))
     {
         return HistoryError::UnknownRevision { repo, rev };
+    }
+    // `fatal: bad object refs/heads/x`: a ref of `--all` whose object is missing.
+    if let Some(name) = text
+        .lines()
+        .find_map(|l| l.strip_prefix("fatal: bad object "))
+        .filter(|name| name.starts_with("refs/") || *name == "HEAD")
+    {
+        return HistoryError::BrokenRef {
+            repo,
+            name: name.trim().to_string(),
+        };
     }
     if text.contains("unknown revision") || text.contains("bad object") {
         return HistoryError::UnknownRevision {
