@@ -69,14 +69,18 @@ fn a_secret_deleted_in_the_next_commit_is_found_with_its_commit() {
     );
 }
 
-/// A ref whose object is missing stops git from listing `--all`: the error names the ref
-/// and what to do, and naming the revisions to scan (`--range`) scans them.
+/// A ref whose object is missing makes git's `--all` die. Listed in-process, it is left out
+/// with a warning (exit 2) and every other ref's history is scanned; where git lists the
+/// commits (`--reflogs`), the error names the ref and what to do; naming the revisions to
+/// scan (`--range`) scans them.
 #[test]
-fn a_broken_ref_is_named_with_what_to_do() {
+fn a_broken_ref_is_left_out_and_named_with_what_to_do() {
     let r = Repo::new();
     r.write("config/app.env", format!("TOKEN={}\n", token(8)));
     r.git(&["add", "."]);
     commit_at(&r, "add config", "2024-02-03T04:05:06+01:00");
+    // A tag, peeled in-process there.
+    r.git(&["tag", "-a", "-m", "a tag", "v1"]);
     std::fs::write(
         r.path(".git/refs/heads/broken"),
         "1234567890123456789012345678901234567890\n",
@@ -84,14 +88,27 @@ fn a_broken_ref_is_named_with_what_to_do() {
     .unwrap();
     let run = history(&r, &[]);
     run.expect(2);
+    assert_eq!(run.locations(), ["config/app.env:1:7:1:47"]);
+    assert_eq!(run.stderr.matches("ref `").count(), 1, "{}", run.stderr);
     assert!(
         run.stderr.contains(
+            "ref `refs/heads/broken` names an object the repository does not have: left out, \
+             every other ref's history scanned (repair or delete it: \
+             `git update-ref -d refs/heads/broken`)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let by_git = history(&r, &["--reflogs"]);
+    by_git.expect(2);
+    assert!(
+        by_git.stderr.contains(
             "ref `refs/heads/broken` names an object the repository does not have, so git \
              cannot list every ref's history; repair or delete the ref \
              (`git update-ref -d refs/heads/broken`), or name the revisions to scan (--range)"
         ),
         "{}",
-        run.stderr
+        by_git.stderr
     );
     let named = history(&r, &["--range", "main"]);
     named.expect(1);

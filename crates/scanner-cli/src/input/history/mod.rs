@@ -270,6 +270,9 @@ pub struct HistoryStats {
     pub unlisted: u64,
     /// The first of them, described.
     pub first_unlisted: Option<String>,
+    /// Refs left out: they name an object the repository does not have (git's `--all` dies
+    /// on one). An error each (exit 2); every other ref's history is scanned.
+    pub broken_refs: Vec<String>,
     /// True when `on_blob` asked to stop before the end.
     pub stopped: bool,
 }
@@ -288,6 +291,7 @@ impl HistoryStats {
         if self.first_unlisted.is_none() {
             self.first_unlisted.clone_from(&other.first_unlisted);
         }
+        self.broken_refs.extend(other.broken_refs.iter().cloned());
         self.stopped |= other.stopped;
     }
 }

@@ -29,8 +29,12 @@
 //!    the stash entries, each not a commit left out (a tag of a tree). `git show-ref --head
 //!    -d` lists the refs with their tags peeled ([`all_refs`] puts HEAD after them); with
 //!    `--reflog`, or another worktree, `git rev-list --no-walk=unsorted` with the same
-//!    selection lists the tips (14 ms on ripgrep: it reads every commit they name). Then
-//!    sorted by committer date, newest first, stably (`commit_list_sort_by_date`).
+//!    selection lists the tips (14 ms on ripgrep: it reads every commit they name). A ref
+//!    whose object is missing makes show-ref die, as it makes `--all` die: then `git
+//!    for-each-ref` and `git rev-parse HEAD` list them, the tags are peeled here, and each
+//!    such ref is left out and named ([`Ordered::broken`], an error): the rest of the
+//!    history is scanned. Then sorted by committer date, newest first, stably
+//!    (`commit_list_sort_by_date`).
 //! 2. `limit_list`: a queue by committer date, newest first, ties in the order they were
 //!    queued; each commit taken from it queues its parents not yet seen, in their order,
 //!    and joins the list.
@@ -143,6 +147,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
         running.kill();
         return None;
     };
+    let mut broken = Vec::new();
     let tips = match (stash, git_tips) {
         // `--all` adds the HEAD of every other worktree: git lists those.
         (Some(_), Some(git_tips)) if common.join("worktrees").exists() => {
@@ -150,7 +155,11 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
             read_output(repo, Running::spawn(repo, git_tips, TIPS).ok()?)
                 .and_then(|out| one_a_line(&out))?
         }
-        (Some(stash), _) => all_refs(&read_output(repo, running)?, &stash)?,
+        (Some(stash), _) => match read_output(repo, running) {
+            Some(out) => all_refs(&out, &stash)?,
+            // show-ref dies on a ref whose object is missing, as `--all` does.
+            None => graph.tips_past_broken_refs(repo, &stash, &mut broken)?,
+        },
         (None, _) => read_output(repo, running).and_then(|out| one_a_line(&out))?,
     };
     let order = graph.order(&tips)?;
@@ -172,12 +181,17 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
         entries,
         texts,
         asked,
+        broken,
     })
 }
 
 /// The tips listings, as errors would name them.
 const TIPS: &str = "git rev-list --no-walk";
 const SHOW_REF: &str = "git show-ref";
+const FOR_EACH_REF: &str = "git for-each-ref";
+
+/// How many tags deep a ref is peeled before it counts as broken.
+const MAX_TAG_DEPTH: usize = 64;
 
 /// `git show-ref --head -d`: HEAD, then every ref in the order `--all` adds them, each tag
 /// followed by its peeled id (`ID NAME^{}`). git peels from `packed-refs` where it recorded
@@ -435,6 +449,64 @@ impl Graph {
         }
         let node = parse(id, &self.buf, &mut self.texts)?;
         Some(Some(self.insert(node)))
+    }
+
+    /// The tips `--all` and `stash` start from, as [`all_refs`] makes them, where `git
+    /// show-ref` died on a ref whose object is missing (git's `--all` dies there too, and
+    /// nothing of the history was scanned): the refs as `git for-each-ref` lists them, in
+    /// the same order, and HEAD (`git rev-parse`), their tags peeled here. Each ref whose
+    /// object, or a tag's, cannot be read is named in `broken` and left out. `None` where
+    /// git fails at that too.
+    fn tips_past_broken_refs(
+        &mut self,
+        repo: &Path,
+        stash: &[String],
+        broken: &mut Vec<String>,
+    ) -> Option<Vec<Oid>> {
+        let mut refs = git(repo);
+        refs.args(["for-each-ref", "--format=%(objectname) %(refname)"]);
+        let refs = read_output(repo, Running::spawn(repo, refs, FOR_EACH_REF).ok()?)?;
+        let mut head = git(repo);
+        head.args(["rev-parse", "-q", "--verify", "HEAD"]);
+        // Nothing, and exit status 1, where HEAD names no commit yet.
+        let head = head.output().ok()?;
+        let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+        let mut named: Vec<(String, String)> = Vec::new();
+        for line in String::from_utf8_lossy(&refs).lines() {
+            let (id, name) = line.split_once(' ')?;
+            named.push((id.to_string(), name.to_string()));
+        }
+        if !head.is_empty() {
+            named.push((head, "HEAD".to_string()));
+        }
+        let mut tips = Vec::with_capacity(named.len() + stash.len());
+        for (id, name) in named {
+            match self.peeled(Oid::from_hex(id.as_bytes())?) {
+                Some(id) => tips.push(id),
+                None => broken.push(name),
+            }
+        }
+        for id in stash {
+            tips.push(Oid::from_hex(id.as_bytes())?);
+        }
+        Some(tips)
+    }
+
+    /// What `id` names once its tags are peeled; `None` where an object on the way cannot be
+    /// read.
+    fn peeled(&mut self, mut id: Oid) -> Option<Oid> {
+        for _ in 0..MAX_TAG_DEPTH {
+            if self.by_id.contains_key(&id) {
+                return Some(id);
+            }
+            let kind = self.reader.read_object(&id, &mut self.buf).ok()?;
+            if kind != gix::objs::Kind::Tag {
+                return Some(id);
+            }
+            let target = self.buf.strip_prefix(b"object ")?;
+            id = Oid::from_hex(target.get(..40)?)?;
+        }
+        None
     }
 
     /// `at`'s parents as indexes, the parents read if need be.
@@ -697,6 +769,8 @@ pub(super) struct Ordered {
     /// Their fields, in the same order.
     texts: Texts,
     asked: OidMap<CommitInfo>,
+    /// The refs left out: their objects are missing ([`Graph::tips_past_broken_refs`]).
+    pub(super) broken: Vec<String>,
 }
 
 impl Ordered {

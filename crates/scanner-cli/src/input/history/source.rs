@@ -72,6 +72,17 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
     groups.finish(|batch| out.send_batch(batch));
     let stats = stats?;
     out.skip(Skip::Submodule, stats.submodules);
+    for name in &stats.broken_refs {
+        out.warn(
+            options.repo.clone(),
+            format!(
+                "ref `{name}` names an object the repository does not have: left out, \
+                 every other ref's history scanned (repair or delete it: \
+                 `git update-ref -d {name}`)"
+            ),
+            true,
+        );
+    }
     if let Some(first) = &stats.first_unlisted {
         out.warn(
             // The reason names the repository.

@@ -173,6 +173,10 @@ pub fn walk(
     } = started;
     let repo = repo.as_path();
     let (mut list, commits) = commits(repo, listing)?;
+    let broken_refs = match &commits {
+        Commits::Ordered(ordered) => ordered.broken.clone(),
+        Commits::Git(_) => Vec::new(),
+    };
     let split = diff_threads > 0;
     let ahead = if split {
         2 * BLOCK * diff_threads
@@ -254,6 +258,7 @@ pub fn walk(
         list.into_iter().for_each(Running::kill);
         let mut stats = outcome.unwrap_or_default();
         stats.stopped = true;
+        stats.broken_refs = broken_refs;
         merge_yielded(&mut stats, &yielded);
         return Ok(stats);
     }
@@ -265,6 +270,7 @@ pub fn walk(
         (list_result, _) => list_result?,
     }
     let mut stats = outcome?;
+    stats.broken_refs = broken_refs;
     merge_yielded(&mut stats, &yielded);
     Ok(stats)
 }
