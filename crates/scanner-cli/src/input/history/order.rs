@@ -127,14 +127,19 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
     if std::env::var_os("GIT_GRAFT_FILE").is_some() {
         return None;
     }
-    // git lists the tips while the commits are read.
-    let Tips { git, stash } = tips;
-    // `git rev-list` kept, not started, where show-ref lists the refs.
-    let (running, git_tips) = match stash {
-        Some(_) => (Running::spawn(repo, show_refs(repo), SHOW_REF), Some(git)),
-        None => (Running::spawn(repo, git, TIPS), None),
+    // git lists the tips while the commits are read: the refs by show-ref, `git rev-list`
+    // kept unstarted for another worktree; else `git rev-list`.
+    let listing = match tips {
+        Tips {
+            git,
+            stash: Some(stash),
+        } => TipsListing::Refs(
+            Running::spawn(repo, show_refs(repo), SHOW_REF).ok()?,
+            stash,
+            Box::new(git),
+        ),
+        Tips { git, stash: None } => TipsListing::Git(Running::spawn(repo, git, TIPS).ok()?),
     };
-    let running = running.ok()?;
     let read = || {
         let (packs, common) = (store.packs().ok()?, store.common_dir().ok()?);
         if common.join("info/grafts").exists() {
@@ -144,23 +149,24 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
         Some((graph, common))
     };
     let Some((mut graph, common)) = read() else {
-        running.kill();
+        match listing {
+            TipsListing::Refs(running, ..) | TipsListing::Git(running) => running.kill(),
+        }
         return None;
     };
     let mut broken = Vec::new();
-    let tips = match (stash, git_tips) {
+    let tips = match listing {
         // `--all` adds the HEAD of every other worktree: git lists those.
-        (Some(_), Some(git_tips)) if common.join("worktrees").exists() => {
+        TipsListing::Refs(running, _, git) if common.join("worktrees").exists() => {
             running.kill();
-            read_output(repo, Running::spawn(repo, git_tips, TIPS).ok()?)
-                .and_then(|out| one_a_line(&out))?
+            one_a_line(&read_output(repo, Running::spawn(repo, *git, TIPS).ok()?)?)?
         }
-        (Some(stash), _) => match read_output(repo, running) {
+        TipsListing::Refs(running, stash, _) => match read_output(repo, running) {
             Some(out) => all_refs(&out, &stash)?,
             // show-ref dies on a ref whose object is missing, as `--all` does.
             None => graph.tips_past_broken_refs(repo, &stash, &mut broken)?,
         },
-        (None, _) => read_output(repo, running).and_then(|out| one_a_line(&out))?,
+        TipsListing::Git(running) => one_a_line(&read_output(repo, running)?)?,
     };
     let order = graph.order(&tips)?;
     // Newest last, their fields laid out in the same order, so that both shrink from their
@@ -183,6 +189,15 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
         asked,
         broken,
     })
+}
+
+/// The tips being listed ([`list`]).
+enum TipsListing {
+    /// `git show-ref`, with the stash entries to add, and the `git rev-list` that lists the
+    /// tips instead where another worktree's HEAD counts.
+    Refs(Running, Vec<String>, Box<Command>),
+    /// `git rev-list --no-walk=unsorted`.
+    Git(Running),
 }
 
 /// The tips listings, as errors would name them.
@@ -470,20 +485,17 @@ impl Graph {
         head.args(["rev-parse", "-q", "--verify", "HEAD"]);
         // Nothing, and exit status 1, where HEAD names no commit yet.
         let head = head.output().ok()?;
-        let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
-        let mut named: Vec<(String, String)> = Vec::new();
-        for line in String::from_utf8_lossy(&refs).lines() {
-            let (id, name) = line.split_once(' ')?;
-            named.push((id.to_string(), name.to_string()));
-        }
-        if !head.is_empty() {
-            named.push((head, "HEAD".to_string()));
-        }
-        let mut tips = Vec::with_capacity(named.len() + stash.len());
-        for (id, name) in named {
+        let head = String::from_utf8_lossy(&head.stdout);
+        let head = head.trim();
+        let refs = String::from_utf8_lossy(&refs);
+        let named = refs.lines().map(|line| line.split_once(' '));
+        let named = named.chain((!head.is_empty()).then_some(Some((head, "HEAD"))));
+        let mut tips = Vec::new();
+        for ref_ in named {
+            let (id, name) = ref_?;
             match self.peeled(Oid::from_hex(id.as_bytes())?) {
                 Some(id) => tips.push(id),
-                None => broken.push(name),
+                None => broken.push(name.to_string()),
             }
         }
         for id in stash {
