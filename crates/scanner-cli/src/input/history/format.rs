@@ -64,7 +64,7 @@ pub(super) fn author_fields(raw: &[u8]) -> Option<AuthorFields> {
     Some(AuthorFields {
         name: String::from_utf8_lossy(name).into_owned(),
         email: String::from_utf8_lossy(email).into_owned(),
-        date: iso_strict(when)?,
+        date: iso_strict(when.strip_prefix(b" ")?)?,
         summary: String::from_utf8_lossy(&subject(message)).into_owned(),
     })
 }
@@ -79,11 +79,11 @@ pub(super) fn author_fields(raw: &[u8]) -> Option<AuthorFields> {
 /// report says `Z` for UTC whatever git is installed (before 2.45, `%aI` printed
 /// `+00:00`).
 pub(super) fn date(raw: &[u8]) -> String {
-    let when = [b" ", raw.trim_ascii()].concat();
-    iso_strict(&when)
+    let when = raw.trim_ascii();
+    iso_strict(when)
         .or_else(|| {
-            let seconds = when[1..].split(|&b| b == b' ').next()?;
-            iso_strict(&[b" ", seconds, b" +0000"].concat())
+            let seconds = when.split(|&b| b == b' ').next()?;
+            iso_strict(&[seconds, b" +0000"].concat())
         })
         .unwrap_or_default()
 }
@@ -148,10 +148,10 @@ fn split_ident(ident: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
 /// The last second of 9999-12-31, the last that `%04d` prints in four digits.
 const LAST_SECOND: i64 = 253_402_300_799;
 
-/// ` SECONDS ±HHMM` (what follows the e-mail's `>`) as `%aI`: the instant in its own zone.
+/// `SECONDS ±HHMM` (what follows the e-mail's `>` and one space) as `%aI`: the instant in
+/// its own zone.
 fn iso_strict(when: &[u8]) -> Option<String> {
-    let rest = when.strip_prefix(b" ")?;
-    let (seconds, zone) = rest.split_at(rest.len().checked_sub(6)?);
+    let (seconds, zone) = when.split_at(when.len().checked_sub(6)?);
     let zone = zone.strip_prefix(b" ")?;
     if seconds.is_empty() || !seconds.iter().all(u8::is_ascii_digit) {
         return None;
