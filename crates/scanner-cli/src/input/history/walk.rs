@@ -172,9 +172,9 @@ pub fn walk(
         diff_threads,
     } = started;
     let repo = repo.as_path();
-    let (mut list, commits) = commits(repo, listing)?;
-    let broken_refs = match &commits {
-        Commits::Ordered(ordered) => ordered.broken.clone(),
+    let (mut list, mut commits) = commits(repo, listing)?;
+    let broken_refs = match &mut commits {
+        Commits::Ordered(ordered) => std::mem::take(&mut ordered.broken),
         Commits::Git(_) => Vec::new(),
     };
     let split = diff_threads > 0;
