@@ -61,12 +61,13 @@
 //!    a hit of a rule with `max_len = L <= S` yields matches in
 //!    `[start - L, end + 2 L)`, so these walks see every hit whose matches
 //!    may meet a zone (and keep only those). The keywords of the
-//!    long-window rules (private keys, JWTs, cloud credentials: 17 of 529
-//!    built-in rules) are found beyond the walks, as far as each rule's
-//!    windows reach, by one memchr pass per keyword's rarest byte
-//!    (`RareByteSearch`), once over each group of zones whose reaches
-//!    meet: an automaton step per byte over the whole buffer would cost
-//!    more than the walk saves. With `quiet` (the caller's word that none
+//!    long-window rules (private keys, JWTs, cloud credentials, providers
+//!    whose windows reach 3 KB: 49 of 1,309 built-in rules) are found
+//!    beyond the walks, as far as each rule's windows reach, by one
+//!    memchr pass per keyword's rarest byte (`RareByteSearch`), once
+//!    over each group of zones whose reaches meet: an automaton step per
+//!    byte over the whole buffer would cost more than the walk saves.
+//!    With `quiet` (the caller's word that none
 //!    of those keywords lies wholly outside the focus: the previous
 //!    version held none) that search is skipped, and the walks tell
 //!    whether the buffer holds one ([`ScanScratch::no_long_keywords`], for
@@ -348,7 +349,11 @@ const MIN_LEAD: usize = 256;
 /// are rare; the common keywords of medium windows (`secret`, `user:`,
 /// `sl.`) would cost more found over the whole buffer than walked. On the
 /// ripgrep history (callgrind, one thread): 4.26 G instructions with 512,
-/// 4.11 G with 1440, 4.13 G with 2400.
+/// 4.11 G with 1440, 4.13 G with 2400. Measured again once the provider
+/// table had made 22 rules of about 3 KB windows, whose keywords' rarest
+/// bytes are common letters: 3072, which walks them, executed 2.311 G
+/// against 2.198 G on that history, and moto's history took the same CPU
+/// (docs/performance.md, "Where moto's rebuilds go").
 const FOCUS_SHORT_LEN: usize = 1440;
 /// `scan_focus`: bytes of context beyond what a rule's windows need.
 const FOCUS_SLACK: usize = 64;
