@@ -257,10 +257,16 @@ pub(super) fn all_refs(out: &[u8], stash: &[String]) -> Option<Vec<Oid>> {
         last = name;
     }
     refs.extend(head);
+    then_stash(refs, stash)
+}
+
+/// `tips` followed by the `stash` entries (hex ids), which `--all`'s selection names after
+/// the refs; `None` where one is not an id.
+fn then_stash(mut tips: Vec<Oid>, stash: &[String]) -> Option<Vec<Oid>> {
     for id in stash {
-        refs.push(Oid::from_hex(id.as_bytes())?);
+        tips.push(Oid::from_hex(id.as_bytes())?);
     }
-    Some(refs)
+    Some(tips)
 }
 
 /// What `run` wrote, once it exited successfully.
@@ -498,10 +504,7 @@ impl Graph {
                 None => broken.push(name.to_string()),
             }
         }
-        for id in stash {
-            tips.push(Oid::from_hex(id.as_bytes())?);
-        }
-        Some(tips)
+        then_stash(tips, stash)
     }
 
     /// What `id` names once its tags are peeled; `None` where an object on the way cannot be
