@@ -13,7 +13,11 @@
 //! every delta in between inflated again. Here, as in git's own delta base
 //! cache, every object a chain passes through is kept (`DeltaCache`): the
 //! first version of a file pays for its chain once, and each later version is
-//! then in the cache or one delta away from it.
+//! then in the cache or one delta away from it. Not every pack is made that
+//! way: moto's history, as a clone repacks it, holds most versions as deltas
+//! against an older one (`docs/performance.md`, "Where moto's rebuilds go");
+//! the chains a history scan walks there are shallow trees, and the cache
+//! serves them alike.
 //!
 //! # Two caches
 //!
