@@ -36,6 +36,7 @@ pub mod filter;
 pub mod gitleaksignore;
 pub mod hook;
 pub mod input;
+mod malloc;
 pub mod merge;
 pub mod messages;
 pub mod outfile;

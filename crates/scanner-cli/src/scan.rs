@@ -269,6 +269,11 @@ impl ScanPlan {
                     .collect(),
                 _ => vec![HistoryRepo::new(None, options(repo.clone()))],
             };
+            // Before the walk's threads start: each thread's malloc arena
+            // is made at its first allocation, and the cap on arenas holds
+            // only for those made after it (the pipeline tunes again, for
+            // its other callers).
+            crate::malloc::for_rebuilt_objects(threads);
             if let Some(first) = repos.first_mut() {
                 first.start_early();
             }

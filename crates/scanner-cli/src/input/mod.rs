@@ -171,6 +171,18 @@ impl Source {
         Ok(())
     }
 
+    /// Tunes the allocator for what this source's `threads` workers
+    /// allocate ([`crate::malloc`]): a history rebuilds objects of
+    /// megabytes, the other sources read into the workers' buffer pools.
+    /// Before the workers start (their arenas are made at their first
+    /// allocation).
+    pub fn tune_malloc(&self, threads: usize) {
+        match self {
+            Source::History(_) => crate::malloc::for_rebuilt_objects(threads),
+            Source::Paths(_) | Source::Items { .. } => crate::malloc::cap_arenas(threads),
+        }
+    }
+
     /// Emits every item of this source into `out`, which applies scope,
     /// sharding and the budget ([`emit`]). A walk is given `scope` to walk
     /// with; the other sources list paths, which `out` checks. Returns the

@@ -222,27 +222,6 @@ impl StopHandle {
     }
 }
 
-/// Caps glibc's malloc arenas at the cores this process may run on. glibc
-/// gives each thread that meets a locked arena a new one, up to 8 per
-/// core, and each keeps the memory freed into it: `--threads 16` on two
-/// cores peaked at 74 MB against 46 MB at 2 threads (cargo registry
-/// sources), 11 MB of it in the extra arenas. No more threads than cores
-/// run at once, so more arenas than cores spare no waiting; with as many
-/// threads as cores nothing changes. Elsewhere (musl, other systems) it
-/// does nothing.
-fn cap_malloc_arenas(threads: usize) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if threads > cores {
-            // SAFETY: mallopt only sets a tunable; any value is accepted.
-            unsafe { libc::mallopt(libc::M_ARENA_MAX, cores.max(1) as libc::c_int) };
-        }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = threads;
-}
-
 /// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`): what the
 /// producer costs, whatever else runs on the machine. Zero where the clock
 /// is missing.
@@ -304,7 +283,7 @@ pub fn scan(
         archive_bytes: Default::default(),
         tally: Arc::clone(&tally),
     });
-    cap_malloc_arenas(threads);
+    source.tune_malloc(threads);
     let executor = worker::executor(threads, &shared);
     drop(shared);
     let handle = executor.handle();
