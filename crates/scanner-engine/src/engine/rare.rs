@@ -30,6 +30,13 @@ struct ByteKeywords {
     keywords: Vec<(u32, usize)>,
     /// The longest `max_len` of their rules.
     max_len: usize,
+    /// Whether a byte (either case) follows the chosen byte in one of the
+    /// keywords, or the chosen byte ends one (then every byte is marked):
+    /// where the byte after a place of the chosen byte is unmarked, none of
+    /// the keywords stands there, and the list is not compared. A frequent
+    /// chosen byte (`c` of `secret`, `p` of `-----begin ... private`) is
+    /// mostly followed by bytes no keyword has there.
+    next: [bool; 256],
 }
 
 /// Bytes from the rarest to the most frequent in source text and prose
@@ -66,11 +73,20 @@ impl RareByteSearch {
                             byte: b,
                             keywords: vec![(k as u32, off)],
                             max_len: 0,
+                            next: [false; 256],
                         });
                         self.byte_of.push(self.by_byte.len() - 1);
                     }
                 }
                 self.max_len = self.max_len.max(keyword.len());
+                let next = &mut self.by_byte[self.byte_of[k]].next;
+                match keyword.get(off + 1) {
+                    Some(&n) => {
+                        next[usize::from(n.to_ascii_lowercase())] = true;
+                        next[usize::from(n.to_ascii_uppercase())] = true;
+                    }
+                    None => *next = [true; 256],
+                }
                 k
             }
         };
@@ -102,8 +118,8 @@ impl RareByteSearch {
             let left = far.start..far.end.min(inner.start).max(far.start);
             let right = inner.end.max(far.start).min(far.end)..far.end;
             // (Overlapping when `walked` is short: `out` is de-duplicated.)
-            self.find_byte(data, entry.byte, &entry.keywords, left, out);
-            self.find_byte(data, entry.byte, &entry.keywords, right, out);
+            self.find_byte(data, entry, left, out);
+            self.find_byte(data, entry, right, out);
         }
     }
 
@@ -141,18 +157,24 @@ impl RareByteSearch {
     fn find_byte(
         &self,
         data: &[u8],
-        b: u8,
-        list: &[(u32, usize)],
+        entry: &ByteKeywords,
         range: Range<usize>,
         out: &mut Vec<(usize, usize, u32)>,
     ) {
         if range.is_empty() {
             return;
         }
+        let (b, list) = (entry.byte, &entry.keywords[..]);
         let hay = &data[range.clone()];
         {
             let mut check = |i: usize| {
                 let at = range.start + i;
+                // At the buffer's end, as if a NUL followed: only a keyword
+                // ending in the chosen byte (which marks every byte) fits.
+                let after = data.get(at + 1).copied().unwrap_or(0);
+                if !entry.next[usize::from(after)] {
+                    return;
+                }
                 for &(k, off) in list {
                     let kw = &self.keywords[k as usize];
                     let Some(start) = at.checked_sub(off) else {

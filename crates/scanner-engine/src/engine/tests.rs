@@ -166,6 +166,36 @@ fn check_examples_reports_the_compile_error_for_each_example() {
     }
 }
 
+/// The byte after each place of a chosen byte rules most places out
+/// before the keywords are compared: every prefix of a text (so that each
+/// place is the buffer's last byte once) gives what a brute force finds,
+/// with chosen bytes first, inside and last in their keywords.
+#[test]
+fn rare_byte_search_after_the_chosen_byte() {
+    let mut search = RareByteSearch::default();
+    let kws: [&[u8]; 5] = [b"secret", b"xoxb-", b"zk", b"kz", b"q"];
+    for (i, kw) in kws.iter().enumerate() {
+        search.add(kw, i as u32, 100);
+    }
+    let text = b"seCRet secreT xoxB- XOXb xoxb-zkz kZK qQ q secre";
+    for end in 0..=text.len() {
+        let text = &text[..end];
+        let mut got = Vec::new();
+        search.find(text, &(0..text.len()), 0..0, &mut got);
+        got.sort_unstable();
+        let mut want = Vec::new();
+        for (k, kw) in kws.iter().enumerate() {
+            for at in 0..=text.len().saturating_sub(kw.len()) {
+                if text.len() >= kw.len() && text[at..at + kw.len()].eq_ignore_ascii_case(kw) {
+                    want.push((at + kw.len(), at, k as u32));
+                }
+            }
+        }
+        want.sort_unstable();
+        assert_eq!(got, want, "the first {end} bytes");
+    }
+}
+
 /// The rare-byte search finds every occurrence of every keyword in any
 /// case, and with a walked middle, at least what crosses its edges.
 #[test]
