@@ -193,6 +193,10 @@ pub(crate) struct Rule {
     /// compilation), and the build already parsed rules without `max_len`.
     hir: OnceLock<Result<Hir, String>>,
     regex: OnceLock<Result<Regex, String>>,
+    /// `regex` with a literal prefilter, for the windows of [`WIDE_WINDOW`]
+    /// bytes or more (`search_windows`); `None` inside where it does not
+    /// compile.
+    regex_wide: OnceLock<Option<Regex>>,
     secret_group: Option<usize>,
     entropy: Option<f32>,
     keywords: Vec<String>,
@@ -310,28 +314,24 @@ impl Rule {
                 // on the cargo registry (120 findings); instructions on
                 // ripgrep's history 2.579 -> 2.532 G, on 37 MB of crates
                 // 832 -> 783 M; the registry's wall time is unchanged.
-                let prefilter = self.keywords.is_empty();
-                meta::Regex::builder()
-                    .configure(
-                        meta::Config::new()
-                            .utf8_empty(false)
-                            .auto_prefilter(prefilter),
-                    )
-                    .build_from_hir(hir)
-                    .map_err(|e| {
-                        // The top error says only "error building NFA": the
-                        // reason (a size limit) is in its sources.
-                        let mut m = format!("cannot compile regex: {e}");
-                        let mut src = std::error::Error::source(&e);
-                        while let Some(inner) = src {
-                            m.push_str(&format!(": {inner}"));
-                            src = inner.source();
-                        }
-                        m
-                    })
+                compile(hir, self.keywords.is_empty())
             })
             .as_ref()
             .ok()
+    }
+
+    /// [`regex`](Self::regex) with a literal prefilter, for a window of
+    /// [`WIDE_WINDOW`] bytes or more: windows of a keyword that a file
+    /// holds every few hundred bytes merge into one of many KB, which the
+    /// regex's automaton would walk byte by byte where a prefilter skips
+    /// to the places it can match (`netrc-inline-password`'s `machine`
+    /// opened 81 of the 134 MB searched in moto's history; its regex asks
+    /// for `machine` in lowercase).
+    fn regex_wide(&self) -> Option<&Regex> {
+        let hir = self.parsed()?.ok()?;
+        self.regex_wide
+            .get_or_init(|| compile(hir, true).ok())
+            .as_ref()
     }
 }
 
@@ -341,6 +341,11 @@ const BEGIN_KEYWORD: &str = "-----begin";
 
 /// The smallest `LEAD` (see [`Engine::chunk_overlap`]).
 const MIN_LEAD: usize = 256;
+/// The smallest window searched with the rule's prefiltered regex
+/// ([`Rule::regex_wide`]): a window is a few hundred bytes unless hits of
+/// its keyword crowd (in moto's history, `netrc-inline-password`'s 2,938
+/// windows averaged 27 KB).
+const WIDE_WINDOW: usize = 4096;
 /// `scan_focus`: rules with a `max_len` up to this are searched for near
 /// the focus only, from one keyword walk over the focus widened by twice
 /// this on the left and once on the right; the others by a search of
@@ -970,6 +975,10 @@ impl Engine {
                 continue;
             }
             let Some(regex) = rule.regex() else { continue };
+            let finder = match we - start >= WIDE_WINDOW {
+                true => rule.regex_wide().unwrap_or(regex),
+                false => regex,
+            };
             let caps = s.captures[r as usize].get_or_insert_with(|| regex.create_captures());
             let (lo, hi) = if rule.generic || !self.has_generic {
                 (own_lo, own_hi)
@@ -983,7 +992,7 @@ impl Engine {
                 // hundreds of KB for the large rules, and the pool holds
                 // as many as are in use at once, which is about the number
                 // of cores, not of threads.
-                let found = regex.search(&Input::new(data).range(at..we));
+                let found = finder.search(&Input::new(data).range(at..we));
                 let Some(m) = found else { break };
                 if m.start() >= hi {
                     break;
@@ -1314,6 +1323,28 @@ struct Ownership {
     own_hi: usize,
     shadow_lo: usize,
     shadow_hi: usize,
+}
+
+/// A rule's regex from its pattern, with a literal prefilter or without.
+fn compile(hir: &Hir, prefilter: bool) -> Result<Regex, String> {
+    meta::Regex::builder()
+        .configure(
+            meta::Config::new()
+                .utf8_empty(false)
+                .auto_prefilter(prefilter),
+        )
+        .build_from_hir(hir)
+        .map_err(|e| {
+            // The top error says only "error building NFA": the
+            // reason (a size limit) is in its sources.
+            let mut m = format!("cannot compile regex: {e}");
+            let mut src = std::error::Error::source(&e);
+            while let Some(inner) = src {
+                m.push_str(&format!(": {inner}"));
+                src = inner.source();
+            }
+            m
+        })
 }
 
 /// Whether a finding's secret (its `offset..end_offset`) meets the focus;

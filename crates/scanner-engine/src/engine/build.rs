@@ -865,6 +865,7 @@ pub(super) fn compile_rule(
         pattern: r.regex,
         hir: hir.map_or_else(OnceLock::new, |h| OnceLock::from(Ok(h))),
         regex: OnceLock::new(),
+        regex_wide: OnceLock::new(),
         secret_group: r.secret_group,
         entropy: r.entropy.map(|e| e as f32),
         keywords,

@@ -287,3 +287,46 @@ fn windows_without_a_run_of_secret_bytes_skip_the_regex() {
     );
     assert!(e.rules[0].regex.get().is_some());
 }
+
+/// Hits of a keyword every few bytes merge their windows into one of many
+/// KB, searched with the rule's prefiltered regex: it finds what the
+/// narrow windows of the same matches find, at the same offsets.
+#[test]
+fn a_wide_window_finds_what_narrow_ones_find() {
+    let text = "[[rules]]\nid = \"netrc\"\nregex = '''\\bmachine[ \\t]+[a-z.]+\\s+\
+                password[ \\t]+([A-Za-z0-9]{8,})'''\nsecretGroup = 1\nkeywords = [\"machine\"]\n\
+                max_len = 200\n";
+    let engine = || {
+        let mut f = RuleFile::parse(text, "netrc.toml").unwrap();
+        f.trusted = true;
+        EngineBuilder::new().add(f).build().unwrap().0
+    };
+    let find = |e: &Engine, data: &str| -> Vec<(u64, String)> {
+        let mut out = Vec::new();
+        e.scan(
+            &ScanInput::whole(data.as_bytes(), "a.txt"),
+            &mut e.new_scratch(),
+            &mut out,
+        );
+        out.into_iter().map(|f| (f.offset, f.secret)).collect()
+    };
+    let entry = "machine git.acme.test password Quartz7river9\n";
+    let (narrow, wide) = (engine(), engine());
+    // Alone: narrow windows.
+    let line = "Machine learning\n";
+    let alone = format!("{line}{entry}");
+    assert_eq!(find(&narrow, &alone), [(48, "Quartz7river9".to_string())]);
+    assert!(narrow.rules[0].regex_wide.get().is_none());
+    // Among 600 lines that hit the keyword: one window of 10 KB.
+    let crowd = line.repeat(300);
+    let data = format!("{crowd}{entry}{crowd}{entry}");
+    let second = (2 * crowd.len() + entry.len() + 31) as u64;
+    assert_eq!(
+        find(&wide, &data),
+        [
+            ((crowd.len() + 31) as u64, "Quartz7river9".to_string()),
+            (second, "Quartz7river9".to_string()),
+        ]
+    );
+    assert!(wide.rules[0].regex_wide.get().is_some());
+}
