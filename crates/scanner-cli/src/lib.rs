@@ -18,6 +18,7 @@
 //! | [`validate`], [`validate_cmd`] | `--validate` (asking providers whether findings work) and `scanner validate REPORT` |
 //! | [`output`] | report formats (text, json, jsonl, sarif, html) |
 //! | [`shard`], [`merge`] | `--shard K/N` (who scans what) and `scanner merge` (docs/scale.md) |
+//! | `malloc` | glibc's allocator tuned: arenas capped at the cores, and for a history's rebuilt objects |
 //!
 //! Where does a new input go? A [`input::Source`] variant that emits items
 //! (and, if it is read in a new way, an [`input::Content`] variant that
