@@ -172,7 +172,7 @@ impl Source {
     }
 
     /// Tunes the allocator for what this source's `threads` workers
-    /// allocate ([`crate::malloc`]): a history rebuilds objects of
+    /// allocate (the `malloc` module): a history rebuilds objects of
     /// megabytes, the other sources read into the workers' buffer pools.
     /// Before the workers start (their arenas are made at their first
     /// allocation).
