@@ -33,8 +33,9 @@ pub(crate) fn cap_arenas(threads: usize) {
 /// keeps free memory of its own. moto's history at `--threads 2` (two
 /// cores, medians of 8 interleaved rounds): page faults 199 k -> 90 k,
 /// system time 0.75 -> 0.45 s, CPU 6.25 -> 6.13 s, peak RSS 144 -> 143 MB;
-/// one arena more, 6.17 s against 6.57 but 147 MB (150 at most); no cap,
-/// 5.87 s against 6.25 but 149 MB (154 at most).
+/// one arena more, 6.17 s against 6.57 but 147 MB (150 at most); the same
+/// set only after the engine's build threads had made their arenas (so
+/// more of them), 5.87 s against 6.25 but 149 MB (154 at most).
 pub(crate) fn for_rebuilt_objects(threads: usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     set(Tunable::MmapThreshold, 8 << 20);

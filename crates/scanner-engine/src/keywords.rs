@@ -15,7 +15,7 @@
 //! - **No bounds check.** The DFA's `next_state` checks every index against
 //!   its table: a compare and a branch per byte. Here [`Keywords::new`]
 //!   proves every entry of the table the start of a row held whole, so the
-//!   walk indexes it unchecked (a mask in its place cost 15% of the walk:
+//!   walk indexes it unchecked (a mask in its place cost 14% of the walk:
 //!   one more operation on each byte's chain of dependent loads).
 //! - **Start-up.** Building `aho-corasick`'s DFA and copying it grew with the
 //!   provider table to two thirds of the start-up; the construction here
@@ -43,9 +43,9 @@ const SPLIT_MIN: usize = 512;
 
 /// How many walks [`Keywords::hits`] splits a large buffer into: each
 /// byte's step waits on the previous one's load, and walks of other parts
-/// overlap theirs. Five walked 60 MB of moto's or the cargo registry's
-/// sources in 11% less time than four; six or eight in more (their states
-/// no longer fit the registers beside the walks' positions).
+/// overlap theirs. Five walked 60 MB of moto's sources in about 10% less
+/// time than four; six or eight in more (their states no longer fit the
+/// registers beside the walks' positions).
 const WALKS: usize = 5;
 
 /// No trie edge yet (construction only).
@@ -436,16 +436,19 @@ impl Keywords {
         }
     }
 
-    /// The walk's step from `s`, a row's start (the start state or what a
-    /// step returned).
+    /// The walk's step from `s` on byte `b`.
+    ///
+    /// # Safety
+    ///
+    /// `trans` and `classes` are an automaton's, and `s` its start state or
+    /// what a step returned: `new` checked that those are rows' starts, each
+    /// row whole in `trans`, and every class below a row's length, so the
+    /// index is in bounds.
     #[inline(always)]
-    fn step(trans: &[u32], classes: &[u8; 256], s: usize, b: u8) -> usize {
+    unsafe fn step(trans: &[u32], classes: &[u8; 256], s: usize, b: u8) -> usize {
         let i = s + usize::from(classes[usize::from(b)]);
         debug_assert!(i < trans.len());
-        // SAFETY: `new` checked that the start state and every entry of
-        // `trans` (so every `s`) is a row's start whose whole row lies in
-        // `trans`, and that every class is below the row's length: `i` is
-        // in bounds.
+        // SAFETY: the caller's (above).
         unsafe { *trans.get_unchecked(i) as usize }
     }
 
@@ -469,10 +472,12 @@ impl Keywords {
         #[expect(clippy::needless_range_loop, reason = "`i` indexes every part")]
         for i in 0..len - k {
             for w in 0..WALKS {
-                s[w] = Self::step(trans, classes, s[w], parts[w][i]);
+                // SAFETY: this automaton's table; `s[w]` its start state or
+                // a step's result (`hits` starts every walk in `start`).
+                s[w] = unsafe { Self::step(trans, classes, s[w], parts[w][i]) };
             }
             // (`min` of the array, not a fold from `usize::MAX`: the fold's
-            // chain of compares cost 15% of the walk.)
+            // chain of compares cost 13% of the walk.)
             if s.iter().copied().min().unwrap_or(0) <= special {
                 *states = s.map(|s| s as u32);
                 return Some(i + 1);
@@ -495,9 +500,11 @@ impl Keywords {
         let mut s = *state as usize;
         let rest = &data[from..];
         let mut quads = rest.chunks_exact(4);
+        // SAFETY (each step): this automaton's table; `s` its start state
+        // or a step's result (`hits` starts every walk in `start`).
         for (q, quad) in quads.by_ref().enumerate() {
             for (k, &b) in quad.iter().enumerate() {
-                s = Self::step(trans, classes, s, b);
+                s = unsafe { Self::step(trans, classes, s, b) };
                 if s <= special {
                     *state = s as u32;
                     return Some(from + 4 * q + k + 1);
@@ -506,7 +513,7 @@ impl Keywords {
         }
         let tail = rest.len() - quads.remainder().len();
         for (k, &b) in quads.remainder().iter().enumerate() {
-            s = Self::step(trans, classes, s, b);
+            s = unsafe { Self::step(trans, classes, s, b) };
             if s <= special {
                 *state = s as u32;
                 return Some(from + tail + k + 1);

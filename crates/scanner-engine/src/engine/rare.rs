@@ -34,8 +34,8 @@ struct ByteKeywords {
     /// keywords, or the chosen byte ends one (then every byte is marked):
     /// where the byte after a place of the chosen byte is unmarked, none of
     /// the keywords stands there, and the list is not compared. A frequent
-    /// chosen byte (`c` of `secret`, `p` of `-----begin ... private`) is
-    /// mostly followed by bytes no keyword has there.
+    /// chosen byte (the `c` of `secret`) is mostly followed by bytes no
+    /// keyword has there.
     next: [bool; 256],
 }
 

@@ -262,20 +262,8 @@ fn windows_without_a_run_of_secret_bytes_skip_the_regex() {
     let text = "[[rules]]\nid = \"acme\"\nregex = '''(?i:acme)[^\\r\\n]{0,40}?\
                 [^A-Za-z0-9\\r\\n]([0-9a-f]{32})(?:[^0-9a-f]|$)'''\nsecretGroup = 1\n\
                 keywords = [\"acme\"]\n";
-    // Trusted, as the built-in files: a user rule's regex is compiled at
-    // build, to report its errors.
-    let mut f = RuleFile::parse(text, "acme.toml").unwrap();
-    f.trusted = true;
-    let (e, _) = EngineBuilder::new().add(f).build().unwrap();
-    let find = |data: &str| -> Vec<(u64, String)> {
-        let mut out = Vec::new();
-        e.scan(
-            &ScanInput::whole(data.as_bytes(), "a.txt"),
-            &mut e.new_scratch(),
-            &mut out,
-        );
-        out.into_iter().map(|f| (f.offset, f.secret)).collect()
-    };
+    let e = trusted_engine(text);
+    let find = |data: &str| offsets_and_secrets(&e, data);
     // 31 hex digits: one short.
     let near = "see https://acme.example/docs\nacme_id = 9f3b2c7e1a8d4f6b0c5e2a9d7f1b3e8\n";
     assert_eq!(find(near), []);
@@ -296,20 +284,8 @@ fn a_wide_window_finds_what_narrow_ones_find() {
     let text = "[[rules]]\nid = \"netrc\"\nregex = '''\\bmachine[ \\t]+[a-z.]+\\s+\
                 password[ \\t]+([A-Za-z0-9]{8,})'''\nsecretGroup = 1\nkeywords = [\"machine\"]\n\
                 max_len = 200\n";
-    let engine = || {
-        let mut f = RuleFile::parse(text, "netrc.toml").unwrap();
-        f.trusted = true;
-        EngineBuilder::new().add(f).build().unwrap().0
-    };
-    let find = |e: &Engine, data: &str| -> Vec<(u64, String)> {
-        let mut out = Vec::new();
-        e.scan(
-            &ScanInput::whole(data.as_bytes(), "a.txt"),
-            &mut e.new_scratch(),
-            &mut out,
-        );
-        out.into_iter().map(|f| (f.offset, f.secret)).collect()
-    };
+    let engine = || trusted_engine(text);
+    let find = offsets_and_secrets;
     let entry = "machine git.acme.test password Quartz7river9\n";
     let (narrow, wide) = (engine(), engine());
     // Alone: narrow windows.
@@ -329,4 +305,24 @@ fn a_wide_window_finds_what_narrow_ones_find() {
         ]
     );
     assert!(wide.rules[0].regex_wide.get().is_some());
+}
+
+/// The engine of one rule file `text`, trusted as the built-in files are:
+/// a user rule's regex is compiled at build, to report its errors, and a
+/// trusted one's on first use.
+fn trusted_engine(text: &str) -> Engine {
+    let mut f = RuleFile::parse(text, "rules.toml").unwrap();
+    f.trusted = true;
+    EngineBuilder::new().add(f).build().unwrap().0
+}
+
+/// Each finding's offset and secret when `e` scans `data` whole.
+fn offsets_and_secrets(e: &Engine, data: &str) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    e.scan(
+        &ScanInput::whole(data.as_bytes(), "a.txt"),
+        &mut e.new_scratch(),
+        &mut out,
+    );
+    out.into_iter().map(|f| (f.offset, f.secret)).collect()
 }
