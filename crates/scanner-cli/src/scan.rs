@@ -125,7 +125,7 @@ pub fn build_engine(
 }
 
 /// The cores this process may run on.
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

@@ -326,8 +326,12 @@ impl Rule {
     /// regex's automaton would walk byte by byte where a prefilter skips
     /// to the places it can match (`netrc-inline-password`'s `machine`
     /// opened 81 of the 134 MB searched in moto's history; its regex asks
-    /// for `machine` in lowercase).
+    /// for `machine` in lowercase). A rule without keywords has its
+    /// prefilter in `regex` already.
     fn regex_wide(&self) -> Option<&Regex> {
+        if self.keywords.is_empty() {
+            return self.regex();
+        }
         let hir = self.parsed()?.ok()?;
         self.regex_wide
             .get_or_init(|| compile(hir, true).ok())

@@ -326,3 +326,19 @@ fn offsets_and_secrets(e: &Engine, data: &str) -> Vec<(u64, String)> {
     );
     out.into_iter().map(|f| (f.offset, f.secret)).collect()
 }
+
+/// A rule without keywords searches whole buffers with its own prefiltered
+/// regex: a wide window compiles no second one.
+#[test]
+fn a_rule_without_keywords_compiles_one_regex() {
+    let e = trusted_engine(
+        "[[rules]]\nid = \"tok\"\nregex = '''tok_([0-9a-f]{16})'''\nsecretGroup = 1\n",
+    );
+    let data = format!("{}tok_9f3b2c7e1a8d4f6b\n", "x = 1\n".repeat(1000));
+    assert_eq!(
+        offsets_and_secrets(&e, &data),
+        [(6004, "9f3b2c7e1a8d4f6b".to_string())]
+    );
+    assert!(e.rules[0].regex.get().is_some());
+    assert!(e.rules[0].regex_wide.get().is_none());
+}
