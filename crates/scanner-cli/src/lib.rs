@@ -29,6 +29,12 @@
 
 use std::process::ExitCode;
 
+/// The cores this process may run on: the default thread count, and what
+/// the malloc arenas are capped at.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 pub mod args;
 pub mod baseline;
 pub mod baseline_cmd;

@@ -17,7 +17,7 @@
 /// run at once, so more arenas than cores spare no waiting; with as many
 /// threads as cores nothing changes.
 pub(crate) fn cap_arenas(threads: usize) {
-    let cores = crate::scan::cores();
+    let cores = crate::cores();
     if threads > cores {
         set(Tunable::ArenaMax, cores);
     }
@@ -37,7 +37,7 @@ pub(crate) fn cap_arenas(threads: usize) {
 /// set only after the engine's build threads had made their arenas (so
 /// more of them), 5.87 s against 6.25 but 149 MB (154 at most).
 pub(crate) fn for_rebuilt_objects(threads: usize) {
-    let cores = crate::scan::cores();
+    let cores = crate::cores();
     set(Tunable::MmapThreshold, 8 << 20);
     set(Tunable::TrimThreshold, 16 << 20);
     set(Tunable::ArenaMax, threads.clamp(1, cores));

@@ -124,18 +124,13 @@ pub fn build_engine(
     Ok(engine)
 }
 
-/// The cores this process may run on.
-pub(crate) fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// How many threads diff a history's trees beside the one that reads `git rev-list`
 /// ([`crate::input::HistoryOptions::diff_threads`]): none below six workers on as many
 /// cores, where one walking thread keeps ahead of the workers and the split would cost
 /// them CPU (each diff thread sizes the blobs of its own commits, duplicates included);
 /// then one per four workers, two to six (docs/performance.md, "History on many cores").
 fn diff_threads(threads: usize) -> usize {
-    match threads.min(cores()) {
+    match threads.min(crate::cores()) {
         n if n < 6 => 0,
         n => (n / 4).clamp(2, 6),
     }
@@ -211,7 +206,7 @@ impl ScanPlan {
 
         let threads = match args.threads {
             Some(n) => n as usize,
-            None => cores(),
+            None => crate::cores(),
         };
         // --history: the walk starts while the engine builds.
         let history = if args.history {
@@ -230,7 +225,7 @@ impl ScanPlan {
                 reflogs: args.reflogs,
                 chains: true,
                 diff_threads: diff_threads(threads),
-                list_threads: threads.min(cores()),
+                list_threads: threads.min(crate::cores()),
             };
             let local = match remote {
                 false => crate::input::history::repositories_in(&repo),
