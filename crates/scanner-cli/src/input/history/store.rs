@@ -242,6 +242,9 @@ impl BlobReader {
     /// thread the versions of a file are far apart in the walk's order and the cache grows.
     /// A fixed 1 MiB was as fast at 2 threads, but 9% slower at one thread on ripgrep and
     /// 2.2 times slower on the history of 28 KB files, whose chains it could not hold.
+    /// (Where the caches end moves with what else changes: at stop 15, ripgrep's readers
+    /// stayed at 1 MiB at one thread and at two, and moto's reached 6 MiB at one thread and
+    /// stopped at 4 MiB at two; see `pack::DeltaCache` for why.)
     ///
     /// 6 MiB, not 8, since moto's memory (issue 31: 150 MB at `--threads 2`): with
     /// 2 MiB of whole objects ([`BlobReader::WHOLE_CACHE_BYTES`]) and objects of up to

@@ -18,6 +18,13 @@ use super::{Kind, Shared};
 /// at the largest cap would still hold beside what it holds, and doubles its
 /// cap when, of [`GROW_WINDOW`] objects put, more than a quarter are such
 /// "ghosts": objects rebuilt again that a larger cache would have kept.
+/// So an object larger than the room between the cap and the largest cap is
+/// never a ghost (a 4 MB one at a cap of 4 MiB of 6), and objects that
+/// large never make the cache grow; nor do a few large ones among many
+/// small ones, which the count by objects outweighs. Letting them count
+/// (the last ghost kept whatever its size, the quarter weighed in bytes)
+/// took moto's readers at two threads from 4 to 6 MiB, and its peak RSS
+/// over 150 MB (`docs/performance.md`, "What the readers make again").
 pub(super) struct DeltaCache {
     map: HashMap<(usize, u64), Cached, BuildHasherDefault<KeyHasher>>,
     /// Last use → key: the least recently used first.
@@ -49,7 +56,10 @@ pub const REBUILT_START: usize = 1 << 20;
 /// two thirds, so that a 6 MiB cache (`BlobReader::PACK_CACHE_BYTES`) keeps
 /// moto's 4 MB generated files, whose next versions are rebuilt from them.
 /// With half, such a file was rebuilt from its chain at every version
-/// unless the cache had 8 MiB.
+/// unless the cache had 8 MiB. A cache reaches 6 MiB only where it grows
+/// there ([`DeltaCache`]): on moto's history it does at one thread, and at
+/// two its readers stop at 4 MiB, where no 4 MB object is kept
+/// (`docs/performance.md`, "What the readers make again").
 const KEPT_SHARE: (usize, usize) = (2, 3);
 
 /// Whether a cache capped at `cap` keeps an object of `len` bytes.
