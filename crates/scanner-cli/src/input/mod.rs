@@ -171,14 +171,20 @@ impl Source {
         Ok(())
     }
 
-    /// Tunes the allocator for what this source's `threads` workers
-    /// allocate (the `malloc` module): a history rebuilds objects of
-    /// megabytes, the other sources read into the workers' buffer pools.
-    /// Before the workers start (their arenas are made at their first
-    /// allocation).
-    pub fn tune_malloc(&self, threads: usize) {
+    /// Prepares for `threads` workers, before they start: tunes the
+    /// allocator for what they allocate (the `malloc` module; their arenas
+    /// are made at their first allocation): a history rebuilds objects of
+    /// megabytes, the other sources read into the workers' buffer pools. A
+    /// history's stores learn how many workers will read them
+    /// ([`history::ObjectStore::expect_workers`]).
+    pub fn prepare(&self, threads: usize) {
         match self {
-            Source::History(_) => crate::malloc::for_rebuilt_objects(threads),
+            Source::History(repos) => {
+                crate::malloc::for_rebuilt_objects(threads);
+                for repo in repos {
+                    repo.store.expect_workers(threads);
+                }
+            }
             Source::Paths(_) | Source::Items { .. } => crate::malloc::cap_arenas(threads),
         }
     }

@@ -283,7 +283,7 @@ pub fn scan(
         archive_bytes: Default::default(),
         tally: Arc::clone(&tally),
     });
-    source.tune_malloc(threads);
+    source.prepare(threads);
     let executor = worker::executor(threads, &shared);
     drop(shared);
     let handle = executor.handle();

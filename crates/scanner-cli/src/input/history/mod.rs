@@ -59,7 +59,8 @@
 //! in parallel by the caller, in-process: one [`ObjectStore`] per repository (gitoxide's
 //! `ThreadSafeRepository`, opened once at the git directory git resolved, and the
 //! repository's packs), one [`BlobReader`] per worker thread on it, each with its own caches
-//! of rebuilt and whole objects ([`super::pack`]).
+//! of rebuilt and whole objects ([`super::pack`]), or, with more workers than cores, one pair
+//! of caches shared by all ([`BlobReader::with_store`]).
 //!
 //! # Versions of a file
 //!

@@ -20,6 +20,11 @@ pub struct ObjectStore {
     pub(super) opened: std::sync::OnceLock<OpenResult>,
     /// The repository's packs, read directly ([`crate::input::pack`]); opened with the store.
     packs: std::sync::OnceLock<Arc<crate::input::pack::Packs>>,
+    /// The caches of objects read from the packs, for the workers' readers when they share
+    /// them ([`BlobReader::with_store`]).
+    caches: Arc<std::sync::Mutex<crate::input::pack::Caches>>,
+    /// How many workers will read the store ([`ObjectStore::expect_workers`]).
+    workers: std::sync::atomic::AtomicUsize,
 }
 
 /// An object store being opened ([`ObjectStore::opening`]).
@@ -35,7 +40,15 @@ impl ObjectStore {
             repo: repo.to_path_buf(),
             opened: std::sync::OnceLock::new(),
             packs: std::sync::OnceLock::new(),
+            caches: Default::default(),
+            workers: Default::default(),
         }
+    }
+
+    /// Tells the store that `n` workers will read it, before they make their readers: more
+    /// than there are cores share one pair of caches ([`BlobReader::with_store`]).
+    pub fn expect_workers(&self, n: usize) {
+        self.workers.store(n, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Opens the store now rather than on the first read; a failure is kept, and every read
@@ -173,21 +186,48 @@ impl BlobReader {
         BlobReader::with_store(&Arc::new(ObjectStore::new(repo)))
     }
 
-    /// A reader on `store`, opening it if no reader has yet.
+    /// A worker's reader on `store`, opening it if no reader has yet, with caches of
+    /// [`BlobReader::PACK_CACHE_BYTES`] and [`BlobReader::WHOLE_CACHE_BYTES`]: its own,
+    /// unless the store expects more workers than there are cores
+    /// ([`ObjectStore::expect_workers`]). Then the workers share one pair of caches, capped
+    /// at one share a core (`pack::Caches`): no more of them run at once, and each cache
+    /// of its own held objects the others had made too, and memory grew with the workers
+    /// (moto's history at `--threads 16` on two cores, 4 rounds: peak RSS 368-405 MB
+    /// against about 145 MB at `--threads 2`; shared, 241-249 MB, and a quarter less CPU
+    /// time). With as many workers as cores, sharing saved nothing: moto at `--threads 2`
+    /// took 2.7% more CPU time and peaked 7 MB higher (4 rounds), one reader's versions
+    /// pushing out the other's (`docs/performance.md`, "More workers than cores share their
+    /// caches").
     pub fn with_store(store: &Arc<ObjectStore>) -> io::Result<BlobReader> {
-        BlobReader::with_caches(
-            store,
-            BlobReader::PACK_CACHE_BYTES,
-            BlobReader::WHOLE_CACHE_BYTES,
-        )
+        use std::sync::atomic::Ordering::Relaxed;
+        let (rebuilt, whole) = (BlobReader::PACK_CACHE_BYTES, BlobReader::WHOLE_CACHE_BYTES);
+        let packs = store.packs()?;
+        let cores = crate::cores();
+        let packed = if store.workers.load(Relaxed) > cores {
+            crate::input::pack::PackReader::sharing(packs, &store.caches, rebuilt, whole, cores)
+        } else {
+            crate::input::pack::PackReader::new(packs, rebuilt, whole)
+        };
+        BlobReader::with_reader(store, packed, rebuilt)
     }
 
-    /// A reader on `store` whose caches hold up to `rebuilt` bytes of objects rebuilt from
-    /// deltas (gitoxide's as much) and `whole` bytes of objects stored whole.
+    /// A reader on `store` with caches of its own, holding up to `rebuilt` bytes of objects
+    /// rebuilt from deltas (gitoxide's as much) and `whole` bytes of objects stored whole.
     pub fn with_caches(
         store: &Arc<ObjectStore>,
         rebuilt: usize,
         whole: usize,
+    ) -> io::Result<BlobReader> {
+        let packed = crate::input::pack::PackReader::new(store.packs()?, rebuilt, whole);
+        BlobReader::with_reader(store, packed, rebuilt)
+    }
+
+    /// A reader on `store` reading packs through `packed`, and other objects through
+    /// gitoxide with a pack cache of `rebuilt` bytes.
+    fn with_reader(
+        store: &Arc<ObjectStore>,
+        packed: crate::input::pack::PackReader,
+        rebuilt: usize,
     ) -> io::Result<BlobReader> {
         let mut repo = store.open()?.to_thread_local();
         repo.objects.set_pack_cache(move || {
@@ -198,7 +238,7 @@ impl BlobReader {
         repo.objects.unset_object_cache();
         Ok(BlobReader {
             store: Arc::clone(store),
-            packed: crate::input::pack::PackReader::new(store.packs()?, rebuilt, whole),
+            packed,
             repo,
         })
     }
@@ -403,7 +443,7 @@ impl BlobReader {
     /// it is not in the cache and larger than `max_len` (by its header): a base that large is
     /// not read whole (see the worker's `with_base`). Errors as for [`BlobReader::read_to_vec`].
     pub fn read_base(&mut self, oid: &Oid, max_len: u64) -> io::Result<Option<Arc<Vec<u8>>>> {
-        if self.packed.cached_key(oid).is_none() && self.header(oid)?.1 > max_len {
+        if !self.packed.is_cached(oid) && self.header(oid)?.1 > max_len {
             return Ok(None);
         }
         self.read_shared(oid).map(Some)

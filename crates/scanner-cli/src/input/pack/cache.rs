@@ -46,8 +46,95 @@ pub(super) struct DeltaCache {
     ghost_puts: u32,
 }
 
+/// The two caches of pack readers ([`PackReader`](super::PackReader)):
+/// objects rebuilt from deltas, and objects stored whole (the start of every
+/// chain). Kept apart because getting one back costs inflating all of it,
+/// where a rebuilt object whose base is kept costs a delta: in one cache,
+/// the rebuilt versions pushed the whole ones out, and the ripgrep history
+/// inflated 2.6 times the bytes of its whole blobs (the module's "Two
+/// caches").
+///
+/// A reader has caches of its own, or shares one pair with other readers
+/// of the same packs ([`PackReader::sharing`](super::PackReader::sharing)),
+/// each reader adding its share to the caps, up to a number of shares
+/// ([`Caches::attach`]; the workers of a history past the cores,
+/// `BlobReader::with_store`).
+#[derive(Default)]
+pub struct Caches {
+    pub(super) rebuilt: DeltaCache,
+    pub(super) whole: DeltaCache,
+    /// How many readers' shares the caps hold.
+    shares: usize,
+}
+
+/// Which of [`Caches`] an object goes to.
+#[derive(Clone, Copy)]
+pub(super) enum Tier {
+    /// Objects rebuilt from a delta.
+    Rebuilt,
+    /// Objects stored whole, as inflated.
+    Whole,
+}
+
+/// The caches behind `m`, whatever a reader that panicked left them in
+/// (a cache whose invariants broke only costs objects read again).
+pub(super) fn lock(m: &std::sync::Mutex<Caches>) -> std::sync::MutexGuard<'_, Caches> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Caches {
+    /// Adds one reader's share to the caps (`rebuilt` bytes of rebuilt
+    /// objects at most, from [`REBUILT_START`], and `whole` of whole ones),
+    /// unless the caps hold `most` shares already.
+    pub fn attach(&mut self, rebuilt: usize, whole: usize, most: usize) {
+        if self.shares >= most.max(1) {
+            return;
+        }
+        self.shares += 1;
+        self.rebuilt.widen(REBUILT_START.min(rebuilt), rebuilt);
+        self.whole.widen(whole, whole);
+    }
+
+    /// The caps: the rebuilt objects' cap and largest cap, the whole ones'.
+    #[cfg(test)]
+    pub(super) fn caps(&self) -> (usize, usize, usize) {
+        (self.rebuilt.cap, self.rebuilt.max_cap, self.whole.cap)
+    }
+
+    /// The object at `key` and its kind, if a cache holds it; marked used.
+    pub(super) fn kept(&mut self, key: (usize, u64)) -> Option<(Kind, Shared)> {
+        for cache in [&mut self.rebuilt, &mut self.whole] {
+            if let Some(kind) = cache.kind(key) {
+                return Some((kind, cache.get_shared(key)));
+            }
+        }
+        None
+    }
+
+    /// The kind of the object at `key`, if a cache holds it.
+    pub(super) fn kind(&self, key: (usize, u64)) -> Option<Kind> {
+        self.rebuilt.kind(key).or_else(|| self.whole.kind(key))
+    }
+
+    /// Keeps `data` in `tier`; a whole object too large for its own cache
+    /// goes with the rebuilt ones (where it was before there were two).
+    pub(super) fn keep(&mut self, tier: Tier, key: (usize, u64), data: Vec<u8>, kind: Kind) {
+        self.cache_for(tier, data.len()).put(key, data, kind);
+    }
+
+    /// The cache an object of `tier` and `len` bytes goes to: a whole one
+    /// too large for its cache goes to the rebuilt one.
+    pub(super) fn cache_for(&mut self, tier: Tier, len: usize) -> &mut DeltaCache {
+        match tier {
+            Tier::Whole if self.whole.keeps(len) => &mut self.whole,
+            _ => &mut self.rebuilt,
+        }
+    }
+}
+
 /// Where a reader's cache of rebuilt objects starts: a page fault costs
-/// 3-4 µs on the machines we measure on, and every reader has its own cache,
+/// 3-4 µs on the machines we measure on, and every reader has its own cache
+/// (at most as many as there are cores: past them the readers share one),
 /// so memory not needed is time lost. See [`BlobReader::PACK_CACHE_BYTES`](
 /// crate::input::history::BlobReader::PACK_CACHE_BYTES) for the figures.
 pub const REBUILT_START: usize = 1 << 20;
@@ -98,6 +185,13 @@ struct Cached {
     data: Shared,
     kind: Kind,
     used: u64,
+}
+
+impl Default for DeltaCache {
+    /// A cache of no bytes, which [`Caches::attach`] widens.
+    fn default() -> DeltaCache {
+        DeltaCache::new(0)
+    }
 }
 
 impl DeltaCache {
@@ -158,6 +252,12 @@ impl DeltaCache {
             self.ghost_keys.remove(&old);
             self.ghost_bytes -= len;
         }
+    }
+
+    /// The cap `by` bytes higher, and the largest cap `by_most` higher.
+    fn widen(&mut self, by: usize, by_most: usize) {
+        self.cap += by;
+        self.max_cap += by_most.max(by);
     }
 
     /// The kind of the object at `key`, if it is cached.

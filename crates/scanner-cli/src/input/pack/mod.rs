@@ -28,7 +28,7 @@
 //! out the whole object their chain starts from, and every later rebuild
 //! started by inflating it again: reading ripgrep's history inflated 25 MB of
 //! whole objects whose blobs hold 9.8 MB (2.6 times), 35 MB in all. So whole
-//! objects have a cache of their own (`PackReader::whole`), and with 4 MiB
+//! objects have a cache of their own (`Caches::whole`), and with 4 MiB
 //! there each is inflated once: 19 MB in all, and 8% fewer instructions for
 //! the whole scan (callgrind, one thread: 2.81 G before, 2.59 G after). It
 //! has 2 MiB since moto's memory goal (`BlobReader::WHOLE_CACHE_BYTES`).
@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gix::odb::pack::data::{self, entry::Header};
 use gix::odb::pack::index;
@@ -55,12 +55,14 @@ use gix::odb::pack::index;
 use super::history::Oid;
 
 mod cache;
+pub use cache::Caches;
+use cache::{lock, Tier};
 mod delta;
 #[cfg(test)]
 mod tests;
 
 pub use cache::REBUILT_START;
-use cache::{fitted, DeltaCache, KeyHasher};
+use cache::{fitted, KeyHasher};
 use delta::{apply, delta_size, CORRUPT_DELTA};
 
 /// The repository's packs, opened once and shared by every reader.
@@ -249,25 +251,12 @@ fn release(pack: &data::File) {
     let _ = pack;
 }
 
-/// Where [`PackReader`]'s caches hold an object: which, and (pack, offset).
-#[derive(Clone, Copy)]
-pub struct CacheKey(Tier, (usize, u64));
-
-/// [`PackReader`]'s two caches.
-#[derive(Clone, Copy)]
-enum Tier {
-    /// Objects rebuilt from a delta.
-    Rebuilt,
-    /// Objects stored whole, as inflated.
-    Whole,
-}
-
 /// The object a delta is applied to.
 enum Base {
     /// Just made; kept in that cache once used.
     Held(Vec<u8>, Tier),
-    /// In that cache, at the current offset.
-    Kept(Tier),
+    /// Kept in a cache, shared with it.
+    Kept(Shared),
 }
 
 /// What an object is: blob, tree, commit or tag.
@@ -277,17 +266,15 @@ pub type Kind = gix::objs::Kind;
 /// ([`PackReader::read_shared`]).
 pub type Shared = Arc<Vec<u8>>;
 
-/// Reads objects from [`Packs`] for one thread, with its own caches.
+/// Reads objects from [`Packs`] for one thread, with caches of its own or
+/// shared with other readers ([`PackReader::sharing`]).
 pub struct PackReader {
     packs: Arc<Packs>,
-    /// Objects rebuilt from deltas.
-    rebuilt: DeltaCache,
-    /// Objects stored whole: the start of every chain. Kept apart because
-    /// getting one back costs inflating all of it, where a rebuilt object
-    /// whose base is kept costs a delta: in one cache, the rebuilt versions
-    /// pushed the whole ones out, and the ripgrep history inflated 2.6
-    /// times the bytes of its whole blobs (the module's "Two caches").
-    whole: DeltaCache,
+    /// Its caches of objects, its own or shared with the other readers of
+    /// the same packs ([`Caches`]).
+    caches: Arc<Mutex<Caches>>,
+    /// The most a delta's instructions keep of this reader's buffer.
+    delta_max: usize,
     /// Inflates whole entries of `libdeflate_from` bytes or more
     /// ([`PackReader::inflate`]).
     inflater: super::inflate::Inflater,
@@ -326,10 +313,25 @@ impl PackReader {
     /// from deltas (from [`REBUILT_START`], grown as it proves too small)
     /// and `whole_bytes` of objects stored whole.
     pub fn new(packs: Arc<Packs>, rebuilt_bytes: usize, whole_bytes: usize) -> PackReader {
+        PackReader::sharing(packs, &Default::default(), rebuilt_bytes, whole_bytes, 1)
+    }
+
+    /// A reader of `packs` sharing `caches` with the other readers given
+    /// them, to which it adds its share (`rebuilt_bytes` and `whole_bytes`,
+    /// as for [`PackReader::new`]) unless they hold `most` shares already
+    /// ([`Caches::attach`]).
+    pub fn sharing(
+        packs: Arc<Packs>,
+        caches: &Arc<Mutex<Caches>>,
+        rebuilt_bytes: usize,
+        whole_bytes: usize,
+        most: usize,
+    ) -> PackReader {
+        lock(caches).attach(rebuilt_bytes, whole_bytes, most);
         PackReader {
             packs,
-            rebuilt: DeltaCache::growing(REBUILT_START.min(rebuilt_bytes), rebuilt_bytes),
-            whole: DeltaCache::new(whole_bytes),
+            caches: Arc::clone(caches),
+            delta_max: rebuilt_bytes,
             inflater: Default::default(),
             libdeflate_from: super::inflate::MIN_BYTES,
             inflate: Default::default(),
@@ -381,8 +383,8 @@ impl PackReader {
         self.chain.clear();
         let mut at = offset;
         let (kind, mut base) = loop {
-            if let Some((tier, kind)) = self.kept((p, at)) {
-                break (kind, Base::Kept(tier));
+            if let Some((kind, data)) = lock(&self.caches).kept((p, at)) {
+                break (kind, Base::Kept(data));
             }
             let entry = pack.entry(at).map_err(|e| e.to_string())?;
             packs.read_from(HEADER_READ_BYTES);
@@ -390,7 +392,7 @@ impl PackReader {
                 Below::Delta(base) => base,
                 Below::Elsewhere => return Ok(None),
                 Below::Whole(kind) => {
-                    let mut buf = self.whole.spare();
+                    let mut buf = lock(&self.caches).whole.spare();
                     self.inflate(pack, &entry, &mut buf)?;
                     break (kind, Base::Held(buf, Tier::Whole));
                 }
@@ -409,26 +411,28 @@ impl PackReader {
             self.delta = delta;
             inflated?;
             let target = self.chain.is_empty();
-            let mut buf = self.rebuilt.spare();
+            let mut buf = lock(&self.caches).rebuilt.spare();
             let applied = match &base {
                 Base::Held(held, _) => apply(held, &self.delta, &mut buf),
-                Base::Kept(Tier::Rebuilt) => {
-                    apply(self.rebuilt.get((p, at)), &self.delta, &mut buf)
-                }
-                Base::Kept(Tier::Whole) => apply(self.whole.get((p, at)), &self.delta, &mut buf),
+                Base::Kept(data) => apply(data, &self.delta, &mut buf),
             };
-            if let Base::Held(held, tier) = base {
-                self.keep(tier, (p, at), held, kind);
+            match base {
+                Base::Held(held, tier) => lock(&self.caches).keep(tier, (p, at), held, kind),
+                // Let go before the target is kept: if keeping it drops the
+                // base, the base's buffer is the next spare.
+                Base::Kept(data) => drop(data),
             }
             if target {
                 // The instructions of a large delta are not kept for the next
                 // one: the blob they made is held while it is scanned.
-                if self.delta.capacity() > self.rebuilt.max_cap {
+                if self.delta.capacity() > self.delta_max {
                     self.delta = Vec::new();
                 }
                 applied?;
                 let shared = Arc::new(fitted(buf));
-                self.rebuilt.put_shared((p, offset), &shared, kind);
+                lock(&self.caches)
+                    .rebuilt
+                    .put_shared((p, offset), &shared, kind);
                 return Ok(Some((kind, shared)));
             }
             applied?;
@@ -438,11 +442,12 @@ impl PackReader {
         let shared = match base {
             Base::Held(held, tier) => {
                 let shared = Arc::new(fitted(held));
-                self.cache_for(tier, shared.len())
+                lock(&self.caches)
+                    .cache_for(tier, shared.len())
                     .put_shared((p, at), &shared, kind);
                 shared
             }
-            Base::Kept(tier) => self.tier(tier).get_shared((p, at)),
+            Base::Kept(data) => data,
         };
         Ok(Some((kind, shared)))
     }
@@ -555,45 +560,19 @@ impl PackReader {
         }
     }
 
-    fn tier(&mut self, tier: Tier) -> &mut DeltaCache {
-        match tier {
-            Tier::Rebuilt => &mut self.rebuilt,
-            Tier::Whole => &mut self.whole,
-        }
+    /// Whether the caches hold the blob `oid`.
+    pub fn is_cached(&self, oid: &Oid) -> bool {
+        let Some(key) = self.packs.locate(oid.as_gix()) else {
+            return false;
+        };
+        lock(&self.caches).kind(key) == Some(Kind::Blob)
     }
 
-    /// The cache holding the object at `key`, if one does, and its kind.
-    fn kept(&self, key: (usize, u64)) -> Option<(Tier, Kind)> {
-        [(Tier::Rebuilt, &self.rebuilt), (Tier::Whole, &self.whole)]
-            .into_iter()
-            .find_map(|(tier, cache)| Some((tier, cache.kind(key)?)))
-    }
-
-    /// Keeps `data` in `tier`; a whole object too large for its own cache
-    /// goes with the rebuilt ones (where it was before there were two).
-    fn keep(&mut self, tier: Tier, key: (usize, u64), data: Vec<u8>, kind: Kind) {
-        self.cache_for(tier, data.len()).put(key, data, kind);
-    }
-
-    /// The cache an object of `tier` and `len` bytes goes to: a whole one
-    /// too large for its cache goes to the rebuilt one.
-    fn cache_for(&mut self, tier: Tier, len: usize) -> &mut DeltaCache {
-        match tier {
-            Tier::Whole if self.whole.keeps(len) => &mut self.whole,
-            _ => &mut self.rebuilt,
-        }
-    }
-
-    /// Where the caches hold the blob `oid`, for [`PackReader::cached`].
-    pub fn cached_key(&self, oid: &Oid) -> Option<CacheKey> {
+    /// The blob `oid` as the caches hold it, if they do.
+    pub fn cached(&self, oid: &Oid) -> Option<Shared> {
         let key = self.packs.locate(oid.as_gix())?;
-        let (tier, kind) = self.kept(key)?;
-        (kind == Kind::Blob).then_some(CacheKey(tier, key))
-    }
-
-    /// The object at `key`, from [`PackReader::cached_key`] since the last read.
-    pub fn cached(&mut self, key: CacheKey) -> &[u8] {
-        self.tier(key.0).get(key.1)
+        let (kind, data) = lock(&self.caches).kept(key)?;
+        (kind == Kind::Blob).then_some(data)
     }
 
     /// Inflates `entry`'s data (a whole object, or a delta's instructions)

@@ -118,20 +118,91 @@ fn a_rebuilt_blob_is_shared_with_the_cache_not_copied() {
         let (kind, held) = reader.read_shared(oid).unwrap().unwrap();
         assert_eq!(kind, Kind::Blob);
         assert!(*held == want[oid], "{oid}");
-        let Some(key) = reader.cached_key(oid) else {
+        let Some(cached) = reader.cached(oid) else {
             continue;
         };
-        assert_eq!(reader.cached(key).as_ptr(), held.as_ptr(), "{oid}: a copy");
+        assert!(reader.is_cached(oid));
+        assert!(Arc::ptr_eq(&cached, &held), "{oid}: a copy");
         let again = reader.read_shared(oid).unwrap().unwrap().1;
         assert!(Arc::ptr_eq(&again, &held), "{oid}");
-        drop((held, again));
-        assert!(reader.cached(key) == want[oid], "{oid} once let go");
+        drop((held, again, cached));
+        assert!(
+            *reader.cached(oid).unwrap() == want[oid],
+            "{oid} once let go"
+        );
         shared += 1;
     }
     // Every version of both files fits in the caches.
     assert_eq!(shared, ids.len());
     let (deltas, _) = headers(d);
     assert!(deltas > ids.len() / 2, "{deltas} deltas: too few rebuilt");
+}
+
+/// Readers given the same caches find there what any of them read (the
+/// very allocation), the versions of both files in turn; a reader with
+/// caches of its own does not. Each
+/// reader adds its share to the caps, up to the number of shares asked.
+#[test]
+fn readers_sharing_caches_find_what_the_others_read() {
+    let (tmp, ids) = repo(&["repack"]);
+    let d = tmp.path();
+    let want = shown(d, &ids);
+    let packs = Arc::new(Packs::open(&d.join("objects")));
+    let caches: Arc<Mutex<Caches>> = Default::default();
+    let (rebuilt, whole) = (8 << 20, 4 << 20);
+    let mut first = PackReader::sharing(Arc::clone(&packs), &caches, rebuilt, whole, 2);
+    let mut second = PackReader::sharing(Arc::clone(&packs), &caches, rebuilt, whole, 2);
+    let third = PackReader::sharing(Arc::clone(&packs), &caches, rebuilt, whole, 2);
+    let own = PackReader::new(Arc::clone(&packs), rebuilt, whole);
+    assert_eq!(
+        lock(&caches).caps(),
+        (2 * REBUILT_START, 2 * rebuilt, 2 * whole)
+    );
+    for (i, oid) in ids.iter().enumerate() {
+        let (reader, other) = if i % 2 == 0 {
+            (&mut first, &mut second)
+        } else {
+            (&mut second, &mut first)
+        };
+        let held = reader.read_shared(oid).unwrap().unwrap().1;
+        assert!(*held == want[oid], "{oid}");
+        let found = other
+            .cached(oid)
+            .unwrap_or_else(|| panic!("{oid}: not shared"));
+        assert!(Arc::ptr_eq(&found, &held), "{oid}: a copy");
+        assert!(third.is_cached(oid), "{oid}");
+        assert!(!own.is_cached(oid), "{oid}: in a reader's own caches");
+    }
+}
+
+/// The workers' readers of a store share their caches when the store
+/// expects more workers than there are cores, and keep their own with as
+/// many: what one read, the other finds (`read_base` reads nothing over its
+/// bound that the caches do not hold).
+#[test]
+fn workers_past_the_cores_share_their_readers_caches() {
+    use crate::input::history::{BlobReader, ObjectStore};
+    let (tmp, ids) = repo(&["repack"]);
+    let want = shown(tmp.path(), &ids);
+    let cores = crate::cores();
+    for (workers, shared) in [(cores, false), (cores + 1, true)] {
+        let store = Arc::new(ObjectStore::new(tmp.path()));
+        store.expect_workers(workers);
+        let mut first = BlobReader::with_store(&store).unwrap();
+        let mut second = BlobReader::with_store(&store).unwrap();
+        let mut buf = Vec::new();
+        for oid in &ids {
+            first.read_to_vec(oid, &mut buf).unwrap();
+            assert!(buf == want[oid], "{oid}");
+            let found = second.read_base(oid, 0).unwrap();
+            assert_eq!(
+                found.is_some(),
+                shared,
+                "{oid}: {workers} workers, {cores} cores"
+            );
+            assert!(found.is_none_or(|found| *found == buf), "{oid}");
+        }
+    }
 }
 
 /// Reads `ids` in order through one reader; each must be what git shows.
