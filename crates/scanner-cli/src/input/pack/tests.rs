@@ -140,8 +140,8 @@ fn a_rebuilt_blob_is_shared_with_the_cache_not_copied() {
 
 /// Readers given the same caches find there what any of them read (the
 /// very allocation), the versions of both files in turn; a reader with
-/// caches of its own does not. Each
-/// reader adds its share to the caps, up to the number of shares asked.
+/// caches of its own does not. Each reader adds its share to the caps, up
+/// to the number of shares asked.
 #[test]
 fn readers_sharing_caches_find_what_the_others_read() {
     let (tmp, ids) = repo(&["repack"]);
