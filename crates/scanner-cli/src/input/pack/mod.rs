@@ -432,7 +432,7 @@ impl PackReader {
                 let shared = Arc::new(fitted(buf));
                 lock(&self.caches)
                     .rebuilt
-                    .put_shared((p, offset), &shared, kind);
+                    .put_shared((p, offset), &shared, kind, false);
                 return Ok(Some((kind, shared)));
             }
             applied?;
@@ -442,9 +442,12 @@ impl PackReader {
         let shared = match base {
             Base::Held(held, tier) => {
                 let shared = Arc::new(fitted(held));
-                lock(&self.caches)
-                    .cache_for(tier, shared.len())
-                    .put_shared((p, at), &shared, kind);
+                lock(&self.caches).cache_for(tier, shared.len()).put_shared(
+                    (p, at),
+                    &shared,
+                    kind,
+                    matches!(tier, Tier::Whole),
+                );
                 shared
             }
             Base::Kept(data) => data,
