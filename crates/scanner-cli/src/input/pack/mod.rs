@@ -565,14 +565,15 @@ impl PackReader {
 
     /// Whether the caches hold the blob `oid`.
     pub fn is_cached(&self, oid: &Oid) -> bool {
-        let Some(key) = self.packs.locate(oid.as_gix()) else {
-            return false;
-        };
-        lock(&self.caches).kind(key) == Some(Kind::Blob)
+        self.packs
+            .locate(oid.as_gix())
+            .is_some_and(|key| lock(&self.caches).kind(key) == Some(Kind::Blob))
     }
 
-    /// The blob `oid` as the caches hold it, if they do.
-    pub fn cached(&self, oid: &Oid) -> Option<Shared> {
+    /// The blob `oid` as the caches hold it, if they do (for the tests:
+    /// which allocation they hold).
+    #[cfg(test)]
+    pub(crate) fn cached(&self, oid: &Oid) -> Option<Shared> {
         let key = self.packs.locate(oid.as_gix())?;
         let (kind, data) = lock(&self.caches).kept(key)?;
         (kind == Kind::Blob).then_some(data)
