@@ -10,8 +10,10 @@ use super::emptied;
 /// a corrupt delta is an error, never a read out of bounds or a runaway
 /// allocation.
 ///
-/// `out` is first given room for the base and the delta together, which
-/// bounds what a corrupt header can make it allocate. A result can be
+/// `out` is first given room for the result, at most the base and the
+/// delta together (which bounds what a corrupt header can make it
+/// allocate), and [`SHORT`] bytes more for short pieces copied as blocks.
+/// A result can be
 /// larger (a block of the base copied several times: generated JSON, whose
 /// records repeat): `out` then grows, doubling at most and never past the
 /// result's size. Left to `Vec`'s growth, it doubled past it, and these
@@ -81,8 +83,9 @@ fn apply_with<const SHUFFLE: bool>(
             // SAFETY: `from` holds SHORT bytes from `at`, and `out` has room
             // for SHORT bytes past its length (both checked just above); `out`
             // is a buffer of its own, apart from `from`. Only `len` of the
-            // bytes written are counted in, and `len <= result_len` is
-            // checked at the end (`out.len()` may pass it only by a piece).
+            // bytes written are counted in. Pieces copied here may take
+            // `out.len()` past `result_len` (never past the capacity): the
+            // check at the end refuses that.
             unsafe {
                 std::ptr::copy_nonoverlapping(
                     from.as_ptr().add(at),
