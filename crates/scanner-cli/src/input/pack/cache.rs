@@ -78,6 +78,14 @@ pub(super) enum Tier {
     Whole,
 }
 
+impl Tier {
+    /// Whether its objects were inflated whole (ranked with
+    /// [`INFLATED_CREDIT`]).
+    fn inflated(self) -> bool {
+        matches!(self, Tier::Whole)
+    }
+}
+
 /// The caches behind `m`, whatever a reader that panicked left them in
 /// (a cache whose invariants broke only costs objects read again).
 pub(super) fn lock(m: &std::sync::Mutex<Caches>) -> std::sync::MutexGuard<'_, Caches> {
@@ -105,12 +113,7 @@ impl Caches {
 
     /// The object at `key` and its kind, if a cache holds it; marked used.
     pub(super) fn kept(&mut self, key: (usize, u64)) -> Option<(Kind, Shared)> {
-        for cache in [&mut self.rebuilt, &mut self.whole] {
-            if let Some(kind) = cache.kind(key) {
-                return Some((kind, cache.get_shared(key)));
-            }
-        }
-        None
+        self.rebuilt.get(key).or_else(|| self.whole.get(key))
     }
 
     /// The kind of the object at `key`, if a cache holds it.
@@ -121,14 +124,20 @@ impl Caches {
     /// Keeps `data` in `tier`; a whole object too large for its own cache
     /// goes with the rebuilt ones (where it was before there were two).
     pub(super) fn keep(&mut self, tier: Tier, key: (usize, u64), data: Vec<u8>, kind: Kind) {
-        let inflated = matches!(tier, Tier::Whole);
+        let inflated = tier.inflated();
         self.cache_for(tier, data.len())
             .put(key, data, kind, inflated);
     }
 
+    /// [`Caches::keep`] for an object handed to the caller too.
+    pub(super) fn keep_shared(&mut self, tier: Tier, key: (usize, u64), data: &Shared, kind: Kind) {
+        self.cache_for(tier, data.len())
+            .put_shared(key, data, kind, tier.inflated());
+    }
+
     /// The cache an object of `tier` and `len` bytes goes to: a whole one
     /// too large for its cache goes to the rebuilt one.
-    pub(super) fn cache_for(&mut self, tier: Tier, len: usize) -> &mut DeltaCache {
+    fn cache_for(&mut self, tier: Tier, len: usize) -> &mut DeltaCache {
         match tier {
             Tier::Whole if self.whole.keeps(len) => &mut self.whole,
             _ => &mut self.rebuilt,
@@ -294,20 +303,14 @@ impl DeltaCache {
         self.map.get(&key).map(|c| c.kind)
     }
 
-    /// The object at `key`, which must be cached; marked used.
-    pub(super) fn get(&mut self, key: (usize, u64)) -> &[u8] {
+    /// The object at `key` and its kind, if it is cached; marked used.
+    fn get(&mut self, key: (usize, u64)) -> Option<(Kind, Shared)> {
+        let c = self.map.get_mut(&key)?;
         self.clock += 1;
-        let c = self.map.get_mut(&key).expect("looked up before");
         self.order.remove(&c.used);
         c.used = rank(self.clock, c.inflated);
         self.order.insert(c.used, key);
-        &c.data
-    }
-
-    /// The object at `key`, as [`DeltaCache::get`], shared.
-    pub(super) fn get_shared(&mut self, key: (usize, u64)) -> Shared {
-        self.get(key);
-        Arc::clone(&self.map[&key].data)
+        Some((c.kind, Arc::clone(&c.data)))
     }
 
     pub(super) fn spare(&mut self) -> Vec<u8> {
@@ -321,13 +324,7 @@ impl DeltaCache {
 
     /// Keeps `data` (an object handed to the caller too, [`fitted`]), if it
     /// is small enough.
-    pub(super) fn put_shared(
-        &mut self,
-        key: (usize, u64),
-        data: &Shared,
-        kind: Kind,
-        inflated: bool,
-    ) {
+    fn put_shared(&mut self, key: (usize, u64), data: &Shared, kind: Kind, inflated: bool) {
         if self.keeps(data.len()) {
             self.insert(key, Arc::clone(data), kind, inflated);
         } else {
@@ -336,7 +333,7 @@ impl DeltaCache {
         }
     }
 
-    pub(super) fn put(&mut self, key: (usize, u64), data: Vec<u8>, kind: Kind, inflated: bool) {
+    fn put(&mut self, key: (usize, u64), data: Vec<u8>, kind: Kind, inflated: bool) {
         if !self.keeps(data.len()) {
             self.count(key);
             self.ghost(key, data.len());

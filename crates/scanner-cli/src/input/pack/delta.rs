@@ -144,25 +144,20 @@ fn copy_fields(delta: &[u8], i: &mut usize, op: u8) -> Option<(usize, usize)> {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 unsafe fn shuffled_fields(next: &[u8], op: u8) -> ((usize, usize), usize) {
-    use std::arch::x86_64::{_mm_cvtsi128_si64, _mm_loadl_epi64, _mm_shuffle_epi8};
+    use std::arch::x86_64::{
+        _mm_cvtsi128_si64, _mm_loadl_epi64, _mm_loadu_si128, _mm_shuffle_epi8,
+    };
     assert!(next.len() >= 8);
-    // SAFETY: `next` holds the 8 bytes loaded (asserted); SSSE3 is the
-    // caller's to vouch for; the table's rows are 16 bytes each.
+    // SAFETY: `next` holds the 8 bytes loaded (asserted), a row of the
+    // table the 16 loaded unaligned; SSSE3 is the caller's to vouch for.
     let row = &COPY_SHUFFLE[usize::from(op & 0x7f)];
     let fields = unsafe {
         let bytes = _mm_loadl_epi64(next.as_ptr().cast());
-        _mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, row_vector(row))) as u64
+        let control = _mm_loadu_si128(row.as_ptr().cast());
+        _mm_cvtsi128_si64(_mm_shuffle_epi8(bytes, control)) as u64
     };
     let fields = ((fields & 0xffff_ffff) as usize, (fields >> 32) as usize);
     (fields, usize::from(row[TOOK]))
-}
-
-/// A row of [`COPY_SHUFFLE`] as a vector.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn row_vector(row: &[u8; 16]) -> std::arch::x86_64::__m128i {
-    // SAFETY: a row is 16 bytes; the unaligned load reads no more.
-    unsafe { std::arch::x86_64::_mm_loadu_si128(row.as_ptr().cast()) }
 }
 
 /// For the low 7 bits of each copy opcode, where each byte of its offset

@@ -430,9 +430,7 @@ impl PackReader {
                 }
                 applied?;
                 let shared = Arc::new(fitted(buf));
-                lock(&self.caches)
-                    .rebuilt
-                    .put_shared((p, offset), &shared, kind, false);
+                lock(&self.caches).keep_shared(Tier::Rebuilt, (p, offset), &shared, kind);
                 return Ok(Some((kind, shared)));
             }
             applied?;
@@ -442,12 +440,7 @@ impl PackReader {
         let shared = match base {
             Base::Held(held, tier) => {
                 let shared = Arc::new(fitted(held));
-                lock(&self.caches).cache_for(tier, shared.len()).put_shared(
-                    (p, at),
-                    &shared,
-                    kind,
-                    matches!(tier, Tier::Whole),
-                );
+                lock(&self.caches).keep_shared(tier, (p, at), &shared, kind);
                 shared
             }
             Base::Kept(data) => data,
