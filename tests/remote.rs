@@ -330,3 +330,47 @@ fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
     assert_eq!(status.code(), Some(143));
     assert_no_clone_left(work.path());
 }
+
+/// A password in a `file://` URL (git clones it, ignoring the user information): no file the
+/// run writes holds it, `--stats-json`'s record of the options included.
+#[test]
+fn a_password_in_the_url_is_in_no_file_the_run_writes() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let with_password = format!("file://alice:{PASSWORD}@{}/repo.git", base.path().display());
+    let stats = work.path().join("stats.json");
+    let baseline = work.path().join("baseline.json");
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--stats-json", stats.to_str().unwrap(), &with_password],
+    );
+    assert_eq!(
+        found(run.expect(1)),
+        [format!("{url}/conf/app.env:2 {commit}")]
+    );
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    let stats = std::fs::read_to_string(&stats).unwrap();
+    assert!(!stats.contains(PASSWORD), "{stats}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(
+        stats["run"]["options"]["paths"],
+        serde_json::json!([url]),
+        "{stats}"
+    );
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &[
+            "--write-baseline",
+            baseline.to_str().unwrap(),
+            &with_password,
+        ],
+    );
+    run.expect(0);
+    let written = std::fs::read_to_string(&baseline).unwrap();
+    assert!(!written.contains(PASSWORD), "{written}");
+    assert_no_clone_left(work.path());
+}
