@@ -374,3 +374,60 @@ fn a_password_in_the_url_is_in_no_file_the_run_writes() {
     assert!(!written.contains(PASSWORD), "{written}");
     assert_no_clone_left(work.path());
 }
+
+/// A list as people and tools write it: CRLF line ends, indentation, comments, the same URL
+/// twice. Each repository is cloned and reported once; `-` reads the list from stdin.
+#[test]
+fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let good = format!("file://{}/repo.git", base.path().display());
+    let text = format!("# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{good}\r\n");
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, &text).unwrap();
+    let expected = [format!("{good}/conf/app.env:2 {commit}")];
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(found(run.expect(1)), expected);
+
+    let tmp = work.path().join("tmp");
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args(["scan", "--history", "--format", "json", "--repos-from", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    assert_eq!(found(run.expect(1)), expected);
+    assert_no_clone_left(work.path());
+
+    // A line that is not UTF-8 is named; nothing is cloned.
+    std::fs::write(&list, [good.as_bytes(), b"\n# ok\n\xff\xfe\n"].concat()).unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: error: --repos-from {}: line 3 is not UTF-8\n",
+            list.display()
+        )
+    );
+    assert_no_clone_left(work.path());
+}

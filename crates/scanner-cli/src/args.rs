@@ -260,8 +260,9 @@ pub struct ScanArgs {
     )]
     pub history: bool,
 
-    /// With --history: scan the remote repositories listed in FILE (URLs
-    /// as for PATH, one per line; blank lines and `#` comments skipped).
+    /// With --history: scan the remote repositories listed in FILE (`-`
+    /// for stdin; URLs as for PATH, one per line, each scanned once; blank
+    /// lines and `#` comments skipped).
     #[arg(long, value_name = "FILE", help_heading = "Git", requires = "history")]
     pub repos_from: Option<PathBuf>,
 

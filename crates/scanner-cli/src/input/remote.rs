@@ -78,18 +78,35 @@ pub fn redact_text(text: &str, url: &str) -> String {
     out
 }
 
-/// The URLs of a `--repos-from` file: one per line, blank lines and `#` comments skipped.
+/// The URLs of a `--repos-from` file (`-`: stdin): one per line, surrounding blanks and a
+/// CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
+/// it is listed). A line that is not UTF-8 is an error naming it.
 pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
-    let text = std::fs::read_to_string(file).map_err(|source| RemoteError::List {
+    let list_err = |source| RemoteError::List {
         file: file.to_path_buf(),
         source,
-    })?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(String::from)
-        .collect())
+    };
+    let mut data = Vec::new();
+    match file == Path::new("-") {
+        true => io::stdin().lock().read_to_end(&mut data),
+        false => std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data)),
+    }
+    .map_err(list_err)?;
+    let mut urls: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (n, line) in data.split(|&b| b == b'\n').enumerate() {
+        let line = std::str::from_utf8(line).map_err(|_| {
+            list_err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("line {} is not UTF-8", n + 1),
+            ))
+        })?;
+        let line = line.trim();
+        if !line.is_empty() && !line.starts_with('#') && seen.insert(line) {
+            urls.push(line.to_string());
+        }
+    }
+    Ok(urls)
 }
 
 /// What went wrong, naming the list or the (redacted) URL at fault.
