@@ -431,3 +431,110 @@ fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// The command lines of `pid` and every process below it.
+#[cfg(target_os = "linux")]
+fn command_lines_under(pid: u32) -> Vec<String> {
+    let mut tree = vec![pid];
+    let mut lines = Vec::new();
+    // Parents start before their children: a few passes over /proc find every descendant.
+    for _ in 0..4 {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+            if tree.contains(&ppid) && !tree.contains(&p) {
+                tree.push(p);
+            }
+        }
+    }
+    for p in &tree {
+        if let Ok(cmd) = std::fs::read(format!("/proc/{p}/cmdline")) {
+            lines.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    lines
+}
+
+/// A password kept in a `--repos-from` list stays out of every command line: git and its
+/// transport helper carry their URL as an argument, which any local user can read (`ps`).
+/// It reaches git through a credential helper instead, percent-encoding decoded as git does.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_password_in_a_list_is_on_no_command_line() {
+    // Accepts connections and never answers: the clone is caught mid-way.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let work = tempfile::tempdir().unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let hidden = "hidden-in-list-pw-29";
+    let list = work.path().join("repos.txt");
+    std::fs::write(
+        &list,
+        format!("http://alice:{hidden}@127.0.0.1:{port}/x.git\n"),
+    )
+    .unwrap();
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args(["scan", "--history", "--repos-from", list.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (_conn, _) = silent.accept().unwrap();
+    let lines = command_lines_under(child.id());
+    common::signal(&child, "-TERM");
+    child.wait().unwrap();
+    assert!(
+        lines.iter().any(|l| l.contains("clone")),
+        "git is not running: {lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains(hidden)), "{lines:#?}");
+    assert_no_clone_left(work.path());
+
+    // The same from the real server, with a password that needs percent-encoding.
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let port = free_port();
+    let password = format!("{PASSWORD}:@/%+ x");
+    let _server = Server::start(
+        Command::new("python3")
+            .args(["-c", HTTP_SERVER])
+            .arg(base.path())
+            .arg(port.to_string())
+            .arg(&password),
+        port,
+    );
+    let encoded = password
+        .replace('%', "%25")
+        .replace(':', "%3A")
+        .replace('@', "%40")
+        .replace('/', "%2F")
+        .replace('+', "%2B")
+        .replace(' ', "%20");
+    std::fs::write(
+        &list,
+        format!("http://alice:{encoded}@127.0.0.1:{port}/repo.git\n"),
+    )
+    .unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(1)),
+        [format!(
+            "http://127.0.0.1:{port}/repo.git/conf/app.env:2 {commit}"
+        )]
+    );
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert_no_clone_left(work.path());
+}

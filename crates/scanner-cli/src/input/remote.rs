@@ -10,11 +10,13 @@
 //!
 //! They come from git's own helpers (`credential.helper`, ssh keys and agents), never from
 //! our command line. `GIT_TERMINAL_PROMPT=0` makes a missing credential fail instead of
-//! waiting for a prompt nobody answers. What the report and every message call a repository
-//! is its URL without user or password ([`redact`]); git's stderr, relayed in a failed
-//! clone's warning, is stripped the same way ([`redact_text`]), and the clone's
-//! `remote.origin.url` is rewritten to the redacted URL so that SARIF's `repositoryUri`
-//! cannot carry it.
+//! waiting for a prompt nobody answers. A password in the URL (a `--repos-from` list keeps
+//! it out of `ps`) is not put on git's command line either: git gets the URL without it and
+//! the password from a credential helper that reads it from the environment (`SecretUrl`).
+//! What the report and every message call a repository is its URL without user or password
+//! ([`redact`]); git's stderr, relayed in a failed clone's warning, is stripped the same way
+//! ([`redact_text`]), and the clone's `remote.origin.url` is rewritten to the redacted URL
+//! so that SARIF's `repositoryUri` cannot carry it.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -56,6 +58,73 @@ pub fn redact(url: &str) -> String {
         },
         _ => url.to_string(),
     }
+}
+
+/// The credential helper a clone with a password in its URL runs: it answers git's `get`
+/// for the URL's protocol and host with the password from the environment
+/// ([`SecretUrl`]), and nothing for any other host (a redirect elsewhere gets no password).
+const PASSWORD_HELPER: &str = "!f() { test \"$1\" = get || return 0; \
+    while IFS= read -r l; do case \"$l\" in protocol=*) p=\"${l#protocol=}\";; \
+    host=*) h=\"${l#host=}\";; esac; done; \
+    test \"$p\" = \"$SCANNER_CLONE_PROTOCOL\" && test \"$h\" = \"$SCANNER_CLONE_HOST\" && \
+    printf 'password=%s\\n' \"$SCANNER_CLONE_PASSWORD\"; }; f";
+
+/// A `SCHEME://user:password@host/...` URL taken apart, so that git's command line (and
+/// its transport helper's, which any local user can read with `ps`) carries the URL
+/// without the password: git gets it from [`PASSWORD_HELPER`] as it would from the URL.
+#[derive(Debug, PartialEq)]
+struct SecretUrl {
+    /// The URL with the user and without the password.
+    url: String,
+    protocol: String,
+    /// `host[:port]`, as git's credential protocol names it.
+    host: String,
+    /// Percent-decoded, as git decodes a URL's password.
+    password: String,
+}
+
+impl SecretUrl {
+    /// `None` when there is no password to take out, or one git would refuse anyway (not
+    /// UTF-8 once decoded, or holding a newline or a NUL): git then gets the URL as it is.
+    fn parse(url: &str) -> Option<SecretUrl> {
+        let (scheme, rest) = url.split_once("://")?;
+        let end = rest.find('/').unwrap_or(rest.len());
+        let at = rest[..end].rfind('@')?;
+        let (user, password) = rest[..at].split_once(':')?;
+        let password = percent_decode(password)?;
+        if password.is_empty() || password.contains(['\n', '\r', '\0']) {
+            return None;
+        }
+        Some(SecretUrl {
+            url: format!("{scheme}://{user}@{}", &rest[at + 1..]),
+            protocol: scheme.to_string(),
+            host: rest[at + 1..end].to_string(),
+            password,
+        })
+    }
+}
+
+/// `%XX` decoded (a `%` not followed by two hex digits is kept); `None` if not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(byte) if b[i] == b'%' => {
+                out.push(byte);
+                i += 3;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// `text` (git's stderr) with `url` replaced by its [`redact`]ed form and the user
@@ -198,6 +267,19 @@ impl RemoteRepo {
                 .into_owned(),
         };
         let mut cmd = super::history::git(self.dir.path());
+        // A password goes through the environment, not git's command line.
+        let source = match SecretUrl::parse(&source) {
+            Some(secret) => {
+                // Git uses a URL's password without asking any helper: neither does this.
+                cmd.args(["-c", "credential.helper=", "-c"])
+                    .arg(format!("credential.helper={PASSWORD_HELPER}"))
+                    .env("SCANNER_CLONE_PROTOCOL", &secret.protocol)
+                    .env("SCANNER_CLONE_HOST", &secret.host)
+                    .env("SCANNER_CLONE_PASSWORD", &secret.password);
+                secret.url
+            }
+            None => source,
+        };
         cmd.args(["clone", "--mirror", "--quiet", "--", &source, "repo.git"])
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::null())
@@ -338,6 +420,26 @@ mod tests {
             redact_text(text, url),
             "fatal: unable to access 'http://h/x.git/': 401; see https://c/d"
         );
+    }
+
+    #[test]
+    fn a_password_is_taken_out_of_the_url_decoded() {
+        let s = SecretUrl::parse("HTTPS://a%40b:p%3Aw%zz%2F@[::1]:8/x@y.git").unwrap();
+        assert_eq!(
+            s,
+            SecretUrl {
+                url: "HTTPS://a%40b@[::1]:8/x@y.git".into(),
+                protocol: "HTTPS".into(),
+                host: "[::1]:8".into(),
+                password: "p:w%zz/".into(),
+            }
+        );
+        assert_eq!(SecretUrl::parse("https://tok@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u:@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u:a%0Ab@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u:%ff@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("git@h:x.git"), None);
+        assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
     }
 
     #[test]
