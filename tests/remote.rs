@@ -538,3 +538,42 @@ fn a_password_in_a_list_is_on_no_command_line() {
     assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
     assert_no_clone_left(work.path());
 }
+
+/// A baseline names a remote finding by its URL and path, whatever the current directory
+/// and wherever the baseline file is: the same scan run from elsewhere still matches it.
+#[test]
+fn a_baseline_of_a_remote_scan_matches_from_any_directory() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let baseline = work.path().join("baseline.json");
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--write-baseline", baseline.to_str().unwrap(), &url],
+    );
+    assert_eq!(
+        found(run.expect(0)),
+        [format!("{url}/conf/app.env:2 {commit}")]
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    let paths: Vec<&str> = written["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, [format!("{url}/conf/app.env")]);
+    for dir in [work.path().to_path_buf(), work.path().join("a/b")] {
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = scan(
+            &dir,
+            Path::new("/dev/null"),
+            &["--baseline", baseline.to_str().unwrap(), &url],
+        );
+        assert_eq!(found(run.expect(0)), Vec::<String>::new(), "from {dir:?}");
+        assert_no_clone_left(&dir);
+    }
+}

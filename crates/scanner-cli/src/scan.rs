@@ -398,6 +398,7 @@ impl ScanPlan {
             args.write_baseline.as_deref(),
             args.report_unused,
             &scan_base,
+            &remotes.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
         )?;
         filters.extend(baseline_filters);
 
