@@ -577,3 +577,35 @@ fn a_baseline_of_a_remote_scan_matches_from_any_directory() {
         assert_no_clone_left(&dir);
     }
 }
+
+/// SARIF names a remote finding as the other formats do: its location is the URL (without
+/// credentials) and the path, its commit the one that added it, and the run's
+/// `versionControlProvenance` the URL.
+#[test]
+fn sarif_names_a_remote_finding_by_its_url() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let with_password = format!("file://alice:{PASSWORD}@{}/repo.git", base.path().display());
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--format", "sarif", &with_password],
+    );
+    run.expect(1);
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let sarif_run = &sarif["runs"][0];
+    let results = sarif_run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif_run}");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        format!("{url}/conf/app.env")
+    );
+    assert_eq!(results[0]["properties"]["commit"]["id"], commit);
+    let provenance = sarif_run["versionControlProvenance"].as_array().unwrap();
+    assert_eq!(provenance.len(), 1, "{sarif_run}");
+    assert_eq!(provenance[0]["repositoryUri"], url);
+    assert_no_clone_left(work.path());
+}
