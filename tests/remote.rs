@@ -609,3 +609,25 @@ fn sarif_names_a_remote_finding_by_its_url() {
     assert_eq!(provenance[0]["repositoryUri"], url);
     assert_no_clone_left(work.path());
 }
+
+/// A revision the clone does not have (`--range`) is a warning naming the URL, never the
+/// private directory the clone was in (gone when the user reads it).
+#[test]
+fn an_unknown_revision_names_the_url() {
+    let base = tempfile::tempdir().unwrap();
+    serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["-q", "--range", "no-such-rev", &url],
+    );
+    assert_eq!(run.findings().len(), 0);
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!("scanner: warning: {url}: unknown revision `no-such-rev`\n")
+    );
+    assert_no_clone_left(work.path());
+}

@@ -251,7 +251,10 @@ impl ScanPlan {
                     remotes = cloned;
                     remotes
                         .iter()
-                        .map(|r| HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo())))
+                        .map(|r| HistoryRepo {
+                            name: PathBuf::from(&r.name),
+                            ..HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo()))
+                        })
                         .collect()
                 }
                 // A directory of repositories: each one, named by its directory.
