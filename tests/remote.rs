@@ -631,3 +631,117 @@ fn an_unknown_revision_names_the_url() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// Runs `scanner ARGS` on a pseudo-terminal (as a user at a prompt does) with `TMPDIR` and
+/// `PATH` given; prints its exit status, or `still running` if it has not ended after
+/// `timeout` seconds (then SIGINT ends it), and then what it wrote to the terminal.
+const ON_A_TERMINAL: &str = r#"
+import os, pty, select, signal, sys, time
+tmp, path, timeout, argv = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ.update(TMPDIR=tmp, PATH=path)
+    os.execv(argv[0], argv)
+out, status, end = b"", None, time.time() + timeout
+while status is None and time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            pass
+    p, st = os.waitpid(pid, os.WNOHANG)
+    if p:
+        status = os.waitstatus_to_exitcode(st)
+if status is None:
+    os.kill(pid, signal.SIGINT)
+    os.waitpid(pid, 0)
+print("still running" if status is None else "exit %d" % status)
+sys.stdout.write(out.decode(errors="replace").replace("\r\n", "\n"))
+"#;
+
+/// ssh asks its questions (a new host's key, a passphrase) on the terminal, which a clone
+/// running in its own process group cannot read: it would stop there for good. The clone
+/// fails instead, with ssh's reason, as a missing credential does with git's own prompt.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_ssh_clone_that_would_ask_on_the_terminal_fails_instead_of_hanging() {
+    let work = tempfile::tempdir().unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // An `ssh` that asks what OpenSSH asks about a host it does not know, unless batch mode
+    // forbids questions.
+    let bin = work.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let ssh = bin.join("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\n\
+         case \"$*\" in *BatchMode=yes*) echo 'Host key verification failed.' >&2; exit 255;; esac\n\
+         printf 'Are you sure you want to continue connecting (yes/no)? ' >/dev/tty\n\
+         read answer </dev/tty\n\
+         exit 255\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&ssh).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&ssh, perms).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = isolate(&mut Command::new("python3"))
+        .current_dir(work.path())
+        .env("HOME", work.path())
+        .args(["-c", ON_A_TERMINAL])
+        .arg(&tmp)
+        .arg(&path)
+        .arg("10")
+        .args([
+            common::BIN,
+            "scan",
+            "-q",
+            "--history",
+            "git@example.invalid:o/r.git",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.lines().take(2).collect::<Vec<_>>(),
+        [
+            "exit 2",
+            "scanner: warning: example.invalid:o/r.git: cannot clone, not scanned: \
+             Host key verification failed.; fatal: Could not read from remote repository.; \
+             Please make sure you have the correct access rights; and the repository exists."
+        ],
+        "{out}"
+    );
+    assert_no_clone_left(work.path());
+
+    // An ssh command the user chose (core.sshCommand, GIT_SSH_COMMAND) is left as it is.
+    let chosen = bin.join("my-ssh");
+    std::fs::write(&chosen, "#!/bin/sh\necho \"my-ssh $*\" >&2\nexit 255\n").unwrap();
+    std::fs::set_permissions(&chosen, std::fs::metadata(&ssh).unwrap().permissions()).unwrap();
+    let global = work.path().join("gitconfig");
+    std::fs::write(
+        &global,
+        format!("[core]\n\tsshCommand = {}\n", chosen.display()),
+    )
+    .unwrap();
+    let url = "git@example.invalid:o/r.git";
+    let expected = "scanner: warning: example.invalid:o/r.git: cannot clone, not scanned: \
+         my-ssh git@example.invalid git-upload-pack 'o/r.git'; \
+         fatal: Could not read from remote repository.; \
+         Please make sure you have the correct access rights; and the repository exists.\n";
+    let run = scan(work.path(), &global, &["-q", url]);
+    run.expect(2);
+    assert_eq!(run.stderr, expected);
+    let run = Run::from_output(
+        scanner_in(work.path())
+            .env("TMPDIR", &tmp)
+            .env("GIT_SSH_COMMAND", &chosen)
+            .args(["scan", "-q", "--history", url])
+            .output()
+            .unwrap(),
+    );
+    run.expect(2);
+    assert_eq!(run.stderr, expected);
+    assert_no_clone_left(work.path());
+}

@@ -10,7 +10,8 @@
 //!
 //! They come from git's own helpers (`credential.helper`, ssh keys and agents), never from
 //! our command line. `GIT_TERMINAL_PROMPT=0` makes a missing credential fail instead of
-//! waiting for a prompt nobody answers. A password in the URL (a `--repos-from` list keeps
+//! waiting for a prompt nobody answers, and ssh runs in batch mode for the same reason
+//! (unless the user chose the ssh command: `ssh_chosen`). A password in the URL (a `--repos-from` list keeps
 //! it out of `ps`) is not put on git's command line either: git gets the URL without it and
 //! the password from a credential helper that reads it from the environment (`SecretUrl`).
 //! What the report and every message call a repository is its URL without user or password
@@ -280,6 +281,12 @@ impl RemoteRepo {
             }
             None => source,
         };
+        if uses_ssh(&source) && !ssh_chosen(self.dir.path()) {
+            // ssh asks its questions (a new host's key, a passphrase) on the terminal, which
+            // git's own process group (below) cannot read from: it would stop there for good.
+            // Batch mode makes it fail instead, as GIT_TERMINAL_PROMPT does git's prompts.
+            cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+        }
         cmd.args(["clone", "--mirror", "--quiet", "--", &source, "repo.git"])
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::null())
@@ -327,6 +334,32 @@ impl RemoteRepo {
             .status();
         Ok(())
     }
+}
+
+/// Whether git clones `url` over ssh: `ssh://` (and git's `git+ssh://`, `ssh+git://`) or
+/// scp-like `[user@]host:path`.
+fn uses_ssh(url: &str) -> bool {
+    match url.split_once("://") {
+        Some((scheme, _)) => ["ssh", "git+ssh", "ssh+git"].contains(&scheme),
+        None => is_url(Path::new(url)),
+    }
+}
+
+/// Whether the user chose the ssh command (`GIT_SSH_COMMAND`, `GIT_SSH`, `core.sshCommand`
+/// in git's config as a clone in `dir` reads it): it is then left as it is.
+fn ssh_chosen(dir: &Path) -> bool {
+    if ["GIT_SSH_COMMAND", "GIT_SSH"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+    {
+        return true;
+    }
+    super::history::git(dir)
+        .args(["config", "--get", "core.sshCommand"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|out| out.status.success() && !out.stdout.trim_ascii().is_empty())
 }
 
 /// Clones each URL in turn, for `--history URL` and `--repos-from`. A clone that fails is
@@ -440,6 +473,16 @@ mod tests {
         assert_eq!(SecretUrl::parse("https://u:%ff@h/x.git"), None);
         assert_eq!(SecretUrl::parse("git@h:x.git"), None);
         assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
+    }
+
+    #[test]
+    fn ssh_urls_are_told_apart() {
+        assert!(uses_ssh("ssh://git@h/x.git"));
+        assert!(uses_ssh("git+ssh://h/x.git"));
+        assert!(uses_ssh("git@h:o/x.git"));
+        assert!(!uses_ssh("https://h/x.git"));
+        assert!(!uses_ssh("git://h/x.git"));
+        assert!(!uses_ssh("/tmp/x.git"));
     }
 
     #[test]
