@@ -745,3 +745,24 @@ fn an_ssh_clone_that_would_ask_on_the_terminal_fails_instead_of_hanging() {
     assert_eq!(run.stderr, expected);
     assert_no_clone_left(work.path());
 }
+
+/// A password with an unencoded `/` (as some generated passwords have) makes a URL git
+/// cannot use: the warning says so without the password.
+#[test]
+fn a_password_git_cannot_parse_is_not_in_the_warning() {
+    let work = tempfile::tempdir().unwrap();
+    let hidden = "pass/word+17";
+    let url = format!("https://alice:{hidden}@127.0.0.1:1/x.git");
+    let run = scan(work.path(), Path::new("/dev/null"), &["-q", &url]);
+    run.expect(2);
+    assert!(!run.stderr.contains(hidden), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(
+            "scanner: warning: https://127.0.0.1:1/x.git: cannot clone, not scanned: \
+             fatal: unable to access 'https://127.0.0.1:1/x.git/': "
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_no_clone_left(work.path());
+}

@@ -43,11 +43,15 @@ pub fn is_url(arg: &Path) -> bool {
 }
 
 /// The URL without its user and password: `https://user:pw@host/x.git` → `https://host/x.git`,
-/// `git@host:x.git` → `host:x.git`. Anything else is returned as it is.
+/// `git@host:x.git` → `host:x.git`. A password with an unencoded `/` (which git cannot
+/// parse) goes too. Anything else is returned as it is.
 pub fn redact(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://") {
         let end = rest.find('/').unwrap_or(rest.len());
-        return match rest[..end].rfind('@') {
+        return match rest[..end]
+            .rfind('@')
+            .or_else(|| unencoded_userinfo(rest, end))
+        {
             Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
             None => url.to_string(),
         };
@@ -126,6 +130,19 @@ fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// Where the user information of `rest` (a URL after `SCHEME://`) ends when its password
+/// holds an unencoded `/` (`u:pass/word@host/...`): the part before the first `/`
+/// (`u:pass`) is then no `host:port`, and an `@` follows.
+fn unencoded_userinfo(rest: &str, end: usize) -> Option<usize> {
+    let (_, port) = rest[..end].rsplit_once(':')?;
+    if rest.starts_with('[') || port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let first = end + rest[end..].find('@')?;
+    let stop = rest[first..].find('/').map_or(rest.len(), |i| first + i);
+    rest[..stop].rfind('@')
 }
 
 /// `text` (git's stderr) with `url` replaced by its [`redact`]ed form and the user
@@ -443,6 +460,9 @@ mod tests {
         assert_eq!(redact("https://h/a@b.git"), "https://h/a@b.git");
         assert_eq!(redact("file:///tmp/r.git"), "file:///tmp/r.git");
         assert_eq!(redact("/tmp/r@x"), "/tmp/r@x");
+        assert_eq!(redact("https://u:a/b@c@h:1/x.git"), "https://h:1/x.git");
+        assert_eq!(redact("https://h:8/a@b.git"), "https://h:8/a@b.git");
+        assert_eq!(redact("https://[::1]:8/a@b.git"), "https://[::1]:8/a@b.git");
     }
 
     #[test]
