@@ -117,6 +117,7 @@ fn percent_decode(s: &str) -> Option<String> {
     while i < b.len() {
         let hex = b
             .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
             .and_then(|h| std::str::from_utf8(h).ok());
         match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
             Some(byte) if b[i] == b'%' => {
@@ -491,6 +492,10 @@ mod tests {
         assert_eq!(SecretUrl::parse("https://u:@h/x.git"), None);
         assert_eq!(SecretUrl::parse("https://u:a%0Ab@h/x.git"), None);
         assert_eq!(SecretUrl::parse("https://u:%ff@h/x.git"), None);
+        assert_eq!(
+            SecretUrl::parse("https://u:%+1@h/x.git").map(|s| s.password),
+            Some("%+1".into())
+        );
         assert_eq!(SecretUrl::parse("git@h:x.git"), None);
         assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
     }
