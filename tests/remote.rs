@@ -330,3 +330,439 @@ fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
     assert_eq!(status.code(), Some(143));
     assert_no_clone_left(work.path());
 }
+
+/// A password in a `file://` URL (git clones it, ignoring the user information): no file the
+/// run writes holds it, `--stats-json`'s record of the options included.
+#[test]
+fn a_password_in_the_url_is_in_no_file_the_run_writes() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let with_password = format!("file://alice:{PASSWORD}@{}/repo.git", base.path().display());
+    let stats = work.path().join("stats.json");
+    let baseline = work.path().join("baseline.json");
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--stats-json", stats.to_str().unwrap(), &with_password],
+    );
+    assert_eq!(
+        found(run.expect(1)),
+        [format!("{url}/conf/app.env:2 {commit}")]
+    );
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    let stats = std::fs::read_to_string(&stats).unwrap();
+    assert!(!stats.contains(PASSWORD), "{stats}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(
+        stats["run"]["options"]["paths"],
+        serde_json::json!([url]),
+        "{stats}"
+    );
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &[
+            "--write-baseline",
+            baseline.to_str().unwrap(),
+            &with_password,
+        ],
+    );
+    run.expect(0);
+    let written = std::fs::read_to_string(&baseline).unwrap();
+    assert!(!written.contains(PASSWORD), "{written}");
+    assert_no_clone_left(work.path());
+}
+
+/// A list as people and tools write it: CRLF line ends, indentation, comments, the same URL
+/// twice. Each repository is cloned and reported once; `-` reads the list from stdin.
+#[test]
+fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let good = format!("file://{}/repo.git", base.path().display());
+    let text = format!("# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{good}\r\n");
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, &text).unwrap();
+    let expected = [format!("{good}/conf/app.env:2 {commit}")];
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(found(run.expect(1)), expected);
+
+    let tmp = work.path().join("tmp");
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args(["scan", "--history", "--format", "json", "--repos-from", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    assert_eq!(found(run.expect(1)), expected);
+    assert_no_clone_left(work.path());
+
+    // A line that is not UTF-8 is named; nothing is cloned.
+    std::fs::write(&list, [good.as_bytes(), b"\n# ok\n\xff\xfe\n"].concat()).unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: error: --repos-from {}: line 3 is not UTF-8\n",
+            list.display()
+        )
+    );
+    assert_no_clone_left(work.path());
+}
+
+/// The command lines of `pid` and every process below it.
+#[cfg(target_os = "linux")]
+fn command_lines_under(pid: u32) -> Vec<String> {
+    let mut tree = vec![pid];
+    let mut lines = Vec::new();
+    // Parents start before their children: a few passes over /proc find every descendant.
+    for _ in 0..4 {
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+            if tree.contains(&ppid) && !tree.contains(&p) {
+                tree.push(p);
+            }
+        }
+    }
+    for p in &tree {
+        if let Ok(cmd) = std::fs::read(format!("/proc/{p}/cmdline")) {
+            lines.push(String::from_utf8_lossy(&cmd).replace('\0', " "));
+        }
+    }
+    lines
+}
+
+/// A password kept in a `--repos-from` list stays out of every command line: git and its
+/// transport helper carry their URL as an argument, which any local user can read (`ps`).
+/// It reaches git through a credential helper instead, percent-encoding decoded as git does.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_password_in_a_list_is_on_no_command_line() {
+    // Accepts connections and never answers: the clone is caught mid-way.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let work = tempfile::tempdir().unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let hidden = "hidden-in-list-pw-29";
+    let list = work.path().join("repos.txt");
+    std::fs::write(
+        &list,
+        format!("http://alice:{hidden}@127.0.0.1:{port}/x.git\n"),
+    )
+    .unwrap();
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args(["scan", "--history", "--repos-from", list.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (_conn, _) = silent.accept().unwrap();
+    let lines = command_lines_under(child.id());
+    common::signal(&child, "-TERM");
+    child.wait().unwrap();
+    assert!(
+        lines.iter().any(|l| l.contains("clone")),
+        "git is not running: {lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains(hidden)), "{lines:#?}");
+    assert_no_clone_left(work.path());
+
+    // The same from the real server, with a password that needs percent-encoding.
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let port = free_port();
+    let password = format!("{PASSWORD}:@/%+ x");
+    let _server = Server::start(
+        Command::new("python3")
+            .args(["-c", HTTP_SERVER])
+            .arg(base.path())
+            .arg(port.to_string())
+            .arg(&password),
+        port,
+    );
+    let encoded = password
+        .replace('%', "%25")
+        .replace(':', "%3A")
+        .replace('@', "%40")
+        .replace('/', "%2F")
+        .replace('+', "%2B")
+        .replace(' ', "%20");
+    std::fs::write(
+        &list,
+        format!("http://alice:{encoded}@127.0.0.1:{port}/repo.git\n"),
+    )
+    .unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(1)),
+        [format!(
+            "http://127.0.0.1:{port}/repo.git/conf/app.env:2 {commit}"
+        )]
+    );
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert_no_clone_left(work.path());
+}
+
+/// A baseline names a remote finding by its URL and path, whatever the current directory
+/// and wherever the baseline file is: the same scan run from elsewhere still matches it.
+#[test]
+fn a_baseline_of_a_remote_scan_matches_from_any_directory() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let baseline = work.path().join("baseline.json");
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--write-baseline", baseline.to_str().unwrap(), &url],
+    );
+    assert_eq!(
+        found(run.expect(0)),
+        [format!("{url}/conf/app.env:2 {commit}")]
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&baseline).unwrap()).unwrap();
+    let paths: Vec<&str> = written["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, [format!("{url}/conf/app.env")]);
+    for dir in [work.path().to_path_buf(), work.path().join("a/b")] {
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = scan(
+            &dir,
+            Path::new("/dev/null"),
+            &["--baseline", baseline.to_str().unwrap(), &url],
+        );
+        assert_eq!(found(run.expect(0)), Vec::<String>::new(), "from {dir:?}");
+        assert_no_clone_left(&dir);
+    }
+}
+
+/// SARIF names a remote finding as the other formats do: its location is the URL (without
+/// credentials) and the path, its commit the one that added it, and the run's
+/// `versionControlProvenance` the URL.
+#[test]
+fn sarif_names_a_remote_finding_by_its_url() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let with_password = format!("file://alice:{PASSWORD}@{}/repo.git", base.path().display());
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--format", "sarif", &with_password],
+    );
+    run.expect(1);
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let sarif_run = &sarif["runs"][0];
+    let results = sarif_run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{sarif_run}");
+    assert_eq!(
+        results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        format!("{url}/conf/app.env")
+    );
+    assert_eq!(results[0]["properties"]["commit"]["id"], commit);
+    let provenance = sarif_run["versionControlProvenance"].as_array().unwrap();
+    assert_eq!(provenance.len(), 1, "{sarif_run}");
+    assert_eq!(provenance[0]["repositoryUri"], url);
+    assert_no_clone_left(work.path());
+}
+
+/// A revision the clone does not have (`--range`) is a warning naming the URL, never the
+/// private directory the clone was in (gone when the user reads it).
+#[test]
+fn an_unknown_revision_names_the_url() {
+    let base = tempfile::tempdir().unwrap();
+    serve_dir(base.path());
+    let work = tempfile::tempdir().unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["-q", "--range", "no-such-rev", &url],
+    );
+    assert_eq!(run.findings().len(), 0);
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!("scanner: warning: {url}: unknown revision `no-such-rev`\n")
+    );
+    assert_no_clone_left(work.path());
+}
+
+/// Runs `scanner ARGS` on a pseudo-terminal (as a user at a prompt does) with `TMPDIR` and
+/// `PATH` given; prints its exit status, or `still running` if it has not ended after
+/// `timeout` seconds (then SIGINT ends it), and then what it wrote to the terminal.
+const ON_A_TERMINAL: &str = r#"
+import os, pty, select, signal, sys, time
+tmp, path, timeout, argv = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ.update(TMPDIR=tmp, PATH=path)
+    os.execv(argv[0], argv)
+out, status, end = b"", None, time.time() + timeout
+while status is None and time.time() < end:
+    if select.select([fd], [], [], 0.1)[0]:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            pass
+    p, st = os.waitpid(pid, os.WNOHANG)
+    if p:
+        status = os.waitstatus_to_exitcode(st)
+if status is None:
+    os.kill(pid, signal.SIGINT)
+    os.waitpid(pid, 0)
+print("still running" if status is None else "exit %d" % status)
+sys.stdout.write(out.decode(errors="replace").replace("\r\n", "\n"))
+"#;
+
+/// ssh asks its questions (a new host's key, a passphrase) on the terminal, which a clone
+/// running in its own process group cannot read: it would stop there for good. The clone
+/// fails instead, with ssh's reason, as a missing credential does with git's own prompt.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_ssh_clone_that_would_ask_on_the_terminal_fails_instead_of_hanging() {
+    let work = tempfile::tempdir().unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    // An `ssh` that asks what OpenSSH asks about a host it does not know, unless batch mode
+    // forbids questions.
+    let bin = work.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let ssh = bin.join("ssh");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\n\
+         case \"$*\" in *BatchMode=yes*) echo 'Host key verification failed.' >&2; exit 255;; esac\n\
+         printf 'Are you sure you want to continue connecting (yes/no)? ' >/dev/tty\n\
+         read answer </dev/tty\n\
+         exit 255\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&ssh).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&ssh, perms).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = isolate(&mut Command::new("python3"))
+        .current_dir(work.path())
+        .env("HOME", work.path())
+        .args(["-c", ON_A_TERMINAL])
+        .arg(&tmp)
+        .arg(&path)
+        .arg("10")
+        .args([
+            common::BIN,
+            "scan",
+            "-q",
+            "--history",
+            "git@example.invalid:o/r.git",
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.lines().take(2).collect::<Vec<_>>(),
+        [
+            "exit 2",
+            "scanner: warning: example.invalid:o/r.git: cannot clone, not scanned: \
+             Host key verification failed.; fatal: Could not read from remote repository.; \
+             Please make sure you have the correct access rights; and the repository exists."
+        ],
+        "{out}"
+    );
+    assert_no_clone_left(work.path());
+
+    // An ssh command the user chose (core.sshCommand, GIT_SSH_COMMAND) is left as it is.
+    let chosen = bin.join("my-ssh");
+    std::fs::write(&chosen, "#!/bin/sh\necho \"my-ssh $*\" >&2\nexit 255\n").unwrap();
+    std::fs::set_permissions(&chosen, std::fs::metadata(&ssh).unwrap().permissions()).unwrap();
+    let global = work.path().join("gitconfig");
+    std::fs::write(
+        &global,
+        format!("[core]\n\tsshCommand = {}\n", chosen.display()),
+    )
+    .unwrap();
+    let url = "git@example.invalid:o/r.git";
+    let expected = "scanner: warning: example.invalid:o/r.git: cannot clone, not scanned: \
+         my-ssh git@example.invalid git-upload-pack 'o/r.git'; \
+         fatal: Could not read from remote repository.; \
+         Please make sure you have the correct access rights; and the repository exists.\n";
+    let run = scan(work.path(), &global, &["-q", url]);
+    run.expect(2);
+    assert_eq!(run.stderr, expected);
+    let run = Run::from_output(
+        scanner_in(work.path())
+            .env("TMPDIR", &tmp)
+            .env("GIT_SSH_COMMAND", &chosen)
+            .args(["scan", "-q", "--history", url])
+            .output()
+            .unwrap(),
+    );
+    run.expect(2);
+    assert_eq!(run.stderr, expected);
+    assert_no_clone_left(work.path());
+}
+
+/// A password with an unencoded `/` (as some generated passwords have) makes a URL git
+/// cannot use: the warning says so without the password.
+#[test]
+fn a_password_git_cannot_parse_is_not_in_the_warning() {
+    let work = tempfile::tempdir().unwrap();
+    let hidden = "pass/word+17";
+    let url = format!("https://alice:{hidden}@127.0.0.1:1/x.git");
+    let run = scan(work.path(), Path::new("/dev/null"), &["-q", &url]);
+    run.expect(2);
+    assert!(!run.stderr.contains(hidden), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with(
+            "scanner: warning: https://127.0.0.1:1/x.git: cannot clone, not scanned: \
+             fatal: unable to access 'https://127.0.0.1:1/x.git/': "
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_no_clone_left(work.path());
+}

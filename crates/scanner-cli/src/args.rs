@@ -260,8 +260,9 @@ pub struct ScanArgs {
     )]
     pub history: bool,
 
-    /// With --history: scan the remote repositories listed in FILE (URLs
-    /// as for PATH, one per line; blank lines and `#` comments skipped).
+    /// With --history: scan the remote repositories listed in FILE (`-`
+    /// for stdin; URLs as for PATH, one per line, each scanned once; blank
+    /// lines and `#` comments skipped).
     #[arg(long, value_name = "FILE", help_heading = "Git", requires = "history")]
     pub repos_from: Option<PathBuf>,
 
@@ -704,9 +705,21 @@ impl ScanArgs {
         let paths = |v: &[PathBuf]| -> Vec<String> {
             v.iter().map(|p| p.to_string_lossy().into_owned()).collect()
         };
+        // `--history URL`: the URL as every report names it, without user or password.
+        let roots: Vec<String> = match a.history {
+            true => a
+                .paths
+                .iter()
+                .map(|p| match crate::input::remote::is_url(p) {
+                    true => crate::input::remote::redact(&p.to_string_lossy()),
+                    false => p.to_string_lossy().into_owned(),
+                })
+                .collect(),
+            false => paths(&a.paths),
+        };
         let opt = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
         serde_json::json!({
-            "paths": paths(&a.paths),
+            "paths": roots,
             "stdin_name": opt(&a.stdin_name),
             "files_from": opt(&a.files_from),
             "no_ignore": a.no_ignore,

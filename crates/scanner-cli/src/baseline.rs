@@ -25,7 +25,9 @@
 //!   only (not on the line, the column or the surrounding text).
 //! - `rule_id`: informational (the fingerprint already covers it); kept for review.
 //! - `path`: the file, relative to the baseline file's directory, `/`-separated; a file
-//!   outside that directory is recorded as the scan reported it. Non-UTF-8 bytes are replaced
+//!   outside that directory is recorded as the scan reported it, and so is a remote
+//!   repository's file (`https://host/x.git/conf/app.env`: the same from any directory).
+//!   Non-UTF-8 bytes are replaced
 //!   (such a path then never matches: the finding is reported, never wrongly hidden).
 //! - `line`: informational, where the finding was when recorded; ignored when matching.
 //!
@@ -71,7 +73,7 @@ pub struct Entry {
 }
 
 /// Turns a finding's path (as the scan reports it) into the baseline's form: relative to the
-/// baseline file's directory.
+/// baseline file's directory; a remote repository's path (led by its URL) as it is.
 #[derive(Clone, Debug)]
 pub struct PathKey {
     /// What relative finding paths are relative to: the current directory, or the repository
@@ -79,6 +81,9 @@ pub struct PathKey {
     scan_base: PathBuf,
     /// The baseline file's directory, absolute and canonical.
     baseline_dir: PathBuf,
+    /// The URLs (without credentials) of the remote repositories scanned: their findings'
+    /// paths name no local file, and are the same from any directory.
+    remotes: Vec<String>,
 }
 
 impl PathKey {
@@ -87,10 +92,15 @@ impl PathKey {
         Ok(PathKey {
             scan_base: paths::absolute(&cwd, scan_base),
             baseline_dir: paths::parent_dir(&cwd, baseline_file),
+            remotes: Vec::new(),
         })
     }
 
     pub fn key(&self, path: &Path) -> String {
+        let whole = path.to_string_lossy();
+        if self.remotes.iter().any(|r| whole.starts_with(r.as_str())) {
+            return whole.into_owned();
+        }
         let abs = paths::absolute(&self.scan_base, path);
         let Ok(rel) = abs.strip_prefix(&self.baseline_dir) else {
             return abs.to_string_lossy().into_owned();
@@ -301,17 +311,25 @@ type Filters = Vec<Box<dyn crate::filter::FindingFilter>>;
 /// The filters for `--write-baseline` and `--baseline`, in this order: the recorder sees the
 /// findings left by the earlier filters (config, diff) but not yet by the old baseline, so
 /// `--baseline b.json --write-baseline b.json` refreshes a baseline. `scan_base` is what
-/// relative finding paths are relative to.
+/// relative finding paths are relative to; `remotes` the URLs of the remote repositories
+/// scanned, whose findings are keyed as they are named.
 pub fn filters(
     baseline: Option<&Path>,
     write_to: Option<&Path>,
     report_unused: bool,
     scan_base: &Path,
+    remotes: &[String],
 ) -> anyhow::Result<(Filters, Option<Pending>)> {
     let mut out: Filters = Vec::new();
     let mut pending = None;
+    let keys = |path: &Path| -> anyhow::Result<PathKey> {
+        Ok(PathKey {
+            remotes: remotes.to_vec(),
+            ..PathKey::new(scan_base, path)?
+        })
+    };
     if let Some(path) = write_to {
-        let (recorder, entries) = Recorder::new(PathKey::new(scan_base, path)?);
+        let (recorder, entries) = Recorder::new(keys(path)?);
         out.push(Box::new(recorder));
         pending = Some(Pending {
             path: path.to_path_buf(),
@@ -320,8 +338,12 @@ pub fn filters(
     }
     if let Some(path) = baseline {
         let entries = load(path)?;
-        let keys = PathKey::new(scan_base, path)?;
-        out.push(Box::new(Baseline::new(entries, keys, report_unused, path)));
+        out.push(Box::new(Baseline::new(
+            entries,
+            keys(path)?,
+            report_unused,
+            path,
+        )));
     }
     Ok((out, pending))
 }
@@ -334,6 +356,7 @@ mod tests {
         PathKey {
             scan_base: PathBuf::from("/repo/sub"),
             baseline_dir: PathBuf::from("/repo"),
+            remotes: Vec::new(),
         }
     }
 

@@ -37,8 +37,13 @@ pub fn parent_dir(cwd: &Path, file: &Path) -> PathBuf {
 
 /// The path as a URI reference: relative paths stay relative (`./` dropped), separators are
 /// `/`, and every byte outside RFC 3986's unreserved set is percent-encoded, so the URI is
-/// exact even for a non-UTF-8 name and a `:` in a first segment cannot read as a scheme.
+/// exact even for a non-UTF-8 name and a `:` in a first segment cannot read as a scheme. A
+/// path led by a URL (`SCHEME://host/...`: a remote repository's file) is that URL, its
+/// path's segments encoded as a path's are.
 pub fn path_uri(path: &Path) -> String {
+    if let Some(uri) = url_uri(path.as_os_str().as_encoded_bytes()) {
+        return uri;
+    }
     let mut segments: Vec<String> = Vec::new();
     let mut absolute = false;
     for c in path.components() {
@@ -60,6 +65,31 @@ pub fn path_uri(path: &Path) -> String {
     } else {
         joined
     }
+}
+
+/// `SCHEME://AUTHORITY/PATH` (a scheme of two characters or more: not a drive letter) with
+/// each segment of PATH encoded; `None` for anything else.
+fn url_uri(bytes: &[u8]) -> Option<String> {
+    let colon = bytes.windows(3).position(|w| w == b"://")?;
+    let scheme = &bytes[..colon];
+    let valid = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
+    if scheme.len() < 2 || !scheme[0].is_ascii_alphabetic() || !scheme.iter().all(valid) {
+        return None;
+    }
+    let rest = &bytes[colon + 3..];
+    let end = rest.iter().position(|&b| b == b'/').unwrap_or(rest.len());
+    let mut out = String::from_utf8_lossy(scheme).into_owned() + "://";
+    for &b in &rest[..end] {
+        match b.is_ascii_alphanumeric() || b"-._~:[]!$&'()*+,;=".contains(&b) {
+            true => out.push(b as char),
+            false => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    for segment in rest[end..].split(|&b| b == b'/').skip(1) {
+        out.push('/');
+        out.push_str(&encode(segment));
+    }
+    Some(out)
 }
 
 fn encode(bytes: &[u8]) -> String {
@@ -115,5 +145,19 @@ mod tests {
             let raw = std::ffi::OsStr::from_bytes(b"caf\xE9.env");
             assert_eq!(path_uri(Path::new(raw)), "caf%E9.env");
         }
+    }
+
+    #[test]
+    fn a_path_led_by_a_url_is_that_url() {
+        assert_eq!(
+            path_uri(Path::new("https://[::1]:8/o/r.git/a b/c.env")),
+            "https://[::1]:8/o/r.git/a%20b/c.env"
+        );
+        assert_eq!(
+            path_uri(Path::new("file:///srv/r.git/x.env")),
+            "file:///srv/r.git/x.env"
+        );
+        assert_eq!(path_uri(Path::new("h:o/r.git/x.env")), "h%3Ao/r.git/x.env");
+        assert_eq!(path_uri(Path::new("a/b://c")), "a/b%3A/c");
     }
 }

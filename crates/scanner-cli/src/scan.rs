@@ -251,7 +251,10 @@ impl ScanPlan {
                     remotes = cloned;
                     remotes
                         .iter()
-                        .map(|r| HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo())))
+                        .map(|r| HistoryRepo {
+                            name: PathBuf::from(&r.name),
+                            ..HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo()))
+                        })
                         .collect()
                 }
                 // A directory of repositories: each one, named by its directory.
@@ -398,6 +401,7 @@ impl ScanPlan {
             args.write_baseline.as_deref(),
             args.report_unused,
             &scan_base,
+            &remotes.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
         )?;
         filters.extend(baseline_filters);
 

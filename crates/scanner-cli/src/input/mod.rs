@@ -248,6 +248,9 @@ pub struct HistoryRepo {
     /// What its paths are led by: its directory's name, when a directory of repositories is
     /// scanned; `None` for a single repository.
     pub prefix: Option<PathBuf>,
+    /// What a warning about the whole repository calls it: its directory, or a remote
+    /// repository's URL (without credentials).
+    pub name: PathBuf,
     pub options: HistoryOptions,
     /// Its object store, shared by every worker.
     pub store: std::sync::Arc<history::ObjectStore>,
@@ -261,6 +264,7 @@ impl HistoryRepo {
         let store = std::sync::Arc::new(history::ObjectStore::new(&options.repo));
         HistoryRepo {
             prefix,
+            name: options.repo.clone(),
             options,
             store,
             started: None,

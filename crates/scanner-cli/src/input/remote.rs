@@ -10,11 +10,14 @@
 //!
 //! They come from git's own helpers (`credential.helper`, ssh keys and agents), never from
 //! our command line. `GIT_TERMINAL_PROMPT=0` makes a missing credential fail instead of
-//! waiting for a prompt nobody answers. What the report and every message call a repository
-//! is its URL without user or password ([`redact`]); git's stderr, relayed in a failed
-//! clone's warning, is stripped the same way ([`redact_text`]), and the clone's
-//! `remote.origin.url` is rewritten to the redacted URL so that SARIF's `repositoryUri`
-//! cannot carry it.
+//! waiting for a prompt nobody answers, and ssh runs in batch mode for the same reason
+//! (unless the user chose the ssh command: `ssh_chosen`). A password in the URL (a `--repos-from` list keeps
+//! it out of `ps`) is not put on git's command line either: git gets the URL without it and
+//! the password from a credential helper that reads it from the environment (`SecretUrl`).
+//! What the report and every message call a repository is its URL without user or password
+//! ([`redact`]); git's stderr, relayed in a failed clone's warning, is stripped the same way
+//! ([`redact_text`]), and the clone's `remote.origin.url` is rewritten to the redacted URL
+//! so that SARIF's `repositoryUri` cannot carry it.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -40,11 +43,15 @@ pub fn is_url(arg: &Path) -> bool {
 }
 
 /// The URL without its user and password: `https://user:pw@host/x.git` → `https://host/x.git`,
-/// `git@host:x.git` → `host:x.git`. Anything else is returned as it is.
+/// `git@host:x.git` → `host:x.git`. A password with an unencoded `/` (which git cannot
+/// parse) goes too. Anything else is returned as it is.
 pub fn redact(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://") {
         let end = rest.find('/').unwrap_or(rest.len());
-        return match rest[..end].rfind('@') {
+        return match rest[..end]
+            .rfind('@')
+            .or_else(|| unencoded_userinfo(rest, end))
+        {
             Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
             None => url.to_string(),
         };
@@ -56,6 +63,87 @@ pub fn redact(url: &str) -> String {
         },
         _ => url.to_string(),
     }
+}
+
+/// The credential helper a clone with a password in its URL runs: it answers git's `get`
+/// for the URL's protocol and host with the password from the environment
+/// ([`SecretUrl`]), and nothing for any other host (a redirect elsewhere gets no password).
+const PASSWORD_HELPER: &str = "!f() { test \"$1\" = get || return 0; \
+    while IFS= read -r l; do case \"$l\" in protocol=*) p=\"${l#protocol=}\";; \
+    host=*) h=\"${l#host=}\";; esac; done; \
+    test \"$p\" = \"$SCANNER_CLONE_PROTOCOL\" && test \"$h\" = \"$SCANNER_CLONE_HOST\" && \
+    printf 'password=%s\\n' \"$SCANNER_CLONE_PASSWORD\"; }; f";
+
+/// A `SCHEME://user:password@host/...` URL taken apart, so that git's command line (and
+/// its transport helper's, which any local user can read with `ps`) carries the URL
+/// without the password: git gets it from [`PASSWORD_HELPER`] as it would from the URL.
+#[derive(Debug, PartialEq)]
+struct SecretUrl {
+    /// The URL with the user and without the password.
+    url: String,
+    protocol: String,
+    /// `host[:port]`, as git's credential protocol names it.
+    host: String,
+    /// Percent-decoded, as git decodes a URL's password.
+    password: String,
+}
+
+impl SecretUrl {
+    /// `None` when there is no password to take out, or one git would refuse anyway (not
+    /// UTF-8 once decoded, or holding a newline or a NUL): git then gets the URL as it is.
+    fn parse(url: &str) -> Option<SecretUrl> {
+        let (scheme, rest) = url.split_once("://")?;
+        let end = rest.find('/').unwrap_or(rest.len());
+        let at = rest[..end].rfind('@')?;
+        let (user, password) = rest[..at].split_once(':')?;
+        let password = percent_decode(password)?;
+        if password.is_empty() || password.contains(['\n', '\r', '\0']) {
+            return None;
+        }
+        Some(SecretUrl {
+            url: format!("{scheme}://{user}@{}", &rest[at + 1..]),
+            protocol: scheme.to_string(),
+            host: rest[at + 1..end].to_string(),
+            password,
+        })
+    }
+}
+
+/// `%XX` decoded (a `%` not followed by two hex digits is kept); `None` if not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(byte) if b[i] == b'%' => {
+                out.push(byte);
+                i += 3;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Where the user information of `rest` (a URL after `SCHEME://`) ends when its password
+/// holds an unencoded `/` (`u:pass/word@host/...`): the part before the first `/`
+/// (`u:pass`) is then no `host:port`, and an `@` follows.
+fn unencoded_userinfo(rest: &str, end: usize) -> Option<usize> {
+    let (_, port) = rest[..end].rsplit_once(':')?;
+    if rest.starts_with('[') || port.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let first = end + rest[end..].find('@')?;
+    let stop = rest[first..].find('/').map_or(rest.len(), |i| first + i);
+    rest[..stop].rfind('@')
 }
 
 /// `text` (git's stderr) with `url` replaced by its [`redact`]ed form and the user
@@ -78,18 +166,35 @@ pub fn redact_text(text: &str, url: &str) -> String {
     out
 }
 
-/// The URLs of a `--repos-from` file: one per line, blank lines and `#` comments skipped.
+/// The URLs of a `--repos-from` file (`-`: stdin): one per line, surrounding blanks and a
+/// CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
+/// it is listed). A line that is not UTF-8 is an error naming it.
 pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
-    let text = std::fs::read_to_string(file).map_err(|source| RemoteError::List {
+    let list_err = |source| RemoteError::List {
         file: file.to_path_buf(),
         source,
-    })?;
-    Ok(text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(String::from)
-        .collect())
+    };
+    let mut data = Vec::new();
+    match file == Path::new("-") {
+        true => io::stdin().lock().read_to_end(&mut data),
+        false => std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data)),
+    }
+    .map_err(list_err)?;
+    let mut urls: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (n, line) in data.split(|&b| b == b'\n').enumerate() {
+        let line = std::str::from_utf8(line).map_err(|_| {
+            list_err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("line {} is not UTF-8", n + 1),
+            ))
+        })?;
+        let line = line.trim();
+        if !line.is_empty() && !line.starts_with('#') && seen.insert(line) {
+            urls.push(line.to_string());
+        }
+    }
+    Ok(urls)
 }
 
 /// What went wrong, naming the list or the (redacted) URL at fault.
@@ -181,6 +286,25 @@ impl RemoteRepo {
                 .into_owned(),
         };
         let mut cmd = super::history::git(self.dir.path());
+        // A password goes through the environment, not git's command line.
+        let source = match SecretUrl::parse(&source) {
+            Some(secret) => {
+                // Git uses a URL's password without asking any helper: neither does this.
+                cmd.args(["-c", "credential.helper=", "-c"])
+                    .arg(format!("credential.helper={PASSWORD_HELPER}"))
+                    .env("SCANNER_CLONE_PROTOCOL", &secret.protocol)
+                    .env("SCANNER_CLONE_HOST", &secret.host)
+                    .env("SCANNER_CLONE_PASSWORD", &secret.password);
+                secret.url
+            }
+            None => source,
+        };
+        if uses_ssh(&source) && !ssh_chosen(self.dir.path()) {
+            // ssh asks its questions (a new host's key, a passphrase) on the terminal, which
+            // git's own process group (below) cannot read from: it would stop there for good.
+            // Batch mode makes it fail instead, as GIT_TERMINAL_PROMPT does git's prompts.
+            cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
+        }
         cmd.args(["clone", "--mirror", "--quiet", "--", &source, "repo.git"])
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::null())
@@ -228,6 +352,32 @@ impl RemoteRepo {
             .status();
         Ok(())
     }
+}
+
+/// Whether git clones `url` over ssh: `ssh://` (and git's `git+ssh://`, `ssh+git://`) or
+/// scp-like `[user@]host:path`.
+fn uses_ssh(url: &str) -> bool {
+    match url.split_once("://") {
+        Some((scheme, _)) => ["ssh", "git+ssh", "ssh+git"].contains(&scheme),
+        None => is_url(Path::new(url)),
+    }
+}
+
+/// Whether the user chose the ssh command (`GIT_SSH_COMMAND`, `GIT_SSH`, `core.sshCommand`
+/// in git's config as a clone in `dir` reads it): it is then left as it is.
+fn ssh_chosen(dir: &Path) -> bool {
+    if ["GIT_SSH_COMMAND", "GIT_SSH"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()))
+    {
+        return true;
+    }
+    super::history::git(dir)
+        .args(["config", "--get", "core.sshCommand"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .is_ok_and(|out| out.status.success() && !out.stdout.trim_ascii().is_empty())
 }
 
 /// Clones each URL in turn, for `--history URL` and `--repos-from`. A clone that fails is
@@ -311,6 +461,9 @@ mod tests {
         assert_eq!(redact("https://h/a@b.git"), "https://h/a@b.git");
         assert_eq!(redact("file:///tmp/r.git"), "file:///tmp/r.git");
         assert_eq!(redact("/tmp/r@x"), "/tmp/r@x");
+        assert_eq!(redact("https://u:a/b@c@h:1/x.git"), "https://h:1/x.git");
+        assert_eq!(redact("https://h:8/a@b.git"), "https://h:8/a@b.git");
+        assert_eq!(redact("https://[::1]:8/a@b.git"), "https://[::1]:8/a@b.git");
     }
 
     #[test]
@@ -321,6 +474,40 @@ mod tests {
             redact_text(text, url),
             "fatal: unable to access 'http://h/x.git/': 401; see https://c/d"
         );
+    }
+
+    #[test]
+    fn a_password_is_taken_out_of_the_url_decoded() {
+        let s = SecretUrl::parse("HTTPS://a%40b:p%3Aw%zz%2F@[::1]:8/x@y.git").unwrap();
+        assert_eq!(
+            s,
+            SecretUrl {
+                url: "HTTPS://a%40b@[::1]:8/x@y.git".into(),
+                protocol: "HTTPS".into(),
+                host: "[::1]:8".into(),
+                password: "p:w%zz/".into(),
+            }
+        );
+        assert_eq!(SecretUrl::parse("https://tok@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u:@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u:a%0Ab@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u:%ff@h/x.git"), None);
+        assert_eq!(
+            SecretUrl::parse("https://u:%+1@h/x.git").map(|s| s.password),
+            Some("%+1".into())
+        );
+        assert_eq!(SecretUrl::parse("git@h:x.git"), None);
+        assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
+    }
+
+    #[test]
+    fn ssh_urls_are_told_apart() {
+        assert!(uses_ssh("ssh://git@h/x.git"));
+        assert!(uses_ssh("git+ssh://h/x.git"));
+        assert!(uses_ssh("git@h:o/x.git"));
+        assert!(!uses_ssh("https://h/x.git"));
+        assert!(!uses_ssh("git://h/x.git"));
+        assert!(!uses_ssh("/tmp/x.git"));
     }
 
     #[test]

@@ -93,6 +93,24 @@ impl fmt::Display for HistoryError {
     }
 }
 
+impl HistoryError {
+    /// The same error naming the repository `name` (a remote repository's URL rather than
+    /// the private directory it was cloned into).
+    pub fn renamed(mut self, name: &Path) -> HistoryError {
+        match &mut self {
+            HistoryError::NotARepository { repo }
+            | HistoryError::UnknownRevision { repo, .. }
+            | HistoryError::BrokenRef { repo, .. }
+            | HistoryError::MissingObject { repo, .. }
+            | HistoryError::UnsupportedObjectFormat { repo }
+            | HistoryError::Io { repo, .. }
+            | HistoryError::Git { repo, .. }
+            | HistoryError::Protocol { repo, .. } => *repo = name.to_path_buf(),
+        }
+        self
+    }
+}
+
 impl std::error::Error for HistoryError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {

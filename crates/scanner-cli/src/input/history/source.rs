@@ -23,11 +23,11 @@ pub fn emit_repos(
             break;
         }
         let prefixed = repo.prefix.is_some();
-        let path = repo.options.repo.clone();
+        let name = repo.name.clone();
         match emit_repo(repo, out) {
             Ok(stats) => total.add(&stats),
             // The reason names the repository.
-            Err(e) if prefixed => out.warn(path, e.to_string(), true),
+            Err(e) if prefixed => out.warn(PathBuf::new(), e.renamed(&name).to_string(), true),
             Err(e) => return Err(e),
         }
     }
@@ -40,6 +40,7 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         options,
         store,
         started,
+        ..
     } = repo;
     let mut groups = BlobGroups::new(out.workers());
     let started = started.unwrap_or_else(|| super::start(&options, &store));
