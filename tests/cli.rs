@@ -216,6 +216,44 @@ fn files_from_newlines_nul_and_stdin() {
     );
 }
 
+/// A path in `--files-from` that is not there (a file deleted since
+/// `git diff --name-only` listed it) is a warning naming it, counted
+/// unreadable: the rest of the list is scanned, and the exit is 2 (the scan
+/// did not read all it was asked to), or the findings' 1 with
+/// `--ignore-errors`. A missing root on the command line stays fatal.
+#[test]
+fn a_missing_path_in_files_from_is_a_warning_and_the_rest_is_scanned() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("sub/b.txt", secret_line(2));
+    t.write("list", "a.txt\ngone.txt\nsub\nno/such/dir\n");
+    let r = t.run(&["scan", "--format", "json", "--files-from", "list"]);
+    r.expect(2);
+    assert_eq!(r.locations(), ["a.txt:1:3:1:43", "sub/b.txt:1:3:1:43"]);
+    assert!(
+        r.stderr.contains(
+            "scanner: warning: gone.txt: no such file or directory\n\
+             scanner: warning: no/such/dir: no such file or directory\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 2 unreadable")
+    );
+    let r = t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--files-from",
+        "list",
+        "--ignore-errors",
+    ]);
+    r.expect(1);
+    assert_eq!(r.findings().len(), 2);
+}
+
 #[test]
 fn exclude_globs_and_max_filesize_are_counted() {
     let t = Tree::new();

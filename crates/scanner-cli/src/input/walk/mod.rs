@@ -53,7 +53,10 @@
 //!   scanned even if an ignore file excludes it: pre-commit passes explicit
 //!   file lists. `--exclude` and the config's `allow_paths` still apply to it:
 //!   they are the user's own words about what must not be scanned.
-//! - A root that does not exist or cannot be read is an error (exit 2).
+//! - A root named on the command line that does not exist or cannot be read
+//!   is an error (exit 2) and nothing is scanned; one listed in
+//!   `--files-from` is a warning, counted `unreadable` (exit 2 unless
+//!   `--ignore-errors`), and the rest is scanned.
 //!
 //! # Skip counts
 //!
@@ -264,11 +267,25 @@ fn walk_roots(
             }
             continue;
         }
-        let md = fs::metadata(root).with_context(|| escape_path(root))?;
+        let listed = opts.listed_from.is_some_and(|from| i >= from);
         let shown = display_path(root, opts.strip_dot);
+        let md = match fs::metadata(root) {
+            Ok(md) => md,
+            // A list may name a file deleted since it was made (`git diff
+            // --name-only`): the rest of the list is still scanned.
+            Err(e) if listed => {
+                skips.add(Skip::Unreadable, 1);
+                on_warning(WalkWarning {
+                    path: shown,
+                    reason: io_reason(&e),
+                    is_error: true,
+                });
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| escape_path(root)),
+        };
         if !md.is_dir() {
             if !md.is_file() {
-                let listed = opts.listed_from.is_some_and(|from| i >= from);
                 if is_fifo(&md) && listed {
                     skips.add(Skip::Special, 1);
                     on_warning(WalkWarning {
