@@ -280,6 +280,39 @@ fn exclude_globs_and_max_filesize_are_counted() {
     );
 }
 
+/// `--exclude '.*'` (hidden files) matches names, never the `.` or `..` of
+/// a path: a file named `./a.txt` or `../a.txt` (as `find .` lists them) is
+/// scanned, and `./.env` is excluded.
+#[test]
+fn an_exclude_of_hidden_names_does_not_match_dot_and_dot_dot() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("sub/b.txt", secret_line(2));
+    t.write(".env", secret_line(3));
+    t.write("list", "./a.txt\n./sub/b.txt\n./.env\n");
+    let r = t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--exclude",
+        ".*",
+        "--files-from",
+        "list",
+    ]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["./a.txt:1:3:1:43", "./sub/b.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 excluded")
+    );
+    let r = run_in(
+        &t.join("sub"),
+        &["scan", "--format", "json", "--exclude", ".*", "../a.txt"],
+    );
+    r.expect(1);
+    assert_eq!(r.locations(), ["../a.txt:1:3:1:43"]);
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_not_followed_by_default_and_a_loop_ends_with_follow() {

@@ -139,6 +139,11 @@ impl Scope {
             if p.as_os_str().is_empty() || p.parent().is_none() {
                 break;
             }
+            // `.` and `..` name no file: `--exclude '.*'` (hidden files)
+            // must not match the `./` of `./a.txt`.
+            if p.file_name().is_none() {
+                continue;
+            }
             match self.excludes.matched(p, i > 0) {
                 ignore::Match::None => {}
                 m => return m.is_ignore(),
