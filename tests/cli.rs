@@ -313,6 +313,59 @@ fn an_exclude_of_hidden_names_does_not_match_dot_and_dot_dot() {
     assert_eq!(r.locations(), ["../a.txt:1:3:1:43"]);
 }
 
+/// A directory named on the command line inside (or at) an excluded
+/// directory is excluded as a file named there is: `--exclude vendor/`
+/// covers `scanner scan vendor/lib` as it covers `scanner scan
+/// vendor/lib/b.txt`, whichever walk runs. The root counts once.
+#[test]
+fn an_exclude_covers_a_directory_root_below_it() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("vendor/lib/b.txt", secret_line(2));
+    t.write("src/gen/c.txt", secret_line(3));
+    t.write("src/d.txt", secret_line(4));
+    for walk in [
+        &[][..],
+        &["--follow"],
+        &["--serial-walk"],
+        &["--threads", "1"],
+    ] {
+        let run = |extra: &[&str]| {
+            let mut args = vec!["scan", "--format", "json"];
+            args.extend_from_slice(extra);
+            args.extend_from_slice(walk);
+            t.run(&args)
+        };
+        for (exclude, root) in [
+            ("vendor/", "vendor/lib"),
+            ("vendor/", "./vendor"),
+            ("/vendor", "vendor/lib/"),
+            ("lib", "vendor/lib"),
+            ("src/gen", "src/gen"),
+        ] {
+            let r = run(&["--exclude", exclude, root]);
+            r.expect(0);
+            assert_eq!(r.findings(), [], "--exclude {exclude} {root} {walk:?}");
+            assert_eq!(
+                r.summary_line("not scanned:"),
+                Some("not scanned: 1 excluded"),
+                "--exclude {exclude} {root} {walk:?}"
+            );
+        }
+        // The same glob still only prunes below a root above it.
+        let r = run(&["--exclude", "src/gen", "src", "vendor/lib/b.txt"]);
+        r.expect(1);
+        assert_eq!(
+            r.locations(),
+            ["src/d.txt:1:3:1:43", "vendor/lib/b.txt:1:3:1:43"]
+        );
+        assert_eq!(
+            r.summary_line("not scanned:"),
+            Some("not scanned: 1 excluded")
+        );
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinks_not_followed_by_default_and_a_loop_ends_with_follow() {

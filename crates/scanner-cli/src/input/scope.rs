@@ -11,7 +11,9 @@
 //! excluded directory is never entered. Sources that list paths themselves
 //! (explicit files, staged blobs) ask [`Scope::check_listed`], which also
 //! matches the globs against every parent directory: `--exclude vendor/`
-//! covers `vendor/a/b.js` whether it was walked or listed.
+//! covers `vendor/a/b.js` whether it was walked or listed. A directory
+//! root is asked about the same way ([`Scope::check_root_dir`]): `vendor/a`
+//! named on the command line is not walked either.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -105,10 +107,21 @@ impl Scope {
         if self.own_output.contains(path) {
             return Some(Skip::OwnOutput);
         }
-        if self.excluded_listed(path) {
+        if self.excluded_named(path, false) {
             return Some(Skip::Excluded);
         }
         self.allowlisted(path, false)
+    }
+
+    /// For a directory named as a root: the globs apply to it and to each of
+    /// its parents, as [`Scope::check_listed`]'s do to a file's (the walk
+    /// below it matches each entry alone, so an excluded directory above
+    /// the root would never be met).
+    pub fn check_root_dir(&self, path: &Path) -> Option<Skip> {
+        if self.excluded_named(path, true) {
+            return Some(Skip::Excluded);
+        }
+        self.allowlisted(path, true)
     }
 
     /// `--max-filesize`, once the size is known.
@@ -125,7 +138,9 @@ impl Scope {
             .then_some(Skip::AllowlistedPath)
     }
 
-    fn excluded_listed(&self, path: &Path) -> bool {
+    /// Whether a glob excludes `path` (a directory when `is_dir`) or one of
+    /// its parents.
+    fn excluded_named(&self, path: &Path, is_dir: bool) -> bool {
         // Without `--exclude` there is nothing to match: a history scan asks about every
         // blob, and walking each one's ancestors cost 2.5% of the instructions of a scan
         // of 60,000 small blobs.
@@ -144,7 +159,7 @@ impl Scope {
             if p.file_name().is_none() {
                 continue;
             }
-            match self.excludes.matched(p, i > 0) {
+            match self.excludes.matched(p, is_dir || i > 0) {
                 ignore::Match::None => {}
                 m => return m.is_ignore(),
             }

@@ -51,8 +51,9 @@
 //!   warnings, never fatal.
 //! - A root named on the command line (or in `--files-from`) that is a file is
 //!   scanned even if an ignore file excludes it: pre-commit passes explicit
-//!   file lists. `--exclude` and the config's `allow_paths` still apply to it:
-//!   they are the user's own words about what must not be scanned.
+//!   file lists. `--exclude` and the config's `allow_paths` still apply to it,
+//!   and to a directory root (and its parents): they are the user's own
+//!   words about what must not be scanned.
 //! - A root named on the command line that does not exist or cannot be read
 //!   is an error (exit 2) and nothing is scanned; one listed in
 //!   `--files-from` is a warning, counted `unreadable` (exit 2 unless
@@ -325,6 +326,12 @@ fn walk_roots(
             } else if !on_item(file_item(shown)) {
                 break;
             }
+            continue;
+        }
+        // A root below an excluded directory: the walk would match only
+        // the entries below it, each alone.
+        if let Some(skip) = scope.check_root_dir(root) {
+            skips.add(skip, 1);
             continue;
         }
         let go_on = walk_dir(
