@@ -374,7 +374,14 @@ fn walk_dir(
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<bool> {
     let counts = Arc::new(FilterCounts::default());
-    let shared_root: Arc<Path> = Arc::from(display_path(root, opts.strip_dot).as_path());
+    // What the files' shown paths start with: the implicit root `.` is
+    // stripped from them (`a/b`, not `./a/b`), so they lie beneath ``,
+    // which the worker opens as `.` (a path it cannot strip the root from
+    // it opens plainly, links followed).
+    let shared_root: Arc<Path> = match display_path(root, opts.strip_dot) {
+        shown if opts.strip_dot && shown == Path::new(".") => Arc::from(Path::new("")),
+        shown => Arc::from(shown.as_path()),
+    };
     let walked_item = |path: PathBuf| {
         if opts.follow {
             file_item(path)
