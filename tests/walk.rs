@@ -294,3 +294,43 @@ fn wide_deep_and_unreadable_directories() {
     let paths = walks[0].path_lines();
     assert!(paths.contains(&format!("{deep}f.txt:1")), "{paths:?}");
 }
+
+/// Files whose paths are longer than `PATH_MAX` (4096 bytes): the walk
+/// lists them (each directory opened by its name in its parent, or one
+/// component at a time), and the worker reads them too, a component at a
+/// time: their findings, and the ignore file down there applied, however
+/// the walk is cut up; no `file name too long`.
+#[cfg(target_os = "linux")]
+#[test]
+fn files_past_path_max_are_read() {
+    let t = Tree::new();
+    let name = "n".repeat(200);
+    // The shell makes each directory relative to the last: the kernel
+    // would refuse the whole path.
+    let script = format!(
+        "for i in $(seq 1 25); do mkdir {name}$i && cd -P {name}$i || exit 1; \
+         if [ $i = 10 ]; then printf '{near}' > near.txt; fi; \
+         if [ $i = 22 ]; then printf 'ignored.txt\\n' > .gitignore; fi; done; \
+         printf '{far}' > far.txt; printf '{ignored}' > ignored.txt",
+        near = secret(1).replace('\n', "\\n"),
+        far = secret(2).replace('\n', "\\n"),
+        ignored = secret(3).replace('\n', "\\n"),
+    );
+    sh(t.path(), &script);
+    let (run, stats) = same_every_walk(t.path(), &["scan", "--format", "json"]);
+    assert!(!run.stderr.contains("too long"), "{}", run.stderr);
+    run.expect(1);
+    let paths = run.path_lines();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    let lens: Vec<usize> = paths.iter().map(|p| p.len()).collect();
+    assert!(
+        paths[0].ends_with("/near.txt:1") && lens[0] < 4096,
+        "{lens:?}"
+    );
+    assert!(
+        paths[1].ends_with("/far.txt:1") && lens[1] > 5000,
+        "{lens:?}"
+    );
+    assert_eq!(stats["skipped_total"], 1);
+    assert_eq!(stats["skipped"]["ignored"], 1);
+}
