@@ -334,3 +334,49 @@ fn files_past_path_max_are_read() {
     assert_eq!(stats["skipped_total"], 1);
     assert_eq!(stats["skipped"]["ignored"], 1);
 }
+
+/// A `.gitignore` above a repository's top does not apply inside it, as
+/// git reads none there (`~/.gitignore` of `*` for a dotfiles setup must not
+/// hide every project under home); the repository's own ignore files, and
+/// `.ignore` from anywhere, still do. Outside any repository `.gitignore` is
+/// still honoured, and a repository below the root stops the rules above
+/// it.
+#[test]
+fn a_gitignore_above_the_repository_does_not_apply_inside_it() {
+    let t = Tree::new();
+    t.write(".gitignore", "*.txt\n");
+    t.write(".ignore", "*.tmp\n");
+    t.write("repo/.gitignore", "b.txt\n");
+    t.write("repo/sub/a.txt", secret(1));
+    t.write("repo/sub/b.txt", secret(2));
+    t.write("repo/sub/c.tmp", secret(3));
+    t.write("loose/d.txt", secret(4));
+    t.write("loose/e.env", secret(5));
+    git_in(&t.join("repo"), &["init", "-q"]);
+    // Each walk from inside the repository, and --follow (the `ignore`
+    // crate's walk).
+    let (run, stats) = same_every_walk(&t.join("repo"), &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["sub/a.txt:1"]);
+    assert_eq!(stats["skipped"]["ignored"], 2);
+    let follow = run_in(&t.join("repo"), &["scan", "--format", "json", "--follow"]);
+    assert_eq!((follow.code, &follow.stdout), (run.code, &run.stdout));
+    assert_eq!(
+        follow.summary_line("not scanned:"),
+        Some("not scanned: 2 ignored")
+    );
+    let (run, _) = same_every_walk(&t.join("repo/sub"), &["scan", "--format", "json"]);
+    assert_eq!(run.path_lines(), ["a.txt:1"]);
+    let follow = run_in(&t.join("repo/sub"), &["scan", "--format", "json", "-L"]);
+    assert_eq!(follow.path_lines(), ["a.txt:1"]);
+    // From above it: its top is a boundary for the rules above.
+    let (run, stats) = same_every_walk(t.path(), &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(
+        run.path_lines(),
+        ["loose/e.env:1", "repo/sub/a.txt:1"],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(stats["skipped"]["ignored"], 3);
+}

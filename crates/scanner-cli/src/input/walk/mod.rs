@@ -44,6 +44,13 @@
 //!   repository: `require_git(false)`), `.ignore`, `.git/info/exclude`, the
 //!   global git excludes (`core.excludesFile`) and `.scannerignore` (same
 //!   syntax, highest precedence). `--no-ignore` turns all of them off.
+//!   As in git, no `.gitignore` or `info/exclude` above a repository's top
+//!   (a directory holding `.git`) applies inside it: `~/.gitignore` does
+//!   not reach `~/project` when that is a repository. `.ignore` and
+//!   `.scannerignore` apply from every parent. (The `ignore` crate's walk,
+//!   under `--follow`, draws that line only when the root is inside a
+//!   repository: from a root outside any, a parent's `.gitignore` reaches
+//!   into the repositories below it.)
 //! - Hidden files are scanned: `.env` is where secrets live. `.git`
 //!   (directory or worktree file) is never entered: objects are compressed
 //!   and the index is binary; `--staged` reads the index properly.
@@ -422,10 +429,15 @@ fn walk_dir(
         return Ok(walk.dir(&mut dir, None, 0));
     }
     let mut b = WalkBuilder::new(root);
+    // Inside a repository the crate's walk reads no `.gitignore` above its
+    // top, as git reads none (`require_git`); outside any, `.gitignore` is
+    // honoured still (see the module docs).
+    let in_repo =
+        fs::canonicalize(root).is_ok_and(|r| r.ancestors().any(|d| d.join(".git").exists()));
     b.standard_filters(!opts.no_ignore)
         .hidden(false)
         .parents(!opts.no_ignore)
-        .require_git(false)
+        .require_git(in_repo)
         .follow_links(opts.follow);
     if opts.follow {
         // Which of two paths to one file is scanned must not depend on the
