@@ -254,6 +254,26 @@ fn a_missing_path_in_files_from_is_a_warning_and_the_rest_is_scanned() {
     assert_eq!(r.findings().len(), 2);
 }
 
+/// Standard input is read once: `--files-from -` with the path `-` would
+/// scan an empty `-` (the list took all of it), so it is refused up front.
+#[test]
+fn files_from_stdin_and_stdin_as_a_path_are_refused_together() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    let out = common::scanner_in(t.path())
+        .args(["scan", "--format", "json", "--files-from", "-", "-"])
+        .stdin(fs::File::open(t.join("a.txt")).unwrap())
+        .output()
+        .unwrap();
+    let r = common::Run::from_output(out);
+    r.expect(2);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "scanner: error: --files-from - and the path - both read standard input\n"
+    );
+}
+
 #[test]
 fn exclude_globs_and_max_filesize_are_counted() {
     let t = Tree::new();
