@@ -17,7 +17,7 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -116,7 +116,9 @@ impl Scope {
     /// For a directory named as a root: the globs apply to it and to each of
     /// its parents, as [`Scope::check_listed`]'s do to a file's (the walk
     /// below it matches each entry alone, so an excluded directory above
-    /// the root would never be met).
+    /// the root would never be met), but only to the parents at or below
+    /// the current directory, which the globs are relative to: `--exclude
+    /// tmp` must not drop the whole of a root `/tmp/x/repo`.
     pub fn check_root_dir(&self, path: &Path) -> Option<Skip> {
         if self.excluded_named(path, true) {
             return Some(Skip::Excluded);
@@ -138,8 +140,8 @@ impl Scope {
             .then_some(Skip::AllowlistedPath)
     }
 
-    /// Whether a glob excludes `path` (a directory when `is_dir`) or one of
-    /// its parents.
+    /// Whether a glob excludes `path` (a directory root when `is_dir`: see
+    /// [`Scope::check_root_dir`]) or one of its parents.
     fn excluded_named(&self, path: &Path, is_dir: bool) -> bool {
         // Without `--exclude` there is nothing to match: a history scan asks about every
         // blob, and walking each one's ancestors cost 2.5% of the instructions of a scan
@@ -158,6 +160,13 @@ impl Scope {
             // must not match the `./` of `./a.txt`.
             if p.file_name().is_none() {
                 continue;
+            }
+            let outside = || {
+                p.components()
+                    .any(|c| matches!(c, Component::RootDir | Component::ParentDir))
+            };
+            if is_dir && i > 0 && outside() {
+                break;
             }
             match self.excludes.matched(p, is_dir || i > 0) {
                 ignore::Match::None => {}
