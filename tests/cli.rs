@@ -216,6 +216,64 @@ fn files_from_newlines_nul_and_stdin() {
     );
 }
 
+/// A path in `--files-from` that is not there (a file deleted since
+/// `git diff --name-only` listed it) is a warning naming it, counted
+/// unreadable: the rest of the list is scanned, and the exit is 2 (the scan
+/// did not read all it was asked to), or the findings' 1 with
+/// `--ignore-errors`. A missing root on the command line stays fatal.
+#[test]
+fn a_missing_path_in_files_from_is_a_warning_and_the_rest_is_scanned() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("sub/b.txt", secret_line(2));
+    t.write("list", "a.txt\ngone.txt\nsub\nno/such/dir\n");
+    let r = t.run(&["scan", "--format", "json", "--files-from", "list"]);
+    r.expect(2);
+    assert_eq!(r.locations(), ["a.txt:1:3:1:43", "sub/b.txt:1:3:1:43"]);
+    assert!(
+        r.stderr.contains(
+            "scanner: warning: gone.txt: no such file or directory\n\
+             scanner: warning: no/such/dir: no such file or directory\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 2 unreadable")
+    );
+    let r = t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--files-from",
+        "list",
+        "--ignore-errors",
+    ]);
+    r.expect(1);
+    assert_eq!(r.findings().len(), 2);
+}
+
+/// Standard input is read once: `--files-from -` with the path `-` would
+/// scan an empty `-` (the list took all of it), so it is refused up front.
+#[test]
+fn files_from_stdin_and_stdin_as_a_path_are_refused_together() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    let out = common::scanner_in(t.path())
+        .args(["scan", "--format", "json", "--files-from", "-", "-"])
+        .stdin(fs::File::open(t.join("a.txt")).unwrap())
+        .output()
+        .unwrap();
+    let r = common::Run::from_output(out);
+    r.expect(2);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "scanner: error: --files-from - and the path - both read standard input\n"
+    );
+}
+
 #[test]
 fn exclude_globs_and_max_filesize_are_counted() {
     let t = Tree::new();
@@ -240,6 +298,106 @@ fn exclude_globs_and_max_filesize_are_counted() {
         r.summary_line("not scanned:"),
         Some("not scanned: 2 excluded, 1 too large")
     );
+}
+
+/// `--exclude '.*'` (hidden files) matches names, never the `.` or `..` of
+/// a path: a file named `./a.txt` or `../a.txt` (as `find .` lists them) is
+/// scanned, and `./.env` is excluded.
+#[test]
+fn an_exclude_of_hidden_names_does_not_match_dot_and_dot_dot() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("sub/b.txt", secret_line(2));
+    t.write(".env", secret_line(3));
+    t.write("list", "./a.txt\n./sub/b.txt\n./.env\n");
+    let r = t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--exclude",
+        ".*",
+        "--files-from",
+        "list",
+    ]);
+    r.expect(1);
+    assert_eq!(r.locations(), ["./a.txt:1:3:1:43", "./sub/b.txt:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("not scanned:"),
+        Some("not scanned: 1 excluded")
+    );
+    let r = run_in(
+        &t.join("sub"),
+        &["scan", "--format", "json", "--exclude", ".*", "../a.txt"],
+    );
+    r.expect(1);
+    assert_eq!(r.locations(), ["../a.txt:1:3:1:43"]);
+}
+
+/// A directory named on the command line inside (or at) an excluded
+/// directory is excluded as a file named there is: `--exclude vendor/`
+/// covers `scanner scan vendor/lib` as it covers `scanner scan
+/// vendor/lib/b.txt`, whichever walk runs. The root counts once.
+#[test]
+fn an_exclude_covers_a_directory_root_below_it() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    t.write("vendor/lib/b.txt", secret_line(2));
+    t.write("src/gen/c.txt", secret_line(3));
+    t.write("src/d.txt", secret_line(4));
+    for walk in [
+        &[][..],
+        &["--follow"],
+        &["--serial-walk"],
+        &["--threads", "1"],
+    ] {
+        let run = |extra: &[&str]| {
+            let mut args = vec!["scan", "--format", "json"];
+            args.extend_from_slice(extra);
+            args.extend_from_slice(walk);
+            t.run(&args)
+        };
+        for (exclude, root) in [
+            ("vendor/", "vendor/lib"),
+            ("vendor/", "./vendor"),
+            ("/vendor", "vendor/lib/"),
+            ("lib", "vendor/lib"),
+            ("src/gen", "src/gen"),
+        ] {
+            let r = run(&["--exclude", exclude, root]);
+            r.expect(0);
+            assert_eq!(r.findings(), [], "--exclude {exclude} {root} {walk:?}");
+            assert_eq!(
+                r.summary_line("not scanned:"),
+                Some("not scanned: 1 excluded"),
+                "--exclude {exclude} {root} {walk:?}"
+            );
+        }
+        // The globs are relative to the current directory: a parent of
+        // the root above it is not theirs to match.
+        let abs = t.join("vendor/lib");
+        let r = run_in(
+            &t.join("src"),
+            &["scan", "--format", "json", "--exclude", "vendor"]
+                .iter()
+                .copied()
+                .chain([abs.to_str().unwrap(), "../vendor/lib"])
+                .chain(walk.iter().copied())
+                .collect::<Vec<_>>(),
+        );
+        r.expect(1);
+        assert_eq!(r.findings().len(), 2, "{walk:?}");
+        // The same glob still only prunes below a root above it.
+        let r = run(&["--exclude", "src/gen", "src", "vendor/lib/b.txt"]);
+        r.expect(1);
+        assert_eq!(
+            r.locations(),
+            ["src/d.txt:1:3:1:43", "vendor/lib/b.txt:1:3:1:43"]
+        );
+        assert_eq!(
+            r.summary_line("not scanned:"),
+            Some("not scanned: 1 excluded")
+        );
+    }
 }
 
 #[cfg(unix)]

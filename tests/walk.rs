@@ -294,3 +294,89 @@ fn wide_deep_and_unreadable_directories() {
     let paths = walks[0].path_lines();
     assert!(paths.contains(&format!("{deep}f.txt:1")), "{paths:?}");
 }
+
+/// Files whose paths are longer than `PATH_MAX` (4096 bytes): the walk
+/// lists them (each directory opened by its name in its parent, or one
+/// component at a time), and the worker reads them too, a component at a
+/// time: their findings, and the ignore file down there applied, however
+/// the walk is cut up; no `file name too long`.
+#[cfg(target_os = "linux")]
+#[test]
+fn files_past_path_max_are_read() {
+    let t = Tree::new();
+    let name = "n".repeat(200);
+    // The shell makes each directory relative to the last: the kernel
+    // would refuse the whole path.
+    let script = format!(
+        "for i in $(seq 1 25); do mkdir {name}$i && cd -P {name}$i || exit 1; \
+         if [ $i = 10 ]; then printf '{near}' > near.txt; fi; \
+         if [ $i = 22 ]; then printf 'ignored.txt\\n' > .gitignore; fi; done; \
+         printf '{far}' > far.txt; printf '{ignored}' > ignored.txt",
+        near = secret(1).replace('\n', "\\n"),
+        far = secret(2).replace('\n', "\\n"),
+        ignored = secret(3).replace('\n', "\\n"),
+    );
+    sh(t.path(), &script);
+    let (run, stats) = same_every_walk(t.path(), &["scan", "--format", "json"]);
+    assert!(!run.stderr.contains("too long"), "{}", run.stderr);
+    run.expect(1);
+    let paths = run.path_lines();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    let lens: Vec<usize> = paths.iter().map(|p| p.len()).collect();
+    assert!(
+        paths[0].ends_with("/near.txt:1") && lens[0] < 4096,
+        "{lens:?}"
+    );
+    assert!(
+        paths[1].ends_with("/far.txt:1") && lens[1] > 5000,
+        "{lens:?}"
+    );
+    assert_eq!(stats["skipped_total"], 1);
+    assert_eq!(stats["skipped"]["ignored"], 1);
+}
+
+/// A `.gitignore` above a repository's top does not apply inside it, as
+/// git reads none there (`~/.gitignore` of `*` for a dotfiles setup must not
+/// hide every project under home); the repository's own ignore files, and
+/// `.ignore` from anywhere, still do. Outside any repository `.gitignore` is
+/// still honoured, and a repository below the root stops the rules above
+/// it.
+#[test]
+fn a_gitignore_above_the_repository_does_not_apply_inside_it() {
+    let t = Tree::new();
+    t.write(".gitignore", "*.txt\n");
+    t.write(".ignore", "*.tmp\n");
+    t.write("repo/.gitignore", "b.txt\n");
+    t.write("repo/sub/a.txt", secret(1));
+    t.write("repo/sub/b.txt", secret(2));
+    t.write("repo/sub/c.tmp", secret(3));
+    t.write("loose/d.txt", secret(4));
+    t.write("loose/e.env", secret(5));
+    git_in(&t.join("repo"), &["init", "-q"]);
+    // Each walk from inside the repository, and --follow (the `ignore`
+    // crate's walk).
+    let (run, stats) = same_every_walk(&t.join("repo"), &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["sub/a.txt:1"]);
+    assert_eq!(stats["skipped"]["ignored"], 2);
+    let follow = run_in(&t.join("repo"), &["scan", "--format", "json", "--follow"]);
+    assert_eq!((follow.code, &follow.stdout), (run.code, &run.stdout));
+    assert_eq!(
+        follow.summary_line("not scanned:"),
+        Some("not scanned: 2 ignored")
+    );
+    let (run, _) = same_every_walk(&t.join("repo/sub"), &["scan", "--format", "json"]);
+    assert_eq!(run.path_lines(), ["a.txt:1"]);
+    let follow = run_in(&t.join("repo/sub"), &["scan", "--format", "json", "-L"]);
+    assert_eq!(follow.path_lines(), ["a.txt:1"]);
+    // From above it: its top is a boundary for the rules above.
+    let (run, stats) = same_every_walk(t.path(), &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(
+        run.path_lines(),
+        ["loose/e.env:1", "repo/sub/a.txt:1"],
+        "{}",
+        run.stderr
+    );
+    assert_eq!(stats["skipped"]["ignored"], 3);
+}

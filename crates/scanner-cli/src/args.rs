@@ -175,7 +175,8 @@ pub struct ScanArgs {
     pub stdin_name: Option<PathBuf>,
 
     /// Also scan the paths listed in FILE (`-` for stdin), one per line or
-    /// NUL-separated.
+    /// NUL-separated. A listed path that does not exist is a warning (exit
+    /// 2 unless --ignore-errors); the rest is scanned.
     #[arg(long, value_name = "FILE", help_heading = "Input")]
     pub files_from: Option<PathBuf>,
 

@@ -181,6 +181,10 @@ impl ScanPlan {
         let implicit_root = args.paths.is_empty() && args.files_from.is_none();
         let mut roots = args.paths.clone();
         if let Some(list) = &args.files_from {
+            // The list would take all of standard input, leaving `-` empty.
+            if list.as_os_str() == "-" && roots.iter().any(|p| p.as_os_str() == "-") {
+                anyhow::bail!("--files-from - and the path - both read standard input");
+            }
             roots.extend(walk::read_file_list(list)?);
         }
         if implicit_root {

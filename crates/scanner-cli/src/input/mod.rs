@@ -160,11 +160,14 @@ pub enum Source {
 }
 
 impl Source {
-    /// Every root must exist before anything is reported: a typo in the last
-    /// argument must not leave half a report behind an exit 2.
-    pub fn check(&self) -> anyhow::Result<()> {
+    /// Every root named on the command line must exist before anything is
+    /// reported: a typo in the last argument must not leave half a report
+    /// behind an exit 2. The roots from index `listed_from` on came from
+    /// `--files-from`: one that is gone is a warning when it is walked.
+    pub fn check(&self, listed_from: Option<usize>) -> anyhow::Result<()> {
         if let Source::Paths(roots) = self {
-            for root in roots.iter().filter(|r| r.as_os_str() != "-") {
+            let named = &roots[..listed_from.unwrap_or(roots.len()).min(roots.len())];
+            for root in named.iter().filter(|r| r.as_os_str() != "-") {
                 std::fs::metadata(root).with_context(|| escape_path(root))?;
             }
         }

@@ -255,7 +255,7 @@ pub fn scan(
     stop: &StopHandle,
 ) -> anyhow::Result<(ScanReport, Sink)> {
     let started = Instant::now();
-    source.check()?;
+    source.check(opts.walk.listed_from)?;
     let threads = opts.threads.max(1);
     let (tx, rx) = crossbeam_channel::bounded::<Msg>(1024);
     let progress = opts.progress.then(Progress::new);

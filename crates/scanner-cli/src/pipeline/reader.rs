@@ -206,13 +206,12 @@ pub fn is_symlink_swapped(e: &io::Error) -> bool {
 /// it could read files outside the tree under in-tree names. Uses Linux's
 /// `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`; elsewhere, or on a
 /// kernel without it, a plain open. A refusal is an error of kind
-/// `NotFound` carrying [`SymlinkSwapped`].
+/// `NotFound` carrying [`SymlinkSwapped`]. A path longer than `PATH_MAX`
+/// (the walk lists such paths) is opened one directory at a time.
 pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
     #[cfg(target_os = "linux")]
     {
-        use std::ffi::CString;
-        use std::os::fd::{AsRawFd, FromRawFd};
-        use std::os::unix::ffi::OsStrExt;
+        use std::os::fd::AsRawFd;
         let Ok(rel) = path.strip_prefix(root) else {
             return open_nonblocking(path);
         };
@@ -235,43 +234,40 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
             }
             Ok(cached.as_ref().expect("just set").1.as_raw_fd())
         })?;
-        let rel = CString::new(rel.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        /// `struct open_how` of `openat2(2)` (libc's is non-exhaustive).
-        #[repr(C)]
-        struct OpenHow {
-            flags: u64,
-            mode: u64,
-            resolve: u64,
-        }
-        let how = OpenHow {
-            flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC) as u64,
-            mode: 0,
-            resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
-        };
-        // SAFETY: valid NUL-terminated path, a live directory descriptor and
-        // an `open_how` of the size passed.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir,
-                rel.as_ptr(),
-                &how as *const OpenHow,
-                std::mem::size_of::<OpenHow>(),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: openat2 returned a new descriptor that we own.
-            return Ok(unsafe { File::from_raw_fd(fd as i32) });
-        }
-        let err = io::Error::last_os_error();
-        return match err.raw_os_error() {
-            Some(libc::ELOOP) | Some(libc::EXDEV) => {
-                Err(io::Error::new(io::ErrorKind::NotFound, SymlinkSwapped))
+        let file_flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+        let opened = match openat2_beneath(dir, rel.as_os_str(), file_flags) {
+            // Longer than the kernel takes at once (`PATH_MAX`), as the walk
+            // lists it: one directory at a time, each beneath the last.
+            Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+                let mut parts = rel.iter().peekable();
+                let mut at: Option<std::os::fd::OwnedFd> = None;
+                loop {
+                    let Some(part) = parts.next() else {
+                        break Err(e);
+                    };
+                    let from = at.as_ref().map_or(dir, |fd| fd.as_raw_fd());
+                    if parts.peek().is_none() {
+                        break openat2_beneath(from, part, file_flags);
+                    }
+                    let dir_flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+                    match openat2_beneath(from, part, dir_flags) {
+                        Ok(fd) => at = Some(fd),
+                        Err(e) => break Err(e),
+                    }
+                }
             }
-            // No openat2 (old kernel, seccomp): the plain open.
-            Some(libc::ENOSYS) | Some(libc::EPERM) => open_nonblocking(path),
-            _ => Err(err),
+            opened => opened,
+        };
+        return match opened {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(err) => match err.raw_os_error() {
+                Some(libc::ELOOP) | Some(libc::EXDEV) => {
+                    Err(io::Error::new(io::ErrorKind::NotFound, SymlinkSwapped))
+                }
+                // No openat2 (old kernel, seccomp): the plain open.
+                Some(libc::ENOSYS) | Some(libc::EPERM) => open_nonblocking(path),
+                _ => Err(err),
+            },
         };
     }
     #[allow(unreachable_code)]
@@ -279,6 +275,48 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
         let _ = root;
         open_nonblocking(path)
     }
+}
+
+/// `openat2(dir, rel, flags)` resolving beneath `dir` and through no
+/// symbolic link (`RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`).
+#[cfg(target_os = "linux")]
+fn openat2_beneath(
+    dir: std::os::fd::RawFd,
+    rel: &std::ffi::OsStr,
+    flags: libc::c_int,
+) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let rel = std::ffi::CString::new(rel.as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    /// `struct open_how` of `openat2(2)` (libc's is non-exhaustive).
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    let how = OpenHow {
+        flags: flags as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: valid NUL-terminated path, a live directory descriptor and
+    // an `open_how` of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir,
+            rel.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: openat2 returned a new descriptor that we own.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
 /// True when the first 8 KiB of `file` hold a NUL byte (positional read:

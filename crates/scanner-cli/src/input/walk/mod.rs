@@ -44,6 +44,13 @@
 //!   repository: `require_git(false)`), `.ignore`, `.git/info/exclude`, the
 //!   global git excludes (`core.excludesFile`) and `.scannerignore` (same
 //!   syntax, highest precedence). `--no-ignore` turns all of them off.
+//!   As in git, no `.gitignore` or `info/exclude` above a repository's top
+//!   (a directory holding `.git`) applies inside it: `~/.gitignore` does
+//!   not reach `~/project` when that is a repository. `.ignore` and
+//!   `.scannerignore` apply from every parent. (The `ignore` crate's walk,
+//!   under `--follow`, draws that line only when the root is inside a
+//!   repository: from a root outside any, a parent's `.gitignore` reaches
+//!   into the repositories below it.)
 //! - Hidden files are scanned: `.env` is where secrets live. `.git`
 //!   (directory or worktree file) is never entered: objects are compressed
 //!   and the index is binary; `--staged` reads the index properly.
@@ -51,9 +58,13 @@
 //!   warnings, never fatal.
 //! - A root named on the command line (or in `--files-from`) that is a file is
 //!   scanned even if an ignore file excludes it: pre-commit passes explicit
-//!   file lists. `--exclude` and the config's `allow_paths` still apply to it:
-//!   they are the user's own words about what must not be scanned.
-//! - A root that does not exist or cannot be read is an error (exit 2).
+//!   file lists. `--exclude` and the config's `allow_paths` still apply to it,
+//!   and to a directory root (and its parents): they are the user's own
+//!   words about what must not be scanned.
+//! - A root named on the command line that does not exist or cannot be read
+//!   is an error (exit 2) and nothing is scanned; one listed in
+//!   `--files-from` is a warning, counted `unreadable` (exit 2 unless
+//!   `--ignore-errors`), and the rest is scanned.
 //!
 //! # Skip counts
 //!
@@ -264,11 +275,25 @@ fn walk_roots(
             }
             continue;
         }
-        let md = fs::metadata(root).with_context(|| escape_path(root))?;
+        let listed = opts.listed_from.is_some_and(|from| i >= from);
         let shown = display_path(root, opts.strip_dot);
+        let md = match fs::metadata(root) {
+            Ok(md) => md,
+            // A list may name a file deleted since it was made (`git diff
+            // --name-only`): the rest of the list is still scanned.
+            Err(e) if listed => {
+                skips.add(Skip::Unreadable, 1);
+                on_warning(WalkWarning {
+                    path: shown,
+                    reason: io_reason(&e),
+                    is_error: true,
+                });
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| escape_path(root)),
+        };
         if !md.is_dir() {
             if !md.is_file() {
-                let listed = opts.listed_from.is_some_and(|from| i >= from);
                 if is_fifo(&md) && listed {
                     skips.add(Skip::Special, 1);
                     on_warning(WalkWarning {
@@ -308,6 +333,12 @@ fn walk_roots(
             } else if !on_item(file_item(shown)) {
                 break;
             }
+            continue;
+        }
+        // A root below an excluded directory: the walk would match only
+        // the entries below it, each alone.
+        if let Some(skip) = scope.check_root_dir(root) {
+            skips.add(skip, 1);
             continue;
         }
         let go_on = walk_dir(
@@ -350,7 +381,14 @@ fn walk_dir(
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> anyhow::Result<bool> {
     let counts = Arc::new(FilterCounts::default());
-    let shared_root: Arc<Path> = Arc::from(display_path(root, opts.strip_dot).as_path());
+    // What the files' shown paths start with: the implicit root `.` is
+    // stripped from them (`a/b`, not `./a/b`), so they lie beneath ``,
+    // which the worker opens as `.` (a path it cannot strip the root from
+    // it opens plainly, links followed).
+    let shared_root: Arc<Path> = match display_path(root, opts.strip_dot) {
+        shown if opts.strip_dot && shown == Path::new(".") => Arc::from(Path::new("")),
+        shown => Arc::from(shown.as_path()),
+    };
     let walked_item = |path: PathBuf| {
         if opts.follow {
             file_item(path)
@@ -391,10 +429,15 @@ fn walk_dir(
         return Ok(walk.dir(&mut dir, None, 0));
     }
     let mut b = WalkBuilder::new(root);
+    // Inside a repository the crate's walk reads no `.gitignore` above its
+    // top, as git reads none (`require_git`); outside any, `.gitignore` is
+    // honoured still (see the module docs).
+    let in_repo =
+        fs::canonicalize(root).is_ok_and(|r| r.ancestors().any(|d| d.join(".git").exists()));
     b.standard_filters(!opts.no_ignore)
         .hidden(false)
         .parents(!opts.no_ignore)
-        .require_git(false)
+        .require_git(in_repo)
         .follow_links(opts.follow);
     if opts.follow {
         // Which of two paths to one file is scanned must not depend on the

@@ -50,6 +50,9 @@ struct DirRules {
     pub(super) git: Option<Arc<Matcher>>,
     /// `.git/info/exclude` (of the common directory, for a worktree).
     pub(super) git_exclude: Option<Arc<Matcher>>,
+    /// The directory holds `.git`: the top of a repository, above which git
+    /// reads no `.gitignore` or `info/exclude` for the entries inside it.
+    repo_top: bool,
     /// The length of the directory's path as walked (a walked directory's:
     /// its entries' paths relative to it start past it).
     dir_len: usize,
@@ -86,15 +89,16 @@ impl DirRules {
         let dot_ignore = file(".ignore", &|| Some(dir.join(".ignore")));
         let git = file(".gitignore", &|| Some(dir.join(".gitignore")));
         let mut resolve_err = None;
-        let exclude_file = has(".git")
-            .then(|| {
-                let git_type = dir.join(".git").metadata().ok().map(|md| md.file_type());
-                match git_common_dir(dir, git_type) {
-                    Ok(git_dir) => Some(git_dir.join("info/exclude")),
-                    Err(e) => {
-                        resolve_err = e;
-                        None
-                    }
+        let git_type = has(".git")
+            .then(|| dir.join(".git").metadata().ok().map(|md| md.file_type()))
+            .flatten();
+        let exclude_file = git_type
+            .is_some()
+            .then(|| match git_common_dir(dir, git_type) {
+                Ok(git_dir) => Some(git_dir.join("info/exclude")),
+                Err(e) => {
+                    resolve_err = e;
+                    None
                 }
             })
             .flatten();
@@ -105,16 +109,19 @@ impl DirRules {
             dot_ignore,
             git,
             git_exclude,
+            repo_top: git_type.is_some(),
             dir_len: dir.as_os_str().len(),
         };
         (rules, grouped(errs))
     }
 
+    /// No rules, and no repository's top: the directory changes nothing.
     pub(super) fn is_empty(&self) -> bool {
         self.custom.is_none()
             && self.dot_ignore.is_none()
             && self.git.is_none()
             && self.git_exclude.is_none()
+            && !self.repo_top
     }
 }
 
@@ -724,10 +731,19 @@ impl IgnoreRules {
         let mut m = [Match::None, Match::None, Match::None, Match::None];
         let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
         let name = name.as_encoded_bytes();
-        first_matches(&mut m, walked.map(|c| &c.rules), walked_path, name, is_dir);
+        let mut in_repo = false;
+        let walked = walked.map(|c| &c.rules);
+        first_matches(&mut m, &mut in_repo, walked, walked_path, name, is_dir);
         let root = &*self.root;
         if !root.parents.is_empty() && !root.parents_by_path {
-            first_matches(&mut m, root.parents.iter(), path, name, is_dir);
+            first_matches(
+                &mut m,
+                &mut in_repo,
+                root.parents.iter(),
+                path,
+                name,
+                is_dir,
+            );
         } else if !root.parents.is_empty() {
             let relative = if root.root.as_os_str() == "." {
                 path
@@ -737,7 +753,8 @@ impl IgnoreRules {
                 strip_bytes(b"/", rel).unwrap_or(rel)
             };
             let absolute = root.absolute_root.join(relative);
-            first_matches(&mut m, root.parents.iter(), &absolute, name, is_dir);
+            let parents = root.parents.iter();
+            first_matches(&mut m, &mut in_repo, parents, &absolute, name, is_dir);
         }
         let [custom, dot_ignore, git, git_exclude] = m;
         custom
@@ -752,9 +769,12 @@ impl IgnoreRules {
 /// Fills each kind's match (see [`DirRules`]'s fields) still empty with
 /// the first match of that kind among `dirs`, for entry `path` (under
 /// each of `dirs` as walked, for a [`Matcher::Literal`]) named `name`.
+/// Past a repository's top (`in_repo`, kept from one call to the next as
+/// the dirs go up) git's own files are not read: git reads none above it.
 #[cfg(target_os = "linux")]
 fn first_matches<'a>(
     m: &mut [ignore::Match<()>; 4],
+    in_repo: &mut bool,
     dirs: impl Iterator<Item = &'a DirRules>,
     path: &Path,
     name: &[u8],
@@ -764,14 +784,16 @@ fn first_matches<'a>(
     for d in dirs {
         let relative = bytes.get(d.dir_len..).unwrap_or_default();
         let relative = relative.strip_prefix(b"/").unwrap_or(relative);
-        for (m, matcher) in m
-            .iter_mut()
-            .zip([&d.custom, &d.dot_ignore, &d.git, &d.git_exclude])
+        let git = |r: &'a Option<Arc<Matcher>>| if *in_repo { &None } else { r };
+        for (m, matcher) in
+            m.iter_mut()
+                .zip([&d.custom, &d.dot_ignore, git(&d.git), git(&d.git_exclude)])
         {
             if let (true, Some(matcher)) = (m.is_none(), matcher) {
                 *m = matcher.matched(path, relative, name, is_dir);
             }
         }
+        *in_repo |= d.repo_top;
     }
 }
 

@@ -765,3 +765,71 @@ fn the_same_ignore_file_in_two_directories_anchors_to_each() {
     );
     assert_eq!(skips.get(Skip::Ignored), 11, "{skips:?}");
 }
+
+/// Every walked file's path lies beneath the root it is to be opened
+/// beneath (`Content::WalkedFile`): the worker opens it relative to that
+/// root refusing symbolic links, and falls back to a plain open, links
+/// followed, for a path it cannot strip the root from. The implicit root
+/// (`.`, shown without `./`) is the case to get right: its files are `a/b`,
+/// beneath ``, not `.`. Walked from the test's directory (the crate's).
+#[cfg(target_os = "linux")]
+#[test]
+fn walked_files_lie_beneath_their_root() {
+    let beneath = |item: &Item| match &item.content {
+        Content::WalkedFile { root } => {
+            assert!(
+                item.provenance.path.strip_prefix(root).is_ok(),
+                "{} is not beneath {}",
+                item.provenance.path.display(),
+                root.display()
+            );
+        }
+        _ => panic!("not a walked file: {}", item.provenance.path.display()),
+    };
+    for strip_dot in [true, false] {
+        let opts = WalkOptions {
+            strip_dot,
+            ..Default::default()
+        };
+        let roots = [PathBuf::from("."), PathBuf::from("src/input")];
+        let mut n = 0;
+        walk(
+            &roots,
+            &opts,
+            &Scope::default(),
+            |i| {
+                beneath(&i);
+                n += 1;
+                true
+            },
+            |_| {},
+        )
+        .unwrap();
+        let mut pending = Vec::new();
+        walk_split(
+            &roots,
+            &opts,
+            &Scope::default(),
+            |i| {
+                beneath(&i);
+                true
+            },
+            |d| {
+                pending.push(d);
+                true
+            },
+            |_| {},
+        )
+        .unwrap();
+        let mut m = 0;
+        while let Some(dir) = pending.pop() {
+            let listing = dir.list(&opts, &Scope::default());
+            for i in 0..listing.files.len() {
+                beneath(&listing.files.item(i));
+                m += 1;
+            }
+            pending.extend(listing.dirs);
+        }
+        assert!(n > 20 && n == m, "{n} walked, {m} listed by tasks");
+    }
+}
