@@ -251,7 +251,10 @@ impl ScanPlan {
                     remotes = cloned;
                     remotes
                         .iter()
-                        .map(|r| HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo())))
+                        .map(|r| {
+                            let url = PathBuf::from(&r.name);
+                            HistoryRepo::new(Some(url.clone()), options(r.repo())).named(url)
+                        })
                         .collect()
                 }
                 // A directory of repositories: each one, named by its directory.
