@@ -1300,3 +1300,52 @@ fn a_64_mib_blob_in_history_is_scanned_in_bounded_memory() {
         );
     }
 }
+
+/// The `.scanner.toml` of the repository applies its `allow_paths` and a rule's `allow_paths`
+/// to the history's paths however the repository is named: the default `.`, `.` named, a
+/// relative path from its parent, or its absolute path.
+#[test]
+fn the_configs_allow_paths_apply_to_history_whatever_the_repository_is_called() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    r.write("vendor/creds.env", format!("T={}\n", token(40)));
+    r.write("docs/setup.env", format!("T={}\n", token(41)));
+    r.write("app.env", format!("T={}\n", token(42)));
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-02T03:04:05+00:00");
+    let config = r.path(".scanner.toml");
+    std::fs::write(
+        &config,
+        "allow_paths = [\"vendor/\"]\n[rules.github-classic-pat]\nallow_paths = [\"docs/\"]\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let name = r.root.file_name().unwrap().to_str().unwrap().to_string();
+    let parent = r.root.parent().unwrap().to_path_buf();
+    let abs = r.root.to_str().unwrap().to_string();
+    let runs = [
+        history(&r, &[]),
+        history(&r, &["."]),
+        history(&r, &[&abs]),
+        Run::from_output(
+            isolate(Command::new(BIN).current_dir(&parent).args([
+                "scan",
+                "--history",
+                "--format",
+                "json",
+                &name,
+            ]))
+            .output()
+            .unwrap(),
+        ),
+    ];
+    for run in runs {
+        assert_eq!(run.expect(1).path_lines(), ["app.env:1"], "{}", run.stderr);
+        assert_eq!(
+            run.summary_line("not scanned:"),
+            Some("not scanned: 1 allowlisted path"),
+            "{}",
+            run.stderr
+        );
+    }
+}

@@ -310,7 +310,10 @@ impl ScanPlan {
         };
         if let Some((repo, repos)) = history {
             git_source = Some(git::GitSource {
-                scan_base: repo,
+                // Absolute, as the other sources' bases are: the config's path globs
+                // (`allow_paths`, a rule's `allow_paths`) are matched below its own absolute
+                // directory, and a relative base (the default `.`) matched nothing.
+                scan_base: crate::paths::absolute(&cwd, &repo),
                 source: Source::History(repos),
                 diff_filter: None,
             });
