@@ -309,11 +309,20 @@ impl ScanPlan {
             None => None,
         };
         if let Some((repo, repos)) = history {
+            // Absolute, as the other sources' bases are: the config's path globs
+            // (`allow_paths`, a rule's `allow_paths`) are matched below its own absolute
+            // directory, and a relative base (the default `.`) matched nothing.
+            let base = crate::paths::absolute(&cwd, &repo);
+            // One local repository's paths are relative to its work tree's root, wherever in
+            // it PATH points (a bare one's, or one git cannot open, stay relative to PATH).
+            let base = match &repos[..] {
+                [one] if one.prefix.is_none() => {
+                    crate::input::git::toplevel(&base, "--history").unwrap_or(base)
+                }
+                _ => base,
+            };
             git_source = Some(git::GitSource {
-                // Absolute, as the other sources' bases are: the config's path globs
-                // (`allow_paths`, a rule's `allow_paths`) are matched below its own absolute
-                // directory, and a relative base (the default `.`) matched nothing.
-                scan_base: crate::paths::absolute(&cwd, &repo),
+                scan_base: base,
                 source: Source::History(repos),
                 diff_filter: None,
             });
