@@ -1300,3 +1300,94 @@ fn a_64_mib_blob_in_history_is_scanned_in_bounded_memory() {
         );
     }
 }
+
+/// The `.scanner.toml` of the repository applies its `allow_paths` and a rule's `allow_paths`
+/// to the history's paths however the repository is named: the default `.`, `.` named, a
+/// relative path from its parent, or its absolute path.
+#[test]
+fn the_configs_allow_paths_apply_to_history_whatever_the_repository_is_called() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    r.write("vendor/creds.env", format!("T={}\n", token(40)));
+    r.write("docs/setup.env", format!("T={}\n", token(41)));
+    r.write("app.env", format!("T={}\n", token(42)));
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-02T03:04:05+00:00");
+    let config = r.path(".scanner.toml");
+    std::fs::write(
+        &config,
+        "allow_paths = [\"vendor/\"]\n[rules.github-classic-pat]\nallow_paths = [\"docs/\"]\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let name = r.root.file_name().unwrap().to_str().unwrap().to_string();
+    let parent = r.root.parent().unwrap().to_path_buf();
+    let abs = r.root.to_str().unwrap().to_string();
+    let runs = [
+        history(&r, &[]),
+        history(&r, &["."]),
+        history(&r, &[&abs]),
+        Run::from_output(
+            isolate(Command::new(BIN).current_dir(&parent).args([
+                "scan",
+                "--history",
+                "--format",
+                "json",
+                &name,
+            ]))
+            .output()
+            .unwrap(),
+        ),
+    ];
+    for run in runs {
+        assert_eq!(run.expect(1).path_lines(), ["app.env:1"], "{}", run.stderr);
+        assert_eq!(
+            run.summary_line("not scanned:"),
+            Some("not scanned: 1 allowlisted path"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+/// `--history .` from a subdirectory scans the whole repository, whose paths are relative to
+/// its root: the config's anchored `allow_paths` and the baseline's paths are matched from
+/// there, as when run at the root.
+#[test]
+fn from_a_subdirectory_the_config_and_the_baseline_see_the_repositorys_paths() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    r.write("vendor/creds.env", format!("T={}\n", token(43)));
+    r.write("app.env", format!("T={}\n", token(44)));
+    r.write("sub/readme.txt", "hello\n");
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-02T03:04:05+00:00");
+    let config = r.path(".scanner.toml");
+    std::fs::write(&config, "allow_paths = [\"/vendor/\"]\n").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let args = ["scan", "--history", "--format", "json", "."];
+    for dir in [".", "sub"] {
+        let run = r.scan_in(dir, &args);
+        assert_eq!(run.expect(1).path_lines(), ["app.env:1"], "in {dir}");
+        assert_eq!(
+            run.summary_line("not scanned:"),
+            Some("not scanned: 1 allowlisted path"),
+            "in {dir}: {}",
+            run.stderr
+        );
+    }
+    // A baseline written from the subdirectory suppresses the finding from the root.
+    let baseline = r.path("baseline.json");
+    let baseline = baseline.to_str().unwrap();
+    // (Writing a baseline accepts the findings: exit 0.)
+    r.scan_in(
+        "sub",
+        &[&args[..], &["--write-baseline", baseline]].concat(),
+    )
+    .expect(0);
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(baseline).unwrap()).unwrap();
+    assert_eq!(written["entries"][0]["path"], "app.env", "{written}");
+    let run = r.scan(&[&args[..], &["--baseline", baseline]].concat());
+    assert_eq!(run.expect(0).path_lines(), Vec::<String>::new());
+}

@@ -295,6 +295,72 @@ fn repos_from_scans_the_good_url_and_warns_about_the_failing_one() {
     assert_no_clone_left(work.path());
 }
 
+/// A remote repository that clones but cannot be scanned (SHA-256) is warned about once,
+/// by its URL: not by the temporary directory it was cloned into, and without that path
+/// twice. A directory of local repositories names the failing one once, by its path.
+#[test]
+fn a_remote_that_cannot_be_scanned_is_named_by_its_url_once() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let sha256 = base.path().join("sha256.git");
+    git_in(
+        base.path(),
+        &[
+            "init",
+            "-q",
+            "--bare",
+            "--object-format=sha256",
+            "sha256.git",
+        ],
+    );
+    let work = tempfile::tempdir().unwrap();
+    let good = format!("file://{}/repo.git", base.path().display());
+    let bad = format!("file://{}", sha256.display());
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{bad}\n{good}\n")).unwrap();
+    let warnings = |run: &Run| -> Vec<String> {
+        run.stderr
+            .lines()
+            .filter(|l| l.starts_with("scanner: warning:"))
+            .map(str::to_string)
+            .collect()
+    };
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("{good}/conf/app.env:2 {commit}")]
+    );
+    assert_eq!(
+        warnings(&run),
+        [format!(
+            "scanner: warning: {bad}: SHA-256 repositories are not supported"
+        )]
+    );
+    assert_no_clone_left(work.path());
+
+    // Local: `--history DIR` over the same two repositories.
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &[base.path().to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("repo.git/conf/app.env:2 {commit}")]
+    );
+    assert_eq!(
+        warnings(&run),
+        [format!(
+            "scanner: warning: {}: SHA-256 repositories are not supported",
+            sha256.display()
+        )]
+    );
+}
+
 /// SIGTERM while git is cloning from a server that never answers: the clone is stopped and
 /// its directory removed, and the run exits as a terminated scan does (143).
 #[test]

@@ -255,9 +255,9 @@ impl ScanPlan {
                     remotes = cloned;
                     remotes
                         .iter()
-                        .map(|r| HistoryRepo {
-                            name: PathBuf::from(&r.name),
-                            ..HistoryRepo::new(Some(PathBuf::from(&r.name)), options(r.repo()))
+                        .map(|r| {
+                            let url = PathBuf::from(&r.name);
+                            HistoryRepo::new(Some(url.clone()), options(r.repo())).named(url)
                         })
                         .collect()
                 }
@@ -313,8 +313,20 @@ impl ScanPlan {
             None => None,
         };
         if let Some((repo, repos)) = history {
+            // Absolute, as the other sources' bases are: the config's path globs
+            // (`allow_paths`, a rule's `allow_paths`) are matched below its own absolute
+            // directory, and a relative base (the default `.`) matched nothing.
+            let base = crate::paths::absolute(&cwd, &repo);
+            // One local repository's paths are relative to its work tree's root, wherever in
+            // it PATH points (a bare one's, or one git cannot open, stay relative to PATH).
+            let base = match &repos[..] {
+                [one] if one.prefix.is_none() => {
+                    crate::input::git::toplevel(&base, "--history").unwrap_or(base)
+                }
+                _ => base,
+            };
             git_source = Some(git::GitSource {
-                scan_base: repo,
+                scan_base: base,
                 source: Source::History(repos),
                 diff_filter: None,
             });

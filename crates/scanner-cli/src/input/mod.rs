@@ -251,8 +251,8 @@ pub struct HistoryRepo {
     /// What its paths are led by: its directory's name, when a directory of repositories is
     /// scanned; `None` for a single repository.
     pub prefix: Option<PathBuf>,
-    /// What a warning about the whole repository calls it: its directory, or a remote
-    /// repository's URL (without credentials).
+    /// What messages name it by: its path ([`HistoryOptions::repo`]), or a remote one's URL
+    /// without credentials ([`HistoryRepo::named`]), never the directory it was cloned into.
     pub name: PathBuf,
     pub options: HistoryOptions,
     /// Its object store, shared by every worker.
@@ -272,6 +272,12 @@ impl HistoryRepo {
             store,
             started: None,
         }
+    }
+
+    /// Names it by `name` in messages (a remote repository by its URL).
+    pub fn named(mut self, name: PathBuf) -> HistoryRepo {
+        self.name = name;
+        self
     }
 
     /// Starts the walk and opens the object store now, on other threads and processes, so

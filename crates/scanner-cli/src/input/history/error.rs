@@ -41,6 +41,55 @@ pub enum HistoryError {
     },
 }
 
+impl HistoryError {
+    /// The repository this error is about.
+    pub fn repo(&self) -> &Path {
+        match self {
+            HistoryError::NotARepository { repo }
+            | HistoryError::UnknownRevision { repo, .. }
+            | HistoryError::BrokenRef { repo, .. }
+            | HistoryError::MissingObject { repo, .. }
+            | HistoryError::UnsupportedObjectFormat { repo }
+            | HistoryError::Io { repo, .. }
+            | HistoryError::Git { repo, .. }
+            | HistoryError::Protocol { repo, .. } => repo,
+        }
+    }
+
+    /// What went wrong, without the repository's path: for a message that names the
+    /// repository otherwise (one of several, a remote one by its URL rather than by the
+    /// directory it was cloned into).
+    pub fn reason(&self) -> String {
+        match self {
+            HistoryError::NotARepository { .. } => {
+                "not a git repository (--history needs one)".to_string()
+            }
+            HistoryError::UnknownRevision { rev, .. } => format!("unknown revision `{rev}`"),
+            HistoryError::BrokenRef { name, .. } => format!(
+                "ref `{name}` names an object the repository does not have, so git \
+                 cannot list every ref's history; repair or delete the ref \
+                 (`git update-ref -d {name}`), or name the revisions to scan (--range)"
+            ),
+            HistoryError::MissingObject { oid, detail, .. } => format!(
+                "object {oid} is missing or corrupt ({detail}); \
+                 in a partial clone, fetch it first: scanning never goes to the network"
+            ),
+            HistoryError::UnsupportedObjectFormat { .. } => {
+                "SHA-256 repositories are not supported".to_string()
+            }
+            HistoryError::Io {
+                command, source, ..
+            } => format!("`{command}`: {source}"),
+            HistoryError::Git {
+                command, stderr, ..
+            } => format!("`{command}` failed: {stderr}"),
+            HistoryError::Protocol {
+                command, detail, ..
+            } => format!("unexpected output from `{command}`: {detail}"),
+        }
+    }
+}
+
 impl fmt::Display for HistoryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -49,65 +98,8 @@ impl fmt::Display for HistoryError {
                 "not a git repository: {} (--history needs one)",
                 repo.display()
             ),
-            HistoryError::UnknownRevision { repo, rev } => {
-                write!(f, "{}: unknown revision `{rev}`", repo.display())
-            }
-            HistoryError::BrokenRef { repo, name } => write!(
-                f,
-                "{}: ref `{name}` names an object the repository does not have, so git \
-                 cannot list every ref's history; repair or delete the ref \
-                 (`git update-ref -d {name}`), or name the revisions to scan (--range)",
-                repo.display()
-            ),
-            HistoryError::MissingObject { repo, oid, detail } => write!(
-                f,
-                "{}: object {oid} is missing or corrupt ({detail}); \
-                 in a partial clone, fetch it first: scanning never goes to the network",
-                repo.display()
-            ),
-            HistoryError::UnsupportedObjectFormat { repo } => write!(
-                f,
-                "{}: SHA-256 repositories are not supported",
-                repo.display()
-            ),
-            HistoryError::Io {
-                repo,
-                command,
-                source,
-            } => write!(f, "{}: `{command}`: {source}", repo.display()),
-            HistoryError::Git {
-                repo,
-                command,
-                stderr,
-            } => write!(f, "{}: `{command}` failed: {stderr}", repo.display()),
-            HistoryError::Protocol {
-                repo,
-                command,
-                detail,
-            } => write!(
-                f,
-                "{}: unexpected output from `{command}`: {detail}",
-                repo.display()
-            ),
+            _ => write!(f, "{}: {}", self.repo().display(), self.reason()),
         }
-    }
-}
-
-impl HistoryError {
-    /// The same error naming the repository `name` (a remote repository's URL rather than
-    /// the private directory it was cloned into).
-    pub fn renamed(mut self, name: &Path) -> HistoryError {
-        match &mut self {
-            HistoryError::NotARepository { repo }
-            | HistoryError::UnknownRevision { repo, .. }
-            | HistoryError::BrokenRef { repo, .. }
-            | HistoryError::MissingObject { repo, .. }
-            | HistoryError::UnsupportedObjectFormat { repo }
-            | HistoryError::Io { repo, .. }
-            | HistoryError::Git { repo, .. }
-            | HistoryError::Protocol { repo, .. } => *repo = name.to_path_buf(),
-        }
-        self
     }
 }
 

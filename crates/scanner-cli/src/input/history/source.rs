@@ -26,8 +26,9 @@ pub fn emit_repos(
         let name = repo.name.clone();
         match emit_repo(repo, out) {
             Ok(stats) => total.add(&stats),
-            // The reason names the repository.
-            Err(e) if prefixed => out.warn(PathBuf::new(), e.renamed(&name).to_string(), true),
+            // Named once, as the user knows it (a remote by its URL, not its clone's
+            // directory).
+            Err(e) if prefixed => out.warn(name, e.reason(), true),
             Err(e) => return Err(e),
         }
     }
@@ -37,6 +38,7 @@ pub fn emit_repos(
 fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, HistoryError> {
     let HistoryRepo {
         prefix,
+        name,
         options,
         store,
         started,
@@ -73,13 +75,13 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
     groups.finish(|batch| out.send_batch(batch));
     let stats = stats?;
     out.skip(Skip::Submodule, stats.submodules);
-    for name in &stats.broken_refs {
+    for broken in &stats.broken_refs {
         out.warn(
-            options.repo.clone(),
+            name.clone(),
             format!(
-                "ref `{name}` names an object the repository does not have: left out, \
+                "ref `{broken}` names an object the repository does not have: left out, \
                  every other ref's history scanned (repair or delete it: \
-                 `git update-ref -d {name}`)"
+                 `git update-ref -d {broken}`)"
             ),
             true,
         );
