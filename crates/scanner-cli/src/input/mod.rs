@@ -257,9 +257,9 @@ pub struct HistoryRepo {
     pub options: HistoryOptions,
     /// Its object store, shared by every worker.
     pub store: std::sync::Arc<history::ObjectStore>,
-    /// Its walk, when started before the scan (see [`history::Started`]); otherwise the
-    /// scan starts it.
-    pub started: Option<Result<history::Started, history::HistoryError>>,
+    /// Its walk, being started before the scan on a thread of its own (see
+    /// [`history::Started`]); otherwise the scan starts it.
+    pub started: Option<std::thread::JoinHandle<Result<history::Started, history::HistoryError>>>,
 }
 
 impl HistoryRepo {
@@ -281,9 +281,12 @@ impl HistoryRepo {
     }
 
     /// Starts the walk and opens the object store now, on other threads and processes, so
-    /// that both overlap what the caller does next (compiling the rules).
+    /// that both overlap what the caller does next (compiling the rules). Starting the walk
+    /// lists the stash with git first: on a thread too, so that the rules' compiling does
+    /// not wait for that process.
     pub fn start_early(&mut self) {
-        self.started = Some(history::start(&self.options, &self.store));
+        let (options, store) = (self.options.clone(), std::sync::Arc::clone(&self.store));
+        self.started = Some(std::thread::spawn(move || history::start(&options, &store)));
         let store = std::sync::Arc::clone(&self.store);
         std::thread::spawn(move || store.preload());
     }

@@ -45,7 +45,12 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         ..
     } = repo;
     let mut groups = BlobGroups::new(out.workers());
-    let started = started.unwrap_or_else(|| super::start(&options, &store));
+    let started = match started {
+        Some(starting) => starting
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        None => super::start(&options, &store),
+    };
     let stats = started.and_then(|s| {
         super::walk(s, |blob| {
             let path = crate::paths::path_from_bytes(blob.path);

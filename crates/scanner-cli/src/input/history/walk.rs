@@ -30,6 +30,16 @@ pub(super) enum Msg {
 /// it (a work tree with `.git`, or a bare repository), sorted by name;
 /// `None` when `dir` is itself in a repository (scan that one).
 pub fn repositories_in(dir: &Path) -> Option<Vec<PathBuf>> {
+    let is_repo = |p: &Path| {
+        p.join(".git").exists()
+            || (p.join("HEAD").is_file() && p.join("objects").is_dir() && p.join("refs").is_dir())
+    };
+    // A repository's own directory (its work tree, or a bare one) is that repository: git
+    // is asked only of another directory, which may lie inside one. (Each question is a
+    // process, 1.5 ms, that the rules' compiling waits for.)
+    if is_repo(dir) {
+        return None;
+    }
     let inside = git(dir)
         .args(["rev-parse", "--git-dir"])
         .stdout(Stdio::null())
@@ -39,10 +49,6 @@ pub fn repositories_in(dir: &Path) -> Option<Vec<PathBuf>> {
     if inside || !dir.is_dir() {
         return None;
     }
-    let is_repo = |p: &Path| {
-        p.join(".git").exists()
-            || (p.join("HEAD").is_file() && p.join("objects").is_dir() && p.join("refs").is_dir())
-    };
     let mut repos: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
