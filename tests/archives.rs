@@ -186,6 +186,31 @@ fn a_directory_that_ends_before_its_declared_entries_fails_the_run() {
     );
 }
 
+/// A zip cut just after its first local header's signature (a download
+/// stopped at once) has no central directory and its stream ends: both are
+/// said, and it is one path left unread, not two.
+#[test]
+fn a_zip_cut_after_its_signature_is_one_path_unread() {
+    let t = Tree::new();
+    t.write("c.zip", b"PK\x03\x04");
+    let r = t.run(&["scan"]);
+    r.expect(2);
+    for line in [
+        "scanner: warning: c.zip: corrupt: no central directory",
+        "scanner: warning: c.zip: truncated",
+    ] {
+        assert!(r.stderr.contains(line), "{line}\n{}", r.stderr);
+    }
+    assert_eq!(
+        r.summary_line("not read inside archives:"),
+        Some("not read inside archives: 1 corrupt, 1 truncated")
+    );
+    assert_eq!(
+        r.summary_line("1 path"),
+        Some("1 path could not be read (see the warnings above)")
+    );
+}
+
 /// The default member limit, 100,000: the 100,001st member is not read.
 /// About 8 s on a loaded 2-core machine: `cargo test --test archives --
 /// --ignored` (docs/architecture.md, "Memory bound").

@@ -42,7 +42,8 @@ pub struct ArchiveStats {
     pub members: u64,
     /// Bytes of member content read through the metering readers.
     pub expanded_bytes: u64,
-    /// Skips that left content unread ([`ArchiveSkip::incomplete`]).
+    /// Paths whose content was left unread ([`ArchiveSkip::incomplete`]),
+    /// each counted once for the reasons recorded for it in a row.
     pub incomplete: u64,
     /// Skips by [`ArchiveSkip::label`].
     pub skip_counts: BTreeMap<&'static str, u64>,
@@ -77,6 +78,9 @@ pub struct Budget {
     members: Cell<u64>,
     halted: Cell<bool>,
     pub(super) stats: RefCell<ArchiveStats>,
+    /// The path of the last skip that left content unread: another reason
+    /// for the same path, recorded next, is not another path unread.
+    last_incomplete: RefCell<Option<String>>,
 }
 
 impl Budget {
@@ -95,6 +99,7 @@ impl Budget {
             members: Cell::new(0),
             halted: Cell::new(false),
             stats: RefCell::new(ArchiveStats::default()),
+            last_incomplete: RefCell::new(None),
         }
     }
 
@@ -116,7 +121,13 @@ impl Budget {
     pub(super) fn record(&self, path: String, reason: ArchiveSkip) {
         let mut stats = self.stats.borrow_mut();
         *stats.skip_counts.entry(reason.label()).or_default() += 1;
-        stats.incomplete += u64::from(reason.incomplete());
+        // A path left unread counts once for its reasons recorded in a row: a zip with no
+        // central directory whose local headers then end at once is corrupt and truncated,
+        // one path.
+        if reason.incomplete() && self.last_incomplete.borrow().as_deref() != Some(&path) {
+            stats.incomplete += 1;
+            *self.last_incomplete.borrow_mut() = Some(path.clone());
+        }
         if stats.skipped.len() < MAX_LISTED_SKIPS {
             stats.skipped.push(Skipped { path, reason });
         }
