@@ -209,10 +209,20 @@ pub fn sanitize(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A path as every message on stderr shows it: lossy UTF-8, then [`escape`]d, so that a file
-/// name holding ESC or other control characters cannot drive the terminal.
+/// A path as every message on stderr and the text report show it: [`escape`]d, so that a file
+/// name holding ESC or other control characters cannot drive the terminal, and each byte that
+/// is not UTF-8 written as `\xNN`: `caf\xe9.env` names the file exactly, where lossy UTF-8
+/// printed `caf` and U+FFFD for any such byte.
 pub fn escape_path(p: impl AsRef<std::path::Path>) -> String {
-    escape(&p.as_ref().to_string_lossy())
+    let bytes = p.as_ref().as_os_str().as_encoded_bytes();
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(&escape(chunk.valid()));
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
 }
 
 /// Unicode characters that reorder the display of the text around them ("Trojan Source").
@@ -223,6 +233,19 @@ fn is_bidi_control(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A byte that is not UTF-8 is named, not replaced: two such names stay
+    /// apart, and a literal backslash is doubled, so `\xe9` is unambiguous.
+    #[cfg(unix)]
+    #[test]
+    fn paths_show_bytes_that_are_not_utf8_as_escapes() {
+        use std::os::unix::ffi::OsStrExt;
+        let path = |b: &[u8]| escape_path(std::ffi::OsStr::from_bytes(b));
+        assert_eq!(path(b"caf\xe9.env"), "caf\\xe9.env");
+        assert_eq!(path(b"caf\xe8.env"), "caf\\xe8.env");
+        assert_eq!(path(b"a\\xe9\x1b"), "a\\\\xe9\\x1b");
+        assert_eq!(path("d\u{e9}j\u{e0}".as_bytes()), "d\u{e9}j\u{e0}");
+    }
 
     #[test]
     fn sanitize_escapes_controls_and_leaves_escaped_text_alone() {

@@ -26,7 +26,8 @@
 //! bidirectional controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) as
 //! `\u{202e}`. A finding can therefore never inject escape sequences or reorder what the
 //! reader sees, and one finding is always exactly one line. A literal backslash is doubled so
-//! that the escaping is unambiguous.
+//! that the escaping is unambiguous. A byte of the path that is not UTF-8 is written `\xe9`,
+//! so the line names the file exactly (JSON's `path_bytes` holds the raw bytes).
 //!
 //! With color on (the caller decides: `--color always`, or a terminal without `NO_COLOR`),
 //! the path is magenta, the line and column green, the rule id bold yellow and the secret
@@ -48,7 +49,7 @@
 //! rule matched: for a token rule that is often the token alone.
 
 use super::{redact, PathFinding};
-use crate::messages::escape;
+use crate::messages::{escape, escape_path};
 
 /// Characters of context kept on each side of the secret.
 const CONTEXT: usize = 60;
@@ -77,7 +78,7 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
         paint(&mut s, POS_COLOR, &c.id[..c.id.len().min(12)]);
         s.push(':');
     }
-    paint(&mut s, PATH_COLOR, &escape(&pf.path.to_string_lossy()));
+    paint(&mut s, PATH_COLOR, &escape_path(&pf.path));
     s.push(':');
     paint(&mut s, POS_COLOR, &format!("{}:{}", f.line, f.column));
     s.push_str("  ");
