@@ -1350,6 +1350,50 @@ fn the_configs_allow_paths_apply_to_history_whatever_the_repository_is_called() 
     }
 }
 
+/// A blob is listed once, at the first path history shows it: one first met at a path out of
+/// scope is still scanned at a path in scope later. A token committed under an excluded
+/// directory, then moved out of it, is found at its new path and commit; one committed under
+/// an allowlisted directory and copied out of it, at the copy.
+#[test]
+fn a_secret_moved_out_of_an_excluded_directory_is_found_where_it_went() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    r.write("vendor/creds.env", format!("T={}\n", token(43)));
+    r.write("third_party/keys.env", format!("K={}\n", token(44)));
+    r.git(&["add", "."]);
+    commit_at(&r, "vendored", "2024-01-02T03:04:05+00:00");
+    r.git(&["mv", "vendor/creds.env", "creds.env"]);
+    commit_at(&r, "move", "2024-01-03T03:04:05+00:00");
+    let moved = head(&r);
+    std::fs::copy(r.path("third_party/keys.env"), r.path("keys.env")).unwrap();
+    r.git(&["add", "."]);
+    commit_at(&r, "copy", "2024-01-04T03:04:05+00:00");
+    let copied = head(&r);
+    let config = r.path(".scanner.toml");
+    std::fs::write(&config, "allow_paths = [\"third_party/\"]\n").unwrap();
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+
+    let run = history(&r, &["--exclude", "vendor/**"]);
+    assert_eq!(
+        run.expect(1).path_lines(),
+        ["creds.env:1", "keys.env:1"],
+        "{}",
+        run.stderr
+    );
+    let commits: Vec<String> = run
+        .findings()
+        .iter()
+        .map(|f| f.commit.as_ref().unwrap().id.clone())
+        .collect();
+    assert_eq!(commits, [moved, copied]);
+    assert_eq!(
+        run.summary_line("not scanned:"),
+        Some("not scanned: 1 excluded, 1 allowlisted path"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// `--history .` from a subdirectory scans the whole repository, whose paths are relative to
 /// its root: the config's anchored `allow_paths` and the baseline's paths are matched from
 /// there, as when run at the root.

@@ -16,7 +16,10 @@
 //! 2. **Scope** ([`Scope::check_listed`](super::Scope::check_listed)) for
 //!    what the source listed itself; a walk asks the scope as it walks
 //!    (so an excluded directory is never entered), and its items arrive in
-//!    scope already. What is out of scope is counted as a skip.
+//!    scope already. What is out of scope is counted as a skip. A history,
+//!    which lists each blob once, asks [`Emit::scope`] before it takes a
+//!    blob as seen: one met first at a path out of scope is still listed
+//!    at a path in scope.
 //! 3. **The memory budget**: [`Emit::item`] and [`Emit::send_batch`] block
 //!    while too many tasks, or too many bytes of in-memory items, are in
 //!    flight, and return false (`None`) once the scan is stopping: the
@@ -76,7 +79,7 @@ use scanner_scheduler::PermitWatch;
 
 use super::skip::Skip;
 use super::walk::DirTask;
-use super::Item;
+use super::{Item, Scope};
 
 /// What an item is sharded by, and whether the scope has been asked about it.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +112,12 @@ pub trait Emit {
     /// scope its skip is counted. Not for [`Key::Walked`], which is placed
     /// only once the walk is whole: walked items go through [`Emit::item`].
     fn admits(&mut self, path: &Path, key: Key<'_>) -> bool;
+
+    /// The scope [`Emit::admits`] checks a listed path against, for a source
+    /// that must know it before it decides what is new: a history lists each
+    /// blob once, and a blob first met at a path out of scope is still new
+    /// at a path in scope. `None`: every path is in scope.
+    fn scope(&self) -> Option<&Scope>;
 
     /// Sends items that [`Emit::admits`] admitted as one task, charged their
     /// bytes together. A watch that tells when the task is done, or `None`
@@ -170,6 +179,9 @@ mod tests {
         }
         fn admits(&mut self, _: &Path, _: Key<'_>) -> bool {
             true
+        }
+        fn scope(&self) -> Option<&Scope> {
+            None
         }
         fn send_batch(&mut self, _: Vec<Item>) -> Option<PermitWatch> {
             None

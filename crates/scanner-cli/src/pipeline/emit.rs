@@ -263,6 +263,10 @@ impl Emit for Emitter<'_> {
         in_scope(self.scope, path, &mut self.skips)
     }
 
+    fn scope(&self) -> Option<&Scope> {
+        Some(self.scope)
+    }
+
     fn send_batch(&mut self, items: Vec<Item>) -> Option<PermitWatch> {
         self.feeder.send_batch(items)
     }

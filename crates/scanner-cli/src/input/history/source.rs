@@ -51,13 +51,20 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
         None => super::start(&options, &store),
     };
+    // The walk lists a blob once, at the first path it meets it: at a path out of scope it
+    // is not taken as seen (`Introducer::change`), so that it is still listed at a path in
+    // scope after (a file moved out of an excluded directory).
+    let in_scope: Option<super::InScope> = out.scope().cloned().map(|scope| {
+        let prefix = prefix.clone();
+        Arc::new(move |path: &[u8]| {
+            scope
+                .check_listed(&blob_path(&prefix, path.to_vec()))
+                .is_none()
+        }) as super::InScope
+    });
     let stats = started.and_then(|s| {
-        super::walk(s, |blob| {
-            let path = crate::paths::path_from_bytes(blob.path);
-            let path = match &prefix {
-                Some(name) => name.join(path),
-                None => path,
-            };
+        super::walk(s, in_scope, |blob| {
+            let path = blob_path(&prefix, blob.path);
             // By blob id: a blob is listed once, whatever its paths.
             if !out.admits(&path, Key::Blob(&blob.oid.0)) {
                 return !out.stopped();
@@ -104,4 +111,14 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         );
     }
     Ok(stats)
+}
+
+/// A blob's path as the scan names it: the tree's path, led by the repository's name when
+/// several are scanned.
+fn blob_path(prefix: &Option<PathBuf>, path: Vec<u8>) -> PathBuf {
+    let path = crate::paths::path_from_bytes(path);
+    match prefix {
+        Some(name) => name.join(path),
+        None => path,
+    }
 }

@@ -68,6 +68,7 @@ pub fn enumerate(
 ) -> Result<HistoryStats, HistoryError> {
     walk(
         start(opts, &Arc::new(ObjectStore::new(&opts.repo)))?,
+        None,
         on_blob,
     )
 }
@@ -168,6 +169,7 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
 /// same paths, commits and bases as on one thread.
 pub fn walk(
     started: Started,
+    in_scope: Option<InScope>,
     mut on_blob: impl FnMut(HistoryBlob) -> bool,
 ) -> Result<HistoryStats, HistoryError> {
     let Started {
@@ -194,8 +196,17 @@ pub fn walk(
     // Sizes the blobs the one parser finds (`read_commits` fails if it cannot be made);
     // split, each diff thread sizes its own.
     let mut sizer = (!split).then(|| Sizer::new(&store, chains));
+    let parser_introducer = Introducer::new(in_scope.clone());
     let parser = thread::spawn(move || {
-        let result = read_commits(&parser_repo, &store, commits, &tx, diff_threads, chains);
+        let result = read_commits(
+            &parser_repo,
+            &store,
+            commits,
+            &tx,
+            diff_threads,
+            chains,
+            parser_introducer,
+        );
         let _ = tx.send(Msg::Done(result));
     });
 
@@ -211,7 +222,7 @@ pub fn walk(
     // Split: the commits diffed ahead of the next one in git's order, and what is new.
     let mut pending = std::collections::BTreeMap::<u64, Diffed>::new();
     let mut next = 0u64;
-    let mut introducer = Introducer::default();
+    let mut introducer = Introducer::new(in_scope);
     // Until the parser and every diff thread are done (the diff threads end after it).
     for msg in rx.iter() {
         let was_stopped = stopped;
@@ -541,10 +552,16 @@ fn has_content(mode: u32) -> bool {
 /// Which blobs are new, commit by commit in git's order: each blob yielded once, with a
 /// hash of the path it was yielded at (for `base`), and the counts.
 #[derive(Default)]
-struct Introducer {
+pub(super) struct Introducer {
     seen: OidMap,
     stats: HistoryStats,
+    /// Whether a path is in the scan's scope (`--exclude`, `allow_paths`): a blob met at a
+    /// path out of it is not marked seen ([`Introducer::change`]).
+    in_scope: Option<InScope>,
 }
+
+/// Whether a blob's path (as the tree holds it) is in the scan's scope ([`walk`]).
+pub type InScope = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 /// A change's new blob, introduced by its commit.
 struct Introduced {
@@ -576,6 +593,13 @@ impl Introduced {
 }
 
 impl Introducer {
+    fn new(in_scope: Option<InScope>) -> Introducer {
+        Introducer {
+            in_scope,
+            ..Introducer::default()
+        }
+    }
+
     /// A commit listed, whole or (`unlisted`) not.
     fn listed(&mut self, unlisted: Option<String>) {
         self.stats.commits += 1;
@@ -611,6 +635,20 @@ impl Introducer {
         if self.seen.contains_key(&dst_id) {
             self.stats.duplicate_blobs += 1;
             return None;
+        }
+        if self
+            .in_scope
+            .as_ref()
+            .is_some_and(|in_scope| !in_scope(path))
+        {
+            // Yielded, for the emitter to count out of scope, but not seen: the same blob
+            // at a path in scope later (moved out of an excluded directory, copied) is new
+            // there, and is scanned.
+            return Some(Introduced {
+                oid: dst_id,
+                symlink: kind == 0o12,
+                base: None,
+            });
         }
         self.seen.insert(dst_id, path_hash);
         let base = old
@@ -658,6 +696,7 @@ pub(super) fn read_commits(
     tx: &mpsc::SyncSender<Msg>,
     diff_threads: usize,
     chains: bool,
+    mut introducer: Introducer,
 ) -> Result<HistoryStats, HistoryError> {
     let mut reader = tree_reader(repo, store)?;
     if diff_threads > 0 {
@@ -672,7 +711,6 @@ pub(super) fn read_commits(
         );
     }
     let mut parents = ParentTrees::default();
-    let mut introducer = Introducer::default();
     let mut diff = crate::input::commits::TreeDiff::default();
     while let Some(commit) = list.next()? {
         let parent_tree = parents.take(repo, &mut reader, &commit)?;
