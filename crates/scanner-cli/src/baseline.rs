@@ -27,8 +27,8 @@
 //! - `path`: the file, relative to the baseline file's directory, `/`-separated; a file
 //!   outside that directory is recorded as the scan reported it, and so is a remote
 //!   repository's file (`https://host/x.git/conf/app.env`: the same from any directory).
-//!   Non-UTF-8 bytes are replaced
-//!   (such a path then never matches: the finding is reported, never wrongly hidden).
+//!   Non-UTF-8 bytes are replaced (such a path then never matches: the finding is reported,
+//!   never wrongly hidden).
 //! - `line`: informational, where the finding was when recorded; ignored when matching.
 //!
 //! Unknown fields are errors.

@@ -11,9 +11,10 @@
 //! They come from git's own helpers (`credential.helper`, ssh keys and agents), never from
 //! our command line. `GIT_TERMINAL_PROMPT=0` makes a missing credential fail instead of
 //! waiting for a prompt nobody answers, and ssh runs in batch mode for the same reason
-//! (unless the user chose the ssh command: `ssh_chosen`). A password in the URL (a `--repos-from` list keeps
-//! it out of `ps`) is not put on git's command line either: git gets the URL without it and
-//! the password from a credential helper that reads it from the environment (`SecretUrl`).
+//! (unless the user chose the ssh command: `ssh_chosen`). A password in the URL (a
+//! `--repos-from` list keeps it out of `ps`) is not put on git's command line either: git
+//! gets the URL without it and the password from a credential helper that reads it from the
+//! environment (`SecretUrl`).
 //! What the report and every message call a repository is its URL without user or password
 //! ([`redact`]); git's stderr, relayed in a failed clone's warning, is stripped the same way
 //! ([`redact_text`]), and the clone's `remote.origin.url` is rewritten to the redacted URL
