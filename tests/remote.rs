@@ -76,6 +76,30 @@ fn serve_dir(base: &Path) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// A repository served from a directory of its own ([`serve_dir`]), and a directory to scan
+/// from: `url` is the served repository's `file://` URL, `commit` the commit of its token.
+/// (A test that does not use `base` binds it all the same, as `_base`: the directory lives
+/// as long as the binding.)
+struct Served {
+    base: tempfile::TempDir,
+    work: tempfile::TempDir,
+    url: String,
+    commit: String,
+}
+
+fn served() -> Served {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let url = format!("file://{}/repo.git", base.path().display());
+    let work = tempfile::tempdir().unwrap();
+    Served {
+        base,
+        work,
+        url,
+        commit,
+    }
+}
+
 /// Runs the scanner in `work` with `TMPDIR=work/tmp` and the git config `global`.
 fn scan(work: &Path, global: &Path, args: &[&str]) -> Run {
     let tmp = work.join("tmp");
@@ -263,10 +287,12 @@ fn an_http_repository_behind_basic_auth_takes_credentials_from_git_and_never_pri
 
 #[test]
 fn repos_from_scans_the_good_url_and_warns_about_the_failing_one() {
-    let base = tempfile::tempdir().unwrap();
-    let commit = serve_dir(base.path());
-    let work = tempfile::tempdir().unwrap();
-    let good = format!("file://{}/repo.git", base.path().display());
+    let Served {
+        base,
+        work,
+        url: good,
+        commit,
+    } = served();
     let bad = format!("file://{}/missing.git", base.path().display());
     let list = work.path().join("repos.txt");
     std::fs::write(&list, format!("# remotes\n{bad}\n\n{good}\n")).unwrap();
@@ -401,10 +427,12 @@ fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
 /// run writes holds it, `--stats-json`'s record of the options included.
 #[test]
 fn a_password_in_the_url_is_in_no_file_the_run_writes() {
-    let base = tempfile::tempdir().unwrap();
-    let commit = serve_dir(base.path());
-    let work = tempfile::tempdir().unwrap();
-    let url = format!("file://{}/repo.git", base.path().display());
+    let Served {
+        base,
+        work,
+        url,
+        commit,
+    } = served();
     let with_password = format!("file://alice:{PASSWORD}@{}/repo.git", base.path().display());
     let stats = work.path().join("stats.json");
     let baseline = work.path().join("baseline.json");
@@ -445,10 +473,12 @@ fn a_password_in_the_url_is_in_no_file_the_run_writes() {
 /// twice. Each repository is cloned and reported once; `-` reads the list from stdin.
 #[test]
 fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
-    let base = tempfile::tempdir().unwrap();
-    let commit = serve_dir(base.path());
-    let work = tempfile::tempdir().unwrap();
-    let good = format!("file://{}/repo.git", base.path().display());
+    let Served {
+        base: _base,
+        work,
+        url: good,
+        commit,
+    } = served();
     let text = format!("# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{good}\r\n");
     let list = work.path().join("repos.txt");
     std::fs::write(&list, &text).unwrap();
@@ -609,10 +639,12 @@ fn a_password_in_a_list_is_on_no_command_line() {
 /// and wherever the baseline file is: the same scan run from elsewhere still matches it.
 #[test]
 fn a_baseline_of_a_remote_scan_matches_from_any_directory() {
-    let base = tempfile::tempdir().unwrap();
-    let commit = serve_dir(base.path());
-    let work = tempfile::tempdir().unwrap();
-    let url = format!("file://{}/repo.git", base.path().display());
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit,
+    } = served();
     let baseline = work.path().join("baseline.json");
     let run = scan(
         work.path(),
@@ -649,10 +681,12 @@ fn a_baseline_of_a_remote_scan_matches_from_any_directory() {
 /// `versionControlProvenance` the URL.
 #[test]
 fn sarif_names_a_remote_finding_by_its_url() {
-    let base = tempfile::tempdir().unwrap();
-    let commit = serve_dir(base.path());
-    let work = tempfile::tempdir().unwrap();
-    let url = format!("file://{}/repo.git", base.path().display());
+    let Served {
+        base,
+        work,
+        url,
+        commit,
+    } = served();
     let with_password = format!("file://alice:{PASSWORD}@{}/repo.git", base.path().display());
     let run = scan(
         work.path(),
@@ -680,10 +714,12 @@ fn sarif_names_a_remote_finding_by_its_url() {
 /// private directory the clone was in (gone when the user reads it).
 #[test]
 fn an_unknown_revision_names_the_url() {
-    let base = tempfile::tempdir().unwrap();
-    serve_dir(base.path());
-    let work = tempfile::tempdir().unwrap();
-    let url = format!("file://{}/repo.git", base.path().display());
+    let Served {
+        base: _base,
+        work,
+        url,
+        ..
+    } = served();
     let run = scan(
         work.path(),
         Path::new("/dev/null"),
