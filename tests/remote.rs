@@ -868,3 +868,75 @@ fn a_password_git_cannot_parse_is_not_in_the_warning() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// `--repos-from`: each repository is cloned when the scan reaches it, the next one while it
+/// is scanned. The first one's finding is out (jsonl, flushed per file) while the second's
+/// server has not answered yet; cloning every repository first held it back for good.
+#[test]
+fn repos_from_reports_a_repository_before_the_next_one_is_cloned() {
+    let Served {
+        base: _base,
+        work,
+        url: good,
+        commit,
+    } = served();
+    // Accepts connections and never answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{good}\nhttp://127.0.0.1:{port}/x.git\n")).unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args(["scan", "--history", "--format", "jsonl", "--repos-from"])
+        .arg(&list)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(30));
+    // The second clone is under way: its server holds the connection.
+    let (_conn, _) = silent.accept().unwrap();
+    common::signal(&child, "-TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let line = line.expect("no finding while the second repository was being cloned");
+    let finding: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        (
+            finding["path"].as_str().unwrap(),
+            finding["line"].as_u64().unwrap(),
+            finding["commit"]["id"].as_str().unwrap(),
+        ),
+        (format!("{good}/conf/app.env").as_str(), 2, commit.as_str())
+    );
+    assert_no_clone_left(work.path());
+}
+
+/// A `--repos-from` list of no URL (a script that made it failed) is an error naming it, not
+/// a clean scan of nothing.
+#[test]
+fn an_empty_repos_from_list_is_an_error() {
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, "# generated\n\n").unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["--repos-from", "repos.txt"],
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "scanner: error: --repos-from repos.txt: lists no URL (one per line; blank lines and \
+         `#` comments are skipped)"
+    );
+    assert_no_clone_left(work.path());
+}

@@ -58,10 +58,9 @@ pub struct ScanPlan {
     /// The baseline in effect (`--baseline`, else the config's `baseline` when it exists):
     /// never scanned as an input.
     pub baseline: Option<PathBuf>,
-    /// `--history URL`, `--repos-from`: the clones, removed when the plan drops.
-    pub remotes: Vec<crate::input::remote::RemoteRepo>,
-    /// Repositories that could not be cloned (each an error: exit 2).
-    pub unread: u64,
+    /// `--history URL`, `--repos-from`: the directory of their clones (each removed once
+    /// scanned), removed when the plan drops.
+    pub clones: Option<remote::Clones>,
 }
 
 /// Builds the rule set: `--rules FILE` or the built-in rules, then every
@@ -196,8 +195,8 @@ impl ScanPlan {
         if remote {
             roots = vec![PathBuf::from(".")];
         }
+        let mut clones = None;
         let mut remotes = Vec::new();
-        let mut unread = 0;
 
         let cwd = crate::paths::current_dir()?;
         // --staged / --diff: git runs while the engine builds.
@@ -242,24 +241,15 @@ impl ScanPlan {
                         Some(list) => remote::read_list(list)?,
                         None => vec![args.paths[0].to_string_lossy().into_owned()],
                     };
-                    let stopped = || stop.is_stopped();
-                    let track = |dir: &Path, made: bool| match made {
-                        true => signals::remove_on_exit(dir),
-                        false => signals::forget(dir),
-                    };
-                    let (cloned, failed) = remote::clone_all(&urls, &stopped, &track);
-                    for e in &failed {
-                        messages::warn(None, &e.to_string());
-                    }
-                    unread = failed.len() as u64;
-                    remotes = cloned;
-                    remotes
-                        .iter()
-                        .map(|r| {
-                            let url = PathBuf::from(&r.name);
-                            HistoryRepo::new(Some(url.clone()), options(r.repo())).named(url)
-                        })
-                        .collect()
+                    let made = remote::Clones::new()
+                        .context("cannot make a temporary directory to clone into")?;
+                    signals::remove_on_exit(made.dir());
+                    let stop = stop.clone();
+                    let repos =
+                        made.repositories(&urls, Arc::new(move || stop.is_stopped()), options);
+                    remotes = urls.iter().map(|url| remote::redact(url)).collect();
+                    clones = Some(made);
+                    repos
                 }
                 // A directory of repositories: each one, named by its directory.
                 Some(children) if !children.is_empty() => children
@@ -417,7 +407,7 @@ impl ScanPlan {
             args.write_baseline.as_deref(),
             args.report_unused,
             &scan_base,
-            &remotes.iter().map(|r| r.name.clone()).collect::<Vec<_>>(),
+            &remotes,
         )?;
         filters.extend(baseline_filters);
 
@@ -428,8 +418,7 @@ impl ScanPlan {
             filters,
             baseline_out,
             baseline,
-            remotes,
-            unread,
+            clones,
         })
     }
 }
@@ -555,18 +544,16 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         filters,
         baseline_out,
         baseline,
-        remotes,
-        unread,
+        clones,
     } = plan;
-    let (mut report, sink) =
+    let (report, sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
-    // The clones are scanned: removed now (and on every return above this).
-    for r in remotes {
-        let dir = r.dir().to_path_buf();
-        drop(r);
+    // The clones are scanned: their directory removed now (and on every return above this).
+    if let Some(clones) = clones {
+        let dir = clones.dir().to_path_buf();
+        drop(clones);
         signals::forget(&dir);
     }
-    report.errors += unread;
     if report.interrupted {
         // `atomic` drops here without a commit: its temp file is removed.
         drop(atomic);

@@ -260,6 +260,56 @@ pub struct HistoryRepo {
     /// Its walk, being started before the scan on a thread of its own (see
     /// [`history::Started`]); otherwise the scan starts it.
     pub started: Option<std::thread::JoinHandle<Result<history::Started, history::HistoryError>>>,
+    /// What must be done before its history can be read (a remote repository's clone),
+    /// not yet done.
+    fetch: Fetch,
+}
+
+/// What a [`HistoryRepo`]'s fetch leaves to keep for as long as its object store lives,
+/// so until the last of its blobs is read: a remote repository's clone, removed when it
+/// drops.
+pub type Kept = Box<dyn Send + Sync>;
+
+/// A [`HistoryRepo`]'s fetch: none, to be run, or running.
+enum Fetch {
+    Done,
+    Pending(Box<dyn FnOnce() -> Result<Kept, history::HistoryError> + Send>),
+    Running(Running),
+}
+
+impl Fetch {
+    /// Runs the fetch, or waits for it, and leaves what it keeps with `store`.
+    fn finish(self, store: &history::ObjectStore) -> Result<(), history::HistoryError> {
+        let kept = match self {
+            Fetch::Done => return Ok(()),
+            Fetch::Pending(fetch) => fetch()?,
+            Fetch::Running(running) => running.join()?,
+        };
+        store.keep(kept);
+        Ok(())
+    }
+}
+
+/// A fetch running on a thread of its own. One the scan no longer needs (stopped before
+/// it reached the repository) is waited for when it drops: a clone polls the stop, so
+/// that is soon, and it removes what it wrote before the directory of clones is removed.
+struct Running(Option<std::thread::JoinHandle<Result<Kept, history::HistoryError>>>);
+
+impl Running {
+    fn join(mut self) -> Result<Kept, history::HistoryError> {
+        let thread = self.0.take().expect("joined once");
+        thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl HistoryRepo {
@@ -271,6 +321,7 @@ impl HistoryRepo {
             options,
             store,
             started: None,
+            fetch: Fetch::Done,
         }
     }
 
@@ -280,14 +331,52 @@ impl HistoryRepo {
         self
     }
 
+    /// Makes `fetch` run before its history is read, at the latest when the scan reaches
+    /// it ([`HistoryRepo::fetch_early`]): a remote repository is cloned then, not before.
+    /// What `fetch` returns lives as long as the object store.
+    pub fn fetched_by(
+        mut self,
+        fetch: impl FnOnce() -> Result<Kept, history::HistoryError> + Send + 'static,
+    ) -> HistoryRepo {
+        self.fetch = Fetch::Pending(Box::new(fetch));
+        self
+    }
+
+    /// Starts its fetch on a thread of its own, so that it overlaps the scan of the
+    /// repository before it (a clone's network wait, a scan's CPU).
+    pub fn fetch_early(&mut self) {
+        self.fetch = match std::mem::replace(&mut self.fetch, Fetch::Done) {
+            Fetch::Pending(fetch) => Fetch::Running(Running(Some(std::thread::spawn(fetch)))),
+            other => other,
+        };
+    }
+
+    /// Runs its fetch (or waits for it), then starts the walk: what the scan does when it
+    /// reaches this repository, unless [`HistoryRepo::start_early`] did.
+    pub fn start(self) -> Result<history::Started, history::HistoryError> {
+        match self.started {
+            Some(starting) => starting
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => {
+                self.fetch.finish(&self.store)?;
+                history::start(&self.options, &self.store)
+            }
+        }
+    }
+
     /// Starts the walk and opens the object store now, on other threads and processes, so
     /// that both overlap what the caller does next (compiling the rules). Starting the walk
     /// lists the stash with git first: on a thread too, so that the rules' compiling does
-    /// not wait for that process.
+    /// not wait for that process. Both wait for the fetch, if any.
     pub fn start_early(&mut self) {
         let (options, store) = (self.options.clone(), std::sync::Arc::clone(&self.store));
-        self.started = Some(std::thread::spawn(move || history::start(&options, &store)));
-        let store = std::sync::Arc::clone(&self.store);
-        std::thread::spawn(move || store.preload());
+        let fetch = std::mem::replace(&mut self.fetch, Fetch::Done);
+        self.started = Some(std::thread::spawn(move || {
+            fetch.finish(&store)?;
+            let opening = std::sync::Arc::clone(&store);
+            std::thread::spawn(move || opening.preload());
+            history::start(&options, &store)
+        }));
     }
 }

@@ -2,9 +2,13 @@
 //!
 //! A URL is anything `git clone` takes (`https://`, `ssh://`, `git://`, `file://`, scp-like
 //! `user@host:path`). Each is cloned with `git clone --mirror` (bare, every ref: a history
-//! scan covers every ref) into a private temporary directory (mode 0700), scanned as a bare
-//! repository is, and removed when its [`RemoteRepo`] drops; the signal watcher removes it
-//! too when the process has to end from there (`signals::remove_on_exit`).
+//! scan covers every ref) into a private temporary directory (mode 0700, [`Clones`]) and
+//! scanned as a bare repository is. The clones are made one at a time as the scan reaches
+//! each repository, the next while one is scanned ([`HistoryRepo::fetch_early`]), and each
+//! is removed once its blobs are read (it lives as long as the repository's object store):
+//! a list of a thousand repositories needs the disk of a few clones, and its first findings
+//! come after one clone. The directory of clones is removed when [`Clones`] drops, and by
+//! the signal watcher when the process has to end from there (`signals::remove_on_exit`).
 //!
 //! # Credentials
 //!
@@ -24,7 +28,11 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::history::HistoryError;
+use super::{HistoryOptions, HistoryRepo, Kept};
 
 /// Whether a `--history` argument names a remote repository rather than a directory: not an
 /// existing path, and a URL (`SCHEME://`) or scp-like (`[user@]host:path`, a colon before
@@ -169,7 +177,7 @@ pub fn redact_text(text: &str, url: &str) -> String {
 
 /// The URLs of a `--repos-from` file (`-`: stdin): one per line, surrounding blanks and a
 /// CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
-/// it is listed). A line that is not UTF-8 is an error naming it.
+/// it is listed). A line that is not UTF-8 is an error naming it, and so is a list of no URL.
 pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
     let list_err = |source| RemoteError::List {
         file: file.to_path_buf(),
@@ -195,6 +203,13 @@ pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
             urls.push(line.to_string());
         }
     }
+    if urls.is_empty() {
+        // A list made by a script that failed: scanning nothing must not pass for a scan.
+        return Err(list_err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "lists no URL (one per line; blank lines and `#` comments are skipped)",
+        )));
+    }
     Ok(urls)
 }
 
@@ -211,69 +226,122 @@ pub enum RemoteError {
     Interrupted,
 }
 
+impl RemoteError {
+    /// What went wrong, without the URL: for a message that names the repository by it.
+    pub fn reason(&self) -> String {
+        match self {
+            RemoteError::List { source, .. } => source.to_string(),
+            RemoteError::Io { source, .. } => format!("cannot clone: {source}"),
+            RemoteError::Clone { reason, .. } => {
+                format!(
+                    "cannot clone, not scanned: {}",
+                    crate::messages::escape(reason)
+                )
+            }
+            RemoteError::Interrupted => "interrupted while cloning".to_string(),
+        }
+    }
+}
+
 impl fmt::Display for RemoteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use crate::messages::{escape, escape_path};
         match self {
-            RemoteError::List { file, source } => {
-                write!(f, "--repos-from {}: {source}", escape_path(file))
+            RemoteError::List { file, .. } => {
+                write!(f, "--repos-from {}: {}", escape_path(file), self.reason())
             }
-            RemoteError::Io { url, source } => {
-                write!(f, "{}: cannot clone: {source}", escape(url))
+            RemoteError::Io { url, .. } | RemoteError::Clone { url, .. } => {
+                write!(f, "{}: {}", escape(url), self.reason())
             }
-            RemoteError::Clone { url, reason } => write!(
-                f,
-                "{}: cannot clone, not scanned: {}",
-                escape(url),
-                escape(reason)
-            ),
-            RemoteError::Interrupted => f.write_str("interrupted while cloning"),
+            RemoteError::Interrupted => f.write_str(&self.reason()),
         }
     }
 }
 
 impl std::error::Error for RemoteError {}
 
-/// A remote repository and the private directory it is cloned into; dropping it removes
-/// the clone.
-pub struct RemoteRepo {
-    url: String,
-    /// The URL without user and password: what the report prefixes its paths with.
-    pub name: String,
+/// The private directory (mode 0700, under `$TMPDIR`) that remote repositories are cloned
+/// into, each in a directory of its own; removed, with whatever is still in it, when it
+/// drops.
+pub struct Clones {
     dir: tempfile::TempDir,
 }
 
-impl RemoteRepo {
-    /// Makes the private directory (mode 0700, under `$TMPDIR`); nothing is cloned yet.
-    pub fn new(url: &str) -> Result<RemoteRepo, RemoteError> {
-        let name = redact(url);
+impl Clones {
+    pub fn new() -> io::Result<Clones> {
         let dir = tempfile::Builder::new()
-            .prefix("scanner-clone-")
-            .tempdir()
-            .map_err(|source| RemoteError::Io {
-                url: name.clone(),
-                source,
-            })?;
-        Ok(RemoteRepo {
-            url: url.to_string(),
-            name,
-            dir,
-        })
+            .prefix("scanner-clones-")
+            .tempdir()?;
+        Ok(Clones { dir })
     }
 
-    /// The private directory (what must be removed if the process ends abruptly).
+    /// What must be removed if the process ends abruptly.
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }
 
+    /// Each of `urls` as a repository of the history scan, named by its URL without
+    /// credentials, with `options` for the directory it is cloned into. Each is cloned when
+    /// the scan reaches it, the next one while the one before is scanned, and its clone
+    /// removed once its last blob is read: at most a few clones exist at once, and the
+    /// first findings come after one clone, not after all of them. A clone that fails is
+    /// that repository's error (a warning naming the URL; the others are still scanned).
+    /// `stopped` is polled while git runs.
+    pub fn repositories(
+        &self,
+        urls: &[String],
+        stopped: Arc<dyn Fn() -> bool + Send + Sync>,
+        options: impl Fn(PathBuf) -> HistoryOptions,
+    ) -> Vec<HistoryRepo> {
+        urls.iter()
+            .enumerate()
+            .map(|(k, url)| {
+                let remote = RemoteRepo {
+                    url: url.clone(),
+                    name: redact(url),
+                    dir: self.dir.path().join(k.to_string()),
+                };
+                let name = PathBuf::from(&remote.name);
+                let stopped = Arc::clone(&stopped);
+                let failed = name.clone();
+                HistoryRepo::new(Some(name.clone()), options(remote.repo()))
+                    .named(name)
+                    .fetched_by(move || match remote.clone(&*stopped) {
+                        Ok(()) => Ok(Box::new(remote) as Kept),
+                        Err(e) => Err(HistoryError::Fetch {
+                            repo: failed,
+                            reason: e.reason(),
+                        }),
+                    })
+            })
+            .collect()
+    }
+}
+
+/// A remote repository and the directory it is cloned into ([`Clones`]); dropping it
+/// removes the clone.
+struct RemoteRepo {
+    url: String,
+    /// The URL without user and password: what the report prefixes its paths with.
+    name: String,
+    dir: PathBuf,
+}
+
+impl Drop for RemoteRepo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl RemoteRepo {
     /// The bare repository, once [`clone`](Self::clone) succeeded.
-    pub fn repo(&self) -> PathBuf {
-        self.dir.path().join("repo.git")
+    fn repo(&self) -> PathBuf {
+        self.dir.join("repo.git")
     }
 
     /// Clones every ref. `stopped` is polled while git runs: when it says so, git is
     /// asked to stop (SIGTERM, so that it removes what it wrote) and waited for.
-    pub fn clone(&self, stopped: &dyn Fn() -> bool) -> Result<(), RemoteError> {
+    fn clone(&self, stopped: &dyn Fn() -> bool) -> Result<(), RemoteError> {
         let io_err = |source| RemoteError::Io {
             url: self.name.clone(),
             source,
@@ -286,7 +354,9 @@ impl RemoteRepo {
                 .to_string_lossy()
                 .into_owned(),
         };
-        let mut cmd = super::history::git(self.dir.path());
+        // Inside the private directory (mode 0700): a directory of its own, for git to run in.
+        std::fs::create_dir(&self.dir).map_err(io_err)?;
+        let mut cmd = super::history::git(&self.dir);
         // A password goes through the environment, not git's command line.
         let source = match SecretUrl::parse(&source) {
             Some(secret) => {
@@ -300,7 +370,7 @@ impl RemoteRepo {
             }
             None => source,
         };
-        if uses_ssh(&source) && !ssh_chosen(self.dir.path()) {
+        if uses_ssh(&source) && !ssh_chosen(&self.dir) {
             // ssh asks its questions (a new host's key, a passphrase) on the terminal, which
             // git's own process group (below) cannot read from: it would stop there for good.
             // Batch mode makes it fail instead, as GIT_TERMINAL_PROMPT does git's prompts.
@@ -379,39 +449,6 @@ fn ssh_chosen(dir: &Path) -> bool {
         .stderr(Stdio::null())
         .output()
         .is_ok_and(|out| out.status.success() && !out.stdout.trim_ascii().is_empty())
-}
-
-/// Clones each URL in turn, for `--history URL` and `--repos-from`. A clone that fails is
-/// an error in the second list and the others are still cloned; an interruption ends the
-/// list. `track(dir, true)` sees each private directory before git writes into it, and
-/// `track(dir, false)` when a failed clone's directory is removed.
-pub fn clone_all(
-    urls: &[String],
-    stopped: &dyn Fn() -> bool,
-    track: &dyn Fn(&Path, bool),
-) -> (Vec<RemoteRepo>, Vec<RemoteError>) {
-    let mut cloned = Vec::new();
-    let mut failed = Vec::new();
-    for url in urls {
-        let result = RemoteRepo::new(url).and_then(|r| {
-            track(r.dir(), true);
-            match r.clone(stopped) {
-                Ok(()) => Ok(r),
-                Err(e) => {
-                    let dir = r.dir().to_path_buf();
-                    drop(r);
-                    track(&dir, false);
-                    Err(e)
-                }
-            }
-        });
-        match result {
-            Ok(r) => cloned.push(r),
-            Err(RemoteError::Interrupted) => break,
-            Err(e) => failed.push(e),
-        }
-    }
-    (cloned, failed)
 }
 
 /// Waits for `child`, polling `stopped`; `None` when stopped (git was asked to end and

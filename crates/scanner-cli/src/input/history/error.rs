@@ -33,6 +33,9 @@ pub enum HistoryError {
         command: &'static str,
         stderr: String,
     },
+    /// What must be done before the repository can be read failed: a remote one's clone
+    /// (`reason` names no URL; [`HistoryError::repo`] is the URL without credentials).
+    Fetch { repo: PathBuf, reason: String },
     /// Output that does not follow the documented format.
     Protocol {
         repo: PathBuf,
@@ -52,6 +55,7 @@ impl HistoryError {
             | HistoryError::UnsupportedObjectFormat { repo }
             | HistoryError::Io { repo, .. }
             | HistoryError::Git { repo, .. }
+            | HistoryError::Fetch { repo, .. }
             | HistoryError::Protocol { repo, .. } => repo,
         }
     }
@@ -83,6 +87,7 @@ impl HistoryError {
             HistoryError::Git {
                 command, stderr, ..
             } => format!("`{command}` failed: {stderr}"),
+            HistoryError::Fetch { reason, .. } => reason.clone(),
             HistoryError::Protocol {
                 command, detail, ..
             } => format!("unexpected output from `{command}`: {detail}"),

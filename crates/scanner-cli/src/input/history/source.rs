@@ -18,14 +18,21 @@ pub fn emit_repos(
     out: &mut dyn Emit,
 ) -> Result<HistoryStats, HistoryError> {
     let mut total = HistoryStats::default();
-    for repo in repos {
+    let mut repos = repos.into_iter().peekable();
+    while let Some(repo) = repos.next() {
         if out.stopped() {
             break;
+        }
+        // The next one is fetched (cloned) while this one is scanned.
+        if let Some(next) = repos.peek_mut() {
+            next.fetch_early();
         }
         let prefixed = repo.prefix.is_some();
         let name = repo.name.clone();
         match emit_repo(repo, out) {
             Ok(stats) => total.add(&stats),
+            // Stopped while fetching: nothing to warn about, the run ends.
+            Err(_) if out.stopped() => break,
             // Named once, as the user knows it (a remote by its URL, not its clone's
             // directory).
             Err(e) if prefixed => out.warn(name, e.reason(), true),
@@ -36,21 +43,13 @@ pub fn emit_repos(
 }
 
 fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, HistoryError> {
-    let HistoryRepo {
-        prefix,
-        name,
-        options,
-        store,
-        started,
-        ..
-    } = repo;
+    let (prefix, name, store) = (
+        repo.prefix.clone(),
+        repo.name.clone(),
+        Arc::clone(&repo.store),
+    );
     let mut groups = BlobGroups::new(out.workers());
-    let started = match started {
-        Some(starting) => starting
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-        None => super::start(&options, &store),
-    };
+    let started = repo.start();
     // The walk lists a blob once, at the first path it meets it: at a path out of scope it
     // is not taken as seen (`Introducer::change`), so that it is still listed at a path in
     // scope after (a file moved out of an excluded directory).

@@ -25,6 +25,8 @@ pub struct ObjectStore {
     caches: Arc<std::sync::Mutex<crate::input::pack::Caches>>,
     /// How many workers will read the store ([`ObjectStore::expect_workers`]).
     workers: std::sync::atomic::AtomicUsize,
+    /// What must last as long as the store ([`ObjectStore::keep`]).
+    kept: std::sync::OnceLock<crate::input::Kept>,
 }
 
 /// An object store being opened ([`ObjectStore::opening`]).
@@ -42,6 +44,15 @@ impl ObjectStore {
             packs: std::sync::OnceLock::new(),
             caches: Default::default(),
             workers: Default::default(),
+            kept: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Keeps `kept` until the store drops, which is after the last of its blobs is read:
+    /// a remote repository's clone (`input/remote.rs`), removed when it drops.
+    pub fn keep(&self, kept: crate::input::Kept) {
+        if self.kept.set(kept).is_err() {
+            unreachable!("a store keeps one thing: its repository's fetch runs once");
         }
     }
 
