@@ -470,7 +470,8 @@ fn a_password_in_the_url_is_in_no_file_the_run_writes() {
 }
 
 /// A list as people and tools write it: CRLF line ends, indentation, comments, the same URL
-/// twice. Each repository is cloned and reported once; `-` reads the list from stdin.
+/// twice, and once more with credentials. Each repository is cloned and reported once; `-`
+/// reads the list from stdin.
 #[test]
 fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
     let Served {
@@ -479,7 +480,10 @@ fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
         url: good,
         commit,
     } = served();
-    let text = format!("# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{good}\r\n");
+    // The same repository again, then with a user and password (git ignores them in a
+    // `file://` URL): scanned once.
+    let with_password = good.replacen("file://", &format!("file://alice:{PASSWORD}@"), 1);
+    let text = format!("# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{good}\r\n{with_password}\r\n");
     let list = work.path().join("repos.txt");
     std::fs::write(&list, &text).unwrap();
     let expected = [format!("{good}/conf/app.env:2 {commit}")];
