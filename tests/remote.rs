@@ -639,6 +639,73 @@ fn a_password_in_a_list_is_on_no_command_line() {
     assert_no_clone_left(work.path());
 }
 
+/// A user in a listed URL (a token often is: `https://TOKEN@host/org/repo.git`) stays out of
+/// every command line too, and means to git what it did in the URL: the user its helpers are
+/// asked a password for.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_user_in_a_url_is_on_no_command_line() {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let work = tempfile::tempdir().unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let token = "ghp-user-token-53";
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("http://{token}@127.0.0.1:{port}/x.git\n")).unwrap();
+    let mut child = scanner_in(work.path())
+        .env("TMPDIR", &tmp)
+        .args(["scan", "--history", "--repos-from", list.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (_conn, _) = silent.accept().unwrap();
+    let lines = command_lines_under(child.id());
+    common::signal(&child, "-TERM");
+    child.wait().unwrap();
+    assert!(
+        lines.iter().any(|l| l.contains("clone")),
+        "git is not running: {lines:#?}"
+    );
+    assert!(!lines.iter().any(|l| l.contains(token)), "{lines:#?}");
+    assert_no_clone_left(work.path());
+
+    // The real server: the user's own credential helper gives the password of the URL's
+    // user, `alice`; without the user, git would have to ask for one and fail.
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let port = free_port();
+    let _server = Server::start(
+        Command::new("python3")
+            .args(["-c", HTTP_SERVER])
+            .arg(base.path())
+            .arg(port.to_string())
+            .arg(PASSWORD),
+        port,
+    );
+    let global = work.path().join("gitconfig");
+    std::fs::write(
+        &global,
+        format!(
+            "[credential]\n\thelper = \"!f() {{ test $1 = get && echo password={PASSWORD}; }}; f\"\n"
+        ),
+    )
+    .unwrap();
+    let run = scan(
+        work.path(),
+        &global,
+        &[&format!("http://alice@127.0.0.1:{port}/repo.git")],
+    );
+    assert_eq!(
+        found(run.expect(1)),
+        [format!(
+            "http://127.0.0.1:{port}/repo.git/conf/app.env:2 {commit}"
+        )]
+    );
+    assert_no_clone_left(work.path());
+}
+
 /// A baseline names a remote finding by its URL and path, whatever the current directory
 /// and wherever the baseline file is: the same scan run from elsewhere still matches it.
 #[test]

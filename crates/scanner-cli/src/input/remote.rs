@@ -15,10 +15,11 @@
 //! They come from git's own helpers (`credential.helper`, ssh keys and agents), never from
 //! our command line. `GIT_TERMINAL_PROMPT=0` makes a missing credential fail instead of
 //! waiting for a prompt nobody answers, and ssh runs in batch mode for the same reason
-//! (unless the user chose the ssh command: `ssh_chosen`). A password in the URL (a
-//! `--repos-from` list keeps it out of `ps`) is not put on git's command line either: git
-//! gets the URL without it and the password from a credential helper that reads it from the
-//! environment (`SecretUrl`).
+//! (unless the user chose the ssh command: `ssh_chosen`). A user or password in the URL (a
+//! `--repos-from` list keeps them out of `ps`; a token is often the user) is not put on
+//! git's command line either: git gets the URL without them, the user as its config's
+//! default user for that host and the password from a credential helper, both read from
+//! the environment (`SecretUrl`).
 //! What the report and every message call a repository is its URL without user or password
 //! ([`redact`]); git's stderr, relayed in a failed clone's warning, is stripped the same way
 //! ([`redact_text`]), and the clone's `remote.origin.url` is rewritten to the redacted URL
@@ -85,37 +86,70 @@ const PASSWORD_HELPER: &str = "!f() { test \"$1\" = get || return 0; \
 
 /// A `SCHEME://user:password@host/...` URL taken apart, so that git's command line (and
 /// its transport helper's, which any local user can read with `ps`) carries the URL
-/// without the password: git gets it from [`PASSWORD_HELPER`] as it would from the URL.
+/// without user or password: a token is often the user (`https://TOKEN@host/...`). git gets
+/// the user from its config, passed in the environment (`credential.URL.username`, the
+/// default user of that host, as the URL's is), and the password from [`PASSWORD_HELPER`]
+/// as it would from the URL.
 #[derive(Debug, PartialEq)]
 struct SecretUrl {
-    /// The URL with the user and without the password.
+    /// The URL without user and password.
     url: String,
     protocol: String,
     /// `host[:port]`, as git's credential protocol names it.
     host: String,
-    /// Percent-decoded, as git decodes a URL's password.
-    password: String,
+    /// Percent-decoded, as git decodes a URL's user and password; `None` where it has none.
+    user: Option<String>,
+    password: Option<String>,
 }
 
 impl SecretUrl {
-    /// `None` when there is no password to take out, or one git would refuse anyway (not
-    /// UTF-8 once decoded, or holding a newline or a NUL): git then gets the URL as it is.
+    /// `None` when there is no user or password to take out, when ssh is the transport
+    /// (its user is a login, never a credential git asks for), or when git would refuse
+    /// what is there anyway (not UTF-8 once decoded, or holding a newline or a NUL; an
+    /// empty password): git then gets the URL as it is.
     fn parse(url: &str) -> Option<SecretUrl> {
         let (scheme, rest) = url.split_once("://")?;
+        if uses_ssh(url) {
+            return None;
+        }
         let end = rest.find('/').unwrap_or(rest.len());
         let at = rest[..end].rfind('@')?;
-        let (user, password) = rest[..at].split_once(':')?;
-        let password = percent_decode(password)?;
-        if password.is_empty() || password.contains(['\n', '\r', '\0']) {
+        let (user, password) = match rest[..at].split_once(':') {
+            Some((user, password)) => (user, Some(password)),
+            None => (&rest[..at], None),
+        };
+        let decoded = |part: &str| percent_decode(part).filter(|p| !p.contains(['\n', '\r', '\0']));
+        let user = match user.is_empty() {
+            true => None,
+            false => Some(decoded(user)?),
+        };
+        let password = match password {
+            Some(p) => Some(decoded(p).filter(|p| !p.is_empty())?),
+            None => None,
+        };
+        if user.is_none() && password.is_none() {
             return None;
         }
         Some(SecretUrl {
-            url: format!("{scheme}://{user}@{}", &rest[at + 1..]),
+            url: format!("{scheme}://{}", &rest[at + 1..]),
             protocol: scheme.to_string(),
             host: rest[at + 1..end].to_string(),
+            user,
             password,
         })
     }
+}
+
+/// Sets git's config `key` to `value` for `cmd` through the environment (`GIT_CONFIG_COUNT`
+/// and its pairs, after any the user set), where `ps` does not show it.
+fn config_env(cmd: &mut std::process::Command, key: &str, value: &str) {
+    let n = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0);
+    cmd.env("GIT_CONFIG_COUNT", (n + 1).to_string())
+        .env(format!("GIT_CONFIG_KEY_{n}"), key)
+        .env(format!("GIT_CONFIG_VALUE_{n}"), value);
 }
 
 /// `%XX` decoded (a `%` not followed by two hex digits is kept); `None` if not UTF-8.
@@ -359,15 +393,21 @@ impl RemoteRepo {
         // Inside the private directory (mode 0700): a directory of its own, for git to run in.
         std::fs::create_dir(&self.dir).map_err(io_err)?;
         let mut cmd = super::history::git(&self.dir);
-        // A password goes through the environment, not git's command line.
+        // A user and a password go through the environment, not git's command line.
         let source = match SecretUrl::parse(&source) {
             Some(secret) => {
-                // Git uses a URL's password without asking any helper: neither does this.
-                cmd.args(["-c", "credential.helper=", "-c"])
-                    .arg(format!("credential.helper={PASSWORD_HELPER}"))
-                    .env("SCANNER_CLONE_PROTOCOL", &secret.protocol)
-                    .env("SCANNER_CLONE_HOST", &secret.host)
-                    .env("SCANNER_CLONE_PASSWORD", &secret.password);
+                if let Some(user) = &secret.user {
+                    let key = format!("credential.{}://{}.username", secret.protocol, secret.host);
+                    config_env(&mut cmd, &key, user);
+                }
+                if let Some(password) = &secret.password {
+                    // Git uses a URL's password without asking any helper: neither does this.
+                    cmd.args(["-c", "credential.helper=", "-c"])
+                        .arg(format!("credential.helper={PASSWORD_HELPER}"))
+                        .env("SCANNER_CLONE_PROTOCOL", &secret.protocol)
+                        .env("SCANNER_CLONE_HOST", &secret.host)
+                        .env("SCANNER_CLONE_PASSWORD", password);
+                }
                 secret.url
             }
             None => source,
@@ -522,22 +562,41 @@ mod tests {
         assert_eq!(
             s,
             SecretUrl {
-                url: "HTTPS://a%40b@[::1]:8/x@y.git".into(),
+                url: "HTTPS://[::1]:8/x@y.git".into(),
                 protocol: "HTTPS".into(),
                 host: "[::1]:8".into(),
-                password: "p:w%zz/".into(),
+                user: Some("a@b".into()),
+                password: Some("p:w%zz/".into()),
             }
         );
-        assert_eq!(SecretUrl::parse("https://tok@h/x.git"), None);
+        // A token as the user.
+        assert_eq!(
+            SecretUrl::parse("https://ghp_t%2Bk@h:8/x.git"),
+            Some(SecretUrl {
+                url: "https://h:8/x.git".into(),
+                protocol: "https".into(),
+                host: "h:8".into(),
+                user: Some("ghp_t+k".into()),
+                password: None,
+            })
+        );
+        assert_eq!(
+            SecretUrl::parse("https://:pw@h/x.git").map(|s| (s.url, s.user)),
+            Some(("https://h/x.git".into(), None))
+        );
         assert_eq!(SecretUrl::parse("https://u:@h/x.git"), None);
         assert_eq!(SecretUrl::parse("https://u:a%0Ab@h/x.git"), None);
+        assert_eq!(SecretUrl::parse("https://u%0A:pw@h/x.git"), None);
         assert_eq!(SecretUrl::parse("https://u:%ff@h/x.git"), None);
         assert_eq!(
             SecretUrl::parse("https://u:%+1@h/x.git").map(|s| s.password),
-            Some("%+1".into())
+            Some(Some("%+1".into()))
         );
+        // ssh's user is a login name, not a credential.
+        assert_eq!(SecretUrl::parse("ssh://git@h/x.git"), None);
         assert_eq!(SecretUrl::parse("git@h:x.git"), None);
         assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
+        assert_eq!(SecretUrl::parse("https://h/x.git"), None);
     }
 
     #[test]
