@@ -71,18 +71,42 @@ fn mock(dir: &Path, tokens: &BTreeMap<String, &str>) -> Mock {
     }
 }
 
+/// The proxy variables the scanner reads, cleared for a test to set its own.
+const PROXY_VARS: [&str; 8] = [
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "http_proxy",
+    "HTTP_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
+/// The scanner in `tree`, with no proxy variable and no `SSL_CERT_FILE`.
+fn scanner_without_proxy(tree: &Tree) -> Command {
+    let mut c = scanner_in(tree.path());
+    for v in PROXY_VARS {
+        c.env_remove(v);
+    }
+    c.env_remove("SSL_CERT_FILE");
+    c
+}
+
 impl Mock {
     /// The scanner in `tree` with `args`, through this mock's proxy, trusting its CA.
     fn run(&self, tree: &Tree, certdir: &Path, args: &[&str]) -> std::process::Output {
-        scanner_in(tree.path())
-            .env("HTTPS_PROXY", format!("http://127.0.0.1:{}", self.port))
-            .env_remove("NO_PROXY")
-            .env_remove("SSL_CERT_FILE")
+        scanner_without_proxy(tree)
+            .env("HTTPS_PROXY", self.url())
             .args(args)
             .arg("--ca-cert")
             .arg(certdir.join("ca.pem"))
             .output()
             .unwrap()
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
     }
 }
 
@@ -266,11 +290,7 @@ fn a_provider_host_on_a_private_address_is_refused() {
         "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{24})\\b'''\nsecretGroup = 1\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  url = \"https://10.0.0.1/whoami\"\n  headers = { Authorization = \"Bearer {{secret}}\" }\n",
     );
     tree.write("a.env", "K=inh_q8rk2vxz1lmn4pt7wy0a3b5c\n");
-    let out = scanner_in(tree.path())
-        .env_remove("HTTPS_PROXY")
-        .env_remove("ALL_PROXY")
-        .env_remove("https_proxy")
-        .env_remove("all_proxy")
+    let out = scanner_without_proxy(&tree)
         .args([
             "scan",
             "--rules",
@@ -520,5 +540,97 @@ fn rules_check_refuses_an_unsafe_validator() {
             err.contains(name) && err.contains("inhouse") && err.contains(want),
             "{name}: {err}"
         );
+    }
+}
+
+/// The proxy is the one curl would take for `https://`: `https_proxy` before
+/// `ALL_PROXY`; `NO_PROXY` names a domain and its subdomains, spaces
+/// allowed. A proxy setting that cannot be honoured (a SOCKS proxy, no
+/// URL) stops the run, naming the variable and not its password: the
+/// secret never goes around the proxy.
+#[test]
+fn validation_takes_the_proxy_curl_would_and_never_goes_around_it() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let t = token(500);
+    tree.write("a.env", format!("T={t}\n"));
+    let m = mock(certdir.path(), &BTreeMap::from([(t, "valid")]));
+    let scan = |vars: &[(&str, &str)]| {
+        let mut c = scanner_without_proxy(&tree);
+        c.args([
+            "scan",
+            "--validate",
+            "--format",
+            "jsonl",
+            "a.env",
+            "--ca-cert",
+        ])
+        .arg(certdir.path().join("ca.pem"));
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        let status = serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .map(|f| f["validation"]["status"].as_str().unwrap().to_owned())
+            .unwrap_or_default();
+        (
+            out.status.code(),
+            status,
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let summary = "scanned 1 file (43 B)";
+    let (code, status, stderr) = scan(&[
+        ("https_proxy", &m.url()),
+        ("ALL_PROXY", "http://127.0.0.1:1"),
+    ]);
+    assert_eq!((code, status.as_str()), (Some(1), "valid"), "{stderr}");
+    assert!(stderr.starts_with(summary), "{stderr}");
+    assert_eq!(
+        requests(certdir.path()),
+        ["CONNECT api.github.com:443", "valid"]
+    );
+    for (var, value, want) in [
+        (
+            "HTTPS_PROXY",
+            "socks5://me:hunter2@127.0.0.1:1080",
+            "scanner: error: HTTPS_PROXY names a Socks5 proxy: validation speaks only to an \
+             HTTP CONNECT proxy (http://host:port); set one, or unset HTTPS_PROXY\n",
+        ),
+        (
+            "all_proxy",
+            "http://me:hunter2@[::1",
+            "scanner: error: all_proxy is not a proxy URL \
+             (http://[user:password@]host:port): fix or unset it\n",
+        ),
+    ] {
+        assert_eq!(
+            scan(&[(var, value)]),
+            (Some(2), String::new(), want.to_owned()),
+            "{var}={value}"
+        );
+    }
+    // NO_PROXY's scanner-test.invalid covers its api. host: no CONNECT then,
+    // and the name (reserved, RFC 6761) resolves nowhere.
+    tree.write(
+        "rules.toml",
+        "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{24})\\b'''\nsecretGroup = 1\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  url = \"https://api.scanner-test.invalid/whoami\"\n  headers = { Authorization = \"Bearer {{secret}}\" }\n",
+    );
+    tree.write("b.env", "K=inh_q8rk2vxz1lmn4pt7wy0a3b5c\n");
+    // (The tunnels counted are all so far: the second run adds none.)
+    for (no_proxy, tunnels) in [("localhost", 1), ("localhost, scanner-test.invalid", 1)] {
+        let out = scanner_without_proxy(&tree)
+            .env("HTTPS_PROXY", m.url())
+            .env("NO_PROXY", no_proxy)
+            .args(["scan", "--rules", "rules.toml", "--validate", "b.env"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{no_proxy}");
+        let made = requests(certdir.path())
+            .iter()
+            .filter(|l| *l == "CONNECT api.scanner-test.invalid:443")
+            .count();
+        assert_eq!(made, tunnels, "NO_PROXY={no_proxy}");
     }
 }

@@ -7,7 +7,9 @@
 //!   unspecified or multicast address is refused before any connection
 //!   ([`Guard`]). A proxy from `HTTPS_PROXY`/`ALL_PROXY` (honouring
 //!   `NO_PROXY`) may be anywhere: the user chose it, and then the proxy
-//!   resolves the provider's name.
+//!   resolves the provider's name. A proxy setting that cannot be honoured
+//!   (no URL, a SOCKS proxy) is an error, never a direct connection
+//!   ([`proxy_from_env`]).
 //! * Trust: the Mozilla roots built in, or only the PEM certificates of
 //!   `--ca-cert FILE`, else of `SSL_CERT_FILE`, as curl and git do.
 //! * Time: connecting 5 s, the whole request `--validation-timeout`
@@ -133,7 +135,7 @@ impl Client {
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(5)))
             .timeout_global(Some(opts.timeout))
-            .proxy(ureq::Proxy::try_from_env())
+            .proxy(proxy_from_env()?)
             .tls_config(tls.build())
             .user_agent(concat!(
                 "scanner/",
@@ -197,6 +199,66 @@ impl Client {
             retry_after,
         })
     }
+}
+
+/// The proxy for an `https://` request as curl reads the environment:
+/// `https_proxy`, `HTTPS_PROXY`, `all_proxy`, `ALL_PROXY`, the first set and
+/// not empty (never `HTTP_PROXY`, which is for `http://`), an HTTP CONNECT
+/// proxy (`http://` or `https://`, the scheme `http://` if none). `NO_PROXY`
+/// (or `no_proxy`): names separated by commas, each matching itself and its
+/// subdomains (a leading `.` ignored), `*` matching every host.
+///
+/// A value that is no proxy URL, or names a SOCKS proxy (which this build
+/// cannot speak), is an error: going around a proxy the user set would send
+/// the secret by a road they did not choose. The message names the
+/// variable, never its value (which may hold the proxy's password).
+fn proxy_from_env() -> anyhow::Result<Option<ureq::Proxy>> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let Some((name, value)) = ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        .into_iter()
+        .find_map(|name| Some((name, var(name)?)))
+    else {
+        return Ok(None);
+    };
+    let not_a_url = |_| {
+        anyhow::anyhow!(
+            "{name} is not a proxy URL (http://[user:password@]host:port): fix or unset it"
+        )
+    };
+    let parsed = ureq::Proxy::new(value.trim()).map_err(not_a_url)?;
+    let protocol = parsed.protocol();
+    anyhow::ensure!(
+        matches!(
+            protocol,
+            ureq::ProxyProtocol::Http | ureq::ProxyProtocol::Https
+        ),
+        "{name} names a {protocol:?} proxy: validation speaks only to an HTTP CONNECT \
+         proxy (http://host:port); set one, or unset {name}"
+    );
+    let mut proxy = ureq::Proxy::builder(protocol)
+        .host(parsed.host())
+        .port(parsed.port());
+    if let Some(user) = parsed.username() {
+        proxy = proxy.username(user);
+    }
+    if let Some(password) = parsed.password() {
+        proxy = proxy.password(password);
+    }
+    for entry in var("no_proxy")
+        .or_else(|| var("NO_PROXY"))
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
+        if entry.starts_with('*') {
+            proxy = proxy.no_proxy(entry);
+        } else {
+            let name = entry.trim_start_matches('.');
+            proxy = proxy.no_proxy(name).no_proxy(&format!(".{name}"));
+        }
+    }
+    Ok(Some(proxy.build().map_err(not_a_url)?))
 }
 
 /// A `Retry-After` value (RFC 9110 section 10.2.3): delay seconds, or an
