@@ -133,6 +133,8 @@ fn validate_through_a_proxy_every_answer() {
         "big",
         "slow",
         "ratelimit",
+        "ratelimit403",
+        "forbidden",
     ];
     let mut tokens = BTreeMap::new();
     for (i, k) in kinds.iter().enumerate() {
@@ -210,6 +212,10 @@ fn validate_through_a_proxy_every_answer() {
     assert_eq!(v("slow")["status"], "unknown");
     assert_eq!(v("slow")["error"], "timed out");
     assert_eq!(v("ratelimit")["status"], "valid");
+    // GitHub's 403 past a rate limit says nothing of the token; a plain 403 refuses it.
+    assert_eq!(v("ratelimit403")["status"], "valid");
+    assert_eq!(v("forbidden")["status"], "invalid");
+    assert_eq!(v("forbidden")["http_status"], 403);
     assert_eq!(v("broken")["status"], "offline_invalid");
     assert_eq!(v("broken")["reason"], "CRC-32 checksum does not match");
     let reqs = requests(certdir.path());
@@ -217,6 +223,8 @@ fn validate_through_a_proxy_every_answer() {
     assert_eq!(count("valid"), 1, "{reqs:?}");
     assert_eq!(count("broken"), 0, "{reqs:?}");
     assert_eq!(count("ratelimit"), 2, "{reqs:?}");
+    assert_eq!(count("ratelimit403"), 2, "{reqs:?}");
+    assert_eq!(count("forbidden"), 1, "{reqs:?}");
     for k in ["invalid", "error", "redirect", "big", "slow"] {
         assert_eq!(count(k), 1, "{k}: {reqs:?}");
     }

@@ -11,9 +11,9 @@
 //!    offline evidence is `offline_invalid` (failed checksum, expired JWT)
 //!    is never sent.
 //! 3. `jobs` threads (`--validation-jobs`, default 8) send the requests, at
-//!    most 2 at a time to one host. 429 and 503 are retried after
-//!    `Retry-After` (capped at 10 s) or 1 s then 2 s, 3 tries in all; then
-//!    `unknown`.
+//!    most 2 at a time to one host. 429, 503 and a 403 that says it is a
+//!    rate limit ([`rate_limited`]) are retried after `Retry-After` (capped
+//!    at 10 s) or 1 s then 2 s, 3 tries in all; then `unknown`.
 //! 4. [`Checker::finish`] waits for every check; the sink writes each
 //!    finding's [`Validation`] from the answers.
 //!
@@ -51,7 +51,7 @@ pub struct Options {
 
 /// Requests in flight per host.
 pub const PER_HOST: usize = 2;
-/// Tries of a request answered 429 or 503.
+/// Tries of a request answered 429 or 503 ([`rate_limited`]).
 pub const TRIES: u32 = 3;
 
 type Key = (Arc<str>, String);
@@ -179,7 +179,7 @@ fn check(client: &http::Client, validator: &Validator, vars: &Vars) -> Validatio
     loop {
         tries += 1;
         match client.send(&req) {
-            Ok(answer) if matches!(answer.status, 429 | 503) => {
+            Ok(answer) if rate_limited(&answer) => {
                 if tries >= TRIES {
                     let mut v = Validation::new(
                         ValidationStatus::Unknown,
@@ -211,6 +211,22 @@ fn check(client: &http::Client, validator: &Validator, vars: &Vars) -> Validatio
                 return v;
             }
         }
+    }
+}
+
+/// Whether an answer says "not now" rather than anything about the secret:
+/// 429, 503, or a 403 with `Retry-After` or `x-ratelimit-remaining: 0`, as
+/// GitHub answers a token past its rate limit ("a 403 or 429 response, and
+/// the x-ratelimit-remaining header will be 0"). Such a token works: its
+/// 403 is no refusal.
+fn rate_limited(answer: &http::Answer) -> bool {
+    match answer.status {
+        429 | 503 => true,
+        403 => answer
+            .headers
+            .iter()
+            .any(|(k, v)| k == "retry-after" || (k == "x-ratelimit-remaining" && v.trim() == "0")),
+        _ => false,
     }
 }
 
