@@ -642,3 +642,57 @@ fn validation_takes_the_proxy_curl_would_and_never_goes_around_it() {
         assert_eq!(made, tunnels, "NO_PROXY={no_proxy}");
     }
 }
+
+/// `scanner validate` without the rules the scan used: the report's old
+/// answer is not written again as if checked now; a warning says what to
+/// pass.
+#[test]
+fn validate_without_the_scans_rules_says_so_and_does_not_reuse_the_old_answer() {
+    let tree = Tree::new();
+    tree.write(
+        "rules.toml",
+        "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{24})\\b'''\nsecretGroup = 1\nkeywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  url = \"https://10.0.0.1/whoami\"\n  headers = { Authorization = \"Bearer {{secret}}\" }\n",
+    );
+    tree.write("a.env", "K=inh_q8rk2vxz1lmn4pt7wy0a3b5c\n");
+    let scan = scanner_without_proxy(&tree)
+        .args(["scan", "--rules", "rules.toml", "--validate"])
+        .args(["--format", "json", "-o", "report.json", "a.env"])
+        .output()
+        .unwrap();
+    assert_eq!(scan.status.code(), Some(1));
+    let validation = |out: &std::process::Output| {
+        let v: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+        let v = &v[0]["validation"];
+        (
+            v["status"].as_str().unwrap().to_owned(),
+            v["reason"].as_str().unwrap().to_owned(),
+        )
+    };
+    let out = scanner_without_proxy(&tree)
+        .args(["validate", "report.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        validation(&out),
+        (
+            "not_checked".to_owned(),
+            "the rule is not in the rule set (--rules, --extra-rules)".to_owned()
+        )
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "scanner: warning: report.json: rule inhouse is not in the rule set: its 1 finding \
+         not checked (pass the scan's rules with --rules or --extra-rules)\n"
+    );
+    let out = scanner_without_proxy(&tree)
+        .args(["validate", "--rules", "rules.toml", "report.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        validation(&out),
+        ("unknown".to_owned(), "no answer".to_owned())
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+}

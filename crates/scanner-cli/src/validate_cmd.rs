@@ -7,10 +7,12 @@
 //! way it is used only when `fingerprint(rule_id, bytes)` is the finding's
 //! fingerprint; otherwise the finding is `unknown` with the reason (the file
 //! changed or moved, the secret was found in decoded text or in git history,
-//! an archive member). The report is written again with each finding's new
-//! `validation`, secrets as the input report had them: a redacted report
-//! stays redacted.
+//! an archive member). A finding whose rule the rule set lacks is
+//! `not_checked`, with a warning: its answer in the report is an old one.
+//! The report is written again with each finding's new `validation`,
+//! secrets as the input report had them: a redacted report stays redacted.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -39,14 +41,20 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
     let mut checker = Checker::new(&a.validation.options())?;
     // The recovered secrets, beside the findings: never stored in them.
     let mut secrets: Vec<Option<String>> = vec![None; findings.len()];
+    // Rules of the report the rule set lacks, with their findings.
+    let mut missing: BTreeMap<Arc<str>, usize> = BTreeMap::new();
     for (pf, kept) in findings.iter_mut().zip(&mut secrets) {
         let f = &pf.finding;
-        let validator = engine
-            .rules()
-            .iter()
-            .find(|r| r.id == f.rule_id)
-            .and_then(|r| r.validator.clone());
-        let Some(validator) = validator else {
+        let Some(rule) = engine.rules().iter().find(|r| r.id == f.rule_id) else {
+            // Its answer in the report is an old one: not written again as if checked now.
+            *missing.entry(f.rule_id.clone()).or_default() += 1;
+            pf.finding.validation = Validation::new(
+                ValidationStatus::NotChecked,
+                "the rule is not in the rule set (--rules, --extra-rules)",
+            );
+            continue;
+        };
+        let Some(validator) = rule.validator.clone() else {
             pf.finding.validation = without_validator(&f.validation);
             continue;
         };
@@ -68,6 +76,16 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                 pf.finding.validation = Validation::new(ValidationStatus::Unknown, reason);
             }
         }
+    }
+    for (rule, n) in &missing {
+        crate::messages::warn(
+            Some(&a.report),
+            &format!(
+                "rule {rule} is not in the rule set: its {n} {} not checked (pass the \
+                 scan's rules with --rules or --extra-rules)",
+                crate::progress::plural(*n as u64, "finding", "findings")
+            ),
+        );
     }
     let answers = checker.finish();
     for (pf, secret) in findings.iter_mut().zip(secrets) {
