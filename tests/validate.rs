@@ -696,3 +696,38 @@ fn validate_without_the_scans_rules_says_so_and_does_not_reuse_the_old_answer() 
     );
     assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
 }
+
+/// A CA file that cannot be used stops `--validate` before any request, and
+/// the message says where the file came from: `SSL_CERT_FILE` may be set by
+/// an image the user never looked at.
+#[test]
+fn an_unusable_ca_file_is_named_with_where_it_came_from() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(600)));
+    tree.write("notes.txt", "no certificate here\n");
+    // SSL_CERT_FILE names a missing file; --ca-cert, when given, wins.
+    for (args, want) in [
+        (
+            vec![],
+            format!(
+                "scanner: error: cannot read CA file {} (SSL_CERT_FILE): No such file or \
+                 directory (os error 2)\n",
+                tree.join("missing.pem").display()
+            ),
+        ),
+        (
+            vec!["--ca-cert", "notes.txt"],
+            "scanner: error: CA file notes.txt (--ca-cert): no PEM certificate in it\n".into(),
+        ),
+    ] {
+        let out = scanner_without_proxy(&tree)
+            .env("SSL_CERT_FILE", tree.join("missing.pem"))
+            .args(["scan", "--validate", "a.env"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), want);
+        assert_eq!(out.stdout, b"");
+    }
+}

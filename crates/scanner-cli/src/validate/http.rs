@@ -26,6 +26,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use super::Options;
+use crate::messages::escape_path;
 
 /// Bytes of a response body read at most.
 pub const BODY_CAP: u64 = 64 * 1024;
@@ -107,14 +108,16 @@ pub fn is_public(ip: IpAddr) -> bool {
 
 impl Client {
     pub fn new(opts: &Options) -> anyhow::Result<Client> {
-        let ca = opts
-            .ca_cert
-            .clone()
-            .or_else(|| std::env::var_os("SSL_CERT_FILE").map(Into::into));
+        // Where the CA file came from, for the messages: the user may not know
+        // that SSL_CERT_FILE is set.
+        let ca = match &opts.ca_cert {
+            Some(path) => Some((path.clone(), "--ca-cert")),
+            None => std::env::var_os("SSL_CERT_FILE").map(|p| (p.into(), "SSL_CERT_FILE")),
+        };
         let mut tls = ureq::tls::TlsConfig::builder();
-        if let Some(path) = ca {
+        if let Some((path, from)) = ca {
             let pem = std::fs::read(&path)
-                .with_context(|| format!("cannot read CA file {}", path.display()))?;
+                .with_context(|| format!("cannot read CA file {} ({from})", escape_path(&path)))?;
             let certs: Vec<_> = ureq::tls::parse_pem(&pem)
                 .filter_map(|item| match item {
                     Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
@@ -123,8 +126,8 @@ impl Client {
                 .collect();
             anyhow::ensure!(
                 !certs.is_empty(),
-                "CA file {}: no PEM certificate in it",
-                path.display()
+                "CA file {} ({from}): no PEM certificate in it",
+                escape_path(&path)
             );
             tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
         }
