@@ -731,3 +731,58 @@ fn an_unusable_ca_file_is_named_with_where_it_came_from() {
         assert_eq!(out.stdout, b"");
     }
 }
+
+/// A temporary AWS key (ASIA) works only with its session token, which the
+/// pair rule does not capture: STS would answer 403 InvalidClientTokenId
+/// whether it works or not, so it is not asked, and the answer says why.
+/// A long-lived key (AKIA) is sent (here to a proxy that refuses).
+#[test]
+fn a_temporary_aws_key_is_not_sent_without_its_session_token() {
+    let tree = Tree::new();
+    tree.write(
+        "creds.csv",
+        "id,key,secret\n\
+         ci,ASIAY34FZKBOKMUTVV7A,gYYvo7eHB03jczPAdOLtrl6I2f/5h67lxbpewL0z\n\
+         deploy,AKIA2JCOYRCBFBVJM7PV,NkijPo1jH0BmuJlL5T0AnwATZnMBbgIck0gQeure\n",
+    );
+    let out = scanner_without_proxy(&tree)
+        .env("HTTPS_PROXY", "http://127.0.0.1:1")
+        .args(["scan", "--validate", "--format", "jsonl", "creds.csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let got: Vec<(u64, String, String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|f| f["rule_id"] == "aws-access-key-pair")
+        .map(|f| {
+            let v = &f["validation"];
+            (
+                f["line"].as_u64().unwrap(),
+                v["status"].as_str().unwrap().to_owned(),
+                v["reason"].as_str().unwrap().to_owned(),
+                v["error"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                2,
+                "unknown".into(),
+                "request not built".into(),
+                "a temporary key id (ASIA) needs its session token, which the match does \
+                 not hold"
+                    .into()
+            ),
+            (
+                3,
+                "unknown".into(),
+                "no answer".into(),
+                "io: Connection refused (os error 111)".into()
+            ),
+        ]
+    );
+}

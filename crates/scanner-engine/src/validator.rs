@@ -433,6 +433,14 @@ impl Validator {
                 let key_id = vars
                     .get("key_id")
                     .ok_or("the match has no capture `key_id`")?;
+                // STS refuses a temporary key without its session token
+                // (403 InvalidClientTokenId), live or expired alike: that
+                // answer would say `invalid` of a working key.
+                if key_id.starts_with("ASIA") {
+                    return Err("a temporary key id (ASIA) needs its session token, which \
+                                the match does not hold"
+                        .into());
+                }
                 Ok(crate::sigv4::sts_get_caller_identity(
                     key_id,
                     &vars.secret,
