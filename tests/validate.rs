@@ -132,6 +132,7 @@ fn validate_through_a_proxy_every_answer() {
         "redirect",
         "big",
         "slow",
+        "drip",
         "ratelimit",
         "ratelimit403",
         "forbidden",
@@ -211,6 +212,9 @@ fn validate_through_a_proxy_every_answer() {
     assert_eq!(v("big")["identity"], serde_json::json!({}));
     assert_eq!(v("slow")["status"], "unknown");
     assert_eq!(v("slow")["error"], "timed out");
+    // A body that trickles past the timeout is the same timeout.
+    assert_eq!(v("drip")["status"], "unknown");
+    assert_eq!(v("drip")["error"], "timed out");
     assert_eq!(v("ratelimit")["status"], "valid");
     // GitHub's 403 past a rate limit says nothing of the token; a plain 403 refuses it.
     assert_eq!(v("ratelimit403")["status"], "valid");
@@ -225,7 +229,7 @@ fn validate_through_a_proxy_every_answer() {
     assert_eq!(count("ratelimit"), 2, "{reqs:?}");
     assert_eq!(count("ratelimit403"), 2, "{reqs:?}");
     assert_eq!(count("forbidden"), 1, "{reqs:?}");
-    for k in ["invalid", "error", "redirect", "big", "slow"] {
+    for k in ["invalid", "error", "redirect", "big", "slow", "drip"] {
         assert_eq!(count(k), 1, "{k}: {reqs:?}");
     }
     assert!(

@@ -82,6 +82,15 @@ class Provider(BaseHTTPRequestHandler):
         elif what.startswith("delay"):
             time.sleep(int(what[5:]) / 1000)
             self.send(200, b'{"login":"octocat"}')
+        elif what == "drip":
+            # The status and headers at once, then a byte every 250 ms.
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            for _ in range(100):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.25)
         elif what == "slow":
             time.sleep(3)
             self.send(200, b'{"login":"late"}')

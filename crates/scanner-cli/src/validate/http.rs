@@ -193,7 +193,7 @@ impl Client {
                 .reader()
                 .take(BODY_CAP)
                 .read_to_end(&mut body)
-                .map_err(|e| e.to_string())?;
+                .map_err(describe_io)?;
         }
         Ok(Answer {
             status,
@@ -337,6 +337,17 @@ fn describe(e: ureq::Error) -> String {
     match e {
         ureq::Error::Timeout(_) => "timed out".into(),
         e => e.to_string(),
+    }
+}
+
+/// A body read's error: ureq wraps its own (a timeout) in an `io::Error`.
+fn describe_io(e: std::io::Error) -> String {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+    {
+        Some(ureq::Error::Timeout(_)) => "timed out".into(),
+        _ => e.to_string(),
     }
 }
 
