@@ -28,8 +28,9 @@
 //!
 //! The answer is `valid` when it satisfies every condition of `valid`
 //! (default: status 200), else `invalid` when it satisfies every condition
-//! of `invalid` (default: status 401 or 403), else `unknown`. Retrying 429
-//! and 503 is the caller's business.
+//! of `invalid` (default: status 401 or 403), else `unknown`. Retrying 429,
+//! 503 and a 403 that says it is a rate limit is the caller's business
+//! (`scanner-cli`'s `validate::rate_limited`).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
