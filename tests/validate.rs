@@ -790,3 +790,30 @@ fn a_temporary_aws_key_is_not_sent_without_its_session_token() {
         ]
     );
 }
+
+/// `--validation-jobs` is a thread count: past 1024 it is refused, as
+/// `--threads` is, instead of aborting when the threads run out (a million
+/// did, "failed to set up alternative stack guard page"); 0 is no count.
+#[test]
+fn validation_jobs_out_of_range_is_refused() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(700)));
+    for (args, n) in [
+        (["scan", "--validate", "a.env"], "1000000"),
+        (["scan", "--validate", "a.env"], "0"),
+        (["validate", "--format", "jsonl"], "5000"),
+    ] {
+        let out = scanner_without_proxy(&tree)
+            .args(args)
+            .args(["--validation-jobs", n, "report.json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?} {n}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let want = format!(
+            "error: invalid value '{n}' for '--validation-jobs <N>': {n} is not in 1..=1024"
+        );
+        assert_eq!(stderr.lines().next(), Some(want.as_str()));
+        assert_eq!(out.stdout, b"");
+    }
+}

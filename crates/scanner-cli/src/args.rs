@@ -106,9 +106,10 @@ pub struct ValidationArgs {
         long,
         value_name = "N",
         default_value_t = 8,
+        value_parser = clap::value_parser!(u16).range(1..=1024),
         help_heading = "Validation"
     )]
-    pub validation_jobs: usize,
+    pub validation_jobs: u16,
 
     /// Seconds one validation request may take in all (connecting: 5 s at most).
     #[arg(
@@ -153,7 +154,7 @@ impl ValidationArgs {
 
     pub fn options(&self) -> crate::validate::Options {
         crate::validate::Options {
-            jobs: self.validation_jobs,
+            jobs: usize::from(self.validation_jobs),
             timeout: std::time::Duration::from_secs(self.validation_timeout.max(1)),
             ca_cert: self.ca_cert.clone(),
         }
