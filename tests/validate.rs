@@ -794,25 +794,54 @@ fn a_temporary_aws_key_is_not_sent_without_its_session_token() {
 /// `--validation-jobs` is a thread count: past 1024 it is refused, as
 /// `--threads` is, instead of aborting when the threads run out (a million
 /// did, "failed to set up alternative stack guard page"); 0 is no count.
+/// `--validation-timeout` past an hour is refused too: u64::MAX panicked
+/// each validation thread ("overflow when adding duration to instant") and
+/// the scan then hung, waiting for the host slots the dead threads held.
 #[test]
-fn validation_jobs_out_of_range_is_refused() {
+fn validation_jobs_and_timeout_out_of_range_are_refused() {
     let tree = Tree::new();
     tree.write("a.env", format!("T={}\n", token(700)));
-    for (args, n) in [
-        (["scan", "--validate", "a.env"], "1000000"),
-        (["scan", "--validate", "a.env"], "0"),
-        (["validate", "--format", "jsonl"], "5000"),
+    for (args, flag, n, range) in [
+        (
+            ["scan", "--validate", "a.env"],
+            "--validation-jobs <N>",
+            "1000000",
+            "1..=1024",
+        ),
+        (
+            ["scan", "--validate", "a.env"],
+            "--validation-jobs <N>",
+            "0",
+            "1..=1024",
+        ),
+        (
+            ["validate", "--format", "jsonl"],
+            "--validation-jobs <N>",
+            "5000",
+            "1..=1024",
+        ),
+        (
+            ["scan", "--validate", "a.env"],
+            "--validation-timeout <SECS>",
+            "18446744073709551615",
+            "1..=3600",
+        ),
+        (
+            ["validate", "--format", "json"],
+            "--validation-timeout <SECS>",
+            "0",
+            "1..=3600",
+        ),
     ] {
+        let name = flag.split(' ').next().unwrap();
         let out = scanner_without_proxy(&tree)
             .args(args)
-            .args(["--validation-jobs", n, "report.json"])
+            .args([name, n, "report.json"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?} {n}");
+        assert_eq!(out.status.code(), Some(2), "{args:?} {name} {n}");
         let stderr = String::from_utf8(out.stderr).unwrap();
-        let want = format!(
-            "error: invalid value '{n}' for '--validation-jobs <N>': {n} is not in 1..=1024"
-        );
+        let want = format!("error: invalid value '{n}' for '{flag}': {n} is not in {range}");
         assert_eq!(stderr.lines().next(), Some(want.as_str()));
         assert_eq!(out.stdout, b"");
     }

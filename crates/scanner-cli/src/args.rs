@@ -111,11 +111,12 @@ pub struct ValidationArgs {
     )]
     pub validation_jobs: u16,
 
-    /// Seconds one validation request may take in all (connecting: 5 s at most).
+    /// Seconds one validation request may take in all, 1 to 3600 (connecting: 5 s at most).
     #[arg(
         long,
         value_name = "SECS",
         default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600),
         help_heading = "Validation"
     )]
     pub validation_timeout: u64,
@@ -155,7 +156,7 @@ impl ValidationArgs {
     pub fn options(&self) -> crate::validate::Options {
         crate::validate::Options {
             jobs: usize::from(self.validation_jobs),
-            timeout: std::time::Duration::from_secs(self.validation_timeout.max(1)),
+            timeout: std::time::Duration::from_secs(self.validation_timeout),
             ca_cert: self.ca_cert.clone(),
         }
     }
