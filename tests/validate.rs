@@ -37,7 +37,8 @@ fn sh(dir: &Path, script: &str) {
     assert!(ok, "{script}");
 }
 
-/// A CA and a certificate for api.github.com and oauth2.googleapis.com, made by openssl.
+/// A CA and a certificate for api.github.com, oauth2.googleapis.com and auth.docker.io,
+/// made by openssl.
 fn certs(dir: &Path) {
     sh(
         dir,
@@ -45,7 +46,7 @@ fn certs(dir: &Path) {
            -keyout ca.key -out ca.pem -days 2 -subj /CN=scanner-test-ca && \
          openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
            -keyout srv.key -out srv.csr -subj /CN=api.github.com && \
-         printf 'subjectAltName=DNS:api.github.com,DNS:oauth2.googleapis.com\\nbasicConstraints=CA:FALSE\\n' > ext && \
+         printf 'subjectAltName=DNS:api.github.com,DNS:oauth2.googleapis.com,DNS:auth.docker.io\\nbasicConstraints=CA:FALSE\\n' > ext && \
          openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
            -out srv.pem -days 2 -extfile ext",
     );
@@ -845,4 +846,81 @@ fn validation_jobs_and_timeout_out_of_range_are_refused() {
         assert_eq!(stderr.lines().next(), Some(want.as_str()));
         assert_eq!(out.stdout, b"");
     }
+}
+
+/// A pair rule's answer is the pair's: one Docker Hub token beside two user
+/// names is two checks, each finding with its own answer (one request
+/// per pair, however many findings share it).
+#[test]
+fn a_token_beside_two_user_names_is_checked_with_each() {
+    let tree = Tree::new();
+    let certdir = tempfile::tempdir().unwrap();
+    certs(certdir.path());
+    let token = "dckr_pat_gI8y0Tez0SF_uqkgqfGvcWcKjZi";
+    for (file, user) in [
+        ("a.env", "acmebot"),
+        ("b.env", "olduser"),
+        ("c.env", "acmebot"),
+    ] {
+        tree.write(
+            file,
+            format!("DOCKERHUB_USERNAME={user}\nDOCKERHUB_TOKEN={token}\n"),
+        );
+    }
+    // Docker's token service takes the pair as Basic auth: only acmebot's is accepted.
+    let basic = |user: &str| {
+        let out = Command::new("base64")
+            .arg("-w0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin
+                    .take()
+                    .unwrap()
+                    .write_all(format!("{user}:{token}").as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        format!("Basic {}", String::from_utf8(out.stdout).unwrap())
+    };
+    let m = mock(
+        certdir.path(),
+        &BTreeMap::from([(basic("acmebot"), "valid"), (basic("olduser"), "stale")]),
+    );
+    let out = m.run(
+        &tree,
+        certdir.path(),
+        &["scan", "--validate", "--format", "jsonl", "."],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let got: Vec<(String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|f| f["rule_id"] == "dockerhub-pat-with-username")
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["validation"]["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("./a.env".into(), "valid".into()),
+            ("./b.env".into(), "invalid".into()),
+            ("./c.env".into(), "valid".into()),
+        ]
+    );
+    let reqs = requests(certdir.path());
+    assert!(
+        reqs.iter()
+            .all(|l| !l.starts_with("CONNECT ") || l == "CONNECT auth.docker.io:443"),
+        "{reqs:?}"
+    );
+    let asked: Vec<&String> = reqs.iter().filter(|l| !l.starts_with("CONNECT ")).collect();
+    assert_eq!(asked, ["stale", "valid"]);
 }

@@ -39,11 +39,12 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         None,
     )?);
     let mut checker = Checker::new(&a.validation.options())?;
-    // The recovered secrets, beside the findings: never stored in them.
-    let mut secrets: Vec<Option<String>> = vec![None; findings.len()];
+    // The recovered secrets (with their captures), beside the findings: never
+    // stored in them.
+    let mut checks: Vec<Option<Vars>> = vec![None; findings.len()];
     // Rules of the report the rule set lacks, with their findings.
     let mut missing: BTreeMap<Arc<str>, usize> = BTreeMap::new();
-    for (pf, kept) in findings.iter_mut().zip(&mut secrets) {
+    for (pf, kept) in findings.iter_mut().zip(&mut checks) {
         let f = &pf.finding;
         let Some(rule) = engine.rules().iter().find(|r| r.id == f.rule_id) else {
             // Its answer in the report is an old one: not written again as if checked now.
@@ -65,11 +66,11 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     f.r#match.replace(&redact(&secret), &secret)
                 };
-                *kept = Some(secret.clone());
                 let vars = Vars {
                     captures: engine.named_captures(&f.rule_id, &whole_match),
                     secret,
                 };
+                *kept = Some(vars.clone());
                 checker.submit(&f.rule_id, &validator, vars, f.validation.status);
             }
             Err(reason) => {
@@ -88,9 +89,9 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let answers = checker.finish();
-    for (pf, secret) in findings.iter_mut().zip(secrets) {
-        if let Some(secret) = secret {
-            if let Some(v) = answers.get(&(pf.finding.rule_id.clone(), secret)) {
+    for (pf, vars) in findings.iter_mut().zip(checks) {
+        if let Some(vars) = vars {
+            if let Some(v) = answers.get(&(pf.finding.rule_id.clone(), vars)) {
                 pf.finding.validation = v.clone();
             }
         }

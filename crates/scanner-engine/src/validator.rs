@@ -214,7 +214,7 @@ impl Template {
 }
 
 /// The secret and the rule's named captures, for templates.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Vars {
     pub secret: String,
     pub captures: Vec<(String, String)>,

@@ -6,8 +6,10 @@
 //!    validator to [`Checker::submit`] as the scan produces it, and holds the
 //!    findings (text and jsonl then come out at the end, not per file).
 //!    Submitting never blocks: the scan never waits for the network.
-//! 2. One check per distinct (rule, secret) per run: a second finding of the
-//!    same pair is not sent again, it shares the answer. A secret whose
+//! 2. One check per distinct (rule, secret, named captures) per run: a
+//!    second finding of the same is not sent again, it shares the answer
+//!    (a pair rule's token beside another user name is another check: the
+//!    answer is the pair's). A secret whose
 //!    offline evidence is `offline_invalid` (failed checksum, expired JWT)
 //!    is never sent.
 //! 3. `jobs` threads (`--validation-jobs`, default 8) send the requests, at
@@ -54,7 +56,8 @@ pub const PER_HOST: usize = 2;
 /// Tries of a request answered 429 or 503 ([`rate_limited`]).
 pub const TRIES: u32 = 3;
 
-type Key = (Arc<str>, String);
+/// A check: the rule and everything its request is made of.
+type Key = (Arc<str>, Vars);
 
 struct Job {
     key: Key,
@@ -129,8 +132,8 @@ impl Checker {
         })
     }
 
-    /// Queues a check of `vars.secret` for `rule` unless this pair was
-    /// queued before or its offline evidence says it cannot work.
+    /// Queues a check of `vars` for `rule` unless the same was queued
+    /// before or its offline evidence says it cannot work.
     pub fn submit(
         &mut self,
         rule: &Arc<str>,
@@ -141,7 +144,7 @@ impl Checker {
         if offline.is_offline_invalid() {
             return;
         }
-        let key = (Arc::clone(rule), vars.secret.clone());
+        let key = (Arc::clone(rule), vars.clone());
         if !self.seen.insert(key.clone()) {
             return;
         }
@@ -154,7 +157,7 @@ impl Checker {
         }
     }
 
-    /// Waits for every check; the answers by (rule id, secret).
+    /// Waits for every check; the answers by (rule id, vars).
     pub fn finish(mut self) -> HashMap<Key, Validation> {
         drop(self.tx.take());
         for w in self.workers.drain(..) {
