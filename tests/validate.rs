@@ -869,21 +869,12 @@ fn a_token_beside_two_user_names_is_checked_with_each() {
     }
     // Docker's token service takes the pair as Basic auth: only acmebot's is accepted.
     let basic = |user: &str| {
-        let out = Command::new("base64")
-            .arg("-w0")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin
-                    .take()
-                    .unwrap()
-                    .write_all(format!("{user}:{token}").as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap();
-        format!("Basic {}", String::from_utf8(out.stdout).unwrap())
+        use base64::Engine as _;
+        let pair = format!("{user}:{token}");
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
     };
     let m = mock(
         certdir.path(),
