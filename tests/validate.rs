@@ -915,3 +915,32 @@ fn a_token_beside_two_user_names_is_checked_with_each() {
     let asked: Vec<&String> = reqs.iter().filter(|l| !l.starts_with("CONNECT ")).collect();
     assert_eq!(asked, ["stale", "valid"]);
 }
+
+/// `scanner validate` does not read a secret back from inside an archive,
+/// and says so: not "cannot read ./x.zip!inner.env back: entity not found",
+/// as if the file had gone.
+#[test]
+fn validate_says_an_archive_member_is_not_read_back() {
+    let tree = Tree::new();
+    tree.write("inner.env", format!("T={}\n", token(800)));
+    sh(tree.path(), "zip -q x.zip inner.env && rm inner.env");
+    let scan = scanner_in(tree.path())
+        .args(["scan", "--format", "json", "-o", "report.json", "."])
+        .output()
+        .unwrap();
+    assert_eq!(scan.status.code(), Some(1));
+    let out = scanner_without_proxy(&tree)
+        .args(["validate", "report.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0]["path"], "./x.zip!inner.env");
+    assert_eq!(report[0]["validation"]["status"], "unknown");
+    assert_eq!(
+        report[0]["validation"]["reason"],
+        "./x.zip!inner.env is a member of the archive ./x.zip: the secret is not read back \
+         from an archive"
+    );
+}
