@@ -944,3 +944,37 @@ fn validate_says_an_archive_member_is_not_read_back() {
          from an archive"
     );
 }
+
+/// `scanner validate` of a SARIF, HTML or text report says which it is and
+/// what it reads, not the JSON parser's complaint about line 1 ("not a
+/// jsonl finding of scanner: EOF while parsing an object").
+#[test]
+fn validate_names_a_report_of_another_format() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(900)));
+    for (format, what) in [
+        ("sarif", "a SARIF report"),
+        ("html", "an HTML report"),
+        ("text", "not JSON (a text report?)"),
+    ] {
+        let file = format!("report.{format}");
+        let scan = scanner_in(tree.path())
+            .args(["scan", "--format", format, "-o", &file, "a.env"])
+            .output()
+            .unwrap();
+        assert_eq!(scan.status.code(), Some(1));
+        let out = scanner_without_proxy(&tree)
+            .args(["validate", &file])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!(
+                "scanner: error: {file} is {what}: only a json or jsonl report of scanner \
+                 (`--format json` or `jsonl`) can be read back\n"
+            )
+        );
+        assert_eq!(out.stdout, b"");
+    }
+}
