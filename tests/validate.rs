@@ -978,3 +978,44 @@ fn validate_names_a_report_of_another_format() {
         assert_eq!(out.stdout, b"");
     }
 }
+
+/// `--only-valid` without `--validate` can show nothing (no offline
+/// evidence is `valid`): a note says so and what to use, instead of an
+/// empty report after "1 finding".
+#[test]
+fn only_valid_without_validate_says_it_shows_nothing() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(950)));
+    let note = "scanner: note: --only-valid (--min-validity valid) without --validate shows no \
+                finding: only a provider's answer is `valid` (add --validate, or use \
+                --min-validity offline_valid)";
+    for flags in [&["--only-valid"][..], &["--min-validity", "valid"][..]] {
+        let out = scanner_without_proxy(&tree)
+            .args(["scan", "--format", "json"])
+            .args(flags)
+            .arg("a.env")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.stdout, b"[]\n");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().next(), Some(note), "{flags:?}");
+    }
+    // offline_valid is what the offline evidence can say: no note.
+    let out = scanner_without_proxy(&tree)
+        .args([
+            "scan",
+            "--format",
+            "json",
+            "--min-validity",
+            "offline_valid",
+            "a.env",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("scanned 1 file (43 B)"), "{stderr}");
+    let report: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0]["validation"]["status"], "offline_valid");
+}
