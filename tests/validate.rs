@@ -1019,3 +1019,26 @@ fn only_valid_without_validate_says_it_shows_nothing() {
     assert_eq!(report.len(), 1);
     assert_eq!(report[0]["validation"]["status"], "offline_valid");
 }
+
+/// A name that does not resolve is named in the error: here the proxy's
+/// (a typo in HTTPS_PROXY), not only "failed to lookup address
+/// information". The rest of the text is the system resolver's.
+#[test]
+fn a_name_that_does_not_resolve_is_named() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(960)));
+    let out = scanner_without_proxy(&tree)
+        .env("HTTPS_PROXY", "http://proxy.scanner-test.invalid:8080")
+        .args(["scan", "--validate", "--format", "jsonl", "a.env"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let f: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(f["validation"]["status"], "unknown");
+    assert_eq!(f["validation"]["reason"], "no answer");
+    let error = f["validation"]["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("io: proxy.scanner-test.invalid: "),
+        "{error}"
+    );
+}

@@ -58,8 +58,17 @@ impl Resolver for Guard {
         config: &ureq::config::Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let addrs = self.inner.resolve(uri, config, timeout)?;
         let host = uri.host().unwrap_or("");
+        // The resolver's error names no host: say which (the provider's, or the proxy's).
+        let addrs = self
+            .inner
+            .resolve(uri, config, timeout)
+            .map_err(|e| match e {
+                ureq::Error::Io(e) => {
+                    ureq::Error::Io(std::io::Error::new(e.kind(), format!("{host}: {e}")))
+                }
+                e => e,
+            })?;
         let is_proxy = config.proxy().is_some_and(|p| p.host() == host);
         if !is_proxy {
             if let Some(a) = addrs.iter().find(|a| !is_public(a.ip())) {
