@@ -4,8 +4,9 @@
 # Prints the proxy's port. Each request to the provider logs one line
 # "BEHAVIOUR", each CONNECT "CONNECT host:port"; LOG.most holds the most
 # requests the provider ever had in flight at once. "delayN" answers 200
-# after N ms. A POST (Google's token endpoint) logs "POST path content-type
-# grant_type iss" and answers with a minted token.
+# after N ms; "ratelimit" and "ratelimit403" are put off once (429, a
+# rate-limit 403), then valid. A POST (Google's token endpoint) logs "POST
+# path content-type grant_type iss" and answers with a minted token.
 import base64, json, socket, ssl, sys, threading, time, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import socketserver
@@ -61,10 +62,17 @@ class Provider(BaseHTTPRequestHandler):
         self.send(200, b'{"access_token":"ya29.minted-token","expires_in":3599,"token_type":"Bearer"}')
 
     def answer(self, what, n):
-        if what == "valid" or (what == "ratelimit" and n > 1):
+        if what == "valid" or (what in ("ratelimit", "ratelimit403") and n > 1):
             self.send(200, b'{"login":"octocat","id":1}', [("X-OAuth-Scopes", "repo, gist")])
         elif what == "ratelimit":
             self.send(429, b"slow down", [("Retry-After", "1")])
+        elif what == "ratelimit403":
+            # GitHub's primary rate limit: 403, no Retry-After.
+            self.send(403, b'{"message":"API rate limit exceeded"}',
+                      [("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1")])
+        elif what == "forbidden":
+            self.send(403, b'{"message":"Sorry. Your account was suspended."}',
+                      [("X-RateLimit-Remaining", "4999")])
         elif what == "error":
             self.send(500, b"oops")
         elif what == "redirect":
@@ -74,6 +82,15 @@ class Provider(BaseHTTPRequestHandler):
         elif what.startswith("delay"):
             time.sleep(int(what[5:]) / 1000)
             self.send(200, b'{"login":"octocat"}')
+        elif what == "drip":
+            # The status and headers at once, then a byte every 250 ms.
+            self.send_response(200)
+            self.send_header("Content-Length", "100")
+            self.end_headers()
+            for _ in range(100):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.25)
         elif what == "slow":
             time.sleep(3)
             self.send(200, b'{"login":"late"}')

@@ -106,15 +106,17 @@ pub struct ValidationArgs {
         long,
         value_name = "N",
         default_value_t = 8,
+        value_parser = clap::value_parser!(u16).range(1..=1024),
         help_heading = "Validation"
     )]
-    pub validation_jobs: usize,
+    pub validation_jobs: u16,
 
-    /// Seconds one validation request may take in all (connecting: 5 s at most).
+    /// Seconds one validation request may take in all, 1 to 3600 (connecting: 5 s at most).
     #[arg(
         long,
         value_name = "SECS",
         default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600),
         help_heading = "Validation"
     )]
     pub validation_timeout: u64,
@@ -153,8 +155,8 @@ impl ValidationArgs {
 
     pub fn options(&self) -> crate::validate::Options {
         crate::validate::Options {
-            jobs: self.validation_jobs,
-            timeout: std::time::Duration::from_secs(self.validation_timeout.max(1)),
+            jobs: usize::from(self.validation_jobs),
+            timeout: std::time::Duration::from_secs(self.validation_timeout),
             ca_cert: self.ca_cert.clone(),
         }
     }

@@ -243,7 +243,26 @@ fn raw_path(raw: Vec<u8>) -> PathBuf {
 /// The findings of a json or jsonl report.
 pub(crate) fn parse_report(file: &Path, text: &str) -> anyhow::Result<Vec<PathFinding>> {
     let name = escape_path(file);
-    let wires: Vec<Wire> = if text.trim_start().starts_with('[') {
+    let head = text.trim_start();
+    // A report of another format: say which, not the JSON parser's first complaint.
+    let other = if head.starts_with('<') {
+        Some("an HTML report")
+    } else if head.starts_with('{')
+        && serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v.get("runs").is_some())
+    {
+        Some("a SARIF report")
+    } else if !head.is_empty() && !head.starts_with(['[', '{']) {
+        Some("not JSON (a text report?)")
+    } else {
+        None
+    };
+    if let Some(what) = other {
+        bail!(
+            "{name} is {what}: only a json or jsonl report of scanner (`--format json` or \
+             `jsonl`) can be read back"
+        );
+    }
+    let wires: Vec<Wire> = if head.starts_with('[') {
         serde_json::from_str(text)
             .with_context(|| format!("{name}: not a json report of scanner"))?
     } else {

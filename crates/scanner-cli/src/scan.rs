@@ -515,6 +515,12 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             checker: crate::validate::Checker::new(&args.validation.options())?,
             engine: Arc::clone(&plan.engine),
         });
+    } else if args.validation.min_validity() == Some(scanner_engine::ValidationStatus::Valid) {
+        // Only a provider's answer is `valid`: this report can only be empty.
+        messages::note(
+            "--only-valid (--min-validity valid) without --validate shows no finding: only a \
+             provider's answer is `valid` (add --validate, or use --min-validity offline_valid)",
+        );
     }
     sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;

@@ -7,11 +7,14 @@
 //! way it is used only when `fingerprint(rule_id, bytes)` is the finding's
 //! fingerprint; otherwise the finding is `unknown` with the reason (the file
 //! changed or moved, the secret was found in decoded text or in git history,
-//! an archive member). The report is written again with each finding's new
-//! `validation`, secrets as the input report had them: a redacted report
-//! stays redacted.
+//! an archive member). A finding whose rule the rule set lacks is
+//! `not_checked`, with a warning: its answer in the report is an old one.
+//! The report is written again with each finding's new `validation`,
+//! secrets as the input report had them: a redacted report stays redacted.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -37,16 +40,23 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
         None,
     )?);
     let mut checker = Checker::new(&a.validation.options())?;
-    // The recovered secrets, beside the findings: never stored in them.
-    let mut secrets: Vec<Option<String>> = vec![None; findings.len()];
-    for (pf, kept) in findings.iter_mut().zip(&mut secrets) {
+    // The recovered secrets (with their captures), beside the findings: never
+    // stored in them.
+    let mut checks: Vec<Option<Vars>> = vec![None; findings.len()];
+    // Rules of the report the rule set lacks, with their findings.
+    let mut missing: BTreeMap<Arc<str>, usize> = BTreeMap::new();
+    for (pf, kept) in findings.iter_mut().zip(&mut checks) {
         let f = &pf.finding;
-        let validator = engine
-            .rules()
-            .iter()
-            .find(|r| r.id == f.rule_id)
-            .and_then(|r| r.validator.clone());
-        let Some(validator) = validator else {
+        let Some(rule) = engine.rules().iter().find(|r| r.id == f.rule_id) else {
+            // Its answer in the report is an old one: not written again as if checked now.
+            *missing.entry(f.rule_id.clone()).or_default() += 1;
+            pf.finding.validation = Validation::new(
+                ValidationStatus::NotChecked,
+                "the rule is not in the rule set (--rules, --extra-rules)",
+            );
+            continue;
+        };
+        let Some(validator) = rule.validator.clone() else {
             pf.finding.validation = without_validator(&f.validation);
             continue;
         };
@@ -57,11 +67,11 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
                 } else {
                     f.r#match.replace(&redact(&secret), &secret)
                 };
-                *kept = Some(secret.clone());
                 let vars = Vars {
                     captures: engine.named_captures(&f.rule_id, &whole_match),
                     secret,
                 };
+                *kept = Some(vars.clone());
                 checker.submit(&f.rule_id, &validator, vars, f.validation.status);
             }
             Err(reason) => {
@@ -69,10 +79,20 @@ pub fn run(a: ValidateArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    for (rule, n) in &missing {
+        crate::messages::warn(
+            Some(&a.report),
+            &format!(
+                "rule {rule} is not in the rule set: its {n} {} not checked (pass the \
+                 scan's rules with --rules or --extra-rules)",
+                crate::progress::plural(*n as u64, "finding", "findings")
+            ),
+        );
+    }
     let answers = checker.finish();
-    for (pf, secret) in findings.iter_mut().zip(secrets) {
-        if let Some(secret) = secret {
-            if let Some(v) = answers.get(&(pf.finding.rule_id.clone(), secret)) {
+    for (pf, vars) in findings.iter_mut().zip(checks) {
+        if let Some(vars) = vars {
+            if let Some(v) = answers.get(&(pf.finding.rule_id.clone(), vars)) {
                 pf.finding.validation = v.clone();
             }
         }
@@ -117,8 +137,13 @@ fn recover(pf: &PathFinding) -> Result<String, String> {
         return Err("no secret to read back".into());
     }
     let path = escape_path(&pf.path);
-    let mut file = std::fs::File::open(&pf.path)
-        .map_err(|e| format!("cannot read {path} back: {}", e.kind()))?;
+    let mut file = std::fs::File::open(&pf.path).map_err(|e| match archive_of(&pf.path) {
+        Some(archive) => format!(
+            "{path} is a member of the archive {}: the secret is not read back from an archive",
+            escape_path(archive)
+        ),
+        None => format!("cannot read {path} back: {}", e.kind()),
+    })?;
     let mut buf = vec![0; len as usize];
     file.seek(SeekFrom::Start(f.offset))
         .and_then(|_| file.read_exact(&mut buf))
@@ -130,4 +155,13 @@ fn recover(pf: &PathFinding) -> Result<String, String> {
         ));
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The archive a member's path names (`x.zip!a.env`, `!` between the
+/// levels): the longest prefix before a `!` that is a file.
+fn archive_of(path: &Path) -> Option<&Path> {
+    let s = path.to_str()?;
+    s.rmatch_indices('!')
+        .map(|(i, _)| Path::new(&s[..i]))
+        .find(|p| p.is_file())
 }

@@ -55,7 +55,8 @@ pub enum ValidationStatus {
     #[default]
     NotChecked,
     /// A check was made and could not decide: network error, timeout, 5xx,
-    /// 429 after 3 tries, an answer no matcher recognised.
+    /// 429 (or a rate-limit 403) after 3 tries, an answer no matcher
+    /// recognised.
     Unknown,
     /// The secret has the vendor's valid structure (checksum matches), not
     /// proven live.

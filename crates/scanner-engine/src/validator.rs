@@ -28,8 +28,9 @@
 //!
 //! The answer is `valid` when it satisfies every condition of `valid`
 //! (default: status 200), else `invalid` when it satisfies every condition
-//! of `invalid` (default: status 401 or 403), else `unknown`. Retrying 429
-//! and 503 is the caller's business.
+//! of `invalid` (default: status 401 or 403), else `unknown`. Retrying 429,
+//! 503 and a 403 that says it is a rate limit is the caller's business
+//! (`scanner-cli`'s `validate::rate_limited`).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -213,7 +214,7 @@ impl Template {
 }
 
 /// The secret and the rule's named captures, for templates.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Vars {
     pub secret: String,
     pub captures: Vec<(String, String)>,
@@ -433,6 +434,14 @@ impl Validator {
                 let key_id = vars
                     .get("key_id")
                     .ok_or("the match has no capture `key_id`")?;
+                // STS refuses a temporary key without its session token
+                // (403 InvalidClientTokenId), live or expired alike: that
+                // answer would say `invalid` of a working key.
+                if key_id.starts_with("ASIA") {
+                    return Err("a temporary key id (ASIA) needs its session token, which \
+                                the match does not hold"
+                        .into());
+                }
                 Ok(crate::sigv4::sts_get_caller_identity(
                     key_id,
                     &vars.secret,

@@ -47,7 +47,7 @@
 //!
 //! | key | type | meaning |
 //! | --- | --- | --- |
-//! | `status` | string | `valid` (the provider accepted the secret), `invalid` (the provider refused it), `offline_valid` (a checksum in the token matches: the vendor's format, not proven live), `offline_invalid` (it cannot work: failed checksum, expired JWT, malformed macaroon; never sent), `unknown` (a check was made and could not decide: network error, timeout, 5xx, 429 three times, an answer no matcher knew) or `not_checked` (no validator for the rule, validation off, no offline evidence). |
+//! | `status` | string | `valid` (the provider accepted the secret), `invalid` (the provider refused it), `offline_valid` (a checksum in the token matches: the vendor's format, not proven live), `offline_invalid` (it cannot work: failed checksum, expired JWT, malformed macaroon; never sent), `unknown` (a check was made and could not decide: network error, timeout, 5xx, 429 or a rate-limit 403 three times, an answer no matcher knew) or `not_checked` (no validator for the rule, validation off, no offline evidence). |
 //! | `reason` | string or null | Why, in a few words: `CRC-32 checksum matches`, `JWT expired 2024-05-01T10:00:00Z`, `HTTP 401`, `validation off`. |
 //! | `http_status` | integer or null | The provider's HTTP status, for a live check that got an answer. |
 //! | `error` | string or null | The error of a live check that got no answer (`timed out`, `connection refused`, `host resolves to a private address`), the secret stripped from it. |

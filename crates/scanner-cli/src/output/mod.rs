@@ -183,16 +183,12 @@ impl Sink {
                     continue;
                 };
                 if let Some(validator) = &rule.validator {
-                    let vars = scanner_engine::Vars {
-                        secret: f.secret.clone(),
-                        captures: if f.captures.is_empty() {
-                            v.engine.named_captures(&f.rule_id, &f.r#match)
-                        } else {
-                            f.captures.clone()
-                        },
-                    };
-                    v.checker
-                        .submit(&f.rule_id, validator, vars, f.validation.status);
+                    v.checker.submit(
+                        &f.rule_id,
+                        validator,
+                        vars(&v.engine, f),
+                        f.validation.status,
+                    );
                 }
             }
             self.held.append(&mut batch);
@@ -225,16 +221,20 @@ impl Sink {
     /// `rules` describes the rules for SARIF's `tool.driver.rules`.
     pub fn finish(mut self, rules: &[RuleInfo]) -> io::Result<()> {
         if let Some(v) = self.validation.take() {
-            let answers = v.checker.finish();
+            let Validating { checker, engine } = v;
+            let answers = checker.finish();
             for pf in &mut self.held {
                 let f = &mut pf.finding;
                 let has_validator = rules
                     .iter()
                     .any(|r| r.id == f.rule_id && r.validator.is_some());
-                f.validation = match answers.get(&(f.rule_id.clone(), f.secret.clone())) {
-                    Some(answer) => answer.clone(),
-                    None if has_validator => f.validation.clone(), // offline_invalid: not sent
-                    None => crate::validate::without_validator(&f.validation),
+                f.validation = if has_validator {
+                    match answers.get(&(f.rule_id.clone(), vars(&engine, f))) {
+                        Some(answer) => answer.clone(),
+                        None => f.validation.clone(), // offline_invalid: not sent
+                    }
+                } else {
+                    crate::validate::without_validator(&f.validation)
                 };
             }
             let held = std::mem::take(&mut self.held);
@@ -310,6 +310,20 @@ pub fn redact(secret: &str) -> String {
     let mut out: String = secret.chars().take(keep).collect();
     out.push('…');
     out
+}
+
+/// What a finding's check is made of (`--validate`): its secret and its
+/// rule's named captures (handed over by the engine when the match was cut
+/// short).
+fn vars(engine: &scanner_engine::Engine, f: &Finding) -> scanner_engine::Vars {
+    scanner_engine::Vars {
+        secret: f.secret.clone(),
+        captures: if f.captures.is_empty() {
+            engine.named_captures(&f.rule_id, &f.r#match)
+        } else {
+            f.captures.clone()
+        },
+    }
 }
 
 /// The matched text as the report shows it: unchanged with `show_secrets`, otherwise with

@@ -7,7 +7,9 @@
 //!   unspecified or multicast address is refused before any connection
 //!   ([`Guard`]). A proxy from `HTTPS_PROXY`/`ALL_PROXY` (honouring
 //!   `NO_PROXY`) may be anywhere: the user chose it, and then the proxy
-//!   resolves the provider's name.
+//!   resolves the provider's name. A proxy setting that cannot be honoured
+//!   (no URL, a SOCKS proxy) is an error, never a direct connection
+//!   ([`proxy_from_env`]).
 //! * Trust: the Mozilla roots built in, or only the PEM certificates of
 //!   `--ca-cert FILE`, else of `SSL_CERT_FILE`, as curl and git do.
 //! * Time: connecting 5 s, the whole request `--validation-timeout`
@@ -24,6 +26,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use super::Options;
+use crate::messages::escape_path;
 
 /// Bytes of a response body read at most.
 pub const BODY_CAP: u64 = 64 * 1024;
@@ -55,8 +58,17 @@ impl Resolver for Guard {
         config: &ureq::config::Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let addrs = self.inner.resolve(uri, config, timeout)?;
         let host = uri.host().unwrap_or("");
+        // The resolver's error names no host: say which (the provider's, or the proxy's).
+        let addrs = self
+            .inner
+            .resolve(uri, config, timeout)
+            .map_err(|e| match e {
+                ureq::Error::Io(e) => {
+                    ureq::Error::Io(std::io::Error::new(e.kind(), format!("{host}: {e}")))
+                }
+                e => e,
+            })?;
         let is_proxy = config.proxy().is_some_and(|p| p.host() == host);
         if !is_proxy {
             if let Some(a) = addrs.iter().find(|a| !is_public(a.ip())) {
@@ -105,14 +117,16 @@ pub fn is_public(ip: IpAddr) -> bool {
 
 impl Client {
     pub fn new(opts: &Options) -> anyhow::Result<Client> {
-        let ca = opts
-            .ca_cert
-            .clone()
-            .or_else(|| std::env::var_os("SSL_CERT_FILE").map(Into::into));
+        // Where the CA file came from, for the messages: the user may not know
+        // that SSL_CERT_FILE is set.
+        let ca = match &opts.ca_cert {
+            Some(path) => Some((path.clone(), "--ca-cert")),
+            None => std::env::var_os("SSL_CERT_FILE").map(|p| (p.into(), "SSL_CERT_FILE")),
+        };
         let mut tls = ureq::tls::TlsConfig::builder();
-        if let Some(path) = ca {
+        if let Some((path, from)) = ca {
             let pem = std::fs::read(&path)
-                .with_context(|| format!("cannot read CA file {}", path.display()))?;
+                .with_context(|| format!("cannot read CA file {} ({from})", escape_path(&path)))?;
             let certs: Vec<_> = ureq::tls::parse_pem(&pem)
                 .filter_map(|item| match item {
                     Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
@@ -121,8 +135,8 @@ impl Client {
                 .collect();
             anyhow::ensure!(
                 !certs.is_empty(),
-                "CA file {}: no PEM certificate in it",
-                path.display()
+                "CA file {} ({from}): no PEM certificate in it",
+                escape_path(&path)
             );
             tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
         }
@@ -133,7 +147,7 @@ impl Client {
             .http_status_as_error(false)
             .timeout_connect(Some(Duration::from_secs(5)))
             .timeout_global(Some(opts.timeout))
-            .proxy(ureq::Proxy::try_from_env())
+            .proxy(proxy_from_env()?)
             .tls_config(tls.build())
             .user_agent(concat!(
                 "scanner/",
@@ -188,7 +202,7 @@ impl Client {
                 .reader()
                 .take(BODY_CAP)
                 .read_to_end(&mut body)
-                .map_err(|e| e.to_string())?;
+                .map_err(describe_io)?;
         }
         Ok(Answer {
             status,
@@ -197,6 +211,66 @@ impl Client {
             retry_after,
         })
     }
+}
+
+/// The proxy for an `https://` request as curl reads the environment:
+/// `https_proxy`, `HTTPS_PROXY`, `all_proxy`, `ALL_PROXY`, the first set and
+/// not empty (never `HTTP_PROXY`, which is for `http://`), an HTTP CONNECT
+/// proxy (`http://` or `https://`, the scheme `http://` if none). `NO_PROXY`
+/// (or `no_proxy`): names separated by commas, each matching itself and its
+/// subdomains (a leading `.` ignored), `*` matching every host.
+///
+/// A value that is no proxy URL, or names a SOCKS proxy (which this build
+/// cannot speak), is an error: going around a proxy the user set would send
+/// the secret by a road they did not choose. The message names the
+/// variable, never its value (which may hold the proxy's password).
+fn proxy_from_env() -> anyhow::Result<Option<ureq::Proxy>> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let Some((name, value)) = ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        .into_iter()
+        .find_map(|name| Some((name, var(name)?)))
+    else {
+        return Ok(None);
+    };
+    let not_a_url = |_| {
+        anyhow::anyhow!(
+            "{name} is not a proxy URL (http://[user:password@]host:port): fix or unset it"
+        )
+    };
+    let parsed = ureq::Proxy::new(value.trim()).map_err(not_a_url)?;
+    let protocol = parsed.protocol();
+    anyhow::ensure!(
+        matches!(
+            protocol,
+            ureq::ProxyProtocol::Http | ureq::ProxyProtocol::Https
+        ),
+        "{name} names a {protocol:?} proxy: validation speaks only to an HTTP CONNECT \
+         proxy (http://host:port); set one, or unset {name}"
+    );
+    let mut proxy = ureq::Proxy::builder(protocol)
+        .host(parsed.host())
+        .port(parsed.port());
+    if let Some(user) = parsed.username() {
+        proxy = proxy.username(user);
+    }
+    if let Some(password) = parsed.password() {
+        proxy = proxy.password(password);
+    }
+    for entry in var("no_proxy")
+        .or_else(|| var("NO_PROXY"))
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+    {
+        if entry.starts_with('*') {
+            proxy = proxy.no_proxy(entry);
+        } else {
+            let name = entry.trim_start_matches('.');
+            proxy = proxy.no_proxy(name).no_proxy(&format!(".{name}"));
+        }
+    }
+    Ok(Some(proxy.build().map_err(not_a_url)?))
 }
 
 /// A `Retry-After` value (RFC 9110 section 10.2.3): delay seconds, or an
@@ -272,6 +346,17 @@ fn describe(e: ureq::Error) -> String {
     match e {
         ureq::Error::Timeout(_) => "timed out".into(),
         e => e.to_string(),
+    }
+}
+
+/// A body read's error: ureq wraps its own (a timeout) in an `io::Error`.
+fn describe_io(e: std::io::Error) -> String {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+    {
+        Some(ureq::Error::Timeout(_)) => "timed out".into(),
+        _ => e.to_string(),
     }
 }
 

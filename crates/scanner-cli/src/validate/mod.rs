@@ -6,14 +6,16 @@
 //!    validator to [`Checker::submit`] as the scan produces it, and holds the
 //!    findings (text and jsonl then come out at the end, not per file).
 //!    Submitting never blocks: the scan never waits for the network.
-//! 2. One check per distinct (rule, secret) per run: a second finding of the
-//!    same pair is not sent again, it shares the answer. A secret whose
+//! 2. One check per distinct (rule, secret, named captures) per run: a
+//!    second finding of the same is not sent again, it shares the answer
+//!    (a pair rule's token beside another user name is another check: the
+//!    answer is the pair's). A secret whose
 //!    offline evidence is `offline_invalid` (failed checksum, expired JWT)
 //!    is never sent.
 //! 3. `jobs` threads (`--validation-jobs`, default 8) send the requests, at
-//!    most 2 at a time to one host. 429 and 503 are retried after
-//!    `Retry-After` (capped at 10 s) or 1 s then 2 s, 3 tries in all; then
-//!    `unknown`.
+//!    most 2 at a time to one host. 429, 503 and a 403 that says it is a
+//!    rate limit ([`rate_limited`]) are retried after `Retry-After` (capped
+//!    at 10 s) or 1 s then 2 s, 3 tries in all; then `unknown`.
 //! 4. [`Checker::finish`] waits for every check; the sink writes each
 //!    finding's [`Validation`] from the answers.
 //!
@@ -51,10 +53,11 @@ pub struct Options {
 
 /// Requests in flight per host.
 pub const PER_HOST: usize = 2;
-/// Tries of a request answered 429 or 503.
+/// Tries of a request answered 429 or 503 ([`rate_limited`]).
 pub const TRIES: u32 = 3;
 
-type Key = (Arc<str>, String);
+/// A check: the rule and everything its request is made of.
+type Key = (Arc<str>, Vars);
 
 struct Job {
     key: Key,
@@ -129,8 +132,8 @@ impl Checker {
         })
     }
 
-    /// Queues a check of `vars.secret` for `rule` unless this pair was
-    /// queued before or its offline evidence says it cannot work.
+    /// Queues a check of `vars` for `rule` unless the same was queued
+    /// before or its offline evidence says it cannot work.
     pub fn submit(
         &mut self,
         rule: &Arc<str>,
@@ -141,7 +144,7 @@ impl Checker {
         if offline.is_offline_invalid() {
             return;
         }
-        let key = (Arc::clone(rule), vars.secret.clone());
+        let key = (Arc::clone(rule), vars.clone());
         if !self.seen.insert(key.clone()) {
             return;
         }
@@ -154,7 +157,7 @@ impl Checker {
         }
     }
 
-    /// Waits for every check; the answers by (rule id, secret).
+    /// Waits for every check; the answers by (rule id, vars).
     pub fn finish(mut self) -> HashMap<Key, Validation> {
         drop(self.tx.take());
         for w in self.workers.drain(..) {
@@ -179,7 +182,7 @@ fn check(client: &http::Client, validator: &Validator, vars: &Vars) -> Validatio
     loop {
         tries += 1;
         match client.send(&req) {
-            Ok(answer) if matches!(answer.status, 429 | 503) => {
+            Ok(answer) if rate_limited(&answer) => {
                 if tries >= TRIES {
                     let mut v = Validation::new(
                         ValidationStatus::Unknown,
@@ -211,6 +214,22 @@ fn check(client: &http::Client, validator: &Validator, vars: &Vars) -> Validatio
                 return v;
             }
         }
+    }
+}
+
+/// Whether an answer says "not now" rather than anything about the secret:
+/// 429, 503, or a 403 with `Retry-After` or `x-ratelimit-remaining: 0`, as
+/// GitHub answers a token past its rate limit ("a 403 or 429 response, and
+/// the x-ratelimit-remaining header will be 0"). Such a token works: its
+/// 403 is no refusal.
+fn rate_limited(answer: &http::Answer) -> bool {
+    match answer.status {
+        429 | 503 => true,
+        403 => answer
+            .headers
+            .iter()
+            .any(|(k, v)| k == "retry-after" || (k == "x-ratelimit-remaining" && v.trim() == "0")),
+        _ => false,
     }
 }
 
