@@ -137,3 +137,48 @@ fn gitleaks_flag_spellings() {
         serde_json::from_str(&std::fs::read_to_string(t.join("r.sarif")).unwrap()).unwrap();
     assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], RULE);
 }
+
+/// gitleaks names a file of `gitleaks dir .` `src/app.env` (Go's cleaned
+/// join), so a `.gitleaks.toml` anchors its path regexes there: `^src/`.
+/// `scanner scan .` shows `./src/app.env`, but its path regexes (a rule's
+/// `path`, allowlist `paths`) must see what gitleaks sees, or a rule scoped
+/// with `^` silently finds nothing.
+#[test]
+fn anchored_gitleaks_path_regexes_match_when_scanning_dot() {
+    let t = Tree::new();
+    t.write(
+        ".gitleaks.toml",
+        r#"
+[[rules]]
+id = "acme-internal-token"
+regex = '''acme_[a-z0-9]{24}'''
+keywords = ["acme_"]
+path = '''^src/'''
+
+[allowlist]
+paths = ['''^src/fixtures/''']
+"#,
+    );
+    t.write("src/app.env", format!("A={ACME}\n"));
+    t.write("src/fixtures/x.env", format!("A={ACME}\n"));
+    t.write("docs/y.env", format!("A={ACME}\n"));
+    for args in [&["scan"][..], &["scan", "."], &["scan", "./"]] {
+        let r = t.run(&[args, &["--format", "json"]].concat());
+        let found: Vec<(String, String)> = r
+            .expect(1)
+            .findings()
+            .into_iter()
+            .map(|f| (f.rule_id, f.path))
+            .collect();
+        let shown = if args.len() == 1 {
+            "src/app.env"
+        } else {
+            "./src/app.env"
+        };
+        assert_eq!(
+            found,
+            [("acme-internal-token".to_owned(), shown.to_owned())],
+            "{args:?}"
+        );
+    }
+}

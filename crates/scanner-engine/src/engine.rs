@@ -547,6 +547,7 @@ impl Engine {
     /// True when the global allowlist allows `path` by itself, so that the
     /// caller can skip the file without reading it.
     pub fn path_allowlisted(&self, path: &str) -> bool {
+        let path = rule_path(path);
         self.global.iter().any(|a| a.allows_path_alone(path))
     }
 
@@ -659,7 +660,8 @@ impl Engine {
         focus: Option<Focus<'_>>,
     ) -> Option<Vec<Range<usize>>> {
         let s = scratch;
-        if !self.start_layer(s, input.path, nested) {
+        let path = rule_path(input.path);
+        if !self.start_layer(s, path, nested) {
             return None;
         }
         let data = input.data;
@@ -667,7 +669,7 @@ impl Engine {
         // Path-only rules report the file itself, once (first chunk); their
         // finding spans no byte, so it never intersects a focus.
         if input.base_offset == 0 && !nested && focus.is_none() {
-            self.path_only_candidates(s, input.path);
+            self.path_only_candidates(s, path);
         }
 
         // Stage 1.
@@ -734,7 +736,7 @@ impl Engine {
     ) {
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
-        self.gate_candidates(s, &mut cands, input.data, input.path, focus);
+        self.gate_candidates(s, &mut cands, input.data, rule_path(input.path), focus);
         self.report_candidates(s, &cands, input, out, focus);
         cands.clear();
         s.candidates = cands;
@@ -1330,6 +1332,18 @@ struct Ownership {
 }
 
 /// A rule's regex from its pattern, with a literal prefilter or without.
+/// `path` as path regexes (a rule's `path`, allowlist `paths`) see it: as
+/// gitleaks names the file, without the leading `./` that `scanner scan .`
+/// shows (gitleaks cleans `./src/a.env` to `src/a.env`, so its configs
+/// anchor `^src/`).
+fn rule_path(path: &str) -> &str {
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p
+}
+
 fn compile(hir: &Hir, prefilter: bool) -> Result<Regex, String> {
     meta::Regex::builder()
         .configure(
