@@ -182,3 +182,48 @@ paths = ['''^src/fixtures/''']
         );
     }
 }
+
+/// gitleaks merges a rule that names a rule of the config it extends: a
+/// `[[rules]]` with that id and no `regex` or `path` of its own adds its
+/// allowlists to the extended rule and its entropy replaces the rule's
+/// (gitleaks' README: "the extended rules or attributes of them will
+/// override the default rules"). Such a `.gitleaks.toml` was refused: "rule
+/// has neither `regex` nor `path`", exit 2.
+#[test]
+fn a_gitleaks_rule_with_only_an_id_amends_the_rule_it_names() {
+    let t = Tree::new();
+    t.write(
+        ".gitleaks.toml",
+        r#"
+[extend]
+useDefault = true
+
+[[rules]]
+id = "github-pat"
+[[rules.allowlists]]
+paths = ['''(^|/)fixtures/''']
+"#,
+    );
+    t.write("src/app.env", format!("T={}\n", token(1)));
+    t.write("fixtures/x.env", format!("T={}\n", token(2)));
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["src/app.env:1"]);
+    assert!(
+        r.stderr.contains(
+            "scanner: note: ./.gitleaks.toml: rule `github-pat`: amends the built-in rule \
+             `github-classic-pat` from builtin:source-hosting.toml (it has no `regex` or `path` \
+             of its own, so gitleaks merges it: its allowlists are added, its entropy replaces)\n"
+        ),
+        "{}",
+        r.stderr
+    );
+
+    // Its entropy replaces the rule's: no token has 6 bits per byte.
+    t.write(
+        ".gitleaks.toml",
+        "[extend]\nuseDefault = true\n\n[[rules]]\nid = \"github-pat\"\nentropy = 6.0\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(0).stdout, "[]\n");
+    assert_eq!(r.summary_line("suppressed"), Some("suppressed: 2 entropy"));
+}
