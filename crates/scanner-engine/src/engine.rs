@@ -592,9 +592,10 @@ impl Engine {
     /// once, for work proportional to the focus and the rules' windows
     /// around each of its ranges rather than to the buffer (module docs,
     /// "Focus"). Suppressed candidates are counted only when their secret
-    /// intersects the focus. `input` is a whole buffer (`base_offset` 0,
-    /// owning every byte), not a chunk. The ranges may come in any order,
-    /// overlap or lie past the end (clipped).
+    /// intersects the focus, or a percent-encoded run that meets it.
+    /// `input` is a whole buffer (`base_offset` 0, owning every byte), not
+    /// a chunk. The ranges may come in any order, overlap or lie past the
+    /// end (clipped).
     ///
     /// `quiet`: the caller knows that no keyword of a long-window rule lies
     /// wholly outside the focus (module docs, "Focus", step 1): the buffer is
@@ -619,15 +620,37 @@ impl Engine {
         let mut focus = focus.to_vec();
         zones::normalize(&mut focus, input.data.len());
         let first = out.len();
+        // A percent-decoded finding spans its whole run, and the decode pass
+        // drops it where the plain scan reported its rule inside the run:
+        // the plain findings of each run that meets the focus are computed
+        // too, as a whole scan has them, then those outside the focus go.
+        let mut plain = focus.clone();
+        if self.decode_depth > 0 {
+            plain.extend(crate::decode::percent_runs(
+                input.data,
+                &focus,
+                2 * self.lead,
+            ));
+            zones::normalize(&mut plain, input.data.len());
+        }
         // Usually once; again with the zones widened to the generic
         // secrets that reach out of them.
-        let mut zone = focus.clone();
+        let mut zone = plain.clone();
         while let Some(wider) =
-            self.scan_layer_in(&input, scratch, out, false, Some((&focus, &zone, quiet)))
+            self.scan_layer_in(&input, scratch, out, false, Some((&plain, &zone, quiet)))
         {
             zone = wider;
         }
         crate::decode::rescan(self, &input, scratch, out, first, Some(&focus));
+        if plain != focus {
+            let meets = |f: &Finding| {
+                focus
+                    .iter()
+                    .any(|z| f.end_offset > z.start as u64 && f.offset < z.end as u64)
+            };
+            let kept: Vec<Finding> = out.drain(first..).filter(meets).collect();
+            out.extend(kept);
+        }
         if out.len() > first {
             if let Some(t) = crate::confidence::test_code_start(input.data, input.path) {
                 let from = t as u64;
