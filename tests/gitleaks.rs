@@ -227,3 +227,45 @@ paths = ['''(^|/)fixtures/''']
     assert_eq!(r.expect(0).stdout, "[]\n");
     assert_eq!(r.summary_line("suppressed"), Some("suppressed: 2 entropy"));
 }
+
+/// A `.scanner.toml` that names no rules (a baseline, `allow_paths`, as the
+/// README's pre-commit section suggests) leaves the `.gitleaks.toml` in use:
+/// only `--rules` or the config's `extra_rules` name the rules. It used to
+/// drop the gitleaks rules silently, and their secrets with them (exit 0).
+#[test]
+fn a_scanner_toml_that_names_no_rules_keeps_the_gitleaks_config() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write(".scanner.toml", "allow_paths = [\"vendor/\"]\n");
+    t.write("src/app.env", format!("A={ACME}\n"));
+    t.write("vendor/x.env", format!("A={ACME}\n"));
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<(String, String)> = r
+        .expect(1)
+        .findings()
+        .into_iter()
+        .map(|f| (f.rule_id, f.path))
+        .collect();
+    assert_eq!(
+        found,
+        [("acme-internal-token".to_owned(), "src/app.env".to_owned())]
+    );
+    let config = t.path().canonicalize().unwrap().join(".scanner.toml");
+    assert_eq!(
+        r.stderr.lines().take(2).collect::<Vec<_>>(),
+        [
+            format!("scanner: note: config {}", config.display()),
+            "scanner: note: rules from the gitleaks config ./.gitleaks.toml".to_owned(),
+        ]
+    );
+
+    // `extra_rules` names the rules: the built-ins and those, not the gitleaks config.
+    t.write(
+        "more.toml",
+        "[[rules]]\nid = \"more\"\nregex = '''more_[a-z0-9]{24}'''\nkeywords = [\"more_\"]\n",
+    );
+    t.write(".scanner.toml", "extra_rules = [\"more.toml\"]\n");
+    t.write("src/app.env", format!("T={}\n", token(1)));
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["src/app.env:1"]);
+}
