@@ -269,3 +269,35 @@ fn a_scanner_toml_that_names_no_rules_keeps_the_gitleaks_config() {
     let r = t.run(&["scan", "--format", "json"]);
     assert_eq!(r.expect(1).path_lines(), ["src/app.env:1"]);
 }
+
+/// `--no-config` reads no gitleaks config either, and `--help` says so (it said only
+/// "Do not read any .scanner.toml").
+#[test]
+fn no_config_reads_no_gitleaks_config_and_says_so() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write("src/app.env", format!("A={ACME}\nT={}\n", token(1)));
+    let r = t.run(&["scan", "--no-config", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["src/app.env:2"]);
+    // No note of a config: the summary is the first line (its time varies).
+    assert!(
+        r.stderr.starts_with("scanned 2 files (263 B) in "),
+        "{}",
+        r.stderr
+    );
+    let help = t.run(&["scan", "--help"]);
+    let flat = help
+        .expect(0)
+        .stdout
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains(
+            "--no-config Do not read any .scanner.toml, nor a gitleaks config (.gitleaks.toml, \
+             .github/.gitleaks.toml, $GITLEAKS_CONFIG): the built-in rules, and the rule files \
+             the flags name"
+        ),
+        "{flat}"
+    );
+}
