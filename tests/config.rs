@@ -40,3 +40,25 @@ fn allow_secrets_regexes_are_rule_regexes_and_a_bad_one_says_why() {
         Some("suppressed: 1 config allow_secrets")
     );
 }
+
+/// A `disable_rules` entry that names no rule is a warning naming the config file, as
+/// one in a rule file's `disabledRules` names that file (it named no file at all).
+#[test]
+fn an_unknown_rule_in_disable_rules_is_a_warning_naming_the_config() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(1)));
+    t.write(".scanner.toml", "disable_rules = [\"githubpat\"]\n");
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(1);
+    let config = t.path().canonicalize().unwrap().join(".scanner.toml");
+    assert_eq!(
+        r.stderr.lines().take(2).collect::<Vec<_>>(),
+        [
+            format!("scanner: note: config {}", config.display()),
+            format!(
+                "scanner: warning: {}: rule `githubpat`: cannot disable an unknown rule",
+                config.display()
+            ),
+        ]
+    );
+}

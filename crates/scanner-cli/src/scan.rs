@@ -119,7 +119,9 @@ pub fn build_engine(
             scanner_engine::WarningKind::Replaced => messages::rule_note,
             _ => messages::rule_warning,
         };
-        messages::print(&line(w.file.as_deref(), w.rule.as_deref(), &w.message));
+        // A warning of no rule file is of the configuration (`disable_rules`): name it.
+        let file = w.file.as_deref().or(config.map(|c| c.path.as_path()));
+        messages::print(&line(file, w.rule.as_deref(), &w.message));
     }
     Ok(engine)
 }
