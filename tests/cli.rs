@@ -1064,8 +1064,9 @@ negative_examples = ["key = acme_UPPERCASEONLY00", "key = acme_r4t6y8u0i2o4p6a8"
     r.expect(1);
     assert_eq!(
         r.stdout,
-        "acme-key: example not matched: \"key = acme_short\"\n\
-         acme-key: negative example matched: \"key = acme_r4t6y8u0i2o4p6a8\"\n"
+        "acme-key: example not matched: \"key = acme_short\": the regex does not match\n\
+         acme-key: negative example matched: \"key = acme_r4t6y8u0i2o4p6a8\": matched secret \
+         `acme_r4t6y8u0i2o4p6a8` at line 1 column 7\n"
     );
     t.write("broken.toml", "[[rules]]\nid = \"x\"\nregex = '''(['''\n");
     let r = t.run(&["rules", "check", "broken.toml"]);

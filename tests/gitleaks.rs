@@ -137,3 +137,167 @@ fn gitleaks_flag_spellings() {
         serde_json::from_str(&std::fs::read_to_string(t.join("r.sarif")).unwrap()).unwrap();
     assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], RULE);
 }
+
+/// gitleaks names a file of `gitleaks dir .` `src/app.env` (Go's cleaned
+/// join), so a `.gitleaks.toml` anchors its path regexes there: `^src/`.
+/// `scanner scan .` shows `./src/app.env`, but its path regexes (a rule's
+/// `path`, allowlist `paths`) must see what gitleaks sees, or a rule scoped
+/// with `^` silently finds nothing.
+#[test]
+fn anchored_gitleaks_path_regexes_match_when_scanning_dot() {
+    let t = Tree::new();
+    t.write(
+        ".gitleaks.toml",
+        r#"
+[[rules]]
+id = "acme-internal-token"
+regex = '''acme_[a-z0-9]{24}'''
+keywords = ["acme_"]
+path = '''^src/'''
+
+[allowlist]
+paths = ['''^src/fixtures/''']
+"#,
+    );
+    t.write("src/app.env", format!("A={ACME}\n"));
+    t.write("src/fixtures/x.env", format!("A={ACME}\n"));
+    t.write("docs/y.env", format!("A={ACME}\n"));
+    for args in [&["scan"][..], &["scan", "."], &["scan", "./"]] {
+        let r = t.run(&[args, &["--format", "json"]].concat());
+        let found: Vec<(String, String)> = r
+            .expect(1)
+            .findings()
+            .into_iter()
+            .map(|f| (f.rule_id, f.path))
+            .collect();
+        let shown = if args.len() == 1 {
+            "src/app.env"
+        } else {
+            "./src/app.env"
+        };
+        assert_eq!(
+            found,
+            [("acme-internal-token".to_owned(), shown.to_owned())],
+            "{args:?}"
+        );
+    }
+}
+
+/// gitleaks merges a rule that names a rule of the config it extends: a
+/// `[[rules]]` with that id and no `regex` or `path` of its own adds its
+/// allowlists to the extended rule and its entropy replaces the rule's
+/// (gitleaks' README: "the extended rules or attributes of them will
+/// override the default rules"). Such a `.gitleaks.toml` was refused: "rule
+/// has neither `regex` nor `path`", exit 2.
+#[test]
+fn a_gitleaks_rule_with_only_an_id_amends_the_rule_it_names() {
+    let t = Tree::new();
+    t.write(
+        ".gitleaks.toml",
+        r#"
+[extend]
+useDefault = true
+
+[[rules]]
+id = "github-pat"
+[[rules.allowlists]]
+paths = ['''(^|/)fixtures/''']
+"#,
+    );
+    t.write("src/app.env", format!("T={}\n", token(1)));
+    t.write("fixtures/x.env", format!("T={}\n", token(2)));
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["src/app.env:1"]);
+    assert!(
+        r.stderr.contains(
+            "scanner: note: ./.gitleaks.toml: rule `github-pat`: amends the built-in rule \
+             `github-classic-pat` from builtin:source-hosting.toml (it has no `regex` or `path` \
+             of its own, so gitleaks merges it: its allowlists are added, its entropy replaces)\n"
+        ),
+        "{}",
+        r.stderr
+    );
+
+    // Its entropy replaces the rule's: no token has 6 bits per byte.
+    t.write(
+        ".gitleaks.toml",
+        "[extend]\nuseDefault = true\n\n[[rules]]\nid = \"github-pat\"\nentropy = 6.0\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(0).stdout, "[]\n");
+    assert_eq!(r.summary_line("suppressed"), Some("suppressed: 2 entropy"));
+}
+
+/// A `.scanner.toml` that names no rules (a baseline, `allow_paths`, as the
+/// README's pre-commit section suggests) leaves the `.gitleaks.toml` in use:
+/// only `--rules` or the config's `extra_rules` name the rules. It used to
+/// drop the gitleaks rules silently, and their secrets with them (exit 0).
+#[test]
+fn a_scanner_toml_that_names_no_rules_keeps_the_gitleaks_config() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write(".scanner.toml", "allow_paths = [\"vendor/\"]\n");
+    t.write("src/app.env", format!("A={ACME}\n"));
+    t.write("vendor/x.env", format!("A={ACME}\n"));
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<(String, String)> = r
+        .expect(1)
+        .findings()
+        .into_iter()
+        .map(|f| (f.rule_id, f.path))
+        .collect();
+    assert_eq!(
+        found,
+        [("acme-internal-token".to_owned(), "src/app.env".to_owned())]
+    );
+    let config = t.path().canonicalize().unwrap().join(".scanner.toml");
+    assert_eq!(
+        r.stderr.lines().take(2).collect::<Vec<_>>(),
+        [
+            format!("scanner: note: config {}", config.display()),
+            "scanner: note: rules from the gitleaks config ./.gitleaks.toml".to_owned(),
+        ]
+    );
+
+    // `extra_rules` names the rules: the built-ins and those, not the gitleaks config.
+    t.write(
+        "more.toml",
+        "[[rules]]\nid = \"more\"\nregex = '''more_[a-z0-9]{24}'''\nkeywords = [\"more_\"]\n",
+    );
+    t.write(".scanner.toml", "extra_rules = [\"more.toml\"]\n");
+    t.write("src/app.env", format!("T={}\n", token(1)));
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["src/app.env:1"]);
+}
+
+/// `--no-config` reads no gitleaks config either, and `--help` says so (it said only
+/// "Do not read any .scanner.toml").
+#[test]
+fn no_config_reads_no_gitleaks_config_and_says_so() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write("src/app.env", format!("A={ACME}\nT={}\n", token(1)));
+    let r = t.run(&["scan", "--no-config", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["src/app.env:2"]);
+    // No note of a config: the summary is the first line (its time varies).
+    assert!(
+        r.stderr.starts_with("scanned 2 files (263 B) in "),
+        "{}",
+        r.stderr
+    );
+    let help = t.run(&["scan", "--help"]);
+    let flat = help
+        .expect(0)
+        .stdout
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains(
+            "--no-config Do not read any .scanner.toml, nor a gitleaks config (.gitleaks.toml, \
+             .github/.gitleaks.toml, $GITLEAKS_CONFIG): the built-in rules, and the rule files \
+             the flags name"
+        ),
+        "{flat}"
+    );
+}

@@ -306,7 +306,9 @@ pub struct ScanArgs {
     )]
     pub config: Option<PathBuf>,
 
-    /// Do not read any .scanner.toml.
+    /// Do not read any .scanner.toml, nor a gitleaks config (.gitleaks.toml,
+    /// .github/.gitleaks.toml, $GITLEAKS_CONFIG): the built-in rules, and the rule files the
+    /// flags name.
     #[arg(long, help_heading = "Rules")]
     pub no_config: bool,
 

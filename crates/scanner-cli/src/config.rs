@@ -381,18 +381,7 @@ fn path_matches(globs: &Gitignore, dir: &Path, scan_base: &Path, path: &Path) ->
 
 fn check_regexes(regexes: &[String]) -> Result<(), (usize, String)> {
     for (i, r) in regexes.iter().enumerate() {
-        let max = scanner_engine::MAX_PATTERN_LEN;
-        if r.len() > max {
-            return Err((
-                i,
-                format!(
-                    "the regex is {} bytes, more than the {max} allowed",
-                    r.len()
-                ),
-            ));
-        }
-        regex_automata::meta::Regex::new(r)
-            .map_err(|e| (i, format!("invalid regex {r:?}: {e}")))?;
+        scanner_engine::check_regex(r).map_err(|e| (i, e))?;
     }
     Ok(())
 }

@@ -9,7 +9,9 @@
 //!
 //! `check` runs every rule's `examples` (must match) and
 //! `negative_examples` (must not) through the compiled engine, exactly as a
-//! scan would see them, and prints each failure on stdout. Exit 1 on any
+//! scan would see them, and prints each failure on stdout, one line: the
+//! rule, what failed, the example (quoted) and why (the engine's reason: the
+//! gate that dropped it, the secret a negative example matched). Exit 1 on any
 //! failure, 0 when all pass; a rule file that does not load or compile is an
 //! error naming the file and the rule (exit 2). With FILE, that file alone is
 //! checked (not merged with the built-in rules: a rule file must stand on its
@@ -93,7 +95,8 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                 } else {
                     "example not matched"
                 };
-                writeln!(out, "{}: {kind}: {:?}", f.rule_id, f.example)?;
+                let reason = messages::sanitize(&f.reason);
+                writeln!(out, "{}: {kind}: {:?}: {reason}", f.rule_id, f.example)?;
             }
             let n = engine.rules().len();
             if failures.is_empty() {

@@ -118,7 +118,9 @@ pub fn build_engine(
             scanner_engine::WarningKind::Replaced => messages::rule_note,
             _ => messages::rule_warning,
         };
-        messages::print(&line(w.file.as_deref(), w.rule.as_deref(), &w.message));
+        // A warning of no rule file is of the configuration (`disable_rules`): name it.
+        let file = w.file.as_deref().or(config.map(|c| c.path.as_path()));
+        messages::print(&line(file, w.rule.as_deref(), &w.message));
     }
     Ok(engine)
 }
@@ -277,12 +279,14 @@ impl ScanPlan {
         let config =
             config::discover(&roots, args.config.as_deref(), args.no_config)?.map(Arc::new);
         // A gitleaks user's config is picked up as gitleaks would, unless
-        // our own config or flags say which rules to use.
+        // our own config (its `extra_rules`) or flags say which rules to use:
+        // a config with only a baseline or `allow_paths` names no rules.
         if let Some(c) = &config {
             messages::note(&format!("config {}", escape_path(&c.path)));
         }
-        let gitleaks = match (&args.rule_set.rules, &config, roots.first()) {
-            (None, None, Some(root)) if !args.no_config => discover_gitleaks(root)?,
+        let names_rules = config.as_ref().is_some_and(|c| !c.extra_rules.is_empty());
+        let gitleaks = match (&args.rule_set.rules, roots.first()) {
+            (None, Some(root)) if !args.no_config && !names_rules => discover_gitleaks(root)?,
             _ => None,
         };
         if let Some(g) = &gitleaks {

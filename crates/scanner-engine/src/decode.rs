@@ -540,6 +540,21 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
 /// is cut before the zone). A percent run starts at most `cap` before
 /// its end; [`find_percent_runs`] gives the same runs from any `lo`. Runs
 /// found from two zones are kept once.
+/// The percent-encoded runs that the focused decode pass reads for `zones`
+/// ([`rescan`] with a focus).
+pub(crate) fn percent_runs(
+    data: &[u8],
+    zones: &[std::ops::Range<usize>],
+    cap: usize,
+) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    focus_runs(data, zones, cap, &mut runs);
+    runs.into_iter()
+        .filter(|r| matches!(r.kind, RunKind::Percent))
+        .map(|r| r.start..r.end)
+        .collect()
+}
+
 fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &mut Vec<Run>) {
     const ALPHA: u8 = B64 | STD | URL;
     let in_alpha = |i: usize| CLASS[data[i] as usize] & ALPHA != 0;

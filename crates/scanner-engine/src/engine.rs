@@ -547,6 +547,7 @@ impl Engine {
     /// True when the global allowlist allows `path` by itself, so that the
     /// caller can skip the file without reading it.
     pub fn path_allowlisted(&self, path: &str) -> bool {
+        let path = rule_path(path);
         self.global.iter().any(|a| a.allows_path_alone(path))
     }
 
@@ -591,9 +592,10 @@ impl Engine {
     /// once, for work proportional to the focus and the rules' windows
     /// around each of its ranges rather than to the buffer (module docs,
     /// "Focus"). Suppressed candidates are counted only when their secret
-    /// intersects the focus. `input` is a whole buffer (`base_offset` 0,
-    /// owning every byte), not a chunk. The ranges may come in any order,
-    /// overlap or lie past the end (clipped).
+    /// intersects the focus, or a percent-encoded run that meets it.
+    /// `input` is a whole buffer (`base_offset` 0, owning every byte), not
+    /// a chunk. The ranges may come in any order, overlap or lie past the
+    /// end (clipped).
     ///
     /// `quiet`: the caller knows that no keyword of a long-window rule lies
     /// wholly outside the focus (module docs, "Focus", step 1): the buffer is
@@ -618,15 +620,37 @@ impl Engine {
         let mut focus = focus.to_vec();
         zones::normalize(&mut focus, input.data.len());
         let first = out.len();
+        // A percent-decoded finding spans its whole run, and the decode pass
+        // drops it where the plain scan reported its rule inside the run:
+        // the plain findings of each run that meets the focus are computed
+        // too, as a whole scan has them, then those outside the focus go.
+        let mut plain = focus.clone();
+        if self.decode_depth > 0 {
+            plain.extend(crate::decode::percent_runs(
+                input.data,
+                &focus,
+                2 * self.lead,
+            ));
+            zones::normalize(&mut plain, input.data.len());
+        }
         // Usually once; again with the zones widened to the generic
         // secrets that reach out of them.
-        let mut zone = focus.clone();
+        let mut zone = plain.clone();
         while let Some(wider) =
-            self.scan_layer_in(&input, scratch, out, false, Some((&focus, &zone, quiet)))
+            self.scan_layer_in(&input, scratch, out, false, Some((&plain, &zone, quiet)))
         {
             zone = wider;
         }
         crate::decode::rescan(self, &input, scratch, out, first, Some(&focus));
+        if plain != focus {
+            let meets = |f: &Finding| {
+                focus
+                    .iter()
+                    .any(|z| f.end_offset > z.start as u64 && f.offset < z.end as u64)
+            };
+            let kept: Vec<Finding> = out.drain(first..).filter(meets).collect();
+            out.extend(kept);
+        }
         if out.len() > first {
             if let Some(t) = crate::confidence::test_code_start(input.data, input.path) {
                 let from = t as u64;
@@ -659,7 +683,8 @@ impl Engine {
         focus: Option<Focus<'_>>,
     ) -> Option<Vec<Range<usize>>> {
         let s = scratch;
-        if !self.start_layer(s, input.path, nested) {
+        let path = rule_path(input.path);
+        if !self.start_layer(s, path, nested) {
             return None;
         }
         let data = input.data;
@@ -667,7 +692,7 @@ impl Engine {
         // Path-only rules report the file itself, once (first chunk); their
         // finding spans no byte, so it never intersects a focus.
         if input.base_offset == 0 && !nested && focus.is_none() {
-            self.path_only_candidates(s, input.path);
+            self.path_only_candidates(s, path);
         }
 
         // Stage 1.
@@ -734,7 +759,7 @@ impl Engine {
     ) {
         let mut cands = std::mem::take(&mut s.candidates);
         cands.sort_unstable_by_key(|c| (c.secret.start, c.rule, c.m.start));
-        self.gate_candidates(s, &mut cands, input.data, input.path, focus);
+        self.gate_candidates(s, &mut cands, input.data, rule_path(input.path), focus);
         self.report_candidates(s, &cands, input, out, focus);
         cands.clear();
         s.candidates = cands;
@@ -1330,6 +1355,18 @@ struct Ownership {
 }
 
 /// A rule's regex from its pattern, with a literal prefilter or without.
+/// `path` as path regexes (a rule's `path`, allowlist `paths`) see it: as
+/// gitleaks names the file, without the leading `./` that `scanner scan .`
+/// shows (gitleaks cleans `./src/a.env` to `src/a.env`, so its configs
+/// anchor `^src/`).
+fn rule_path(path: &str) -> &str {
+    let mut p = path;
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p
+}
+
 fn compile(hir: &Hir, prefilter: bool) -> Result<Regex, String> {
     meta::Regex::builder()
         .configure(

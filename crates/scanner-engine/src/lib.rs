@@ -233,6 +233,7 @@ pub use engine::{
     MAX_REGEX_WORK, MAX_WINDOW, UNBOUNDED_WINDOW,
 };
 pub use gates::{fingerprint, is_placeholder, shannon_entropy, PLACEHOLDER_WORDS};
+pub use re2::check as check_regex;
 pub use request::{Method, Request};
 pub use syntax::Provider;
 pub use syntax::{read_at_most, read_bounded, RuleFile, MAX_FILE_SIZE};

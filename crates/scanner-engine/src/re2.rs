@@ -157,6 +157,13 @@ fn is_repetition(s: &[char]) -> bool {
     i < s.len() && s[i] == '}'
 }
 
+/// Whether `pattern` is a regex the engine accepts (RE2 syntax, as rule files
+/// and the configuration's `allow_secrets` are read); the error says what is
+/// wrong and where, with a caret under it.
+pub fn check(pattern: &str) -> Result<(), String> {
+    parse(pattern).map(|_| ())
+}
+
 /// How a pattern was compiled.
 #[derive(Debug)]
 pub(crate) struct Parsed {

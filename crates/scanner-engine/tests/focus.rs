@@ -394,6 +394,28 @@ fn a_secret_meeting_two_ranges_is_reported_once_and_one_between_them_not_at_all(
     assert_eq!(brief(&got), brief(&whole[1..]));
 }
 
+/// A percent-encoded URL read again decoded repeats the plain scan's
+/// findings inside it, which the decode pass drops as duplicates; with a
+/// focus at the URL's end, the plain `key=AIza...` before it was not
+/// computed, so the decoded reading of it was reported, at the URL's start.
+#[test]
+fn a_decoded_url_repeating_a_plain_finding_outside_the_focus_is_not_reported() {
+    let e = builtin();
+    let mut r = Rng(31);
+    let key = format!("AIzaSy{}", r.token(ALNUM, 33));
+    let token = format!("{}%3D", r.token(ALNUM, 43));
+    let text = format!(
+        "chat:\n  webhook_url: https://chat.googleapis.com/v1/spaces/HXz5082fT8G/messages?\
+         key={key}&token={token}\n"
+    );
+    let end = text.len() - 2;
+    let want = expected(e, text.as_bytes(), "chat.yaml", &(end..end + 1));
+    let rules: Vec<&str> = want.iter().map(|f| &*f.rule_id).collect();
+    assert_eq!(rules, ["google-chat-webhook-url"]);
+    let got = focused(e, text.as_bytes(), "chat.yaml", end..end + 1);
+    assert_eq!(brief(&got), brief(&want));
+}
+
 #[test]
 fn focus_equals_filtered_whole_scan_on_edited_rule_files() {
     let e = builtin();

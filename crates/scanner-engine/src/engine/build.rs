@@ -174,6 +174,7 @@ impl EngineBuilder {
             infos,
             global,
             targeted,
+            entropy,
         } = self.compile_rules(resolved, syntax, &mut warnings, &mut errors)?;
         size_unbounded_windows(&mut rules);
         if self.no_lead_inference {
@@ -183,6 +184,11 @@ impl EngineBuilder {
         }
         let names = names_of(&infos);
         attach_targeted_allowlists(&mut rules, &names, targeted, &mut warnings);
+        for (name, e) in entropy {
+            if let Some(&idx) = names.get(name.as_str()) {
+                rules[idx].entropy = Some(e);
+            }
+        }
         self.apply_overrides(&mut rules, &names)?;
         let config_secrets = self.config_secrets()?;
         let KeywordTable {
@@ -279,6 +285,7 @@ impl EngineBuilder {
         let mut inherited: HashMap<(usize, usize), Vec<String>> = HashMap::new();
         let mut off: HashSet<(usize, usize)> = HashSet::new();
         let mut gone: HashSet<&str> = HashSet::new();
+        let mut amends: HashSet<(usize, usize)> = HashSet::new();
         for (fi, f) in self.files.iter().enumerate() {
             // A file's `disabledRules` drops the rules it extends (earlier
             // files) before its own rules are read, as in gitleaks: a
@@ -295,6 +302,33 @@ impl EngineBuilder {
             }
             for (ri, r) in f.rules.iter().enumerate() {
                 let own: Vec<&String> = std::iter::once(&r.id).chain(&r.aliases).collect();
+                // A user rule with neither `regex` nor `path` that names a
+                // rule of an earlier file amends it, as gitleaks merges it:
+                // its allowlists are added, its entropy replaces.
+                let named = own.iter().find_map(|n| owner.get(n.as_str()));
+                if let Some(&(pfi, pri)) = named
+                    .filter(|p| p.0 != fi && !f.trusted && r.regex.is_none() && r.path.is_none())
+                {
+                    amends.insert((fi, ri));
+                    warnings.push(Warning {
+                        kind: WarningKind::Replaced,
+                        file: Some(f.origin.clone().into()),
+                        rule: Some(r.id.clone()),
+                        message: format!(
+                            "amends {} `{}` from {} (it has no `regex` or `path` of its own, \
+                             so gitleaks merges it: its allowlists are added, its entropy \
+                             replaces)",
+                            if self.files[pfi].trusted {
+                                "the built-in rule"
+                            } else {
+                                "the rule"
+                            },
+                            self.files[pfi].rules[pri].id,
+                            self.files[pfi].origin
+                        ),
+                    });
+                    continue;
+                }
                 let mut clash = None;
                 let mut replaced: Vec<(usize, usize)> = Vec::new();
                 for name in &own {
@@ -390,6 +424,7 @@ impl EngineBuilder {
             skip,
             off,
             inherited,
+            amends,
         }
     }
 
@@ -408,12 +443,14 @@ impl EngineBuilder {
             skip,
             off,
             mut inherited,
+            amends,
         } = resolved;
         let count = syntax.iter().map(Vec::len).sum();
         let mut rules = Vec::with_capacity(count);
         let mut infos = Vec::with_capacity(count);
         let mut global = Vec::new();
         let mut targeted: Vec<(&str, Vec<String>, Arc<Allowlist>)> = Vec::new();
+        let mut entropy = Vec::new();
         for ((fi, f), file_rules) in self.files.iter().enumerate().zip(syntax) {
             for (i, al) in f.allowlists.iter().enumerate() {
                 let what = format!("global allowlist #{}", i + 1);
@@ -429,6 +466,25 @@ impl EngineBuilder {
             }
             for (ri, r) in file_rules.into_iter().enumerate() {
                 if skip.contains(&(fi, ri)) || off.contains(&(fi, ri)) {
+                    continue;
+                }
+                if amends.contains(&(fi, ri)) {
+                    let line = r.line;
+                    let mut add = || -> Result<(), String> {
+                        for (i, al) in r.allowlists.iter().chain(&r.allowlist).enumerate() {
+                            let what = format!("line {line}: allowlist #{}", i + 1);
+                            let compiled = Allowlist::compile(al, &what, false)?;
+                            targeted.push((&f.origin, vec![r.id.clone()], Arc::new(compiled)));
+                        }
+                        if let Some(e) = r.entropy {
+                            check_entropy(e, line)?;
+                            entropy.push((r.id.clone(), e as f32));
+                        }
+                        Ok(())
+                    };
+                    if let Err(m) = add() {
+                        errors.push(Error::new(Some(f.origin.clone().into()), Some(r.id), m));
+                    }
                     continue;
                 }
                 let line = r.line;
@@ -479,6 +535,7 @@ impl EngineBuilder {
             infos,
             global,
             targeted,
+            entropy,
         })
     }
 
@@ -536,6 +593,8 @@ struct Resolved {
     skip: HashSet<(usize, usize)>,
     off: HashSet<(usize, usize)>,
     inherited: HashMap<(usize, usize), Vec<String>>,
+    /// User rules that amend the earlier rule they name rather than replace it.
+    amends: HashSet<(usize, usize)>,
 }
 
 /// The compiled rules with their descriptions, the global allowlists, and the allowlists that
@@ -545,6 +604,8 @@ struct Compiled<'a> {
     infos: Vec<RuleInfo>,
     global: Vec<Arc<Allowlist>>,
     targeted: Vec<(&'a str, Vec<String>, Arc<Allowlist>)>,
+    /// The `entropy` of each amending rule, by the name it gave.
+    entropy: Vec<(String, f32)>,
 }
 
 /// Unbounded rules scan as far as the chunk overlap allows: the
@@ -686,6 +747,17 @@ fn long_window_keywords(rules: &[Rule]) -> RareByteSearch {
     long
 }
 
+/// A rule's `entropy` is bits per byte: 0 to 8.
+fn check_entropy(e: f64, line: usize) -> Result<(), String> {
+    if (0.0..=8.0).contains(&e) {
+        Ok(())
+    } else {
+        Err(format!(
+            "line {line}: entropy = {e}: must be between 0 and 8 bits per byte"
+        ))
+    }
+}
+
 /// `trusted` (built-in files, which the test suite validates) skips parsing
 /// the regex now: it is parsed with everything else on the rule's first
 /// keyword hit, which is most of what keeps startup in milliseconds.
@@ -721,11 +793,7 @@ pub(super) fn compile_rule(
         }
     }
     if let Some(e) = r.entropy {
-        if !(0.0..=8.0).contains(&e) {
-            return Err(err(format!(
-                "line {line}: entropy = {e}: must be between 0 and 8 bits per byte"
-            )));
-        }
+        check_entropy(e, line).map_err(err)?;
     }
     // The window: `max_len` as written, else the longest match the regex
     // can have, else (unbounded) the engine's longest window, set by the
