@@ -532,6 +532,11 @@ fn rules_check_refuses_an_unsafe_validator() {
             "must start with https://",
         ),
         (
+            "port.toml",
+            r#"url = "https://api.example.com:99999/""#,
+            "the port must be a number from 1 to 65535",
+        ),
+        (
             "delete.toml",
             "method = \"DELETE\"\n  url = \"https://api.example.com/\"",
             "must be \"GET\"",

@@ -326,9 +326,17 @@ impl Validator {
         let cut = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, path) = rest.split_at(cut);
         let host = authority.split(':').next().unwrap_or("");
-        let port_ok = authority[host.len()..]
-            .strip_prefix(':')
-            .is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        let port = authority[host.len()..].strip_prefix(':');
+        // Digits out of range have their own message; anything else in the
+        // port (a template, user info) is the host's error below.
+        if let Some(p) = port.filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) {
+            if !p.parse::<u16>().is_ok_and(|n| n > 0) {
+                return Err(format!(
+                    "validate.url = {url:?}: the port must be a number from 1 to 65535"
+                ));
+            }
+        }
+        let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
         if host.is_empty()
             || !port_ok
             || !host
@@ -694,7 +702,7 @@ identity = { login = "json:/login", scopes = "header:x-oauth-scopes" }
 "#;
 
     /// The built-in rules' body regexes, left to their first answer at
-    /// build, all compile: the two there are.
+    /// build, all compile: the four there are.
     #[test]
     fn every_builtin_body_regex_compiles() {
         let engine = crate::Engine::builtin().unwrap();
@@ -708,7 +716,7 @@ identity = { login = "json:/login", scopes = "header:x-oauth-scopes" }
                 bodies.push(rule.id.to_string());
             }
         }
-        assert_eq!(bodies.len(), 2, "{bodies:?}");
+        assert_eq!(bodies.len(), 4, "{bodies:?}");
     }
 
     /// A body regex decides the same compiled now (a user's rule) or on

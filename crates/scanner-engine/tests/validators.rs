@@ -880,3 +880,41 @@ fn pair_request(id: &str, text: &str, secret: &str) -> (Vec<(String, String)>, R
     let req = rule.validator.as_ref().unwrap().request(&vars, 0).unwrap();
     (captures, req)
 }
+
+/// Slack's auth.test answers HTTP 200 with `ok: false` for a dead token and
+/// for a live one it cannot serve now or here (`accesslimited`: an IP
+/// allowlist; `fatal_error`, `ratelimited`...): only the errors that say the
+/// token is dead make it `invalid` (<https://api.slack.com/methods/auth.test>).
+#[test]
+fn slack_calls_a_token_invalid_only_for_the_errors_that_say_so() {
+    use scanner_engine::ValidationStatus::{Invalid, Unknown, Valid};
+    let engine = Engine::builtin().unwrap();
+    for id in ["slack-bot-token", "slack-user-token"] {
+        let rule = engine.rules().iter().find(|r| &*r.id == id).unwrap();
+        let v = rule.validator.as_ref().unwrap();
+        let mut got = Vec::new();
+        for body in [
+            r#"{"ok":true,"user":"deploy-bot","team":"Acme"}"#,
+            r#"{"ok":false,"error":"invalid_auth"}"#,
+            r#"{"ok":false,"error":"not_authed"}"#,
+            r#"{"ok":false,"error":"account_inactive"}"#,
+            r#"{"ok":false,"error":"token_revoked"}"#,
+            r#"{"ok": false, "error": "token_expired"}"#,
+            r#"{"ok":false,"error":"accesslimited"}"#,
+            r#"{"ok":false,"error":"ekm_access_denied"}"#,
+            r#"{"ok":false,"error":"ratelimited"}"#,
+            r#"{"ok":false,"error":"fatal_error"}"#,
+            r#"{"ok":false,"error":"service_unavailable"}"#,
+        ] {
+            got.push(v.decide(200, &[], body.as_bytes()).status);
+        }
+        assert_eq!(
+            got,
+            [
+                Valid, Invalid, Invalid, Invalid, Invalid, Invalid, Unknown, Unknown, Unknown,
+                Unknown, Unknown
+            ],
+            "{id}"
+        );
+    }
+}
