@@ -781,6 +781,41 @@ fn sarif_names_a_remote_finding_by_its_url() {
     assert_no_clone_left(work.path());
 }
 
+/// Each repository of a list is described in SARIF's `versionControlProvenance`, in the
+/// list's order, though each is cloned only when the scan reaches it and removed after.
+#[test]
+fn sarif_describes_every_repository_of_a_list() {
+    let (first, second) = (served(), served());
+    let list = first.work.path().join("repos.txt");
+    std::fs::write(&list, format!("{}\n{}\n", first.url, second.url)).unwrap();
+    let run = scan(
+        first.work.path(),
+        Path::new("/dev/null"),
+        &["--format", "sarif", "--repos-from", list.to_str().unwrap()],
+    );
+    run.expect(1);
+    let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let described: Vec<(&str, &str)> = sarif["runs"][0]["versionControlProvenance"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["repositoryUri"].as_str().unwrap(),
+                v["revisionId"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            (first.url.as_str(), first.commit.as_str()),
+            (second.url.as_str(), second.commit.as_str())
+        ]
+    );
+    assert_no_clone_left(first.work.path());
+}
+
 /// A revision the clone does not have (`--range`) is a warning naming the URL, never the
 /// private directory the clone was in (gone when the user reads it).
 #[test]

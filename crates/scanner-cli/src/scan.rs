@@ -505,7 +505,9 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             _ => Vec::new(),
         });
     }
-    if let (Format::Sarif, Source::History(repos)) = (args.format, &plan.source) {
+    // Remote repositories are described as each is cloned (below).
+    if let (Format::Sarif, Source::History(repos), None) = (args.format, &plan.source, &plan.clones)
+    {
         sink.set_version_control(
             repos
                 .iter()
@@ -556,10 +558,13 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         baseline,
         clones,
     } = plan;
-    let (report, sink) =
+    let (report, mut sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
     // The clones are scanned: their directory removed now (and on every return above this).
     if let Some(clones) = clones {
+        if args.format == Format::Sarif {
+            sink.set_version_control(clones.version_control());
+        }
         let dir = clones.dir().to_path_buf();
         drop(clones);
         signals::forget(&dir);

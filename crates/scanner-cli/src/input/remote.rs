@@ -29,11 +29,11 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::history::HistoryError;
-use super::{HistoryOptions, HistoryRepo, Kept};
+use super::{HistoryOptions, HistoryRepo, Kept, VersionControl};
 
 /// Whether a `--history` argument names a remote repository rather than a directory: not an
 /// existing path, and a URL (`SCHEME://`) or scp-like (`[user@]host:path`, a colon before
@@ -301,6 +301,9 @@ impl std::error::Error for RemoteError {}
 /// drops.
 pub struct Clones {
     dir: tempfile::TempDir,
+    /// Each repository's description for SARIF, taken once it is cloned (its clone is gone
+    /// when the report is written), by its place in the list.
+    described: Arc<Mutex<Vec<Option<VersionControl>>>>,
 }
 
 impl Clones {
@@ -308,7 +311,17 @@ impl Clones {
         let dir = tempfile::Builder::new()
             .prefix("scanner-clones-")
             .tempdir()?;
-        Ok(Clones { dir })
+        Ok(Clones {
+            dir,
+            described: Default::default(),
+        })
+    }
+
+    /// The repositories cloned, described for SARIF's `versionControlProvenance`, in the
+    /// list's order.
+    pub fn version_control(&self) -> Vec<VersionControl> {
+        let described = self.described.lock().unwrap_or_else(|e| e.into_inner());
+        described.iter().flatten().cloned().collect()
     }
 
     /// What must be removed if the process ends abruptly.
@@ -329,6 +342,7 @@ impl Clones {
         stopped: Arc<dyn Fn() -> bool + Send + Sync>,
         options: impl Fn(PathBuf) -> HistoryOptions,
     ) -> Vec<HistoryRepo> {
+        *self.described.lock().unwrap_or_else(|e| e.into_inner()) = vec![None; urls.len()];
         urls.iter()
             .enumerate()
             .map(|(k, url)| {
@@ -339,11 +353,17 @@ impl Clones {
                 };
                 let name = PathBuf::from(&remote.name);
                 let stopped = Arc::clone(&stopped);
+                let described = Arc::clone(&self.described);
                 let failed = name.clone();
                 HistoryRepo::new(Some(name.clone()), options(remote.repo()))
                     .named(name)
                     .fetched_by(move || match remote.clone(&*stopped) {
-                        Ok(()) => Ok(Box::new(remote) as Kept),
+                        Ok(()) => {
+                            let description = VersionControl::of(&remote.repo());
+                            described.lock().unwrap_or_else(|e| e.into_inner())[k] =
+                                Some(description);
+                            Ok(Box::new(remote) as Kept)
+                        }
                         Err(e) => Err(HistoryError::Fetch {
                             repo: failed,
                             reason: e.reason(),
