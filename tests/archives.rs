@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::process::Command;
 
-use common::{hostile, many_members, sh, spaces_then_a_token, token, Tree};
+use common::{hostile, many_members, python3, sh, spaces_then_a_token, token, Tree};
 
 /// A tree with `src/` holding two files with secrets.
 fn sources(t: &Tree) {
@@ -535,4 +535,60 @@ fn lying_tar_sizes_are_read_as_gnu_tar_reads_them_sweep() {
             String::from_utf8_lossy(&gnu.stderr)
         );
     }
+}
+
+/// A stream that breaks after its text (`gzip` with trailing garbage, a
+/// `.gz` cut off mid-way, a zip member whose CRC fails) is reported with
+/// the findings in what it yielded, and the break is warned about (exit
+/// 2): the token on line 1 was lost when the break came within the first
+/// chunk, or within the first 262 bytes of a compressed file.
+#[test]
+fn a_broken_stream_reports_the_findings_in_what_it_yielded() {
+    let t = Tree::new();
+    t.write("s.env", format!("T={}\n", token(15)));
+    t.write("b.env", format!("T={}\n", token(16)));
+    t.write("c.env", format!("T={}\n", token(17)));
+    sh(
+        t.path(),
+        "gzip -c s.env > s.env.gz && echo garbage >> s.env.gz \
+         && seq 1 20000 >> b.env && gzip -c b.env | head -c 20000 > b.env.gz \
+         && xz -c s.env > s.env.xz && echo garbage >> s.env.xz \
+         && rm s.env b.env",
+    );
+    // A stored member whose last byte changed after its CRC was written.
+    python3(
+        &t,
+        &[
+            "-c".as_ref(),
+            "import zipfile\n\
+             z = zipfile.ZipFile('c.zip', 'w'); z.write('c.env'); z.close()\n\
+             d = bytearray(open('c.zip', 'rb').read())\n\
+             i = d.index(b'\\n', d.index(b'T=gh')); d[i] = ord(' ')\n\
+             open('c.zip', 'wb').write(bytes(d))"
+                .as_ref(),
+        ],
+    );
+    fs::remove_file(t.join("c.env")).unwrap();
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(2).locations(),
+        [
+            "b.env.gz!b.env:1:3:1:43",
+            "c.zip!c.env:1:3:1:43",
+            "s.env.gz!s.env:1:3:1:43",
+            "s.env.xz!s.env:1:3:1:43",
+        ]
+    );
+    for line in [
+        "scanner: warning: b.env.gz!b.env: truncated",
+        "scanner: warning: c.zip!c.env: corrupt: Invalid checksum",
+        "scanner: warning: s.env.gz!s.env: truncated",
+        "scanner: warning: s.env.xz!s.env: corrupt: invalid data after stream",
+    ] {
+        assert!(r.stderr.contains(line), "{line}\n{}", r.stderr);
+    }
+    assert_eq!(
+        r.summary_line("not read inside archives:"),
+        Some("not read inside archives: 2 corrupt, 2 truncated")
+    );
 }

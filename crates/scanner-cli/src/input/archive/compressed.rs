@@ -70,7 +70,10 @@ pub(super) fn compressed_members(
     }
     .take(SNIFF_LEN as u64)
     .read_to_end(&mut head);
-    if peeked.is_err() {
+    // A stream that breaks after some text (trailing garbage, a cut-off
+    // `.env.gz`) still has that text read as its member, whose read then
+    // fails with the meter's fault: only one that yields nothing is skipped.
+    if peeked.is_err() && head.is_empty() {
         scope.record_here(meter.fault().unwrap_or(ArchiveSkip::Truncated));
         return Ok(Flow::Continue);
     }

@@ -247,7 +247,11 @@ pub fn walk(
 ) -> io::Result<Flow> {
     for_each_member(kind, source, scope, &mut |scope, member, reader| {
         let mut head = Vec::with_capacity(SNIFF_LEN);
-        reader.take(SNIFF_LEN as u64).read_to_end(&mut head)?;
+        // A member that breaks within its first bytes is still handed on
+        // with what it yielded: its metered reader keeps failing after the
+        // head (the fault is sticky), and the failure is recorded as the
+        // member's when the callback's read meets it.
+        let _ = reader.take(SNIFF_LEN as u64).read_to_end(&mut head);
         let mut rest = Cursor::new(&head[..]).chain(reader);
         let Some(kind) = sniff(&head) else {
             let leaf = Leaf {
