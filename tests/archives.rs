@@ -393,6 +393,44 @@ fn a_zstd_window_over_128_mib_fails_the_run() {
     );
 }
 
+/// A zstd file is every frame in it, as `zstd -d` reads it: the token in
+/// the second of two concatenated frames, and a tar after a skippable
+/// frame (as pzstd writes one first), are found; a later frame whose
+/// window is too large is warned about at the member (exit 2). Only the
+/// first frame was read, silently, and a leading skippable frame made the
+/// file binary.
+#[test]
+fn every_frame_of_a_zstd_file_is_read() {
+    let t = Tree::new();
+    t.write("a.env", "name=x\n");
+    t.write("b.env", format!("T={}\n", token(18)));
+    t.write("s.env", format!("T={}\n", token(19)));
+    sh(
+        t.path(),
+        r"zstd -q -c a.env > m.env.zst && zstd -q -c b.env >> m.env.zst
+         { printf '\120\052\115\030\004\000\000\000skip'; tar cf - s.env | zstd -q -c; } > p.tar.zst
+         zstd -q -c a.env > w.zst && zstd -q --long=28 -c < b.env >> w.zst
+         rm a.env b.env s.env",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(2).locations(),
+        ["m.env.zst!m.env:2:3:2:43", "p.tar.zst!s.env:1:3:1:43"]
+    );
+    assert!(
+        r.stderr.contains(
+            "scanner: warning: w.zst!w: zstd window of 256 MiB, over the 128 MiB the reference \
+             zstd decodes without --long"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.summary_line("not read inside archives:"),
+        Some("not read inside archives: 1 window_too_large")
+    );
+}
+
 /// One `.tar.gz` of 2,000 small files, one 1.5 MB log and a jar of 300
 /// classes: the worker that inflates it hands the small members to the
 /// others in batches. Every finding at its line, the same JSON for 1 and 4

@@ -40,7 +40,7 @@ pub fn sniff(head: &[u8]) -> Option<ArchiveKind> {
     if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
         return Some(ArchiveKind::Xz);
     }
-    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || super::compressed::is_zstd_skippable(head) {
         return Some(ArchiveKind::Zstd);
     }
     // POSIX writes "ustar\0", GNU "ustar  \0": the first five bytes agree.

@@ -96,8 +96,9 @@
 //! zip (stored and deflate; other methods are [`ArchiveSkip::Unsupported`]),
 //! tar (ustar, GNU, pax), gzip, bzip2, xz and zstd (a compressed tar is
 //! iterated as a tar; anything else is one member named after the file
-//! without its suffix, as `gunzip` names it). Of a zstd file with several
-//! frames only the first is read.
+//! without its suffix, as `gunzip` names it). Every stream or frame of a
+//! file is read, as the tools read them (`cat a.gz b.gz`, pbzip2, `xz -T`,
+//! pzstd and its leading skippable frame).
 //!
 //! # Resource usage
 //!
