@@ -40,7 +40,7 @@ use super::split::{self, Backing, Piece, SplitInput};
 use super::{ScanOptions, StopHandle, Task};
 use crate::input::archive::{self, ArchiveKind};
 use crate::input::history::{versions, BlobReader, ObjectStore};
-use crate::input::utf16::Utf16Reader;
+use crate::input::utf16::{text_stream, Utf16Reader};
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
 
@@ -397,6 +397,7 @@ fn scan_item(
 
 /// Scans `stream` front to back through the chunk reader, binary-sniffed,
 /// at most `limit` bytes of it: only one chunk of it is held at a time.
+/// UTF-16 text ([`text_stream`]) is transcoded and read to its end.
 fn scan_stream(
     provenance: &Provenance,
     stream: &mut dyn io::Read,
@@ -405,11 +406,14 @@ fn scan_stream(
     sh: &Shared,
 ) -> Read1 {
     let path = provenance.path.to_string_lossy();
-    let read = sh.reader(true, false).scan(
+    // UTF-16 text is transcoded, as a file is; its UTF-8 may be longer.
+    let (mut text, utf16) = text_stream(stream);
+    let limit = if utf16 { u64::MAX } else { limit };
+    let read = sh.reader(!utf16, false).scan(
         &path,
         |buf, _| {
             sh.check_stop()?;
-            stream.read(buf)
+            text.read(buf)
         },
         (0, limit, limit),
         &mut w.read,
@@ -565,10 +569,11 @@ fn scan_archive(
                 head = batch.data[start..batch.used].to_vec();
                 batch.used = start;
             }
-            // Large: scanned here as it is inflated, after what was read.
-            let mut rest = io::Cursor::new(head).chain(member);
+            // Large: scanned here as it is inflated, after what was read;
+            // UTF-16 text transcoded, as a file is.
+            let (mut rest, utf16) = text_stream(io::Cursor::new(head).chain(member));
             w.found.clear();
-            let read = sh.reader(true, false).scan(
+            let read = sh.reader(!utf16, false).scan(
                 leaf.path,
                 |buf, _| {
                     sh.check_stop()?;
@@ -842,9 +847,14 @@ fn scan_bytes(
     sh: &Shared,
 ) -> Read1 {
     let size = data.len() as u64;
+    let head = &data[..data.len().min(reader::SNIFF_LEN)];
     let outcome = if let Some(skip) = sh.opts.scope.check_size(size) {
         Outcome::Skipped(skip)
-    } else if !sh.opts.binary && reader::is_binary(&data[..data.len().min(reader::SNIFF_LEN)]) {
+    } else if reader::is_binary(head) && scanner_engine::text::detect_utf16(head).is_some() {
+        // UTF-16 text, transcoded as a file is: scanned whole, its
+        // versions not compared (their offsets are not the text's).
+        return scan_stream(provenance, &mut &data[..], u64::MAX, w, sh);
+    } else if !sh.opts.binary && reader::is_binary(head) {
         Outcome::Skipped(Skip::Binary)
     } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
         let mut input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
