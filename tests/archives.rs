@@ -431,6 +431,35 @@ fn every_frame_of_a_zstd_file_is_read() {
     );
 }
 
+/// A zip naming two members alike (hostile: `unzip` extracts both, the
+/// second over the first) has both read: the `zip` crate keeps one entry
+/// per name, and the first member's token went unreported, exit 1 for the
+/// other.
+#[test]
+fn both_members_of_a_zip_that_names_one_twice_are_read() {
+    let t = Tree::new();
+    let py = format!(
+        "import zipfile, warnings\n\
+         warnings.simplefilter('ignore')\n\
+         with zipfile.ZipFile('d.zip', 'w') as z:\n\
+         \x20   z.writestr('dup.env', 'T={}\\n')\n\
+         \x20   z.writestr('ok.env', 'fine\\n')\n\
+         \x20   z.writestr('dup.env', 'x\\nT={}\\n')\n",
+        token(20),
+        token(21)
+    );
+    python3(&t, &["-c".as_ref(), py.as_ref()]);
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        ["d.zip!dup.env:1:3:1:43", "d.zip!dup.env:2:3:2:43"]
+    );
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 1 opened, 3 members (93 B expanded)")
+    );
+}
+
 /// One `.tar.gz` of 2,000 small files, one 1.5 MB log and a jar of 300
 /// classes: the worker that inflates it hands the small members to the
 /// others in batches. Every finding at its line, the same JSON for 1 and 4
