@@ -460,6 +460,42 @@ fn both_members_of_a_zip_that_names_one_twice_are_read() {
     );
 }
 
+/// A jar behind a launch script (Spring Boot's "fully executable" jar) or
+/// a self-extracting zip does not start with a zip's magic: a zip-family
+/// name and a zip's end record at the end make it a zip. It was scanned as
+/// text (the script) or skipped as binary, exit 0, its members unread. A
+/// text file named `.zip` is still text.
+#[test]
+fn a_zip_behind_a_launch_script_is_opened() {
+    let t = Tree::new();
+    t.write(
+        "app.properties",
+        format!("name=x\ngithub.token={}\n", token(22)),
+    );
+    t.write("notes.zip", format!("T={}\n", token(23)));
+    sh(
+        t.path(),
+        "zip -q inner.zip app.properties \
+         && { printf '#!/bin/sh\\n'; seq 1 2000 | sed 's/^/# launch script line /'; \
+              echo 'exit 0'; cat inner.zip; } > app.jar \
+         && { head -c 5000 /dev/zero; cat inner.zip; } > setup.zip \
+         && rm inner.zip app.properties",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        [
+            "app.jar!app.properties:2:14:2:54",
+            "notes.zip:1:3:1:43",
+            "setup.zip!app.properties:2:14:2:54",
+        ]
+    );
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 2 opened, 2 members (122 B expanded)")
+    );
+}
+
 /// One `.tar.gz` of 2,000 small files, one 1.5 MB log and a jar of 300
 /// classes: the worker that inflates it hands the small members to the
 /// others in batches. Every finding at its line, the same JSON for 1 and 4

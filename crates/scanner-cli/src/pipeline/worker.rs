@@ -285,7 +285,12 @@ fn scan_item(
             // a plain file's scan goes on after it (no second read of it).
             let head = read_head(&mut file, &mut w.read.buf)?;
             if let Some(limits) = &sh.opts.archives {
-                if let Some(kind) = archive::sniff(&w.read.buf[..head]) {
+                let name = path.as_os_str().as_encoded_bytes();
+                let kind = match archive::sniff(&w.read.buf[..head]) {
+                    None if archive::zip_behind_prefix(name, &mut file)? => Some(ArchiveKind::Zip),
+                    kind => kind,
+                };
+                if let Some(kind) = kind {
                     file.rewind()?;
                     return scan_archive(kind, &mut file, &provenance, limits, w, spawner, sh)
                         .map(Some);

@@ -71,6 +71,21 @@ pub fn kind_from_name(name: &[u8]) -> Option<ArchiveKind> {
     }
 }
 
+/// Whether a file that [`sniff`] does not know is a zip behind a prefix: a
+/// self-extracting zip, an executable jar behind its launch script (Spring
+/// Boot's). Its name is of the zip family ([`kind_from_name`]) and its end
+/// holds a zip's end-of-central-directory record. `src` is left where it
+/// was.
+pub fn zip_behind_prefix(name: &[u8], src: &mut dyn super::ReadSeek) -> std::io::Result<bool> {
+    if kind_from_name(name) != Some(ArchiveKind::Zip) {
+        return Ok(false);
+    }
+    let at = src.stream_position()?;
+    let found = super::zip_members::zip_directory(src)?.is_some();
+    src.seek(std::io::SeekFrom::Start(at))?;
+    Ok(found)
+}
+
 /// The archive kind of a file: by its first bytes ([`sniff`]), else by its
 /// name ([`kind_from_name`]). Compressed formats are only trusted by magic: a
 /// `.gz` without one is not gzip. A guess by name can be wrong: a walk that

@@ -147,7 +147,7 @@ mod tests;
 use std::io::{self, Cursor, Read, Seek};
 
 pub use budget::{ArchiveStats, Budget, RunBytes, Skipped, MAX_LISTED_SKIPS};
-pub use kind::{detect, kind_from_name, sniff, ArchiveKind, SNIFF_LEN};
+pub use kind::{detect, kind_from_name, sniff, zip_behind_prefix, ArchiveKind, SNIFF_LEN};
 pub use limits::{Limits, MAX_DEPTH, MAX_ZSTD_WINDOW};
 pub use scope::{escape_name, is_unsafe_name, member_path, Scope};
 pub use skip::{flag_for_label, label_incomplete, ArchiveSkip};
