@@ -496,6 +496,54 @@ fn a_zip_behind_a_launch_script_is_opened() {
     );
 }
 
+/// An archive on standard input, staged or committed is opened as a file
+/// is (a zip from a pipe is spooled first): they were skipped as binary,
+/// exit 0.
+#[test]
+fn archives_on_stdin_staged_and_in_history_are_opened() {
+    let t = Tree::new();
+    sources(&t);
+    sh(
+        t.path(),
+        "tar czf s.tgz -C src notes.txt && cd src && zip -q ../s.zip app.properties",
+    );
+    for (archive, args, found) in [
+        ("s.tgz", &["-"][..], "<stdin>!notes.txt:1:3:1:43"),
+        (
+            "s.zip",
+            &["--stdin-name", "up.zip", "-"][..],
+            "up.zip!app.properties:3:7:3:47",
+        ),
+    ] {
+        let r = common::Run::from_output(
+            common::scanner_in(t.path())
+                .args(["scan", "--format", "json"])
+                .args(args)
+                .stdin(fs::File::open(t.join(archive)).unwrap())
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.expect(1).locations(), [found], "{archive}");
+    }
+    let repo = common::Repo::new();
+    repo.write("lib/s.zip", fs::read(t.join("s.zip")).unwrap());
+    repo.write("s.tgz", fs::read(t.join("s.tgz")).unwrap());
+    repo.git(&["add", "."]);
+    let want = [
+        "lib/s.zip!app.properties:3:7:3:47",
+        "s.tgz!notes.txt:1:3:1:43",
+    ];
+    let r = repo.scan(&["scan", "--staged", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), want);
+    repo.commit("archives");
+    let r = repo.scan(&["scan", "--history", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), want);
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 2 opened, 2 members (103 B expanded)")
+    );
+}
+
 /// One `.tar.gz` of 2,000 small files, one 1.5 MB log and a jar of 300
 /// classes: the worker that inflates it hands the small members to the
 /// others in batches. Every finding at its line, the same JSON for 1 and 4
