@@ -544,6 +544,32 @@ fn archives_on_stdin_staged_and_in_history_are_opened() {
     );
 }
 
+/// A tar entry of a type tar does not know is a regular file to POSIX and
+/// GNU tar ("Unknown file type 'Z', extracted as normal file"): its token
+/// is found. It was passed over, exit 0. A directory entry with data is
+/// still not content.
+#[test]
+fn a_tar_entry_of_an_unknown_type_is_read_as_a_file() {
+    let t = Tree::new();
+    let py = format!(
+        "import tarfile, io\n\
+         with tarfile.open('t.tar', 'w', format=tarfile.GNU_FORMAT) as tf:\n\
+         \x20   for name, kind in (('z.env', b'Z'), ('d', tarfile.DIRTYPE)):\n\
+         \x20       data = b'T={}\\n'\n\
+         \x20       info = tarfile.TarInfo(name); info.size = len(data); info.type = kind\n\
+         \x20       tf.fileobj.write(info.tobuf(tarfile.GNU_FORMAT))\n\
+         \x20       tf.fileobj.write(data.ljust(512, b'\\0')); tf.offset += 1024\n",
+        token(24)
+    );
+    python3(&t, &["-c".as_ref(), py.as_ref()]);
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["t.tar!z.env:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 1 opened, 1 member (43 B expanded)")
+    );
+}
+
 /// One `.tar.gz` of 2,000 small files, one 1.5 MB log and a jar of 300
 /// classes: the worker that inflates it hands the small members to the
 /// others in batches. Every finding at its line, the same JSON for 1 and 4
