@@ -460,6 +460,31 @@ fn both_members_of_a_zip_that_names_one_twice_are_read() {
     );
 }
 
+/// A zip whose end record says 0xffff entries, the real count being in its
+/// zip64 record (as writers that always write zip64 do), is read without a
+/// warning: the check for names given twice took 65,535 for the count.
+#[test]
+fn a_zip64_count_behind_the_0xffff_mark_is_the_count() {
+    let t = Tree::new();
+    let py = format!(
+        "import zipfile, struct\n\
+         with zipfile.ZipFile('n.zip', 'w') as z:\n\
+         \x20   z.writestr('a.env', 'T={}\\n'); z.writestr('b.txt', 'hi\\n')\n\
+         d = open('n.zip', 'rb').read(); e = d.rindex(b'PK\\x05\\x06')\n\
+         n, size, off = struct.unpack('<HII', d[e + 10:e + 20])\n\
+         rec = struct.pack('<IQHHIIQQQQ', 0x06064b50, 44, 45, 45, 0, 0, n, n, size, off)\n\
+         loc = struct.pack('<IIQI', 0x07064b50, 0, e, 1)\n\
+         end = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, 0xffff, 0xffff, 2**32 - 1, 2**32 - 1, 0)\n\
+         open('z64.zip', 'wb').write(d[:e] + rec + loc + end)\n",
+        token(25)
+    );
+    python3(&t, &["-c".as_ref(), py.as_ref()]);
+    fs::remove_file(t.join("n.zip")).unwrap();
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["z64.zip!a.env:1:3:1:43"]);
+    assert_eq!(r.summary_line("not read inside archives:"), None);
+}
+
 /// A jar behind a launch script (Spring Boot's "fully executable" jar) or
 /// a self-extracting zip does not start with a zip's magic: a zip-family
 /// name and a zip's end record at the end make it a zip. It was scanned as

@@ -194,10 +194,14 @@ pub(super) fn zip_directory(src: &mut dyn ReadSeek) -> io::Result<Option<Directo
         le(&rec[48..56]),
         record64,
     );
-    Ok(Some(Directory {
-        entries: small.entries.max(big.entries),
-        ..big
-    }))
+    // 0xffff in the end record means "in the zip64 record" (some writers
+    // always say so); any other count may only raise the zip64 one, lest a
+    // zip64 record declaring fewer hide entries from the member limit.
+    let entries = match small.entries {
+        0xffff => big.entries,
+        n => n.max(big.entries),
+    };
+    Ok(Some(Directory { entries, ..big }))
 }
 
 /// The content of the member whose local header is at `at`, `packed`
