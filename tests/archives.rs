@@ -485,6 +485,25 @@ fn a_zip64_count_behind_the_0xffff_mark_is_the_count() {
     assert_eq!(r.summary_line("not read inside archives:"), None);
 }
 
+/// A v7 tar (`tar --format=v7`, old tarballs) has no ustar magic: its first
+/// header's checksum tells it, plain and gzipped. Both were skipped as
+/// binary, exit 0.
+#[test]
+fn a_v7_tar_is_opened_plain_and_gzipped() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(26)));
+    sh(
+        t.path(),
+        "tar --format=v7 -cf v7.tar a.env && gzip -c v7.tar > v7.tgz && rm a.env",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        ["v7.tar!a.env:1:3:1:43", "v7.tgz!a.env:1:3:1:43"]
+    );
+    assert_eq!(r.summary_line("not scanned"), None);
+}
+
 /// A jar behind a launch script (Spring Boot's "fully executable" jar) or
 /// a self-extracting zip does not start with a zip's magic: a zip-family
 /// name and a zip's end record at the end make it a zip. It was scanned as
