@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::process::Command;
 
-use common::{hostile, many_members, sh, spaces_then_a_token, token, Tree};
+use common::{hostile, many_members, python3, sh, spaces_then_a_token, token, Tree};
 
 /// A tree with `src/` holding two files with secrets.
 fn sources(t: &Tree) {
@@ -393,6 +393,227 @@ fn a_zstd_window_over_128_mib_fails_the_run() {
     );
 }
 
+/// A zstd file is every frame in it, as `zstd -d` reads it: the token in
+/// the second of two concatenated frames, and a tar after a skippable
+/// frame (as pzstd writes one first), are found; a later frame whose
+/// window is too large is warned about at the member (exit 2). Only the
+/// first frame was read, silently, and a leading skippable frame made the
+/// file binary.
+#[test]
+fn every_frame_of_a_zstd_file_is_read() {
+    let t = Tree::new();
+    t.write("a.env", "name=x\n");
+    t.write("b.env", format!("T={}\n", token(18)));
+    t.write("s.env", format!("T={}\n", token(19)));
+    sh(
+        t.path(),
+        r"zstd -q -c a.env > m.env.zst && zstd -q -c b.env >> m.env.zst
+         { printf '\120\052\115\030\004\000\000\000skip'; tar cf - s.env | zstd -q -c; } > p.tar.zst
+         zstd -q -c a.env > w.zst && zstd -q --long=28 -c < b.env >> w.zst
+         rm a.env b.env s.env",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(2).locations(),
+        ["m.env.zst!m.env:2:3:2:43", "p.tar.zst!s.env:1:3:1:43"]
+    );
+    assert!(
+        r.stderr.contains(
+            "scanner: warning: w.zst!w: zstd window of 256 MiB, over the 128 MiB the reference \
+             zstd decodes without --long"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.summary_line("not read inside archives:"),
+        Some("not read inside archives: 1 window_too_large")
+    );
+}
+
+/// A zip naming two members alike (hostile: `unzip` extracts both, the
+/// second over the first) has both read: the `zip` crate keeps one entry
+/// per name, and the first member's token went unreported, exit 1 for the
+/// other.
+#[test]
+fn both_members_of_a_zip_that_names_one_twice_are_read() {
+    let t = Tree::new();
+    let py = format!(
+        "import zipfile, warnings\n\
+         warnings.simplefilter('ignore')\n\
+         with zipfile.ZipFile('d.zip', 'w') as z:\n\
+         \x20   z.writestr('dup.env', 'T={}\\n')\n\
+         \x20   z.writestr('ok.env', 'fine\\n')\n\
+         \x20   z.writestr('dup.env', 'x\\nT={}\\n')\n",
+        token(20),
+        token(21)
+    );
+    python3(&t, &["-c".as_ref(), py.as_ref()]);
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        ["d.zip!dup.env:1:3:1:43", "d.zip!dup.env:2:3:2:43"]
+    );
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 1 opened, 3 members (93 B expanded)")
+    );
+}
+
+/// A zip whose end record says 0xffff entries, the real count being in its
+/// zip64 record (as writers that always write zip64 do), is read without a
+/// warning: the check for names given twice took 65,535 for the count.
+#[test]
+fn a_zip64_count_behind_the_0xffff_mark_is_the_count() {
+    let t = Tree::new();
+    let py = format!(
+        "import zipfile, struct\n\
+         with zipfile.ZipFile('n.zip', 'w') as z:\n\
+         \x20   z.writestr('a.env', 'T={}\\n'); z.writestr('b.txt', 'hi\\n')\n\
+         d = open('n.zip', 'rb').read(); e = d.rindex(b'PK\\x05\\x06')\n\
+         n, size, off = struct.unpack('<HII', d[e + 10:e + 20])\n\
+         rec = struct.pack('<IQHHIIQQQQ', 0x06064b50, 44, 45, 45, 0, 0, n, n, size, off)\n\
+         loc = struct.pack('<IIQI', 0x07064b50, 0, e, 1)\n\
+         end = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, 0xffff, 0xffff, 2**32 - 1, 2**32 - 1, 0)\n\
+         open('z64.zip', 'wb').write(d[:e] + rec + loc + end)\n",
+        token(25)
+    );
+    python3(&t, &["-c".as_ref(), py.as_ref()]);
+    fs::remove_file(t.join("n.zip")).unwrap();
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["z64.zip!a.env:1:3:1:43"]);
+    assert_eq!(r.summary_line("not read inside archives:"), None);
+}
+
+/// A v7 tar (`tar --format=v7`, old tarballs) has no ustar magic: its first
+/// header's checksum tells it, plain and gzipped. Both were skipped as
+/// binary, exit 0.
+#[test]
+fn a_v7_tar_is_opened_plain_and_gzipped() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(26)));
+    sh(
+        t.path(),
+        "tar --format=v7 -cf v7.tar a.env && gzip -c v7.tar > v7.tgz && rm a.env",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        ["v7.tar!a.env:1:3:1:43", "v7.tgz!a.env:1:3:1:43"]
+    );
+    assert_eq!(r.summary_line("not scanned"), None);
+}
+
+/// A jar behind a launch script (Spring Boot's "fully executable" jar) or
+/// a self-extracting zip does not start with a zip's magic: a zip-family
+/// name and a zip's end record at the end make it a zip. It was scanned as
+/// text (the script) or skipped as binary, exit 0, its members unread. A
+/// text file named `.zip` is still text.
+#[test]
+fn a_zip_behind_a_launch_script_is_opened() {
+    let t = Tree::new();
+    t.write(
+        "app.properties",
+        format!("name=x\ngithub.token={}\n", token(22)),
+    );
+    t.write("notes.zip", format!("T={}\n", token(23)));
+    sh(
+        t.path(),
+        "zip -q inner.zip app.properties \
+         && { printf '#!/bin/sh\\n'; seq 1 2000 | sed 's/^/# launch script line /'; \
+              echo 'exit 0'; cat inner.zip; } > app.jar \
+         && { head -c 5000 /dev/zero; cat inner.zip; } > setup.zip \
+         && rm inner.zip app.properties",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        [
+            "app.jar!app.properties:2:14:2:54",
+            "notes.zip:1:3:1:43",
+            "setup.zip!app.properties:2:14:2:54",
+        ]
+    );
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 2 opened, 2 members (122 B expanded)")
+    );
+}
+
+/// An archive on standard input, staged or committed is opened as a file
+/// is (a zip from a pipe is spooled first): they were skipped as binary,
+/// exit 0.
+#[test]
+fn archives_on_stdin_staged_and_in_history_are_opened() {
+    let t = Tree::new();
+    sources(&t);
+    sh(
+        t.path(),
+        "tar czf s.tgz -C src notes.txt && cd src && zip -q ../s.zip app.properties",
+    );
+    for (archive, args, found) in [
+        ("s.tgz", &["-"][..], "<stdin>!notes.txt:1:3:1:43"),
+        (
+            "s.zip",
+            &["--stdin-name", "up.zip", "-"][..],
+            "up.zip!app.properties:3:7:3:47",
+        ),
+    ] {
+        let r = common::Run::from_output(
+            common::scanner_in(t.path())
+                .args(["scan", "--format", "json"])
+                .args(args)
+                .stdin(fs::File::open(t.join(archive)).unwrap())
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.expect(1).locations(), [found], "{archive}");
+    }
+    let repo = common::Repo::new();
+    repo.write("lib/s.zip", fs::read(t.join("s.zip")).unwrap());
+    repo.write("s.tgz", fs::read(t.join("s.tgz")).unwrap());
+    repo.git(&["add", "."]);
+    let want = [
+        "lib/s.zip!app.properties:3:7:3:47",
+        "s.tgz!notes.txt:1:3:1:43",
+    ];
+    let r = repo.scan(&["scan", "--staged", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), want);
+    repo.commit("archives");
+    let r = repo.scan(&["scan", "--history", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), want);
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 2 opened, 2 members (103 B expanded)")
+    );
+}
+
+/// A tar entry of a type tar does not know is a regular file to POSIX and
+/// GNU tar ("Unknown file type 'Z', extracted as normal file"): its token
+/// is found. It was passed over, exit 0. A directory entry with data is
+/// still not content.
+#[test]
+fn a_tar_entry_of_an_unknown_type_is_read_as_a_file() {
+    let t = Tree::new();
+    let py = format!(
+        "import tarfile, io\n\
+         with tarfile.open('t.tar', 'w', format=tarfile.GNU_FORMAT) as tf:\n\
+         \x20   for name, kind in (('z.env', b'Z'), ('d', tarfile.DIRTYPE)):\n\
+         \x20       data = b'T={}\\n'\n\
+         \x20       info = tarfile.TarInfo(name); info.size = len(data); info.type = kind\n\
+         \x20       tf.fileobj.write(info.tobuf(tarfile.GNU_FORMAT))\n\
+         \x20       tf.fileobj.write(data.ljust(512, b'\\0')); tf.offset += 1024\n",
+        token(24)
+    );
+    python3(&t, &["-c".as_ref(), py.as_ref()]);
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["t.tar!z.env:1:3:1:43"]);
+    assert_eq!(
+        r.summary_line("archives:"),
+        Some("archives: 1 opened, 1 member (43 B expanded)")
+    );
+}
+
 /// One `.tar.gz` of 2,000 small files, one 1.5 MB log and a jar of 300
 /// classes: the worker that inflates it hands the small members to the
 /// others in batches. Every finding at its line, the same JSON for 1 and 4
@@ -535,4 +756,60 @@ fn lying_tar_sizes_are_read_as_gnu_tar_reads_them_sweep() {
             String::from_utf8_lossy(&gnu.stderr)
         );
     }
+}
+
+/// A stream that breaks after its text (`gzip` with trailing garbage, a
+/// `.gz` cut off mid-way, a zip member whose CRC fails) is reported with
+/// the findings in what it yielded, and the break is warned about (exit
+/// 2): the token on line 1 was lost when the break came within the first
+/// chunk, or within the first 262 bytes of a compressed file.
+#[test]
+fn a_broken_stream_reports_the_findings_in_what_it_yielded() {
+    let t = Tree::new();
+    t.write("s.env", format!("T={}\n", token(15)));
+    t.write("b.env", format!("T={}\n", token(16)));
+    t.write("c.env", format!("T={}\n", token(17)));
+    sh(
+        t.path(),
+        "gzip -c s.env > s.env.gz && echo garbage >> s.env.gz \
+         && seq 1 20000 >> b.env && gzip -c b.env | head -c 20000 > b.env.gz \
+         && xz -c s.env > s.env.xz && echo garbage >> s.env.xz \
+         && rm s.env b.env",
+    );
+    // A stored member whose last byte changed after its CRC was written.
+    python3(
+        &t,
+        &[
+            "-c".as_ref(),
+            "import zipfile\n\
+             z = zipfile.ZipFile('c.zip', 'w'); z.write('c.env'); z.close()\n\
+             d = bytearray(open('c.zip', 'rb').read())\n\
+             i = d.index(b'\\n', d.index(b'T=gh')); d[i] = ord(' ')\n\
+             open('c.zip', 'wb').write(bytes(d))"
+                .as_ref(),
+        ],
+    );
+    fs::remove_file(t.join("c.env")).unwrap();
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(2).locations(),
+        [
+            "b.env.gz!b.env:1:3:1:43",
+            "c.zip!c.env:1:3:1:43",
+            "s.env.gz!s.env:1:3:1:43",
+            "s.env.xz!s.env:1:3:1:43",
+        ]
+    );
+    for line in [
+        "scanner: warning: b.env.gz!b.env: truncated",
+        "scanner: warning: c.zip!c.env: corrupt: Invalid checksum",
+        "scanner: warning: s.env.gz!s.env: truncated",
+        "scanner: warning: s.env.xz!s.env: corrupt: invalid data after stream",
+    ] {
+        assert!(r.stderr.contains(line), "{line}\n{}", r.stderr);
+    }
+    assert_eq!(
+        r.summary_line("not read inside archives:"),
+        Some("not read inside archives: 2 corrupt, 2 truncated")
+    );
 }

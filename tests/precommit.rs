@@ -266,6 +266,33 @@ fn diff_reports_added_lines_only() {
         .expect(0);
 }
 
+/// A file git calls binary has no lines in `git diff`: an archive the change adds or edits
+/// is scanned whole, its members' findings kept, and so is UTF-16 text. Both were left out
+/// without a count, exit 0.
+#[test]
+fn diff_scans_an_added_archive_and_utf16_file_whole() {
+    let r = Repo::new();
+    r.write("r.txt", "x\n");
+    r.commit_all();
+    r.git(&["branch", "base"]);
+    r.write("lib/a.env", format!("name=x\nT={}\n", token(60)));
+    common::sh(&r.path("lib"), "zip -q ../app.jar a.env && rm a.env");
+    let reg = format!("\r\nT={}\r\n", token(61));
+    let mut le = vec![0xFF, 0xFE];
+    le.extend(reg.encode_utf16().flat_map(u16::to_le_bytes));
+    r.write("export.reg", le);
+    r.commit_all();
+    let run = r.scan(&["scan", "--diff", "base", "--format", "json"]);
+    assert_eq!(
+        run.expect(1).path_lines(),
+        ["app.jar!a.env:2", "export.reg:2"]
+    );
+    // An unchanged archive is not scanned again.
+    r.write("r.txt", "y\n");
+    r.scan(&["scan", "--diff", "HEAD", "--format", "json"])
+        .expect(0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Baselines
 

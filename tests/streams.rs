@@ -272,6 +272,61 @@ fn utf16_files_are_transcoded() {
     );
 }
 
+/// UTF-16 text is transcoded on standard input, inside archives and in git
+/// blobs too: a regedit export piped in, in a zip and gzipped, staged and
+/// committed, a BE script in the zip, and a member over 1 MiB (read as it
+/// is inflated, not whole). They were skipped as binary, exit 0.
+#[test]
+fn utf16_text_on_stdin_and_in_archives_is_transcoded() {
+    let t = Tree::new();
+    let reg = format!(
+        "Windows Registry Editor Version 5.00\r\n\r\n[HKEY_CURRENT_USER\\Software\\App]\r\n\"Token\"=\"{}\"\r\n",
+        token(31)
+    );
+    let mut le = vec![0xFF, 0xFE];
+    le.extend(reg.encode_utf16().flat_map(u16::to_le_bytes));
+    t.write("export.reg", &le);
+    let ps = format!("# deploy\n$token = '{}'\n", token(32));
+    t.write(
+        "deploy.ps1",
+        ps.encode_utf16()
+            .flat_map(u16::to_be_bytes)
+            .collect::<Vec<u8>>(),
+    );
+    let big = format!("{}T={}\n", "a line of text\n".repeat(100_000), token(33));
+    t.write(
+        "big.txt",
+        big.encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect::<Vec<u8>>(),
+    );
+    common::sh(
+        t.path(),
+        "zip -q u.zip export.reg deploy.ps1 big.txt && gzip export.reg && rm deploy.ps1 big.txt",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(
+        r.expect(1).locations(),
+        [
+            "export.reg.gz!export.reg:4:10:4:50",
+            "u.zip!big.txt:100001:3:100001:43",
+            "u.zip!deploy.ps1:2:11:2:51",
+            "u.zip!export.reg:4:10:4:50",
+        ]
+    );
+    let r = with_stdin(&t, &["scan", "--format", "json", "-"], &le);
+    assert_eq!(r.expect(1).locations(), ["<stdin>:4:10:4:50"]);
+    // And as a blob: staged, and in history.
+    let repo = common::Repo::new();
+    repo.write("export.reg", &le);
+    repo.git(&["add", "export.reg"]);
+    let r = repo.scan(&["scan", "--staged", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["export.reg:4:10:4:50"]);
+    repo.commit("reg");
+    let r = repo.scan(&["scan", "--history", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["export.reg:4:10:4:50"]);
+}
+
 /// A log appended to while it is scanned is read up to its size at open, so that the scan
 /// ends while a writer goes on: the scanner is stopped mid-read (SIGSTOP at the kernel's read
 /// position), 8 MiB and a secret are appended, and it is resumed. It must report exactly the

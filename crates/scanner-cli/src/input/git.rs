@@ -40,7 +40,8 @@
 //! `git diff -U0 BASE` (working tree against BASE, renames followed so that a moved file is
 //! not all "added") gives, per path, the line ranges of the new side's hunks. Only files with
 //! added lines are scanned, and [`DiffFilter`] drops every finding none of whose lines was
-//! added (reason `diff-context`).
+//! added (reason `diff-context`). A binary file added or changed has no hunks: all of it,
+//! and an archive's members, count as added ([`WHOLE_FILE`]).
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -235,13 +236,28 @@ pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Res
     parse_patch(&patch)
 }
 
-/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path.
+/// The added range of a file that git calls binary (an archive, UTF-16 text): it has no
+/// lines to diff, so all of it counts as added, and so do the members of an archive.
+pub const WHOLE_FILE: (u32, u32) = (1, u32::MAX);
+
+/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path, and [`WHOLE_FILE`] for
+/// a binary file added or changed (`Binary files A and b/NAME differ`).
 fn parse_patch(patch: &[u8]) -> anyhow::Result<AddedLines> {
     let mut added = AddedLines::new();
     let mut current: Option<Vec<u8>> = None;
     for line in patch.split(|b| *b == b'\n') {
         if line.starts_with(b"diff ") {
             current = None;
+        } else if let Some(sides) = line
+            .strip_prefix(b"Binary files ")
+            .and_then(|l| l.strip_suffix(b" differ"))
+        {
+            // The new side follows the last ` and ` (git quotes a name with special bytes).
+            let at = sides.windows(5).rposition(|w| w == b" and ");
+            let name = at.map(|at| unquote(&sides[at + 5..])).unwrap_or_default();
+            if let Some(name) = name.strip_prefix(b"b/") {
+                added.entry(name.to_vec()).or_default().push(WHOLE_FILE);
+            }
         } else if let Some(name) = line.strip_prefix(b"+++ ") {
             // A name containing a space ends with a tab (for GNU patch); a real tab in a name
             // would have been quoted.
@@ -456,12 +472,22 @@ impl DiffFilter {
         DiffFilter { added }
     }
 
-    /// Whether lines `line..=end_line` of `path` touch an added line.
+    /// Whether lines `line..=end_line` of `path` touch an added line. A member of an archive
+    /// (`ARCHIVE!MEMBER`) is kept when the archive was added or changed whole
+    /// ([`WHOLE_FILE`]).
     pub fn keeps(&self, path: &Path, line: u32, end_line: u32) -> bool {
         let end = end_line.max(line);
-        self.added
-            .get(path)
-            .is_some_and(|ranges| ranges.iter().any(|&(s, e)| s <= end && line <= e))
+        if let Some(ranges) = self.added.get(path) {
+            return ranges.iter().any(|&(s, e)| s <= end && line <= e);
+        }
+        let bytes = path.as_os_str().as_encoded_bytes();
+        bytes.iter().enumerate().any(|(i, &b)| {
+            b == b'!'
+                && self
+                    .added
+                    .get(&path_from_bytes(bytes[..i].to_vec()))
+                    .is_some_and(|ranges| ranges.contains(&WHOLE_FILE))
+        })
     }
 }
 

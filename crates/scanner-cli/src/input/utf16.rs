@@ -8,9 +8,44 @@
 //! those of the text; offsets count bytes of the UTF-8 transcoding, not of
 //! the file (documented in `docs/output.md`).
 
-use std::io::{self, Read};
+use std::io::{self, Cursor, Read};
 
-use scanner_engine::text::{Utf16, Utf16Decoder};
+use scanner_engine::text::{detect_utf16, Utf16, Utf16Decoder, SNIFF_LEN};
+
+/// A stream read as text, for a source whose first KiB cannot be read
+/// twice (standard input, an archive member): its head is read ahead for
+/// [`detect_utf16`], and the whole stream handed back, through a
+/// [`Utf16Reader`] if it is UTF-16 (the `bool`), as it is otherwise. A read
+/// that fails within the head fails after the bytes read before it.
+pub fn text_stream<'a>(mut inner: impl Read + 'a) -> (Box<dyn Read + 'a>, bool) {
+    let mut head = Vec::with_capacity(SNIFF_LEN);
+    let failed = (&mut inner)
+        .take(SNIFF_LEN as u64)
+        .read_to_end(&mut head)
+        .err();
+    let detected = detect_utf16(&head);
+    let rest: Box<dyn Read + 'a> = match failed {
+        Some(e) => Box::new(Failed(Some(e))),
+        None => Box::new(inner),
+    };
+    match detected {
+        Some((order, bom)) => {
+            let mut head = Cursor::new(head);
+            head.set_position(bom as u64);
+            (Box::new(Utf16Reader::new(head.chain(rest), order)), true)
+        }
+        None => (Box::new(Cursor::new(head).chain(rest)), false),
+    }
+}
+
+/// A reader that fails once with an error met earlier, then ends.
+struct Failed(Option<io::Error>);
+
+impl Read for Failed {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        self.0.take().map_or(Ok(0), Err)
+    }
+}
 
 /// A reader of UTF-16 bytes that yields UTF-8.
 pub struct Utf16Reader<R> {

@@ -407,9 +407,9 @@ mod tests {
     }
 
     /// Archive members held in memory are read like streamed ones: a member
-    /// the limits cut off is reported with 0 bytes and what its complete
-    /// chunks held (a partial chunk is not scanned, as when streamed), a
-    /// NUL makes it binary; the same counts whatever the thread count.
+    /// the limits cut off is reported with 0 bytes and what it held, its
+    /// last partial chunk included (as when streamed), a NUL makes it
+    /// binary; the same counts whatever the thread count.
     #[test]
     fn archive_members_in_memory_are_read_like_streamed_members() {
         let engine = Arc::new(Engine::builtin().unwrap());
@@ -432,7 +432,7 @@ mod tests {
         for threads in [1, 3] {
             let items = vec![
                 member("ok.txt", secret.clone(), false),
-                // Shorter than a chunk: the read fails before it is scanned.
+                // Shorter than a chunk: scanned, then the read fails.
                 member("cut.txt", secret.clone(), true),
                 // The secret is in the first chunk, complete before the cut.
                 member("long.txt", format!("{secret2}{filler}"), true),
@@ -459,7 +459,7 @@ mod tests {
             .unwrap();
             assert_eq!(
                 (report.files, report.bytes, report.findings),
-                (3, secret.len() as u64, 2),
+                (3, secret.len() as u64, 3),
                 "{threads} threads"
             );
             assert_eq!(report.skips.get(crate::report::Skip::Binary), 1);

@@ -62,7 +62,8 @@ impl ChunkReader<'_> {
     /// Reads `start..end` (owned) through `read(buf, offset)`, never past
     /// `read_limit` (`end` plus the overlap, clamped to the size), and scans
     /// each chunk, appending to `found`. Positions are counted from line 1,
-    /// column 1 at `start`.
+    /// column 1 at `start`. A read that fails returns its error after the
+    /// bytes read before it are scanned: their findings are in `found`.
     pub fn scan(
         &self,
         path: &str,
@@ -88,6 +89,10 @@ impl ChunkReader<'_> {
         loop {
             let want = (cap as u64).min(read_limit.saturating_sub(chunk_off)) as usize;
             let mut eof = false;
+            // A read that fails ends the input, but what it read before is
+            // scanned first: a truncated or corrupt archive member (gzip's
+            // `unexpected end of file`) is reported with what it holds.
+            let mut failed = None;
             while filled < want {
                 match read(&mut buf[filled..want], chunk_off + filled as u64) {
                     Ok(0) => {
@@ -96,7 +101,10 @@ impl ChunkReader<'_> {
                     }
                     Ok(n) => filled += n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
                 }
             }
             if first && self.sniff {
@@ -105,10 +113,13 @@ impl ChunkReader<'_> {
                 // smaller than that (the hidden --chunk-size test knob) or the
                 // file is: look further only in the first case.
                 if is_binary(&buf[..filled.min(SNIFF_LEN)]) {
-                    return Ok(Read::Binary);
+                    return match failed {
+                        Some(e) => Err(e),
+                        None => Ok(Read::Binary),
+                    };
                 }
             }
-            let at_limit = eof || chunk_off + filled as u64 >= read_limit;
+            let at_limit = eof || failed.is_some() || chunk_off + filled as u64 >= read_limit;
             let owned_max = end.saturating_sub(chunk_off).min(filled as u64) as usize;
             let owned = if at_limit {
                 owned_max
@@ -138,6 +149,9 @@ impl ChunkReader<'_> {
             // count.
             if !last || self.count_last {
                 pos = pos.advance(&buf[..owned]);
+            }
+            if let Some(e) = failed {
+                return Err(e);
             }
             if last {
                 return Ok(Read::Scanned {

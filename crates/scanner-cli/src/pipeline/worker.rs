@@ -40,7 +40,7 @@ use super::split::{self, Backing, Piece, SplitInput};
 use super::{ScanOptions, StopHandle, Task};
 use crate::input::archive::{self, ArchiveKind};
 use crate::input::history::{versions, BlobReader, ObjectStore};
-use crate::input::utf16::Utf16Reader;
+use crate::input::utf16::{text_stream, Utf16Reader};
 use crate::input::{walk::io_reason, Content, Item, Provenance};
 use crate::report::Skip;
 
@@ -285,9 +285,15 @@ fn scan_item(
             // a plain file's scan goes on after it (no second read of it).
             let head = read_head(&mut file, &mut w.read.buf)?;
             if let Some(limits) = &sh.opts.archives {
-                if let Some(kind) = archive::sniff(&w.read.buf[..head]) {
+                let name = path.as_os_str().as_encoded_bytes();
+                let kind = match archive::sniff(&w.read.buf[..head]) {
+                    None if archive::zip_behind_prefix(name, &mut file)? => Some(ArchiveKind::Zip),
+                    kind => kind,
+                };
+                if let Some(kind) = kind {
                     file.rewind()?;
-                    return scan_archive(kind, &mut file, &provenance, limits, w, spawner, sh)
+                    let source = archive::Source::Seekable(&mut file);
+                    return scan_archive(kind, source, &provenance, limits, w, spawner, sh)
                         .map(Some);
                 }
             }
@@ -377,7 +383,7 @@ fn scan_item(
             if size > stream_threshold(sh) {
                 if let Some(mut blob) = w.blob_reader(&repo)?.stream(&oid)? {
                     let limit = blob.size();
-                    return scan_stream(&provenance, &mut blob, limit, w, sh);
+                    return scan_stream_or_archive(&provenance, &mut blob, limit, w, spawner, sh);
                 }
             }
             // Shared with the reader's cache, not copied out of it. A
@@ -389,7 +395,9 @@ fn scan_item(
             let base = base.map(|b| (b, Arc::clone(&repo)));
             scan_bytes(&provenance, data, Some(oid), base, &permit, w, spawner, sh)
         })(),
-        Content::Stream(mut stream) => scan_stream(&provenance, &mut stream, u64::MAX, w, sh),
+        Content::Stream(mut stream) => {
+            scan_stream_or_archive(&provenance, &mut stream, u64::MAX, w, spawner, sh)
+        }
     };
     drop(permit);
     report(provenance, outcome, w, sh);
@@ -397,6 +405,7 @@ fn scan_item(
 
 /// Scans `stream` front to back through the chunk reader, binary-sniffed,
 /// at most `limit` bytes of it: only one chunk of it is held at a time.
+/// UTF-16 text ([`text_stream`]) is transcoded and read to its end.
 fn scan_stream(
     provenance: &Provenance,
     stream: &mut dyn io::Read,
@@ -405,11 +414,14 @@ fn scan_stream(
     sh: &Shared,
 ) -> Read1 {
     let path = provenance.path.to_string_lossy();
-    let read = sh.reader(true, false).scan(
+    // UTF-16 text is transcoded, as a file is; its UTF-8 may be longer.
+    let (mut text, utf16) = text_stream(stream);
+    let limit = if utf16 { u64::MAX } else { limit };
+    let read = sh.reader(!utf16, false).scan(
         &path,
         |buf, _| {
             sh.check_stop()?;
-            stream.read(buf)
+            text.read(buf)
         },
         (0, limit, limit),
         &mut w.read,
@@ -417,6 +429,42 @@ fn scan_stream(
         &mut w.found,
     )?;
     Ok(Some(outcome_of(read, w)))
+}
+
+/// Scans a stream that may be an archive (standard input, a FIFO, a large
+/// git blob), as a file is: its first bytes are read ahead for
+/// [`archive::sniff`]; a zip is spooled (it needs random access: memory up
+/// to [`archive::Limits::spool_memory`], then a temp file), the other
+/// formats are walked as they stream. Anything else goes to [`scan_stream`].
+fn scan_stream_or_archive(
+    provenance: &Provenance,
+    stream: &mut dyn io::Read,
+    limit: u64,
+    w: &mut WorkerScratch,
+    spawner: &Spawner<Task>,
+    sh: &Shared,
+) -> Read1 {
+    let mut head = Vec::with_capacity(archive::SNIFF_LEN);
+    stream
+        .take(archive::SNIFF_LEN as u64)
+        .read_to_end(&mut head)?;
+    let kind = archive::sniff(&head);
+    let mut rest = io::Cursor::new(head).chain(stream);
+    let (Some(limits), Some(kind)) = (&sh.opts.archives, kind) else {
+        return scan_stream(provenance, &mut rest, limit, w, sh);
+    };
+    let outcome = match kind {
+        ArchiveKind::Zip => {
+            let mut spooled = archive::spool(&mut rest, limits.spool_memory)?;
+            let source = archive::Source::Seekable(&mut spooled);
+            scan_archive(kind, source, provenance, limits, w, spawner, sh)
+        }
+        _ => {
+            let source = archive::Source::Stream(&mut rest);
+            scan_archive(kind, source, provenance, limits, w, spawner, sh)
+        }
+    };
+    outcome.map(Some)
 }
 
 /// The size above which a history or staged blob stored whole is streamed
@@ -516,7 +564,7 @@ fn read_head(file: &mut std::fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
 #[allow(clippy::too_many_arguments)]
 fn scan_archive(
     kind: ArchiveKind,
-    file: &mut std::fs::File,
+    source: archive::Source<'_>,
     provenance: &Provenance,
     limits: &archive::Limits,
     w: &mut WorkerScratch,
@@ -528,71 +576,67 @@ fn scan_archive(
     let scope = archive::Scope::top(&budget, &display);
     let mut out = sh.emitter(spawner);
     let mut batch = MemberBatch::new(std::mem::take(&mut w.members));
-    let walked = archive::walk(
-        kind,
-        archive::Source::Seekable(file),
-        &scope,
-        &mut |leaf, member| {
-            if out.stopped() {
-                return Ok(archive::Flow::Stop);
-            }
-            let member_prov = Provenance {
-                path: leaf.path.into(),
-                commit: provenance.commit.clone(),
+    let walked = archive::walk(kind, source, &scope, &mut |leaf, member| {
+        if out.stopped() {
+            return Ok(archive::Flow::Stop);
+        }
+        let member_prov = Provenance {
+            path: leaf.path.into(),
+            commit: provenance.commit.clone(),
+        };
+        if !out.admits(&member_prov.path) {
+            return Ok(archive::Flow::Continue);
+        }
+        // The declared size only chooses the way: a member that lies
+        // about it is still read at most `SMALL_MEMBER + 1` bytes here,
+        // at the end of the batch's buffer.
+        let mut head = Vec::new();
+        if leaf.size.is_none_or(|s| s <= SMALL_MEMBER) {
+            let start = batch.used;
+            let cut = match batch.read(member) {
+                Err(_) if out.stopped() => return Ok(archive::Flow::Stop),
+                Err(_) => true,
+                Ok(()) => false,
             };
-            if !out.admits(&member_prov.path) {
+            if cut || (batch.used - start) as u64 <= SMALL_MEMBER {
+                batch.push(member_prov, start, cut);
+                if batch.is_full() {
+                    batch.dispatch(&out, w, sh);
+                }
                 return Ok(archive::Flow::Continue);
             }
-            // The declared size only chooses the way: a member that lies
-            // about it is still read at most `SMALL_MEMBER + 1` bytes here,
-            // at the end of the batch's buffer.
-            let mut head = Vec::new();
-            if leaf.size.is_none_or(|s| s <= SMALL_MEMBER) {
-                let start = batch.used;
-                let cut = match batch.read(member) {
-                    Err(_) if out.stopped() => return Ok(archive::Flow::Stop),
-                    Err(_) => true,
-                    Ok(()) => false,
-                };
-                if cut || (batch.used - start) as u64 <= SMALL_MEMBER {
-                    batch.push(member_prov, start, cut);
-                    if batch.is_full() {
-                        batch.dispatch(&out, w, sh);
-                    }
-                    return Ok(archive::Flow::Continue);
-                }
-                // Large after all: its first bytes leave the buffer.
-                head = batch.data[start..batch.used].to_vec();
-                batch.used = start;
-            }
-            // Large: scanned here as it is inflated, after what was read.
-            let mut rest = io::Cursor::new(head).chain(member);
-            w.found.clear();
-            let read = sh.reader(true, false).scan(
-                leaf.path,
-                |buf, _| {
-                    sh.check_stop()?;
-                    rest.read(buf)
-                },
-                (0, u64::MAX, u64::MAX),
-                &mut w.read,
-                &mut w.scan,
-                &mut w.found,
-            );
-            let outcome = match read {
-                Ok(r) => outcome_of(r, w),
-                // A member the limits cut off: what was read is reported,
-                // the skip is in the archive's stats.
-                Err(_) if out.stopped() => return Ok(archive::Flow::Stop),
-                Err(_) => Outcome::Scanned {
-                    bytes: 0,
-                    findings: std::mem::take(&mut w.found),
-                },
-            };
-            sh.send(member_prov, outcome, w.scan.take_suppressed());
-            Ok(archive::Flow::Continue)
-        },
-    );
+            // Large after all: its first bytes leave the buffer.
+            head = batch.data[start..batch.used].to_vec();
+            batch.used = start;
+        }
+        // Large: scanned here as it is inflated, after what was read;
+        // UTF-16 text transcoded, as a file is.
+        let (mut rest, utf16) = text_stream(io::Cursor::new(head).chain(member));
+        w.found.clear();
+        let read = sh.reader(!utf16, false).scan(
+            leaf.path,
+            |buf, _| {
+                sh.check_stop()?;
+                rest.read(buf)
+            },
+            (0, u64::MAX, u64::MAX),
+            &mut w.read,
+            &mut w.scan,
+            &mut w.found,
+        );
+        let outcome = match read {
+            Ok(r) => outcome_of(r, w),
+            // A member the limits cut off: what was read is reported,
+            // the skip is in the archive's stats.
+            Err(_) if out.stopped() => return Ok(archive::Flow::Stop),
+            Err(_) => Outcome::Scanned {
+                bytes: 0,
+                findings: std::mem::take(&mut w.found),
+            },
+        };
+        sh.send(member_prov, outcome, w.scan.take_suppressed());
+        Ok(archive::Flow::Continue)
+    });
     if !out.stopped() {
         batch.dispatch(&out, w, sh);
     }
@@ -842,9 +886,20 @@ fn scan_bytes(
     sh: &Shared,
 ) -> Read1 {
     let size = data.len() as u64;
+    let head = &data[..data.len().min(reader::SNIFF_LEN)];
     let outcome = if let Some(skip) = sh.opts.scope.check_size(size) {
         Outcome::Skipped(skip)
-    } else if !sh.opts.binary && reader::is_binary(&data[..data.len().min(reader::SNIFF_LEN)]) {
+    } else if let (Some(limits), Some(kind)) = (&sh.opts.archives, archive::sniff(head)) {
+        // An archive committed or staged: its members scanned whole, as a
+        // file's are (a version is not compared with the one before).
+        let mut data = io::Cursor::new(&data[..]);
+        let source = archive::Source::Seekable(&mut data);
+        return scan_archive(kind, source, provenance, limits, w, spawner, sh).map(Some);
+    } else if reader::is_binary(head) && scanner_engine::text::detect_utf16(head).is_some() {
+        // UTF-16 text, transcoded as a file is: scanned whole, its
+        // versions not compared (their offsets are not the text's).
+        return scan_stream(provenance, &mut &data[..], u64::MAX, w, sh);
+    } else if !sh.opts.binary && reader::is_binary(head) {
         Outcome::Skipped(Skip::Binary)
     } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
         let mut input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);

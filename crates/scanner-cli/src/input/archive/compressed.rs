@@ -29,6 +29,102 @@ pub(super) fn zstd_window(head: &[u8]) -> Option<u64> {
     Some(if size_len == 2 { size + 256 } else { size })
 }
 
+/// The first bytes of a zstd skippable frame (`0x184D2A5?` little-endian):
+/// pzstd writes one before its frames, so a file may start with it.
+pub(super) fn is_zstd_skippable(head: &[u8]) -> bool {
+    head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18]
+}
+
+/// A zstd stream read as `zstd -d` reads it: every frame in turn (`cat
+/// a.zst b.zst`, pzstd's output), skippable frames passed over. Each
+/// frame's header is read before the decoder takes it: a window over
+/// [`MAX_ZSTD_WINDOW`] fails the read with
+/// [`ArchiveSkip::WindowTooLarge`], before a decoder would allocate it.
+struct ZstdFrames<R> {
+    src: R,
+    decoder: ruzstd::decoding::FrameDecoder,
+    /// A frame's header was read and its blocks are being decoded.
+    in_frame: bool,
+}
+
+impl<R: Read> ZstdFrames<R> {
+    /// Reads up to and including the next frame's header; false at the
+    /// end of the stream.
+    fn next_frame(&mut self) -> io::Result<bool> {
+        loop {
+            let mut head = Vec::with_capacity(18);
+            (&mut self.src).take(4).read_to_end(&mut head)?;
+            match head.len() {
+                0 => return Ok(false),
+                4 => {}
+                _ => return Err(io::ErrorKind::UnexpectedEof.into()),
+            }
+            if is_zstd_skippable(&head) {
+                let mut len = [0; 4];
+                self.src.read_exact(&mut len)?;
+                let len = u64::from(u32::from_le_bytes(len));
+                if io::copy(&mut (&mut self.src).take(len), &mut io::sink())? < len {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                continue;
+            }
+            // The frame header's length, from its descriptor byte.
+            (&mut self.src).take(1).read_to_end(&mut head)?;
+            let descriptor = *head.get(4).ok_or(io::ErrorKind::UnexpectedEof)?;
+            let single_segment = descriptor & 0x20 != 0;
+            let window = usize::from(!single_segment);
+            let dict = [0, 1, 2, 4][usize::from(descriptor & 3)];
+            let size = match descriptor >> 6 {
+                0 => usize::from(single_segment),
+                flag => [0, 2, 4, 8][usize::from(flag)],
+            };
+            let want = (window + dict + size) as u64;
+            (&mut self.src).take(want).read_to_end(&mut head)?;
+            if head.len() < 5 + want as usize {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            if let Some(window) = zstd_window(&head).filter(|&w| w > MAX_ZSTD_WINDOW) {
+                return Err(io::Error::other(ArchiveSkip::WindowTooLarge(window)));
+            }
+            self.decoder
+                .reset(Cursor::new(head))
+                .map_err(io::Error::other)?;
+            return Ok(true);
+        }
+    }
+}
+
+impl<R: Read> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if !self.in_frame {
+                if !self.next_frame()? {
+                    return Ok(0);
+                }
+                self.in_frame = true;
+            }
+            // As ruzstd's `StreamingDecoder` reads one frame.
+            let decoder = &mut self.decoder;
+            while decoder.can_collect() < buf.len() && !decoder.is_finished() {
+                let more = buf.len() - decoder.can_collect();
+                decoder
+                    .decode_blocks(
+                        &mut self.src,
+                        ruzstd::decoding::BlockDecodingStrategy::UptoBytes(more),
+                    )
+                    .map_err(io::Error::other)?;
+            }
+            match decoder.read(buf)? {
+                0 => self.in_frame = false,
+                n => return Ok(n),
+            }
+        }
+    }
+}
+
 /// A gzip, bzip2, xz or zstd stream: a compressed tar, or one compressed
 /// file.
 pub(super) fn compressed_members(
@@ -37,29 +133,16 @@ pub(super) fn compressed_members(
     scope: &Scope<'_>,
     on_member: &mut OnMember<'_>,
 ) -> io::Result<Flow> {
-    // A zstd frame header is at most 18 bytes: read before the decoder is
-    // made, whose window would be allocated as declared.
-    let mut frame = Vec::with_capacity(18);
-    if kind == ArchiveKind::Zstd {
-        src.take(18).read_to_end(&mut frame)?;
-        if let Some(window) = zstd_window(&frame).filter(|&w| w > MAX_ZSTD_WINDOW) {
-            scope.record_here(ArchiveSkip::WindowTooLarge(window));
-            return Ok(Flow::Continue);
-        }
-    }
-    let src = Cursor::new(frame).chain(src);
     // Multi-stream decoders: `cat a.gz b.gz`, pbzip2 and `xz -T` output
-    // are valid. zstd: the first frame only (the zstd tool writes one).
+    // are valid, and so is `cat a.zst b.zst`.
     let mut decoder: Box<dyn Read> = match kind {
         ArchiveKind::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(src)),
         ArchiveKind::Xz => Box::new(lzma_rust2::XzReader::new(src, true)),
-        ArchiveKind::Zstd => match ruzstd::decoding::StreamingDecoder::new(src) {
-            Ok(decoder) => Box::new(decoder),
-            Err(e) => {
-                scope.record_here(ArchiveSkip::Corrupt(e.to_string()));
-                return Ok(Flow::Continue);
-            }
-        },
+        ArchiveKind::Zstd => Box::new(ZstdFrames {
+            src,
+            decoder: ruzstd::decoding::FrameDecoder::new(),
+            in_frame: false,
+        }),
         _ => Box::new(flate2::read::MultiGzDecoder::new(src)),
     };
     let meter = Meter::new(scope.budget, false);
@@ -70,7 +153,10 @@ pub(super) fn compressed_members(
     }
     .take(SNIFF_LEN as u64)
     .read_to_end(&mut head);
-    if peeked.is_err() {
+    // A stream that breaks after some text (trailing garbage, a cut-off
+    // `.env.gz`) still has that text read as its member, whose read then
+    // fails with the meter's fault: only one that yields nothing is skipped.
+    if peeked.is_err() && head.is_empty() {
         scope.record_here(meter.fault().unwrap_or(ArchiveSkip::Truncated));
         return Ok(Flow::Continue);
     }

@@ -90,7 +90,10 @@ impl<R: Read> Read for Metered<'_, R> {
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Err(e),
             Err(e) => {
-                let reason = if e.kind() == io::ErrorKind::UnexpectedEof {
+                // A decoder that knows why (a zstd frame's window) says so.
+                let reason = if let Some(skip) = e.get_ref().and_then(|e| e.downcast_ref()) {
+                    ArchiveSkip::clone(skip)
+                } else if e.kind() == io::ErrorKind::UnexpectedEof {
                     ArchiveSkip::Truncated
                 } else {
                     ArchiveSkip::Corrupt(e.to_string())

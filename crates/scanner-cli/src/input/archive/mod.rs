@@ -96,8 +96,9 @@
 //! zip (stored and deflate; other methods are [`ArchiveSkip::Unsupported`]),
 //! tar (ustar, GNU, pax), gzip, bzip2, xz and zstd (a compressed tar is
 //! iterated as a tar; anything else is one member named after the file
-//! without its suffix, as `gunzip` names it). Of a zstd file with several
-//! frames only the first is read.
+//! without its suffix, as `gunzip` names it). Every stream or frame of a
+//! file is read, as the tools read them (`cat a.gz b.gz`, pbzip2, `xz -T`,
+//! pzstd and its leading skippable frame).
 //!
 //! # Resource usage
 //!
@@ -146,7 +147,7 @@ mod tests;
 use std::io::{self, Cursor, Read, Seek};
 
 pub use budget::{ArchiveStats, Budget, RunBytes, Skipped, MAX_LISTED_SKIPS};
-pub use kind::{detect, kind_from_name, sniff, ArchiveKind, SNIFF_LEN};
+pub use kind::{detect, kind_from_name, sniff, zip_behind_prefix, ArchiveKind, SNIFF_LEN};
 pub use limits::{Limits, MAX_DEPTH, MAX_ZSTD_WINDOW};
 pub use scope::{escape_name, is_unsafe_name, member_path, Scope};
 pub use skip::{flag_for_label, label_incomplete, ArchiveSkip};
@@ -247,7 +248,11 @@ pub fn walk(
 ) -> io::Result<Flow> {
     for_each_member(kind, source, scope, &mut |scope, member, reader| {
         let mut head = Vec::with_capacity(SNIFF_LEN);
-        reader.take(SNIFF_LEN as u64).read_to_end(&mut head)?;
+        // A member that breaks within its first bytes is still handed on
+        // with what it yielded: its metered reader keeps failing after the
+        // head (the fault is sticky), and the failure is recorded as the
+        // member's when the callback's read meets it.
+        let _ = reader.take(SNIFF_LEN as u64).read_to_end(&mut head);
         let mut rest = Cursor::new(&head[..]).chain(reader);
         let Some(kind) = sniff(&head) else {
             let leaf = Leaf {

@@ -99,6 +99,8 @@ pub fn flag_for_label(label: &str) -> Option<&'static str> {
     }
 }
 
+impl std::error::Error for ArchiveSkip {}
+
 impl fmt::Display for ArchiveSkip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -92,6 +92,23 @@ pub(super) fn tar_members(
     }
 }
 
+/// Whether an entry of type `kind` (not a link) is file content: regular,
+/// contiguous, sparse, a multi-volume continuation, and any type tar does
+/// not know, which POSIX and GNU tar extract as a regular file. Directories,
+/// devices, FIFOs and the metadata entries (pax and GNU headers, a volume
+/// label, a dump directory) are not.
+fn holds_content(kind: tar::EntryType) -> bool {
+    !(kind.is_dir()
+        || kind.is_character_special()
+        || kind.is_block_special()
+        || kind.is_fifo()
+        || kind.is_pax_global_extensions()
+        || kind.is_pax_local_extensions()
+        || kind.is_gnu_longname()
+        || kind.is_gnu_longlink()
+        || matches!(kind.as_byte(), b'V' | b'D' | b'N'))
+}
+
 /// Records the blocks skipped after member `last` (GNU tar: "Skipping to
 /// next header"), if any.
 fn report_junk(scope: &Scope<'_>, last: &[u8], junk: u64) {
@@ -168,7 +185,7 @@ fn tar_entries<R: Read>(
         let kind = entry.header().entry_type();
         if kind.is_symlink() || kind.is_hard_link() {
             scope.record(&name, ArchiveSkip::SymlinkMember);
-        } else if kind.is_file() || kind.is_contiguous() || kind.is_gnu_sparse() {
+        } else if holds_content(kind) {
             if is_unsafe_name(&name) {
                 scope.record(&name, ArchiveSkip::UnsafeName);
             }

@@ -48,9 +48,10 @@ pub(super) fn zip_members(
     // member (about 600 bytes of memory an entry): one that declares more
     // entries than the member limit allows is read an entry at a time
     // instead, up to the limit.
-    if let Some(dir) = zip_directory(src)? {
+    let dir = zip_directory(src)?;
+    if let Some(dir) = dir.as_ref() {
         if dir.entries > scope.budget.limits.max_members {
-            return zip_directory_members(src, &dir, scope, on_member);
+            return zip_directory_members(src, dir, scope, on_member);
         }
     }
     let mut zip = match zip::ZipArchive::new(&mut *src) {
@@ -63,6 +64,13 @@ pub(super) fn zip_members(
             return zip_stream_members(src, scope, on_member);
         }
     };
+    // The `zip` crate keeps one entry per name: a directory that declares
+    // more entries than it holds names a member twice (hostile: the first
+    // one's content would go unread), and is read an entry at a time.
+    if let Some(dir) = dir.filter(|dir| dir.entries > zip.len() as u64) {
+        drop(zip);
+        return zip_directory_members(src, &dir, scope, on_member);
+    }
     // Members whose directory entry points to no local header: looked for
     // by their local header once the directory is done.
     let mut lost: Vec<(Vec<u8>, ArchiveSkip)> = Vec::new();
@@ -186,10 +194,14 @@ pub(super) fn zip_directory(src: &mut dyn ReadSeek) -> io::Result<Option<Directo
         le(&rec[48..56]),
         record64,
     );
-    Ok(Some(Directory {
-        entries: small.entries.max(big.entries),
-        ..big
-    }))
+    // 0xffff in the end record means "in the zip64 record" (some writers
+    // always say so); any other count may only raise the zip64 one, lest a
+    // zip64 record declaring fewer hide entries from the member limit.
+    let entries = match small.entries {
+        0xffff => big.entries,
+        n => n.max(big.entries),
+    };
+    Ok(Some(Directory { entries, ..big }))
 }
 
 /// The content of the member whose local header is at `at`, `packed`
