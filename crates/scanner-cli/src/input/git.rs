@@ -37,10 +37,12 @@
 //!
 //! # `--diff BASE`
 //!
-//! `git diff -U0 BASE` (working tree against BASE, renames followed so that a moved file is
-//! not all "added") gives, per path, the line ranges of the new side's hunks. Only files with
-//! added lines are scanned, and [`DiffFilter`] drops every finding none of whose lines was
-//! added (reason `diff-context`).
+//! `git diff -U0 --text BASE` (working tree against BASE, renames followed so that a moved
+//! file is not all "added") gives, per path, the line ranges of the new side's hunks; `--text`
+//! makes git diff binary files too (a NUL, `-diff` in `.gitattributes`), by lines as the scan
+//! counts them. Only files with added lines are scanned, and [`DiffFilter`] drops every
+//! finding none of whose lines was added (reason `diff-context`); an archive's members count
+//! as added when the archive has an added line.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -221,6 +223,10 @@ pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Res
         "--no-color",
         "--no-ext-diff",
         "--no-textconv",
+        // Hunks for every file, also those git takes as binary (a NUL, or `-diff` in
+        // `.gitattributes`): without it git prints "Binary files differ", no line is added,
+        // and a secret added to such a file is never scanned.
+        "--text",
         "--no-relative",
         "--find-renames",
         "--ignore-submodules=all",
@@ -456,12 +462,19 @@ impl DiffFilter {
         DiffFilter { added }
     }
 
-    /// Whether lines `line..=end_line` of `path` touch an added line.
+    /// Whether lines `line..=end_line` of `path` touch an added line. A member of an archive
+    /// (`ARCHIVE!MEMBER`, its own line numbers) is kept whenever the archive has added lines:
+    /// the archive's lines say nothing of its members'.
     pub fn keeps(&self, path: &Path, line: u32, end_line: u32) -> bool {
         let end = end_line.max(line);
-        self.added
-            .get(path)
-            .is_some_and(|ranges| ranges.iter().any(|&(s, e)| s <= end && line <= e))
+        if let Some(ranges) = self.added.get(path) {
+            return ranges.iter().any(|&(s, e)| s <= end && line <= e);
+        }
+        let bytes = path_bytes(path);
+        memchr::memchr_iter(b'!', &bytes).any(|i| {
+            self.added
+                .contains_key(&path_from_bytes(bytes[..i].to_vec()))
+        })
     }
 }
 
@@ -562,6 +575,11 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert!(f.keeps(Path::new("a"), 12, 14));
         assert!(!f.keeps(Path::new("a"), 13, 20));
         assert!(!f.keeps(Path::new("b"), 3, 3));
+        assert!(
+            f.keeps(Path::new("a!m.txt"), 40, 40),
+            "a member of a changed archive"
+        );
+        assert!(!f.keeps(Path::new("b!m.txt"), 3, 3));
     }
 
     /// Runs git in `dir` isolated from the user's config; shared with `hook`'s tests.

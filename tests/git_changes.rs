@@ -1,0 +1,53 @@
+//! `--diff` and `--staged` on the changes a pull request or a commit really holds: files git
+//! takes as binary, archives, revision arguments. Real git repositories in temp dirs; the
+//! secrets are built at run time (`common::token`).
+
+mod common;
+use common::{sh, token, Repo};
+
+/// A secret added to a file git does not diff as text (`-diff` in `.gitattributes`, a NUL
+/// byte) or to an archive is still an added secret: git's "Binary files differ" gave no added
+/// line, so none of them was scanned and the run passed with exit 0.
+#[test]
+fn diff_scans_files_git_takes_as_binary_and_archives() {
+    let r = Repo::new();
+    r.write(".gitattributes", "*.cfg -diff\n");
+    r.write("app.cfg", "name = app\n");
+    r.commit_all();
+    r.write("app.cfg", format!("name = app\nkey = {}\n", token(1)));
+    let mut bin = b"\x00\x01 header\n".to_vec();
+    bin.extend_from_slice(format!("x={}\n", token(2)).as_bytes());
+    r.write("blob.bin", &bin);
+    r.write("inner.env", format!("T={}\n", token(3)));
+    sh(&r.root, "gzip inner.env");
+    r.git(&["add", "-A"]);
+    let run = r.scan(&["scan", "--diff", "HEAD", "--format", "json"]);
+    assert_eq!(
+        run.expect(1).path_lines(),
+        vec!["app.cfg:2", "inner.env.gz!inner.env:1"]
+    );
+    assert_eq!(
+        run.summary_line("not scanned:"),
+        Some("not scanned: 1 binary")
+    );
+    let run = r.scan(&["scan", "--diff", "HEAD", "--binary", "--format", "json"]);
+    assert_eq!(
+        run.expect(1).path_lines(),
+        vec!["app.cfg:2", "blob.bin:2", "inner.env.gz!inner.env:1"]
+    );
+    // Committed, then one more line: only that line is added.
+    r.commit_all();
+    r.write(
+        "app.cfg",
+        format!("name = app\nkey = {}\nother = {}\n", token(1), token(4)),
+    );
+    let run = r.scan(&["scan", "--diff", "HEAD", "--format", "json"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["app.cfg:3"]);
+}
+
+impl Repo {
+    fn commit_all(&self) {
+        self.git(&["add", "-A"]);
+        self.commit("all");
+    }
+}
