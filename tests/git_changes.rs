@@ -45,6 +45,42 @@ fn diff_scans_files_git_takes_as_binary_and_archives() {
     assert_eq!(run.expect(1).path_lines(), vec!["app.cfg:3"]);
 }
 
+/// `--diff` compares the working tree with one revision. git also takes a range (`A..B`,
+/// `A...B`, `A^!`) and then diffs its two ends, not the working tree that is scanned: a secret
+/// the range added was counted as `diff-context` and the run exited 0. A BASE starting with
+/// `-` was passed to git as an option (`--diff=-R` reversed the diff, exit 0). Each is now an
+/// error that says what --diff takes.
+#[test]
+fn diff_base_must_be_one_revision() {
+    let r = Repo::new();
+    r.write("f.txt", "a\nb\n");
+    r.commit_all();
+    r.write("f.txt", format!("a\nb\nk = {}\n", token(5)));
+    r.commit_all();
+    r.write("f.txt", format!("x\ny\nz\na\nb\nk = {}\n", token(5)));
+    r.commit_all();
+    for base in [
+        "HEAD~2..HEAD~1",
+        "HEAD~2...HEAD~1",
+        "HEAD~1^!",
+        "-R",
+        "nosuch",
+    ] {
+        let run = r.scan(&["scan", &format!("--diff={base}"), "--format", "json"]);
+        assert_eq!(run.expect(2).stdout, "");
+        assert_eq!(
+            run.stderr,
+            format!(
+                "scanner: error: --diff: `{base}` is not a revision of this repository: --diff \
+                 takes one, the base the working tree is compared with, not a range such as \
+                 A..B (for a pull request: `--diff \"$(git merge-base origin/main HEAD)\"`)\n"
+            )
+        );
+    }
+    let run = r.scan(&["scan", "--diff", "HEAD~2", "--format", "json"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["f.txt:6"]);
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);

@@ -37,6 +37,7 @@
 //!
 //! # `--diff BASE`
 //!
+//! `git rev-parse --verify BASE^{tree}` checks that BASE is one revision ([`diff_base`]), then
 //! `git diff -U0 --text BASE` (working tree against BASE, renames followed so that a moved
 //! file is not all "added") gives, per path, the line ranges of the new side's hunks; `--text`
 //! makes git diff binary files too (a NUL, `-diff` in `.gitattributes`), by lines as the scan
@@ -51,7 +52,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context};
 
 use super::{Content, Item, Provenance, Source};
-use crate::messages::escape_path;
+use crate::messages::{escape, escape_path};
 pub use crate::paths::{path_bytes, path_from_bytes};
 
 fn git(cwd: &Path) -> Command {
@@ -213,9 +214,38 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<RawEntry>> {
 /// Added line ranges (1-based, inclusive) by repository-relative path (raw bytes).
 pub type AddedLines = HashMap<Vec<u8>, Vec<(u32, u32)>>;
 
+/// The tree of the one revision `base` names, which `--diff` compares the working tree with.
+/// git would also take a range (`A..B`, `A...B`, `A^!`) and diff its two ends, neither of
+/// them the working tree that is scanned: the added lines would be another file's, and a
+/// secret added in the range was counted as `diff-context`. A `base` starting with `-` would
+/// be one of git's options (`-R` reverses the diff).
+fn diff_base(cwd: &Path, base: &str) -> anyhow::Result<String> {
+    let not_one = || {
+        anyhow::anyhow!(
+            "`{}` is not a revision of this repository: --diff takes one, the base the \
+             working tree is compared with, not a range such as A..B (for a pull request: \
+             `--diff \"$(git merge-base origin/main HEAD)\"`)",
+            escape(base)
+        )
+    };
+    if base.starts_with('-') {
+        return Err(not_one());
+    }
+    let mut c = git(cwd);
+    c.args([
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("{base}^{{tree}}"),
+    ]);
+    let out = output(c, "git rev-parse --verify").map_err(|_| not_one())?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
 /// The lines of the working tree added since `base`, for the paths under `pathspecs` (all when
 /// empty). Paths with no added line are absent.
 pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Result<AddedLines> {
+    let tree = diff_base(cwd, base)?;
     let mut c = git(cwd);
     c.args([
         "diff",
@@ -233,11 +263,11 @@ pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Res
         "--src-prefix=a/",
         "--dst-prefix=b/",
         "--diff-filter=ACMRT",
-        base,
+        &tree,
         "--",
     ]);
     c.args(pathspecs);
-    let patch = output(c, &format!("git diff -U0 {base}"))?;
+    let patch = output(c, &format!("git diff -U0 {}", escape(base)))?;
     parse_patch(&patch)
 }
 
