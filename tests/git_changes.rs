@@ -81,6 +81,32 @@ fn diff_base_must_be_one_revision() {
     assert_eq!(run.expect(1).path_lines(), vec!["f.txt:6"]);
 }
 
+/// In a repository of SHA-256 object ids, `--staged` said `bad object id` and 64 hex digits,
+/// as if the index were corrupt; it says, as `--history` does, that such repositories are not
+/// supported.
+#[test]
+fn staged_in_a_sha256_repository_says_it_is_not_supported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    common::git_in(&root, &["init", "-q", "--object-format=sha256"]);
+    std::fs::write(root.join("a.txt"), format!("k = {}\n", token(6))).unwrap();
+    common::git_in(&root, &["add", "a.txt"]);
+    let run = common::Run::from_output(
+        common::isolate(std::process::Command::new(common::BIN).current_dir(&root))
+            .args(["scan", "--staged"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.expect(2).stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: error: --staged: {}: SHA-256 repositories are not supported\n",
+            root.display()
+        )
+    );
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);

@@ -410,8 +410,15 @@ pub fn source(
         let mut skipped = super::skip::SkipCounts::default();
         skipped.add(super::skip::Skip::Unmerged, unmerged);
         for e in entries {
-            let oid = super::Oid::from_hex(e.dst_id.as_bytes())
-                .with_context(|| format!("--staged: bad object id {}", e.dst_id))?;
+            let Some(oid) = super::Oid::from_hex(e.dst_id.as_bytes()) else {
+                // git lists 64 hex digits in a repository of SHA-256 ids.
+                if e.dst_id.len() == 64 {
+                    let repo = scan_base.clone();
+                    let e = super::history::HistoryError::UnsupportedObjectFormat { repo };
+                    return Err(anyhow::Error::new(e).context("--staged"));
+                }
+                bail!("--staged: bad object id {}", e.dst_id);
+            };
             blobs.push(Item {
                 provenance: Provenance::path(path_from_bytes(e.path)),
                 content: Content::GitBlob {
