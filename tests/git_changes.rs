@@ -107,6 +107,39 @@ fn staged_in_a_sha256_repository_says_it_is_not_supported() {
     );
 }
 
+/// A UTF-16 file is transcoded when scanned from disk, but its staged blob (or a version of it
+/// in the history) was skipped as binary: `scanner scan --staged` let the secret through with
+/// exit 0 and only `not scanned: 1 binary` on stderr.
+#[test]
+fn staged_and_history_blobs_in_utf16_are_transcoded() {
+    let utf16 = |text: &str, bom: bool| -> Vec<u8> {
+        let mut out = if bom { vec![0xFF, 0xFE] } else { Vec::new() };
+        out.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        out
+    };
+    let r = Repo::new();
+    r.write(
+        "notes.txt",
+        utf16(&format!("one\ntwo\nkey = {}\n", token(7)), true),
+    );
+    r.write("nobom.txt", utf16(&format!("key = {}\n", token(8)), false));
+    r.git(&["add", "-A"]);
+    // The working tree differs from the index: the staged lines are reported.
+    r.write("notes.txt", utf16("clean\n", true));
+    let run = r.scan(&["scan", "--staged", "--format", "json"]);
+    assert_eq!(
+        run.expect(1).path_lines(),
+        vec!["nobom.txt:1", "notes.txt:3"]
+    );
+    assert_eq!(run.summary_line("not scanned:"), None);
+    r.commit("utf-16");
+    let run = r.scan(&["scan", "--history", "--format", "json"]);
+    assert_eq!(
+        run.expect(1).path_lines(),
+        vec!["nobom.txt:1", "notes.txt:3"]
+    );
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);

@@ -296,20 +296,7 @@ fn scan_item(
                 file.rewind()?;
                 let mut raw = (&file).take(size);
                 io::copy(&mut (&mut raw).take(bom as u64), &mut io::sink())?;
-                let mut text = Utf16Reader::new(raw, order);
-                let path_str = path.to_string_lossy();
-                let read = sh.reader(false, false).scan(
-                    &path_str,
-                    |buf, _| {
-                        sh.check_stop()?;
-                        text.read(buf)
-                    },
-                    (0, u64::MAX, u64::MAX),
-                    &mut w.read,
-                    &mut w.scan,
-                    &mut w.found,
-                )?;
-                return Ok(Some(outcome_of(read, w)));
+                return scan_utf16(&path.to_string_lossy(), raw, order, w, sh);
             }
             if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
                 if !sh.opts.binary && reader::sniff_at(&file, &mut w.read.buf)? {
@@ -393,6 +380,30 @@ fn scan_item(
     };
     drop(permit);
     report(provenance, outcome, w, sh);
+}
+
+/// Scans UTF-16 text (`raw`, from just after its byte-order mark) transcoded to UTF-8 as it
+/// is read: a file's, or a staged or history blob's, whose NULs would make it look binary.
+fn scan_utf16(
+    path: &str,
+    raw: impl io::Read,
+    order: scanner_engine::text::Utf16,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> Read1 {
+    let mut text = Utf16Reader::new(raw, order);
+    let read = sh.reader(false, false).scan(
+        path,
+        |buf, _| {
+            sh.check_stop()?;
+            text.read(buf)
+        },
+        (0, u64::MAX, u64::MAX),
+        &mut w.read,
+        &mut w.scan,
+        &mut w.found,
+    )?;
+    Ok(Some(outcome_of(read, w)))
 }
 
 /// Scans `stream` front to back through the chunk reader, binary-sniffed,
@@ -842,8 +853,13 @@ fn scan_bytes(
     sh: &Shared,
 ) -> Read1 {
     let size = data.len() as u64;
+    let head = &data[..data.len().min(scanner_engine::text::SNIFF_LEN)];
+    let utf16 = scanner_engine::text::detect_utf16(head);
     let outcome = if let Some(skip) = sh.opts.scope.check_size(size) {
         Outcome::Skipped(skip)
+    } else if let Some((order, bom)) = utf16 {
+        let path = provenance.path.to_string_lossy();
+        return scan_utf16(&path, &data[bom..], order, w, sh);
     } else if !sh.opts.binary && reader::is_binary(&data[..data.len().min(reader::SNIFF_LEN)]) {
         Outcome::Skipped(Skip::Binary)
     } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
