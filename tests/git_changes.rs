@@ -140,6 +140,43 @@ fn staged_and_history_blobs_in_utf16_are_transcoded() {
     );
 }
 
+/// `-` is standard input in a plain scan; with `--staged` or `--diff` the PATH arguments are
+/// pathspecs, so `echo TOKEN | scanner scan --staged -` matched no file, scanned nothing and
+/// exited 0. It is an error saying how to scan standard input.
+#[test]
+fn stdin_with_staged_or_diff_is_an_error() {
+    let r = Repo::new();
+    r.write("a.txt", "a\n");
+    r.commit_all();
+    for (flag, args) in [
+        ("--staged", &["scan", "--staged", "-"][..]),
+        ("--diff", &["scan", "--diff", "HEAD", "a.txt", "-"][..]),
+    ] {
+        let mut child = common::isolate(std::process::Command::new(common::BIN).args(args))
+            .current_dir(&r.root)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        // The scanner may exit before reading it.
+        let _ = stdin.write_all(format!("k = {}\n", token(9)).as_bytes());
+        drop(stdin);
+        let run = common::Run::from_output(child.wait_with_output().unwrap());
+        assert_eq!(run.expect(2).stdout, "");
+        assert_eq!(
+            run.stderr,
+            format!(
+                "scanner: error: `-` (standard input) cannot be scanned with {flag}, whose PATH \
+                 arguments name files in the repository: scan standard input on its own, \
+                 `scanner scan -`\n"
+            )
+        );
+    }
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);

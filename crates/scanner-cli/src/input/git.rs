@@ -387,6 +387,15 @@ pub fn source(
     pathspecs: &[PathBuf],
     cwd: &Path,
 ) -> anyhow::Result<Option<GitSource>> {
+    // PATH arguments are pathspecs here: `-` would match no file, and what standard input
+    // holds would go unscanned with exit 0.
+    if pathspecs.iter().any(|p| p.as_os_str() == "-") {
+        let flag = if staged { "--staged" } else { "--diff" };
+        bail!(
+            "`-` (standard input) cannot be scanned with {flag}, whose PATH arguments name \
+             files in the repository: scan standard input on its own, `scanner scan -`"
+        );
+    }
     if staged {
         let top = {
             let cwd = cwd.to_path_buf();
