@@ -177,6 +177,39 @@ fn stdin_with_staged_or_diff_is_an_error() {
     }
 }
 
+/// A bare repository with its work tree elsewhere (`GIT_DIR` and `GIT_WORK_TREE`, the way
+/// dotfiles are often kept): git hands the hook that environment. `git diff --cached` honoured
+/// it, but the staged blobs were read from the repository found from the work tree, none:
+/// `warning: .env: not a git repository: ... (--history needs one)` and exit 2.
+#[test]
+fn staged_in_a_bare_repository_with_a_separate_work_tree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (dir, home) = (root.join("dotfiles.git"), root.join("home"));
+    std::fs::create_dir(&home).unwrap();
+    common::git_in(&root, &["init", "-q", "--bare", "dotfiles.git"]);
+    std::fs::write(home.join(".env"), format!("T={}\n", token(10))).unwrap();
+    let scan = |args: &[&str]| {
+        common::Run::from_output(
+            common::isolate(std::process::Command::new(common::BIN).current_dir(&home))
+                .env("GIT_DIR", &dir)
+                .env("GIT_WORK_TREE", &home)
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    common::git_ok(
+        common::isolate(std::process::Command::new("git").current_dir(&home))
+            .env("GIT_DIR", &dir)
+            .env("GIT_WORK_TREE", &home)
+            .args(["add", ".env"]),
+    );
+    let run = scan(&["scan", "--staged", "--format", "json"]);
+    assert_eq!(run.expect(1).path_lines(), vec![".env:1"]);
+    assert_eq!(run.summary_line("not scanned:"), None);
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);
