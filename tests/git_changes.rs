@@ -210,6 +210,33 @@ fn staged_in_a_bare_repository_with_a_separate_work_tree() {
     assert_eq!(run.summary_line("not scanned:"), None);
 }
 
+/// `.scanner.toml` names a baseline that does not exist yet (`scanner baseline add` creates
+/// it): a refused commit told the user to set `baseline` in .scanner.toml, which it already
+/// set, instead of the command that adds to it.
+#[test]
+fn a_refusal_names_the_configured_baseline_before_it_exists() {
+    let r = Repo::new();
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.write("app.py", format!("x = 1\nTOKEN = \"{}\"\n", token(11)));
+    r.git(&["add", "-A"]);
+    let run = r.scan(&["hook", "run"]);
+    let explained: Vec<&str> = run
+        .expect(1)
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("  accept it:"))
+        .collect();
+    assert_eq!(
+        explained,
+        [format!(
+            "  accept it:         `scanner baseline add app.py:2`, then `git add {}`",
+            r.path(".scanner-baseline.json").display()
+        )]
+    );
+    r.scan(&["baseline", "add", "app.py:2"]).expect(0);
+    r.scan(&["hook", "run"]).expect(0);
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);
