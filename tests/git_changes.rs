@@ -237,6 +237,49 @@ fn a_refusal_names_the_configured_baseline_before_it_exists() {
     r.scan(&["hook", "run"]).expect(0);
 }
 
+/// The commands a refused commit suggests are copied into a shell: a path with a space or a
+/// quote was written bare (`git add my dir/it's.py`), which git takes as two paths and sh as
+/// an unclosed quote. Such a path is now one quoted word, and the command works.
+#[test]
+fn a_refusal_quotes_the_paths_of_its_commands() {
+    let r = Repo::new();
+    r.write(".scanner.toml", "baseline = \"base line.json\"\n");
+    r.write("my dir/it's.py", format!("TOKEN = \"{}\"\n", token(12)));
+    r.git(&["add", "-A"]);
+    let run = r.scan(&["hook", "run"]);
+    let hints: Vec<&str> = run
+        .expect(1)
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .take(3)
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            "  remove it:         edit my dir/it's.py:1, then `git add 'my dir/it'\\''s.py'` \
+             (and revoke it if it was real)"
+                .to_string(),
+            "  a false positive:  append a `scanner:allow` comment to my dir/it's.py:1, then \
+             `git add 'my dir/it'\\''s.py'`"
+                .to_string(),
+            format!(
+                "  accept it:         `scanner baseline add 'my dir/it'\\''s.py:1'`, then \
+                 `git add '{}'`",
+                r.path("base line.json").display()
+            ),
+        ]
+    );
+    // The suggested command, as a shell runs it.
+    let command = hints[2]
+        .split('`')
+        .nth(1)
+        .unwrap()
+        .replacen("scanner", common::BIN, 1);
+    sh(&r.root, &command);
+    r.scan(&["hook", "run"]).expect(0);
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);
