@@ -280,6 +280,38 @@ fn a_refusal_quotes_the_paths_of_its_commands() {
     r.scan(&["hook", "run"]).expect(0);
 }
 
+/// `--range`, `--since`, `--reflogs` and `--repos-from` are --history's; beside `--staged` or
+/// `--diff` they were accepted and did nothing (`scanner scan --staged --range HEAD~3..`
+/// scanned the whole index, exit 0), though alone each is refused for want of --history.
+#[test]
+fn history_only_flags_are_refused_beside_staged_and_diff() {
+    let r = Repo::new();
+    r.write("a.txt", "a\n");
+    r.commit_all();
+    for (args, said) in [
+        (
+            &["--staged", "--range", "HEAD"][..],
+            "error: the argument '--staged' cannot be used with '--range <REVS>'",
+        ),
+        (
+            &["--diff", "HEAD", "--since", "2020-01-01"][..],
+            "error: the argument '--diff <BASE>' cannot be used with '--since <DATE>'",
+        ),
+        (
+            &["--staged", "--reflogs"][..],
+            "error: the argument '--staged' cannot be used with '--reflogs'",
+        ),
+        (
+            &["--diff", "HEAD", "--repos-from", "list.txt"][..],
+            "error: the argument '--diff <BASE>' cannot be used with '--repos-from <FILE>'",
+        ),
+    ] {
+        let run = r.scan(&[&["scan"][..], args].concat());
+        assert_eq!(run.expect(2).stdout, "");
+        assert_eq!(run.stderr.lines().next(), Some(said), "{args:?}");
+    }
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);
