@@ -312,6 +312,54 @@ fn history_only_flags_are_refused_beside_staged_and_diff() {
     }
 }
 
+/// Peak RSS in KiB of `scanner ARGS` run in `dir` (Python's `getrusage(RUSAGE_CHILDREN)`),
+/// and its exit status.
+fn peak_rss_kib(dir: &std::path::Path, args: &[&str]) -> (u64, i32) {
+    let out = common::isolate(&mut std::process::Command::new("python3"))
+        .args([
+            "-c",
+            "import resource, subprocess, sys\n\
+             rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, \
+             stderr=subprocess.DEVNULL).returncode\n\
+             print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, rc)",
+            common::BIN,
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    let (rss, rc) = out.trim().split_once(' ').unwrap();
+    (rss.parse().unwrap(), rc.parse().unwrap())
+}
+
+/// A staged blob's size was not known (`git diff --cached --raw` lists none), so it was read
+/// whole before `--max-filesize` skipped it, and held whole however large (never streamed as
+/// a large history blob is): a 36 MB staged file cost 36 MB of memory to be skipped. Its
+/// header now gives its size first.
+#[test]
+fn a_large_staged_blob_is_sized_before_it_is_read() {
+    let r = Repo::new();
+    r.write("small.txt", "x\n");
+    r.git(&["add", "small.txt"]);
+    let (base, rc) = peak_rss_kib(&r.root, &["scan", "--staged"]);
+    assert_eq!(rc, 0);
+    r.write("big.txt", "0123456789abcdef\n".repeat(2 << 20));
+    r.git(&["add", "big.txt"]);
+    let run = r.scan(&["scan", "--staged", "--max-filesize", "1M"]);
+    assert_eq!(
+        run.expect(0).summary_line("not scanned:"),
+        Some("not scanned: 1 too large")
+    );
+    let (rss, rc) = peak_rss_kib(&r.root, &["scan", "--staged", "--max-filesize", "1M"]);
+    assert_eq!(rc, 0);
+    assert!(rss < base + 16 * 1024, "{rss} KiB against {base} KiB");
+    // Scanned, it is streamed: never held whole either.
+    let (rss, rc) = peak_rss_kib(&r.root, &["scan", "--staged"]);
+    assert_eq!(rc, 0);
+    assert!(rss < base + 32 * 1024, "{rss} KiB against {base} KiB");
+}
+
 impl Repo {
     fn commit_all(&self) {
         self.git(&["add", "-A"]);

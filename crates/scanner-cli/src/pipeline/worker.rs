@@ -355,6 +355,13 @@ fn scan_item(
             size,
             base,
         } => (|| -> Read1 {
+            // A staged blob comes without its size (`git diff --cached --raw` lists none):
+            // its header gives it, so that `--max-filesize` and streaming apply before the
+            // blob is read, as for a history blob.
+            let size = match size {
+                0 => w.blob_reader(&repo)?.header(&oid)?.1,
+                size => size,
+            };
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
