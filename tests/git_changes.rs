@@ -312,6 +312,20 @@ fn history_only_flags_are_refused_beside_staged_and_diff() {
     }
 }
 
+/// An added line `++ b/other` is `+++ b/other` in the patch, which read as the header of a
+/// file `other`: the hunks after it in the same file were taken as `other`'s, and a secret
+/// added there was dropped as `diff-context` with exit 0.
+#[test]
+fn diff_an_added_line_that_looks_like_a_file_header() {
+    let r = Repo::new();
+    r.write("f.txt", "a\nb\nc\n");
+    r.commit_all();
+    r.write("f.txt", format!("++ b/decoy\nb\nk = {}\n", token(13)));
+    let run = r.scan(&["scan", "--diff", "HEAD", "--format", "json"]);
+    assert_eq!(run.expect(1).path_lines(), vec!["f.txt:3"]);
+    assert_eq!(run.summary_line("suppressed:"), None);
+}
+
 /// Peak RSS in KiB of `scanner ARGS` run in `dir` (Python's `getrusage(RUSAGE_CHILDREN)`),
 /// and its exit status.
 fn peak_rss_kib(dir: &std::path::Path, args: &[&str]) -> (u64, i32) {

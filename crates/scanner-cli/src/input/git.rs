@@ -271,20 +271,25 @@ pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Res
     parse_patch(&patch)
 }
 
-/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path.
+/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path. A `+++ ` line names
+/// the file only in its header, before its first hunk: after it, `+++ b/x` is the added line
+/// `++ b/x`, which must not move the hunks that follow to another path.
 fn parse_patch(patch: &[u8]) -> anyhow::Result<AddedLines> {
     let mut added = AddedLines::new();
     let mut current: Option<Vec<u8>> = None;
+    let mut header = false;
     for line in patch.split(|b| *b == b'\n') {
         if line.starts_with(b"diff ") {
             current = None;
-        } else if let Some(name) = line.strip_prefix(b"+++ ") {
+            header = true;
+        } else if let Some(name) = line.strip_prefix(b"+++ ").filter(|_| header) {
             // A name containing a space ends with a tab (for GNU patch); a real tab in a name
             // would have been quoted.
             let name = name.strip_suffix(b"\t").unwrap_or(name);
             let name = unquote(name);
             current = name.strip_prefix(b"b/").map(<[u8]>::to_vec);
         } else if let Some(rest) = line.strip_prefix(b"@@ ") {
+            header = false;
             let Some(path) = &current else { continue };
             let range = parse_hunk_new_side(rest).ok_or_else(|| {
                 anyhow::anyhow!(
