@@ -267,18 +267,77 @@ pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Res
         "--",
     ]);
     c.args(pathspecs);
-    let patch = output(c, &format!("git diff -U0 {}", escape(base)))?;
-    parse_patch(&patch)
+    let what = format!("git diff -U0 {}", escape(base));
+    // Read as it comes, never held: with `--text` the patch holds every changed byte of every
+    // binary file (twice: removed and added).
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run `{what}` (is git installed?)"))?;
+    let mut stderr = child.stderr.take().expect("piped");
+    let stderr = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+        text
+    });
+    let stdout = child.stdout.take().expect("piped");
+    let parsed = parse_patch(std::io::BufReader::with_capacity(64 << 10, stdout));
+    if parsed.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait().with_context(|| format!("`{what}`"))?;
+    let err = stderr.join().unwrap_or_default();
+    if !status.success() {
+        bail!(
+            "`{what}` failed ({status}): {}",
+            String::from_utf8_lossy(&err).trim()
+        );
+    }
+    parsed
+}
+
+/// The longest start of a patch line kept: enough for any header (`+++ ` and a path, quoted),
+/// while an added line, as long as a binary file, is skipped as it is read.
+const PATCH_LINE_KEPT: usize = 64 << 10;
+
+/// Reads the next line of `r` into `line` (without its `\n`), at most [`PATCH_LINE_KEPT`]
+/// bytes of it; `false` at the end.
+fn read_line_start(r: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    line.clear();
+    let mut any = false;
+    loop {
+        let buf = match r.fill_buf() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            buf => buf?,
+        };
+        if buf.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (end, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i, true),
+            None => (buf.len(), false),
+        };
+        let room = PATCH_LINE_KEPT.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..end.min(room)]);
+        r.consume(end + usize::from(done));
+        if done {
+            return Ok(true);
+        }
+    }
 }
 
 /// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path. A `+++ ` line names
 /// the file only in its header, before its first hunk: after it, `+++ b/x` is the added line
 /// `++ b/x`, which must not move the hunks that follow to another path.
-fn parse_patch(patch: &[u8]) -> anyhow::Result<AddedLines> {
+fn parse_patch(mut patch: impl std::io::BufRead) -> anyhow::Result<AddedLines> {
     let mut added = AddedLines::new();
     let mut current: Option<Vec<u8>> = None;
     let mut header = false;
-    for line in patch.split(|b| *b == b'\n') {
+    let mut line = Vec::new();
+    while read_line_start(&mut patch, &mut line).context("reading `git diff`")? {
+        let line = &line[..];
         if line.starts_with(b"diff ") {
             current = None;
             header = true;
@@ -569,11 +628,23 @@ diff --git \"a/we ird\\nname\" \"b/we ird\\nname\"\nnew file mode 100644\n--- /d
 +++ \"b/we ird\\nname\"\t\n@@ -0,0 +1 @@\n+new\n\
 diff --git a/gone b/gone\ndeleted file mode 100644\n--- a/gone\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n\
 diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\n";
-        let a = parse_patch(patch).unwrap();
+        let a = parse_patch(&patch[..]).unwrap();
         assert_eq!(a[&b"f"[..].to_vec()], vec![(2, 2), (4, 5)]);
         assert_eq!(a[&b"we ird\nname"[..].to_vec()], vec![(1, 1)]);
         assert_eq!(a[&b"sp ace"[..].to_vec()], vec![(3, 3)]);
         assert_eq!(a.len(), 3);
+    }
+
+    /// A line as long as a binary file (`--text`) is read in passing, never held whole.
+    #[test]
+    fn patch_lines_of_any_length_are_read_in_passing() {
+        use std::io::Read as _;
+        let head = &b"diff --git a/b b/b\n--- a/b\n+++ b/b\n@@ -1 +1,2 @@\n+"[..];
+        let long = std::io::repeat(0).take(256 << 20);
+        let tail = &b"\n+x\n@@ -9 +10 @@\n+y\n"[..];
+        let patch = std::io::BufReader::with_capacity(1 << 20, head.chain(long).chain(tail));
+        let a = parse_patch(patch).unwrap();
+        assert_eq!(a[&b"b"[..].to_vec()], vec![(1, 2), (10, 10)]);
     }
 
     #[test]
