@@ -4,7 +4,8 @@
 //! The worker looks at a file's first KiB ([`scanner_engine::text::detect_utf16`]:
 //! a byte-order mark, or NULs in every other byte of mostly-ASCII text) and
 //! reads a UTF-16 file through [`Utf16Reader`], which transcodes chunk by
-//! chunk: the file is never held whole. Lines and columns of a finding are
+//! chunk: the file is never held whole. A stream (standard input, a FIFO) is
+//! sniffed the same way on its first read ([`TextStream`]). Lines and columns of a finding are
 //! those of the text; offsets count bytes of the UTF-8 transcoding, not of
 //! the file (documented in `docs/output.md`).
 
@@ -61,6 +62,61 @@ impl<R: Read> Read for Utf16Reader<R> {
         buf[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
+    }
+}
+
+/// A stream (standard input, a FIFO) read as a file is: its first KiB decides whether it is
+/// UTF-16 ([`scanner_engine::text::detect_utf16`]), and then it is transcoded through a
+/// [`Utf16Reader`], else passed on as it is. That KiB is read on the first read (by the
+/// worker), not when the stream is listed.
+pub enum TextStream<R> {
+    Unread(Option<R>),
+    Plain(io::Chain<io::Cursor<Vec<u8>>, R>),
+    Utf16(Utf16Reader<io::Chain<io::Cursor<Vec<u8>>, R>>),
+}
+
+impl<R: Read> TextStream<R> {
+    pub fn new(inner: R) -> Self {
+        TextStream::Unread(Some(inner))
+    }
+}
+
+impl<R: Read> Read for TextStream<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let TextStream::Unread(slot) = self {
+            let mut inner = slot.take().expect("an unread stream holds its reader");
+            let mut head = vec![0; scanner_engine::text::SNIFF_LEN];
+            let mut len = 0;
+            while len < head.len() {
+                match inner.read(&mut head[len..]) {
+                    Ok(0) => break,
+                    Ok(n) => len += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    // With nothing read, the error is this read's; after some bytes, the
+                    // stream's next read meets it again.
+                    Err(e) if len == 0 => {
+                        *slot = Some(inner);
+                        return Err(e);
+                    }
+                    Err(_) => break,
+                }
+            }
+            head.truncate(len);
+            let sniffed = scanner_engine::text::detect_utf16(&head);
+            let mut head = io::Cursor::new(head);
+            *self = match sniffed {
+                Some((order, bom)) => {
+                    head.set_position(bom as u64);
+                    TextStream::Utf16(Utf16Reader::new(head.chain(inner), order))
+                }
+                None => TextStream::Plain(head.chain(inner)),
+            };
+        }
+        match self {
+            TextStream::Plain(r) => r.read(buf),
+            TextStream::Utf16(r) => r.read(buf),
+            TextStream::Unread(_) => unreachable!("sniffed above"),
+        }
     }
 }
 

@@ -98,6 +98,7 @@ use anyhow::Context;
 use ignore::{DirEntry, WalkBuilder};
 
 use crate::input::skip::{Skip, SkipCounts};
+use crate::input::utf16::TextStream;
 use crate::messages::escape_path;
 
 use super::{Content, Item, Provenance, Scope};
@@ -268,7 +269,7 @@ fn walk_roots(
             }
             let stdin = Item {
                 provenance: Provenance::path(name),
-                content: Content::Stream(Box::new(io::stdin())),
+                content: Content::Stream(Box::new(TextStream::new(io::stdin()))),
             };
             if !on_item(stdin) {
                 break;
@@ -313,7 +314,7 @@ fn walk_roots(
                     let file = fs::File::open(root).with_context(|| escape_path(root))?;
                     let item = Item {
                         provenance: Provenance::path(shown),
-                        content: Content::Stream(Box::new(file)),
+                        content: Content::Stream(Box::new(TextStream::new(file))),
                     };
                     if !on_item(item) {
                         break;
