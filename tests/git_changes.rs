@@ -229,11 +229,41 @@ fn a_refusal_names_the_configured_baseline_before_it_exists() {
     assert_eq!(
         explained,
         [format!(
-            "  accept it:         `scanner baseline add app.py:2`, then `git add {}`",
+            "  accept it:         `scanner baseline add --staged app.py:2`, then `git add {}`",
             r.path(".scanner-baseline.json").display()
         )]
     );
-    r.scan(&["baseline", "add", "app.py:2"]).expect(0);
+    r.scan(&["baseline", "add", "--staged", "app.py:2"])
+        .expect(0);
+    r.scan(&["hook", "run"]).expect(0);
+}
+
+/// The hook reports a staged line; `scanner baseline add` read the working tree's file, so
+/// for a file staged with other content than the working tree's the command the refusal gave
+/// failed (`no finding to add at app.py:3`) or, worse, recorded another line. The refusal
+/// now gives `baseline add --staged`, which reads the staged content.
+#[test]
+fn a_refusal_accepts_the_staged_line_of_a_partially_staged_file() {
+    let r = Repo::new();
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.write(
+        "app.py",
+        format!("x = 1\ny = 2\nTOKEN = \"{}\"\n", token(14)),
+    );
+    r.git(&["add", "-A"]);
+    r.write("app.py", format!("TOKEN = \"{}\"\n", token(14)));
+    let run = r.scan(&["hook", "run"]);
+    let accept = run
+        .expect(1)
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("  accept it:"))
+        .unwrap()
+        .to_string();
+    let command = accept.split('`').nth(1).unwrap();
+    assert_eq!(command, "scanner baseline add --staged app.py:3");
+    let args: Vec<&str> = command.split(' ').skip(1).collect();
+    r.scan(&args).expect(0);
     r.scan(&["hook", "run"]).expect(0);
 }
 
@@ -264,7 +294,8 @@ fn a_refusal_quotes_the_paths_of_its_commands() {
              `git add 'my dir/it'\\''s.py'`"
                 .to_string(),
             format!(
-                "  accept it:         `scanner baseline add 'my dir/it'\\''s.py:1'`, then \
+                "  accept it:         `scanner baseline add --staged 'my dir/it'\\''s.py:1'`, \
+                 then \
                  `git add '{}'`",
                 r.path("base line.json").display()
             ),

@@ -657,7 +657,7 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
             "  a false positive:  append a `scanner:allow` comment to app.py:2, then `git add \
              app.py`",
             "  accept it:         set `baseline = \".scanner-baseline.json\"` in .scanner.toml, \
-             then `scanner baseline add app.py:2` and `git add` both files",
+             then `scanner baseline add --staged app.py:2` and `git add` both files",
             "  skip the check:    `git commit --no-verify` (the secret then enters the history, \
              and every clone and push carries it)",
         ],

@@ -71,6 +71,12 @@ pub struct BaselineAddArgs {
     /// Do not read any .scanner.toml.
     #[arg(long)]
     pub no_config: bool,
+
+    /// Read each PATH's staged content (the git index), as `scan --staged` and the hook do,
+    /// not the working tree's: PATH and LINE as the hook printed them, from the repository
+    /// root.
+    #[arg(long)]
+    pub staged: bool,
 }
 
 /// `scanner validate REPORT` flags (`--validate` is implied).

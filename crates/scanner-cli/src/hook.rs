@@ -76,12 +76,12 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     ));
     match baseline {
         Some(b) => hint(&format!(
-            "accept it:         `scanner baseline add {loc}`, then `git add {}`",
+            "accept it:         `scanner baseline add --staged {loc}`, then `git add {}`",
             shell_word(&escape_path(b))
         )),
         None => hint(&format!(
             "accept it:         set `baseline = \".scanner-baseline.json\"` in {}, then \
-             `scanner baseline add {loc}` and `git add` both files",
+             `scanner baseline add --staged {loc}` and `git add` both files",
             crate::config::FILE_NAME
         )),
     }
