@@ -266,9 +266,8 @@ fn diff_reports_added_lines_only() {
         .expect(0);
 }
 
-/// A file git calls binary has no lines in `git diff`: an archive the change adds or edits
-/// is scanned whole, its members' findings kept, and so is UTF-16 text. Both were left out
-/// without a count, exit 0.
+/// An archive and a UTF-16 file that the change adds: their findings are reported (git called
+/// them binary and gave no added line: both were left out without a count, exit 0).
 #[test]
 fn diff_scans_an_added_archive_and_utf16_file_whole() {
     let r = Repo::new();
@@ -684,7 +683,7 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
             "  a false positive:  append a `scanner:allow` comment to app.py:2, then `git add \
              app.py`",
             "  accept it:         set `baseline = \".scanner-baseline.json\"` in .scanner.toml, \
-             then `scanner baseline add app.py:2` and `git add` both files",
+             then `scanner baseline add --staged app.py:2` and `git add` both files",
             "  skip the check:    `git commit --no-verify` (the secret then enters the history, \
              and every clone and push carries it)",
         ],

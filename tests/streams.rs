@@ -42,6 +42,22 @@ fn stdin_is_scanned_as_one_file() {
     assert_eq!(r.expect(1).locations(), ["/dev/stdin:2:7:2:47"]);
 }
 
+/// UTF-16 text on standard input (or a FIFO) is transcoded as a UTF-16 file is: it was taken
+/// for binary (`not scanned: 1 binary`), and the token in it passed with exit 0.
+#[test]
+fn utf16_on_stdin_is_transcoded() {
+    let t = Tree::new();
+    let text = format!("line one\nTOKEN={}\n", token(3));
+    let mut bom = vec![0xFF, 0xFE];
+    bom.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    let r = with_stdin(&t, &["scan", "-", "--format", "json"], &bom);
+    assert_eq!(r.expect(1).locations(), ["<stdin>:2:7:2:47"]);
+    let no_bom: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+    let r = with_stdin(&t, &["scan", "/dev/stdin", "--format", "json"], &no_bom);
+    assert_eq!(r.expect(1).locations(), ["/dev/stdin:2:7:2:47"]);
+    assert_eq!(r.summary_line("not scanned:"), None);
+}
+
 #[test]
 fn stdin_name_makes_path_rules_apply() {
     let t = Tree::new();

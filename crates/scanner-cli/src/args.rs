@@ -71,6 +71,12 @@ pub struct BaselineAddArgs {
     /// Do not read any .scanner.toml.
     #[arg(long)]
     pub no_config: bool,
+
+    /// Read each PATH's staged content (the git index), as `scan --staged` and the hook do,
+    /// not the working tree's: PATH and LINE as the hook printed them, from the repository
+    /// root.
+    #[arg(long)]
+    pub staged: bool,
 }
 
 /// `scanner validate REPORT` flags (`--validate` is implied).
@@ -266,23 +272,46 @@ pub struct ScanArgs {
     /// With --history: scan the remote repositories listed in FILE (`-`
     /// for stdin; URLs as for PATH, one per line, each scanned once; blank
     /// lines and `#` comments skipped).
-    #[arg(long, value_name = "FILE", help_heading = "Git", requires = "history")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Git",
+        requires = "history",
+        conflicts_with_all = ["staged", "diff"]
+    )]
     pub repos_from: Option<PathBuf>,
 
     /// With --history: only the commits of this revision range, in `git
     /// rev-list` syntax (`origin/main..HEAD`, `v1.0..`, `main`). Repeat to
     /// combine (`--range main --range ^v1.0`).
-    #[arg(long, value_name = "REVS", help_heading = "Git", requires = "history")]
+    #[arg(
+        long,
+        value_name = "REVS",
+        help_heading = "Git",
+        requires = "history",
+        conflicts_with_all = ["staged", "diff"]
+    )]
     pub range: Vec<String>,
 
     /// With --history: only commits more recent than DATE (`git log
     /// --since` syntax: `2024-01-01`, `2.weeks.ago`).
-    #[arg(long, value_name = "DATE", help_heading = "Git", requires = "history")]
+    #[arg(
+        long,
+        value_name = "DATE",
+        help_heading = "Git",
+        requires = "history",
+        conflicts_with_all = ["staged", "diff"]
+    )]
     pub since: Option<String>,
 
     /// With --history: also every commit a reflog remembers (amended,
     /// reset or rebased-away commits still in the object store).
-    #[arg(long, help_heading = "Git", requires = "history")]
+    #[arg(
+        long,
+        help_heading = "Git",
+        requires = "history",
+        conflicts_with_all = ["staged", "diff"]
+    )]
     pub reflogs: bool,
 
     /// Scan only the lines added since the git revision BASE.

@@ -25,8 +25,9 @@
 //!   only (not on the line, the column or the surrounding text).
 //! - `rule_id`: informational (the fingerprint already covers it); kept for review.
 //! - `path`: the file, relative to the baseline file's directory, `/`-separated; a file
-//!   outside that directory is recorded as the scan reported it, and so is a remote
-//!   repository's file (`https://host/x.git/conf/app.env`: the same from any directory).
+//!   outside that directory is recorded by its absolute path (which matches only in the same
+//!   checkout), and a remote repository's file as the scan reported it
+//!   (`https://host/x.git/conf/app.env`: the same from any directory).
 //!   Non-UTF-8 bytes are replaced (such a path then never matches: the finding is reported,
 //!   never wrongly hidden).
 //! - `line`: informational, where the finding was when recorded; ignored when matching.

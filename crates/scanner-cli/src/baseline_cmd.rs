@@ -46,7 +46,10 @@ pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::
         );
     };
 
-    let mut scan = crate::args::ScanArgs::from_flags(&["--quiet"]);
+    let mut scan = match args.staged {
+        true => crate::args::ScanArgs::from_flags(&["--quiet", "--staged"]),
+        false => crate::args::ScanArgs::from_flags(&["--quiet"]),
+    };
     scan.paths = paths;
     scan.config = args.config.clone();
     scan.no_config = args.no_config;

@@ -65,21 +65,23 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     ));
     let Some((path, line)) = first else { return };
     let p = escape_path(path);
+    // In the commands, each path one shell word (`git add 'my file.py'`).
+    let (arg, loc) = (shell_word(&p), shell_word(&format!("{p}:{line}")));
     let hint = crate::messages::hint;
     hint(&format!(
-        "remove it:         edit {p}:{line}, then `git add {p}` (and revoke it if it was real)"
+        "remove it:         edit {p}:{line}, then `git add {arg}` (and revoke it if it was real)"
     ));
     hint(&format!(
-        "a false positive:  append a `scanner:allow` comment to {p}:{line}, then `git add {p}`"
+        "a false positive:  append a `scanner:allow` comment to {p}:{line}, then `git add {arg}`"
     ));
     match baseline {
         Some(b) => hint(&format!(
-            "accept it:         `scanner baseline add {p}:{line}`, then `git add {}`",
-            escape_path(b)
+            "accept it:         `scanner baseline add --staged {loc}`, then `git add {}`",
+            shell_word(&escape_path(b))
         )),
         None => hint(&format!(
             "accept it:         set `baseline = \".scanner-baseline.json\"` in {}, then \
-             `scanner baseline add {p}:{line}` and `git add` both files",
+             `scanner baseline add --staged {loc}` and `git add` both files",
             crate::config::FILE_NAME
         )),
     }
@@ -180,6 +182,31 @@ fn make_executable(_: &std::fs::File) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `bytes` in single quotes for sh, verbatim but for `'`, written `'\''`.
+fn sh_quote(bytes: &[u8], out: &mut Vec<u8>) {
+    out.push(b'\'');
+    for &b in bytes {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+}
+
+/// `s` as one word of a shell command to copy: as it is when it holds nothing sh treats
+/// specially, else [`sh_quote`]d.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./:@%+=,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_string();
+    }
+    let mut out = Vec::new();
+    sh_quote(s.as_bytes(), &mut out);
+    String::from_utf8(out).expect("quoting UTF-8 keeps it UTF-8")
+}
+
 /// The hook script; `exe` is quoted for sh (its bytes verbatim, `'` escaped).
 fn script(exe: Option<&Path>) -> Vec<u8> {
     let mut s = Vec::new();
@@ -190,18 +217,11 @@ fn script(exe: Option<&Path>) -> Vec<u8> {
 # baseline); a finding blocks the commit and the hook says the ways out.\n\
 # Skip once with `git commit --no-verify`. See docs/precommit.md.\n",
     );
-    s.extend_from_slice(b"scanner='");
-    if let Some(exe) = exe {
-        for &b in crate::input::git::path_bytes(exe).iter() {
-            if b == b'\'' {
-                s.extend_from_slice(b"'\\''");
-            } else {
-                s.push(b);
-            }
-        }
-    }
+    s.extend_from_slice(b"scanner=");
+    let exe = exe.map(crate::input::git::path_bytes).unwrap_or_default();
+    sh_quote(&exe, &mut s);
     s.extend_from_slice(
-        b"'\n\
+        b"\n\
 if [ ! -x \"$scanner\" ]; then\n\
     scanner=scanner\n\
 fi\n\

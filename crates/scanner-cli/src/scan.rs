@@ -55,8 +55,9 @@ pub struct ScanPlan {
     pub filters: Vec<Box<dyn FindingFilter>>,
     /// `--write-baseline`: written after the scan.
     pub baseline_out: Option<baseline::Pending>,
-    /// The baseline in effect (`--baseline`, else the config's `baseline` when it exists):
-    /// never scanned as an input.
+    /// The baseline of this run, `--baseline`, else the config's `baseline`, which may not
+    /// exist yet (it then suppresses nothing): never scanned as an input, and the one a refused
+    /// commit is told to add to (`scanner baseline add` creates it).
     pub baseline: Option<PathBuf>,
     /// `--history URL`, `--repos-from`: the directory of their clones (each removed once
     /// scanned), removed when the plan drops.
@@ -405,15 +406,18 @@ impl ScanPlan {
         if let Some(level) = args.min_confidence {
             filters.push(Box::new(crate::filter::MinConfidence(level.into())));
         }
-        let baseline = baseline_in_effect(args, config.as_deref());
         let (baseline_filters, baseline_out) = baseline::filters(
-            baseline.as_deref(),
+            baseline_in_effect(args, config.as_deref()).as_deref(),
             args.write_baseline.as_deref(),
             args.report_unused,
             &scan_base,
             &remotes,
         )?;
         filters.extend(baseline_filters);
+        let baseline = args
+            .baseline
+            .clone()
+            .or_else(|| config.as_ref()?.baseline.clone());
 
         Ok(ScanPlan {
             engine,

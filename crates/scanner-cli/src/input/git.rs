@@ -37,11 +37,13 @@
 //!
 //! # `--diff BASE`
 //!
-//! `git diff -U0 BASE` (working tree against BASE, renames followed so that a moved file is
-//! not all "added") gives, per path, the line ranges of the new side's hunks. Only files with
-//! added lines are scanned, and [`DiffFilter`] drops every finding none of whose lines was
-//! added (reason `diff-context`). A binary file added or changed has no hunks: all of it,
-//! and an archive's members, count as added ([`WHOLE_FILE`]).
+//! `git rev-parse --verify BASE^{tree}` checks that BASE is one revision ([`diff_base`]), then
+//! `git diff -U0 --text BASE` (working tree against BASE, renames followed so that a moved
+//! file is not all "added") gives, per path, the line ranges of the new side's hunks; `--text`
+//! makes git diff binary files too (a NUL, `-diff` in `.gitattributes`), by lines as the scan
+//! counts them. Only files with added lines are scanned, and [`DiffFilter`] drops every
+//! finding none of whose lines was added (reason `diff-context`); an archive's members count
+//! as added when the archive has an added line.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -50,7 +52,7 @@ use std::process::{Command, Stdio};
 use anyhow::{bail, Context};
 
 use super::{Content, Item, Provenance, Source};
-use crate::messages::escape_path;
+use crate::messages::{escape, escape_path};
 pub use crate::paths::{path_bytes, path_from_bytes};
 
 fn git(cwd: &Path) -> Command {
@@ -212,9 +214,38 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<RawEntry>> {
 /// Added line ranges (1-based, inclusive) by repository-relative path (raw bytes).
 pub type AddedLines = HashMap<Vec<u8>, Vec<(u32, u32)>>;
 
+/// The tree of the one revision `base` names, which `--diff` compares the working tree with.
+/// git would also take a range (`A..B`, `A...B`, `A^!`) and diff its two ends, neither of
+/// them the working tree that is scanned: the added lines would be another file's, and a
+/// secret added in the range was counted as `diff-context`. A `base` starting with `-` would
+/// be one of git's options (`-R` reverses the diff).
+fn diff_base(cwd: &Path, base: &str) -> anyhow::Result<String> {
+    let not_one = || {
+        anyhow::anyhow!(
+            "`{}` is not a revision of this repository: --diff takes one, the base the \
+             working tree is compared with, not a range such as A..B (for a pull request: \
+             `--diff \"$(git merge-base origin/main HEAD)\"`)",
+            escape(base)
+        )
+    };
+    if base.starts_with('-') {
+        return Err(not_one());
+    }
+    let mut c = git(cwd);
+    c.args([
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        &format!("{base}^{{tree}}"),
+    ]);
+    let out = output(c, "git rev-parse --verify").map_err(|_| not_one())?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
 /// The lines of the working tree added since `base`, for the paths under `pathspecs` (all when
 /// empty). Paths with no added line are absent.
 pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Result<AddedLines> {
+    let tree = diff_base(cwd, base)?;
     let mut c = git(cwd);
     c.args([
         "diff",
@@ -222,49 +253,102 @@ pub fn added_lines(cwd: &Path, base: &str, pathspecs: &[PathBuf]) -> anyhow::Res
         "--no-color",
         "--no-ext-diff",
         "--no-textconv",
+        // Hunks for every file, also those git takes as binary (a NUL, or `-diff` in
+        // `.gitattributes`): without it git prints "Binary files differ", no line is added,
+        // and a secret added to such a file is never scanned.
+        "--text",
         "--no-relative",
         "--find-renames",
         "--ignore-submodules=all",
         "--src-prefix=a/",
         "--dst-prefix=b/",
         "--diff-filter=ACMRT",
-        base,
+        &tree,
         "--",
     ]);
     c.args(pathspecs);
-    let patch = output(c, &format!("git diff -U0 {base}"))?;
-    parse_patch(&patch)
+    let what = format!("git diff -U0 {}", escape(base));
+    // Read as it comes, never held: with `--text` the patch holds every changed byte of every
+    // binary file (twice: removed and added).
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run `{what}` (is git installed?)"))?;
+    let mut stderr = child.stderr.take().expect("piped");
+    let stderr = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut text);
+        text
+    });
+    let stdout = child.stdout.take().expect("piped");
+    let parsed = parse_patch(std::io::BufReader::with_capacity(64 << 10, stdout));
+    if parsed.is_err() {
+        let _ = child.kill();
+    }
+    let status = child.wait().with_context(|| format!("`{what}`"))?;
+    let err = stderr.join().unwrap_or_default();
+    if !status.success() {
+        bail!(
+            "`{what}` failed ({status}): {}",
+            String::from_utf8_lossy(&err).trim()
+        );
+    }
+    parsed
 }
 
-/// The added range of a file that git calls binary (an archive, UTF-16 text): it has no
-/// lines to diff, so all of it counts as added, and so do the members of an archive.
-pub const WHOLE_FILE: (u32, u32) = (1, u32::MAX);
+/// The longest start of a patch line kept: enough for any header (`+++ ` and a path, quoted),
+/// while an added line, as long as a binary file, is skipped as it is read.
+const PATCH_LINE_KEPT: usize = 64 << 10;
 
-/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path, and [`WHOLE_FILE`] for
-/// a binary file added or changed (`Binary files A and b/NAME differ`).
-fn parse_patch(patch: &[u8]) -> anyhow::Result<AddedLines> {
+/// Reads the next line of `r` into `line` (without its `\n`), at most [`PATCH_LINE_KEPT`]
+/// bytes of it; `false` at the end.
+fn read_line_start(r: &mut impl std::io::BufRead, line: &mut Vec<u8>) -> std::io::Result<bool> {
+    line.clear();
+    let mut any = false;
+    loop {
+        let buf = match r.fill_buf() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            buf => buf?,
+        };
+        if buf.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (end, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i, true),
+            None => (buf.len(), false),
+        };
+        let room = PATCH_LINE_KEPT.saturating_sub(line.len());
+        line.extend_from_slice(&buf[..end.min(room)]);
+        r.consume(end + usize::from(done));
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+/// Collects the `+c,d` side of every hunk, keyed by the `+++ b/` path. A `+++ ` line names
+/// the file only in its header, before its first hunk: after it, `+++ b/x` is the added line
+/// `++ b/x`, which must not move the hunks that follow to another path.
+fn parse_patch(mut patch: impl std::io::BufRead) -> anyhow::Result<AddedLines> {
     let mut added = AddedLines::new();
     let mut current: Option<Vec<u8>> = None;
-    for line in patch.split(|b| *b == b'\n') {
+    let mut header = false;
+    let mut line = Vec::new();
+    while read_line_start(&mut patch, &mut line).context("reading `git diff`")? {
+        let line = &line[..];
         if line.starts_with(b"diff ") {
             current = None;
-        } else if let Some(sides) = line
-            .strip_prefix(b"Binary files ")
-            .and_then(|l| l.strip_suffix(b" differ"))
-        {
-            // The new side follows the last ` and ` (git quotes a name with special bytes).
-            let at = sides.windows(5).rposition(|w| w == b" and ");
-            let name = at.map(|at| unquote(&sides[at + 5..])).unwrap_or_default();
-            if let Some(name) = name.strip_prefix(b"b/") {
-                added.entry(name.to_vec()).or_default().push(WHOLE_FILE);
-            }
-        } else if let Some(name) = line.strip_prefix(b"+++ ") {
+            header = true;
+        } else if let Some(name) = line.strip_prefix(b"+++ ").filter(|_| header) {
             // A name containing a space ends with a tab (for GNU patch); a real tab in a name
             // would have been quoted.
             let name = name.strip_suffix(b"\t").unwrap_or(name);
             let name = unquote(name);
             current = name.strip_prefix(b"b/").map(<[u8]>::to_vec);
         } else if let Some(rest) = line.strip_prefix(b"@@ ") {
+            header = false;
             let Some(path) = &current else { continue };
             let range = parse_hunk_new_side(rest).ok_or_else(|| {
                 anyhow::anyhow!(
@@ -367,6 +451,15 @@ pub fn source(
     pathspecs: &[PathBuf],
     cwd: &Path,
 ) -> anyhow::Result<Option<GitSource>> {
+    // PATH arguments are pathspecs here: `-` would match no file, and what standard input
+    // holds would go unscanned with exit 0.
+    if pathspecs.iter().any(|p| p.as_os_str() == "-") {
+        let flag = if staged { "--staged" } else { "--diff" };
+        bail!(
+            "`-` (standard input) cannot be scanned with {flag}, whose PATH arguments name \
+             files in the repository: scan standard input on its own, `scanner scan -`"
+        );
+    }
     if staged {
         let top = {
             let cwd = cwd.to_path_buf();
@@ -390,8 +483,15 @@ pub fn source(
         let mut skipped = super::skip::SkipCounts::default();
         skipped.add(super::skip::Skip::Unmerged, unmerged);
         for e in entries {
-            let oid = super::Oid::from_hex(e.dst_id.as_bytes())
-                .with_context(|| format!("--staged: bad object id {}", e.dst_id))?;
+            let Some(oid) = super::Oid::from_hex(e.dst_id.as_bytes()) else {
+                // git lists 64 hex digits in a repository of SHA-256 ids.
+                if e.dst_id.len() == 64 {
+                    let repo = scan_base.clone();
+                    let e = super::history::HistoryError::UnsupportedObjectFormat { repo };
+                    return Err(anyhow::Error::new(e).context("--staged"));
+                }
+                bail!("--staged: bad object id {}", e.dst_id);
+            };
             blobs.push(Item {
                 provenance: Provenance::path(path_from_bytes(e.path)),
                 content: Content::GitBlob {
@@ -473,20 +573,17 @@ impl DiffFilter {
     }
 
     /// Whether lines `line..=end_line` of `path` touch an added line. A member of an archive
-    /// (`ARCHIVE!MEMBER`) is kept when the archive was added or changed whole
-    /// ([`WHOLE_FILE`]).
+    /// (`ARCHIVE!MEMBER`, its own line numbers) is kept whenever the archive has added lines:
+    /// the archive's lines say nothing of its members'.
     pub fn keeps(&self, path: &Path, line: u32, end_line: u32) -> bool {
         let end = end_line.max(line);
         if let Some(ranges) = self.added.get(path) {
             return ranges.iter().any(|&(s, e)| s <= end && line <= e);
         }
-        let bytes = path.as_os_str().as_encoded_bytes();
-        bytes.iter().enumerate().any(|(i, &b)| {
-            b == b'!'
-                && self
-                    .added
-                    .get(&path_from_bytes(bytes[..i].to_vec()))
-                    .is_some_and(|ranges| ranges.contains(&WHOLE_FILE))
+        let bytes = path_bytes(path);
+        memchr::memchr_iter(b'!', &bytes).any(|i| {
+            self.added
+                .contains_key(&path_from_bytes(bytes[..i].to_vec()))
         })
     }
 }
@@ -531,11 +628,23 @@ diff --git \"a/we ird\\nname\" \"b/we ird\\nname\"\nnew file mode 100644\n--- /d
 +++ \"b/we ird\\nname\"\t\n@@ -0,0 +1 @@\n+new\n\
 diff --git a/gone b/gone\ndeleted file mode 100644\n--- a/gone\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n\
 diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\n";
-        let a = parse_patch(patch).unwrap();
+        let a = parse_patch(&patch[..]).unwrap();
         assert_eq!(a[&b"f"[..].to_vec()], vec![(2, 2), (4, 5)]);
         assert_eq!(a[&b"we ird\nname"[..].to_vec()], vec![(1, 1)]);
         assert_eq!(a[&b"sp ace"[..].to_vec()], vec![(3, 3)]);
         assert_eq!(a.len(), 3);
+    }
+
+    /// A line as long as a binary file (`--text`) is read in passing, never held whole.
+    #[test]
+    fn patch_lines_of_any_length_are_read_in_passing() {
+        use std::io::Read as _;
+        let head = &b"diff --git a/b b/b\n--- a/b\n+++ b/b\n@@ -1 +1,2 @@\n+"[..];
+        let long = std::io::repeat(0).take(256 << 20);
+        let tail = &b"\n+x\n@@ -9 +10 @@\n+y\n"[..];
+        let patch = std::io::BufReader::with_capacity(1 << 20, head.chain(long).chain(tail));
+        let a = parse_patch(patch).unwrap();
+        assert_eq!(a[&b"b"[..].to_vec()], vec![(1, 2), (10, 10)]);
     }
 
     #[test]
@@ -588,6 +697,11 @@ diff --git a/sp ace b/sp ace\n--- a/sp ace\n+++ b/sp ace\t\n@@ -3 +3 @@\n-a\n+b\
         assert!(f.keeps(Path::new("a"), 12, 14));
         assert!(!f.keeps(Path::new("a"), 13, 20));
         assert!(!f.keeps(Path::new("b"), 3, 3));
+        assert!(
+            f.keeps(Path::new("a!m.txt"), 40, 40),
+            "a member of a changed archive"
+        );
+        assert!(!f.keeps(Path::new("b!m.txt"), 3, 3));
     }
 
     /// Runs git in `dir` isolated from the user's config; shared with `hook`'s tests.

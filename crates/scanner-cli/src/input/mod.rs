@@ -97,6 +97,7 @@ pub enum Content {
     GitBlob {
         repo: Arc<crate::input::history::ObjectStore>,
         oid: Oid,
+        /// 0 when not known (a staged blob): the worker reads it from the blob's header.
         size: u64,
         /// The version of the same file this blob modifies
         /// ([`crate::input::history::HistoryBlob::base`]): only findings in what changed

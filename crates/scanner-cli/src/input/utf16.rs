@@ -4,8 +4,9 @@
 //! The worker looks at a file's first KiB ([`scanner_engine::text::detect_utf16`]:
 //! a byte-order mark, or NULs in every other byte of mostly-ASCII text) and
 //! reads a UTF-16 file through [`Utf16Reader`], which transcodes chunk by
-//! chunk: the file is never held whole. Lines and columns of a finding are
-//! those of the text; offsets count bytes of the UTF-8 transcoding, not of
+//! chunk: the file is never held whole. A stream (standard input, a FIFO, an
+//! archive member, a git blob) is sniffed the same way ([`text_stream`]). Lines
+//! and columns of a finding are those of the text; offsets count bytes of the UTF-8 transcoding, not of
 //! the file (documented in `docs/output.md`).
 
 use std::io::{self, Cursor, Read};

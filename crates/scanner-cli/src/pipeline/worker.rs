@@ -302,20 +302,7 @@ fn scan_item(
                 file.rewind()?;
                 let mut raw = (&file).take(size);
                 io::copy(&mut (&mut raw).take(bom as u64), &mut io::sink())?;
-                let mut text = Utf16Reader::new(raw, order);
-                let path_str = path.to_string_lossy();
-                let read = sh.reader(false, false).scan(
-                    &path_str,
-                    |buf, _| {
-                        sh.check_stop()?;
-                        text.read(buf)
-                    },
-                    (0, u64::MAX, u64::MAX),
-                    &mut w.read,
-                    &mut w.scan,
-                    &mut w.found,
-                )?;
-                return Ok(Some(outcome_of(read, w)));
+                return scan_utf16(&path.to_string_lossy(), raw, order, w, sh);
             }
             if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
                 if !sh.opts.binary && reader::sniff_at(&file, &mut w.read.buf)? {
@@ -374,6 +361,13 @@ fn scan_item(
             size,
             base,
         } => (|| -> Read1 {
+            // A staged blob comes without its size (`git diff --cached --raw` lists none):
+            // its header gives it, so that `--max-filesize` and streaming apply before the
+            // blob is read, as for a history blob.
+            let size = match size {
+                0 => w.blob_reader(&repo)?.header(&oid)?.1,
+                size => size,
+            };
             if let Some(skip) = sh.opts.scope.check_size(size) {
                 return Ok(Some(Outcome::Skipped(skip)));
             }
@@ -401,6 +395,30 @@ fn scan_item(
     };
     drop(permit);
     report(provenance, outcome, w, sh);
+}
+
+/// Scans UTF-16 text (`raw`, from just after its byte-order mark) transcoded to UTF-8 as it
+/// is read: a file's, or a staged or history blob's, whose NULs would make it look binary.
+fn scan_utf16(
+    path: &str,
+    raw: impl io::Read,
+    order: scanner_engine::text::Utf16,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> Read1 {
+    let mut text = Utf16Reader::new(raw, order);
+    let read = sh.reader(false, false).scan(
+        path,
+        |buf, _| {
+            sh.check_stop()?;
+            text.read(buf)
+        },
+        (0, u64::MAX, u64::MAX),
+        &mut w.read,
+        &mut w.scan,
+        &mut w.found,
+    )?;
+    Ok(Some(outcome_of(read, w)))
 }
 
 /// Scans `stream` front to back through the chunk reader, binary-sniffed,

@@ -71,9 +71,18 @@ impl ObjectStore {
     /// Starts opening the store of the repository that `from` is in, on a thread of its own:
     /// for a caller that can open it before it knows the repository's root (`--staged` runs
     /// its `git` commands side by side). [`ObjectStore::opened`] takes the result.
+    ///
+    /// Unlike a history's store, this one is the repository git's environment names, as for
+    /// the `git diff --cached` that listed the blobs: in a hook of a bare repository with a
+    /// separate work tree (`GIT_DIR` and `GIT_WORK_TREE`, as dotfiles are often kept), `from`
+    /// alone leads to no repository.
     pub fn opening(from: &Path) -> Opening {
+        let mut rev_parse = Command::new("git");
+        rev_parse.current_dir(from);
         let from = from.to_path_buf();
-        Opening(std::thread::spawn(move || open_result(&from)))
+        Opening(std::thread::spawn(move || {
+            open_with(&from, rev_parse).map_err(|e| (e.kind(), e.to_string()))
+        }))
     }
 
     /// The store of `repo` (named in its errors), opened by [`ObjectStore::opening`] from a
@@ -121,8 +130,14 @@ fn open_result(repo: &Path) -> OpenResult {
 
 /// Resolves `repo` with git, refuses SHA-256, opens the git directory with gitoxide.
 pub(super) fn open_objects(repo: &Path) -> io::Result<gix::ThreadSafeRepository> {
+    open_with(repo, git(repo))
+}
+
+/// [`open_objects`], resolving `repo` with the git command `git` (the isolated one of
+/// [`git`], or one that keeps git's environment).
+fn open_with(repo: &Path, mut git: Command) -> io::Result<gix::ThreadSafeRepository> {
     const REV_PARSE: &str = "git rev-parse --absolute-git-dir";
-    let out = git(repo)
+    let out = git
         .args(["rev-parse", "--absolute-git-dir", "--show-object-format"])
         .stdin(Stdio::null())
         .output()?;
