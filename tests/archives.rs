@@ -63,6 +63,15 @@ fn zip_jar_in_zip_tar_gz_and_gzip_members_are_scanned_with_their_paths() {
         "{}",
         r.stderr
     );
+    // 0 is no depth: refused (it was taken as 1), --no-archives says what it would mean.
+    let r = t.run(&["scan", "--archive-depth", "0"]);
+    r.expect(2);
+    assert!(
+        r.stderr
+            .starts_with("error: invalid value '0' for '--archive-depth <N>': 0 is not in 1..=32"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

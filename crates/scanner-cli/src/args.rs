@@ -221,12 +221,13 @@ pub struct ScanArgs {
     pub no_archives: bool,
 
     /// Archives inside archives are opened this deep (1: the top-level
-    /// archive only). At most 32 (each level is stack).
+    /// archive only; --no-archives opens none). At most 32 (each level is
+    /// stack).
     #[arg(
         long,
         value_name = "N",
         default_value_t = 3,
-        value_parser = clap::value_parser!(u32).range(0..=i64::from(crate::input::archive::MAX_DEPTH)),
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::input::archive::MAX_DEPTH)),
         help_heading = "Input"
     )]
     pub archive_depth: u32,

@@ -419,7 +419,7 @@ impl ScanPlan {
             archives: (!args.no_archives).then(|| {
                 let d = crate::input::archive::Limits::default();
                 crate::input::archive::Limits {
-                    max_depth: args.archive_depth.max(1),
+                    max_depth: args.archive_depth,
                     max_total_bytes: args.archive_max_bytes.unwrap_or(d.max_total_bytes),
                     max_run_bytes: args.archive_max_run_bytes.unwrap_or(d.max_run_bytes),
                     max_members: args.archive_max_members.unwrap_or(d.max_members),
