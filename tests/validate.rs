@@ -704,7 +704,13 @@ fn validate_without_the_scans_rules_says_so_and_does_not_reuse_the_old_answer() 
         validation(&out),
         ("unknown".to_owned(), "no answer".to_owned())
     );
-    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    // Checked now: no word of a missing rule; why the check got no answer.
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "scanner: warning: validation: 1 of 1 check got no answer, their findings are \
+         `unknown` (e.g. io: 10.0.0.1 resolves to a non-public address 10.0.0.1: refused); \
+         check the network, the proxy (HTTPS_PROXY) and the CA (--ca-cert)\n"
+    );
 }
 
 /// A CA file that cannot be used stops `--validate` before any request, and
@@ -794,6 +800,15 @@ fn a_temporary_aws_key_is_not_sent_without_its_session_token() {
                 "io: Connection refused (os error 111)".into()
             ),
         ]
+    );
+    // The report says `unknown` of each; stderr says why, once.
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.lines().any(|l| l
+            == "scanner: warning: validation: 1 of 2 checks got no answer, their findings are \
+                `unknown` (e.g. io: Connection refused (os error 111)); check the network, the \
+                proxy (HTTPS_PROXY) and the CA (--ca-cert)"),
+        "{stderr}"
     );
 }
 

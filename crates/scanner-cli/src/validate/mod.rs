@@ -157,15 +157,38 @@ impl Checker {
         }
     }
 
-    /// Waits for every check; the answers by (rule id, vars).
+    /// Waits for every check; the answers by (rule id, vars). Checks that got no answer
+    /// (a network, proxy or TLS failure) are told on stderr, once for all, with the first
+    /// error: the report only says `unknown` of each.
     pub fn finish(mut self) -> HashMap<Key, Validation> {
         drop(self.tx.take());
         for w in self.workers.drain(..) {
             let _ = w.join();
         }
-        std::mem::take(&mut *self.results.lock().unwrap())
+        let answers = std::mem::take(&mut *self.results.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut unanswered = answers
+            .values()
+            .filter(|v| v.reason.as_deref() == Some(NO_ANSWER))
+            .filter_map(|v| v.error.as_deref());
+        if let Some(first) = unanswered.clone().min() {
+            crate::messages::warn(
+                None,
+                &format!(
+                    "validation: {} of {} {} got no answer, their findings are `unknown` \
+                     (e.g. {first}); check the network, the proxy (HTTPS_PROXY) and \
+                     the CA (--ca-cert)",
+                    unanswered.by_ref().count(),
+                    answers.len(),
+                    crate::progress::plural(answers.len() as u64, "check", "checks"),
+                ),
+            );
+        }
+        answers
     }
 }
+
+/// The reason of a check that got no answer ([`Validation::error`] says why).
+const NO_ANSWER: &str = "no answer";
 
 /// One check, retries included.
 fn check(client: &http::Client, validator: &Validator, vars: &Vars) -> Validation {
@@ -208,7 +231,7 @@ fn check(client: &http::Client, validator: &Validator, vars: &Vars) -> Validatio
                 return v;
             }
             Err(e) => {
-                let mut v = Validation::new(ValidationStatus::Unknown, "no answer");
+                let mut v = Validation::new(ValidationStatus::Unknown, NO_ANSWER);
                 v.error = Some(scrub(&e, vars));
                 v.checked_at = Some(checked_at);
                 return v;
