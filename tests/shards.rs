@@ -386,16 +386,51 @@ fn history_shards_split_by_blob() {
     let whole = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
     whole.expect(1);
     assert_eq!(whole.findings().len(), 12);
-    let (merged, stats) = history_in_shards(&repo, 3);
+    let (merged, stats) = history_in_shards(&repo, 3, "json");
     let blobs: u64 = stats.iter().map(|v| v["files"].as_u64().unwrap()).sum();
     assert_eq!(blobs, 12);
     merged.expect(1);
     assert_eq!(merged.stdout, whole.stdout);
 }
 
+/// The SARIF of a history scan names the repository it read (its URI, the
+/// commit and branch of `HEAD`): merged from shards, it must still be what
+/// one unsharded run writes, that `versionControlProvenance` included.
+#[test]
+fn history_shards_merge_to_the_unsharded_sarif() {
+    let repo = Repo::new();
+    for i in 0..6u32 {
+        repo.write(
+            format!("f{i}.env"),
+            format!("token = \"{}\"\n", token(200 + i)),
+        );
+        repo.git(&["add", "."]);
+        repo.commit(&format!("c{i}"));
+    }
+    let whole = repo.scan(&["scan", "-q", "--history", "--format", "sarif"]);
+    whole.expect(1);
+    let head = String::from_utf8(repo.git_out(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let sarif: Value = serde_json::from_str(&whole.stdout).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["versionControlProvenance"],
+        serde_json::json!([{
+            "repositoryUri": format!("file://{}", repo.root.display()),
+            "revisionId": head.trim(),
+            "branch": "main",
+        }])
+    );
+    let (merged, stats) = history_in_shards(&repo, 3, "sarif");
+    merged.expect(1);
+    assert_eq!(merged.stdout, whole.stdout);
+    assert_eq!(
+        stats[0]["version_control"],
+        sarif["runs"][0]["versionControlProvenance"]
+    );
+}
+
 /// `scan --history` in `n` shards (JSON reports and `--stats-json`), then
 /// `scanner merge` of them: the merge's run and each shard's stats.
-fn history_in_shards(repo: &Repo, n: u32) -> (Run, Vec<Value>) {
+fn history_in_shards(repo: &Repo, n: u32, format: &str) -> (Run, Vec<Value>) {
     let mut files = Vec::new();
     let mut stats = Vec::new();
     for k in 1..=n {
@@ -420,7 +455,7 @@ fn history_in_shards(repo: &Repo, n: u32) -> (Run, Vec<Value>) {
         files.push(out.to_str().unwrap().to_owned());
         files.push(st.to_str().unwrap().to_owned());
     }
-    let mut args = vec!["merge", "-q", "--format", "json"];
+    let mut args = vec!["merge", "-q", "--format", format];
     args.extend(files.iter().map(String::as_str));
     (repo.scan(&args), stats)
 }
@@ -470,7 +505,7 @@ fn history_shards_agree_on_versions_whose_base_is_elsewhere() {
     let v: Value = serde_json::from_str(&fs::read_to_string(&whole_stats).unwrap()).unwrap();
     let unchanged = v["history"]["unchanged_bytes"].as_u64().unwrap();
     assert!(unchanged > 200_000, "{unchanged}");
-    let (merged, stats) = history_in_shards(&repo, 3);
+    let (merged, stats) = history_in_shards(&repo, 3, "json");
     let unchanged_shards: u64 = stats
         .iter()
         .map(|v| v["history"]["unchanged_bytes"].as_u64().unwrap())

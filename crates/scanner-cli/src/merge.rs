@@ -39,7 +39,7 @@ use serde_json::Value;
 use scanner_engine::{Confidence, Encoding, Finding, RuleInfo, Validation};
 
 use crate::args::{ColorChoice, MergeArgs};
-use crate::input::CommitInfo;
+use crate::input::{CommitInfo, VersionControl};
 use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{PathFinding, Sink, SinkOptions};
@@ -60,6 +60,8 @@ struct Stats {
     bytes: u64,
     errors: u64,
     rules: BTreeMap<String, (String, String)>,
+    /// The repositories a `--history` shard read, for SARIF.
+    version_control: Vec<VersionControl>,
 }
 
 impl Stats {
@@ -95,6 +97,8 @@ impl Stats {
             bytes: n(&v["bytes"]).unwrap_or(0),
             errors: n(&v["errors"]).unwrap_or(0),
             rules,
+            version_control: serde_json::from_value(v["version_control"].clone())
+                .unwrap_or_default(),
         })
     }
 
@@ -439,6 +443,8 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             provider: None,
         })
         .collect();
+    // The first shard's: the shards read the same repositories, at one commit.
+    sink.set_version_control(stats[0].version_control.clone());
     let written = (|| {
         for batch in by_path.into_values() {
             sink.write_file_findings(batch)?;

@@ -501,13 +501,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             _ => Vec::new(),
         });
     }
-    if let (Format::Sarif, Source::History(repos)) = (args.format, &plan.source) {
-        sink.set_version_control(
+    // SARIF names the repositories a history scan read; a shard records them
+    // in its stats, for the SARIF that `scanner merge` writes.
+    let version_control: Vec<VersionControl> = match &plan.source {
+        Source::History(repos) if args.format == Format::Sarif || plan.options.shard.is_some() => {
             repos
                 .iter()
                 .map(|r| VersionControl::of(&r.options.repo))
-                .collect(),
-        );
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    if args.format == Format::Sarif {
+        sink.set_version_control(version_control.clone());
     }
 
     if args.validation.validate {
@@ -589,6 +595,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             args.options_json(),
             args.format,
             engine.rules(),
+            &version_control,
             &report_digest,
         );
         summary::write_stats_json_with(path, &report, extra)?;

@@ -33,8 +33,10 @@
 //! [`stats_extra`] adds `shard` (`{"index": K, "count": N}`, or `null`),
 //! `run` (scanner version, rule-set digest, the options that change
 //! findings and their digest, the report's format, size and FNV-1a digest)
-//! and, when sharded, `rules` (id → `[name, description]`, for SARIF):
-//! what `scanner merge` checks and pairs reports with (see [`crate::merge`]).
+//! and, when sharded, `rules` (id → `[name, description]`, for SARIF) and
+//! `version_control` (the repositories a `--history` shard read, as SARIF's
+//! `versionControlProvenance` names them; `[]` otherwise): what `scanner
+//! merge` checks, pairs reports with and writes (see [`crate::merge`]).
 
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
@@ -357,6 +359,7 @@ pub fn stats_extra(
     options: Value,
     format: Format,
     rules: &[scanner_engine::RuleInfo],
+    version_control: &[crate::input::VersionControl],
     report: &ReportDigest,
 ) -> Map<String, Value> {
     let (bytes, digest) = report.get();
@@ -385,6 +388,7 @@ pub fn stats_extra(
             .map(|r| (r.id.to_string(), json!([&*r.name, r.description])))
             .collect();
         m.insert("rules".into(), Value::Object(rules));
+        m.insert("version_control".into(), json!(version_control));
     }
     m
 }
