@@ -186,6 +186,7 @@ impl ScanPlan {
             }
             roots.extend(walk::read_file_list(list)?);
         }
+        check_outputs_apart(args, &roots)?;
         if implicit_root {
             roots.push(PathBuf::from("."));
         }
@@ -444,6 +445,43 @@ fn baseline_in_effect(args: &ScanArgs, config: Option<&Config>) -> Option<PathBu
         ));
     }
     None
+}
+
+/// Refuses two of the files a run writes (`-o`, `--stats-json`,
+/// `--write-baseline`) on one file, the later written replacing the
+/// earlier, and a file written over a file named to be scanned (a root),
+/// which the scan would skip as its own output and then replace: neither
+/// would say a word. Devices and FIFOs (`/dev/null` twice) are written in
+/// place and may be shared.
+fn check_outputs_apart(args: &ScanArgs, roots: &[PathBuf]) -> anyhow::Result<()> {
+    let regular_or_absent = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.is_file());
+    let same = |a: &Path, b: &Path| {
+        regular_or_absent(a) && regular_or_absent(b) && OwnOutput::new(&[a]).contains(b)
+    };
+    let outputs: Vec<(&str, &Path)> = [
+        ("-o", &args.output),
+        ("--stats-json", &args.stats_json),
+        ("--write-baseline", &args.write_baseline),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
+    .collect();
+    for (i, &(flag, out)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[i + 1..].iter().find(|(_, o)| same(out, o)) {
+            anyhow::bail!(
+                "{flag} and {other} both name {}: one would replace the other (give each its own file)",
+                escape_path(out)
+            );
+        }
+        if let Some(root) = roots.iter().find(|r| r.is_file() && same(out, r)) {
+            anyhow::bail!(
+                "{flag} {}: is also a path to scan; the scan would skip it as its own output \
+                 and then replace it (write to another file)",
+                escape_path(root)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// After the scan, before the exit status: work the filters left to do
