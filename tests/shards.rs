@@ -200,6 +200,38 @@ fn merge_refuses_a_missing_or_duplicated_shard() {
     assert!(r.stderr.contains("shard 3/3 missing"), "{}", r.stderr);
 }
 
+/// Merge's lines on stderr count as the scan's summary does: "1 shard", "1 file", "1
+/// finding", "1 path", sizes in B/KB/MB, thousands separated (it said "1 files (53 bytes)
+/// scanned, 1 findings" and "1 paths could not be read").
+#[test]
+fn merge_counts_in_words_as_the_summary_does() {
+    let t = Tree::new();
+    t.write("a.txt", format!("T={}\n", token(1)));
+    t.write("list", "a.txt\nmissing.txt\n");
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "1/1",
+        "--files-from",
+        "list",
+        "--format",
+        "json",
+        "-o",
+        "s1.json",
+        "--stats-json",
+        "s1.stats.json",
+    ]);
+    r.expect(2);
+    let r = t.run(&["merge", "--format", "json", "s1.json", "s1.stats.json"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: warning: shard 1/1 (s1.stats.json): 1 path could not be read (see that \
+         shard's log)\nmerged 1 shard: 1 file (43 B) scanned, 1 finding\n"
+    );
+}
+
 #[test]
 fn merge_refuses_shards_of_different_rule_sets_or_options() {
     let t = tree();

@@ -43,6 +43,7 @@ use crate::input::{CommitInfo, VersionControl};
 use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{PathFinding, Sink, SinkOptions};
+use crate::progress::{megabytes, plural, thousands};
 use crate::shard::fnv1a64;
 
 /// One shard's `--stats-json`, the parts merge uses.
@@ -465,18 +466,25 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
         crate::messages::warn(
             None,
             &format!(
-                "{}: {} paths could not be read (see that shard's log)",
+                "{}: {} {} could not be read (see that shard's log)",
                 s.label(),
-                s.errors
+                thousands(s.errors),
+                plural(s.errors, "path", "paths")
             ),
         );
     }
     if !a.quiet {
         let files: u64 = stats.iter().map(|s| s.files).sum();
         let bytes: u64 = stats.iter().map(|s| s.bytes).sum();
+        let shards = stats.len() as u64;
         messages::print(&format!(
-            "merged {} shards: {files} files ({bytes} bytes) scanned, {total} findings",
-            stats.len()
+            "merged {shards} {}: {} {} ({}) scanned, {} {}",
+            plural(shards, "shard", "shards"),
+            thousands(files),
+            plural(files, "file", "files"),
+            megabytes(bytes),
+            thousands(total),
+            plural(total, "finding", "findings")
         ));
     }
     Ok(if errors > 0 && !a.ignore_errors {
