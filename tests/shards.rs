@@ -278,11 +278,15 @@ fn merge_refuses_shards_of_different_rule_sets_or_options() {
 #[test]
 fn bad_shard_values_exit_2() {
     let t = tree();
-    for bad in ["3/2", "0/0", "a/b", "2", "0/3"] {
+    // 65537: past the 65536 buckets (it aborted, allocating a load per shard: 4000000000
+    // shards asked for 32 GB).
+    for bad in ["3/2", "0/0", "a/b", "2", "0/3", "1/65537", "1/4000000000"] {
         let r = t.run(&["scan", "--shard", bad, "src"]);
         r.expect(2);
         assert!(
-            r.stderr.contains(&format!("`{bad}` is not a shard")),
+            r.stderr.contains(&format!(
+                "`{bad}` is not a shard: expected K/N with 1 <= K <= N <= 65536, e.g. 2/8"
+            )),
             "{bad}: {}",
             r.stderr
         );
@@ -306,6 +310,24 @@ fn bad_shard_values_exit_2() {
     let r = env_run(&[("SCANNER_SHARDS", "4"), ("JOB_COMPLETION_INDEX", "4")]);
     r.expect(2);
     assert!(r.stderr.contains("JOB_COMPLETION_INDEX=4"), "{}", r.stderr);
+    let r = env_run(&[("SCANNER_SHARDS", "65537"), ("JOB_COMPLETION_INDEX", "0")]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: SCANNER_SHARDS=65537: not a shard count (1 to 65536)\n"
+    );
+    // The largest count is a shard like any other.
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "65536/65536",
+        "--format",
+        "json",
+        "src",
+    ]);
+    r.expect(0);
+    assert_eq!(r.stdout, "[]\n");
 }
 
 #[test]

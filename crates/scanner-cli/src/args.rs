@@ -406,7 +406,7 @@ pub struct ScanArgs {
     #[arg(long, help_heading = "Output")]
     pub ignore_errors: bool,
 
-    /// Scan only shard K of N (1 <= K <= N): a deterministic share of the
+    /// Scan only shard K of N (1 <= K <= N <= 65536): a deterministic share of the
     /// files (by path relative to the root) or of the history's blobs (by
     /// id), the same on every machine. Without it, `SCANNER_SHARDS=N` with
     /// `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job, 0-based) sets

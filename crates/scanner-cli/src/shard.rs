@@ -88,16 +88,28 @@ impl Fnv {
 }
 
 impl Shard {
-    /// Parses `K/N` with 1 <= K <= N (the `--shard` value parser).
-    pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("`{s}` is not a shard: expected K/N with 1 <= K <= N, e.g. 2/8");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u32 = k.trim().parse().map_err(|_| bad())?;
-        let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
+    /// Shard `index` of `count` when 1 <= index <= count <= [`BUCKETS`]: a
+    /// shard past the buckets would own no small file, and each shard keeps
+    /// a load per shard ([`Planner`]).
+    pub fn new(index: u64, count: u64) -> Option<Shard> {
+        if index == 0 || index > count || count > BUCKETS {
+            return None;
         }
-        Ok(Shard { index, count })
+        Some(Shard {
+            index: u32::try_from(index).ok()?,
+            count: u32::try_from(count).ok()?,
+        })
+    }
+
+    /// Parses `K/N` with 1 <= K <= N <= 65536 (the `--shard` value parser).
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || {
+            format!("`{s}` is not a shard: expected K/N with 1 <= K <= N <= {BUCKETS}, e.g. 2/8")
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = k.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        Shard::new(index, count).ok_or_else(bad)
     }
 
     /// `--shard` if given, else `SCANNER_SHARDS` with `JOB_COMPLETION_INDEX`
@@ -120,8 +132,10 @@ impl Shard {
             .trim()
             .parse()
             .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| anyhow::anyhow!("{ENV_SHARDS}={shards}: not a shard count (>= 1)"))?;
+            .filter(|&n| Shard::new(1, u64::from(n)).is_some())
+            .ok_or_else(|| {
+                anyhow::anyhow!("{ENV_SHARDS}={shards}: not a shard count (1 to {BUCKETS})")
+            })?;
         let Some(index) = index.filter(|s| !s.is_empty()) else {
             anyhow::bail!("{ENV_SHARDS}={shards} without {ENV_INDEX}: which shard is this? (or use --shard K/N)");
         };
