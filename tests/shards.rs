@@ -200,6 +200,40 @@ fn merge_refuses_a_missing_or_duplicated_shard() {
     assert!(r.stderr.contains("shard 3/3 missing"), "{}", r.stderr);
 }
 
+/// A stats file whose shard no scan could have run (edited, or corrupt) is refused by name:
+/// `0/0` was merged as the whole scan ("merged 1 shard", exit 1, a third of the findings),
+/// and a count of 10^12 hung listing the shards missing. The missing shards of a real large
+/// count are named ten at a time.
+#[test]
+fn merge_refuses_impossible_shards_and_names_ten_missing() {
+    let t = tree();
+    shard(&t, 1, 3, "json", "json", &[]).expect(1);
+    let mut v = stats(t.path(), "s1.stats.json");
+    for (k, n) in [(0u64, 0u64), (5, 3), (1, 1_000_000_000_000)] {
+        v["shard"] = serde_json::json!({"index": k, "count": n});
+        fs::write(t.join("s1.stats.json"), v.to_string()).unwrap();
+        let r = merge(&t, "json", &merge_args(1, "json"));
+        r.expect(2);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "scanner: error: s1.stats.json: shard {k}/{n} is no shard of a scan \
+                 (1 <= K <= N <= 65536): not a stats file scanner wrote\n"
+            )
+        );
+        assert_eq!(r.stdout, "");
+    }
+    shard(&t, 1, 65536, "json", "json", &[]);
+    let r = merge(&t, "json", &merge_args(1, "json"));
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: shards 2/65536, 3/65536, 4/65536, 5/65536, 6/65536, 7/65536, \
+         8/65536, 9/65536, 10/65536, 11/65536 and 65,525 more missing (no stats file for \
+         them)\n"
+    );
+}
+
 /// Merge's lines on stderr count as the scan's summary does: "1 shard", "1 file", "1
 /// finding", "1 path", sizes in B/KB/MB, thousands separated (it said "1 files (53 bytes)
 /// scanned, 1 findings" and "1 paths could not be read").

@@ -84,10 +84,19 @@ impl Stats {
                 rules.insert(id.clone(), (name, desc));
             }
         }
+        let index = n(&shard["index"]).ok_or_else(missing)?;
+        let count = n(&shard["count"]).ok_or_else(missing)?;
+        if crate::shard::Shard::new(index, count).is_none() {
+            bail!(
+                "{name}: shard {index}/{count} is no shard of a scan (1 <= K <= N <= {}): \
+                 not a stats file scanner wrote",
+                crate::shard::BUCKETS
+            );
+        }
         Ok(Stats {
             file: file.to_path_buf(),
-            index: n(&shard["index"]).ok_or_else(missing)?,
-            count: n(&shard["count"]).ok_or_else(missing)?,
+            index,
+            count,
             version: s(&run["version"]).ok_or_else(missing)?,
             rules_digest: s(&run["rules_digest"]).ok_or_else(missing)?,
             options_digest: s(&run["options_digest"]).ok_or_else(missing)?,
@@ -326,17 +335,27 @@ fn check_shards(stats: &mut [Stats]) -> anyhow::Result<()> {
             );
         }
     }
+    // Each index once, each in 1..=count (sorted): the rest are missing.
+    // The first few are named.
     let have: Vec<u64> = stats.iter().map(|s| s.index).collect();
-    let missing: Vec<String> = (1..=first.count)
-        .filter(|k| !have.contains(k))
+    let absent = first.count - have.len() as u64;
+    let named: Vec<String> = (1..=first.count)
+        .filter(|k| absent > 0 && have.binary_search(k).is_err())
+        .take(10)
         .map(|k| format!("{k}/{}", first.count))
         .collect();
-    if !missing.is_empty() {
+    if absent > 0 {
+        let more = absent - named.len() as u64;
         bail!(
-            "shard{} {} missing (no stats file for {})",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
-            if missing.len() == 1 { "it" } else { "them" }
+            "shard{} {}{} missing (no stats file for {})",
+            if absent == 1 { "" } else { "s" },
+            named.join(", "),
+            if more > 0 {
+                format!(" and {} more", thousands(more))
+            } else {
+                String::new()
+            },
+            if absent == 1 { "it" } else { "them" }
         );
     }
     Ok(())
