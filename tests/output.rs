@@ -428,6 +428,65 @@ mod output {
         );
     }
 
+    /// `--report-path -` (gitleaks' way to ask for stdout) wrote a file named `-` and left
+    /// stdout empty: a pipeline reading the report saw no finding while the run exited 1.
+    /// `-o -` is stdout, for `scan` and `merge`.
+    #[test]
+    fn output_dash_is_stdout() {
+        let t = Tree::new();
+        t.write("a.env", format!("T={}\n", token(1)));
+        let whole = run_in(t.path(), &["scan", "-q", "--format", "json", "a.env"]);
+        whole.expect(1);
+        let dash = run_in(
+            t.path(),
+            &[
+                "scan",
+                "-q",
+                "--report-format",
+                "json",
+                "--report-path",
+                "-",
+                "a.env",
+            ],
+        );
+        dash.expect(1);
+        assert_eq!(dash.stdout, whole.stdout);
+        assert!(!t.join("-").exists());
+        let shard = run_in(
+            t.path(),
+            &[
+                "scan",
+                "-q",
+                "--shard",
+                "1/1",
+                "--format",
+                "json",
+                "-o",
+                "s.json",
+                "--stats-json",
+                "s.stats.json",
+                "a.env",
+            ],
+        );
+        shard.expect(1);
+        let merged = run_in(
+            t.path(),
+            &[
+                "merge",
+                "-q",
+                "--format",
+                "json",
+                "-o",
+                "-",
+                "s.json",
+                "s.stats.json",
+            ],
+        );
+        merged.expect(1);
+        assert_eq!(merged.stdout, whole.stdout);
+        assert!(!t.join("-").exists());
+    }
+
     #[test]
     fn clean_scan_writes_empty_reports() {
         let dir = tempfile::tempdir().unwrap();
