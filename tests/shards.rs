@@ -234,6 +234,29 @@ fn merge_refuses_impossible_shards_and_names_ten_missing() {
     );
 }
 
+/// Inputs that are no file of a shard are named with what to do: a directory (`scanner merge
+/// out` for `out/*`) said "out: Is a directory (os error 21)", a binary file "stream did not
+/// contain valid UTF-8".
+#[test]
+fn merge_names_a_directory_or_a_binary_input() {
+    let t = Tree::new();
+    fs::create_dir(t.join("out")).unwrap();
+    let r = t.run(&["merge", "out"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: out: is a directory: name the shards' files in it (`out/*`)\n"
+    );
+    t.write("out/blob.bin", b"\xff\xfe\x00binary");
+    let r = t.run(&["merge", "out/blob.bin"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: out/blob.bin: not UTF-8 text, so neither a shard's json or jsonl \
+         report nor its --stats-json\n"
+    );
+}
+
 /// Merge's lines on stderr count as the scan's summary does: "1 shard", "1 file", "1
 /// finding", "1 path", sizes in B/KB/MB, thousands separated (it said "1 files (53 bytes)
 /// scanned, 1 findings" and "1 paths could not be read").

@@ -365,7 +365,17 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
     let mut stats = Vec::new();
     let mut reports: Vec<(PathBuf, String)> = Vec::new();
     for file in &a.files {
-        let text = std::fs::read_to_string(file).with_context(|| escape_path(file))?;
+        let name = escape_path(file);
+        if file.is_dir() {
+            bail!("{name}: is a directory: name the shards' files in it (`{name}/*`)");
+        }
+        let text = match std::fs::read_to_string(file) {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => bail!(
+                "{name}: not UTF-8 text, so neither a shard's json or jsonl report nor its \
+                 --stats-json"
+            ),
+            r => r.with_context(|| name.clone())?,
+        };
         match serde_json::from_str::<Value>(&text) {
             Ok(v) if v.get("shard").is_some() => stats.push(Stats::parse(file, &v)?),
             _ => reports.push((file.clone(), text)),
