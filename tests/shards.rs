@@ -257,6 +257,43 @@ fn merge_names_a_directory_or_a_binary_input() {
     );
 }
 
+/// A shard sees only its share of the baseline's files: `--report-unused` listed every
+/// entry of the other shards as unused (exit 0), inviting their removal. It needs the whole
+/// scan, and says so.
+#[test]
+fn report_unused_is_refused_in_a_shard() {
+    let t = tree();
+    t.run(&["scan", "-q", "--write-baseline", "b.json", "src"])
+        .expect(0);
+    let whole = t.run(&[
+        "scan",
+        "-q",
+        "--baseline",
+        "b.json",
+        "--report-unused",
+        "src",
+    ]);
+    whole.expect(0);
+    assert_eq!(whole.stderr, "");
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "1/2",
+        "--baseline",
+        "b.json",
+        "--report-unused",
+        "src",
+    ]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: --report-unused needs the whole scan: a shard sees only its share, so \
+         the entries of every other shard would be listed as unused (run it unsharded)\n"
+    );
+    assert_eq!(r.stdout, "");
+}
+
 /// Merge's lines on stderr count as the scan's summary does: "1 shard", "1 file", "1
 /// finding", "1 path", sizes in B/KB/MB, thousands separated (it said "1 files (53 bytes)
 /// scanned, 1 findings" and "1 paths could not be read").

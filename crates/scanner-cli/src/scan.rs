@@ -375,6 +375,12 @@ impl ScanPlan {
             list_suppressed: messages::suppressed_shown(),
             ..defaults
         };
+        if options.shard.is_some() && args.report_unused {
+            anyhow::bail!(
+                "--report-unused needs the whole scan: a shard sees only its share, so the \
+                 entries of every other shard would be listed as unused (run it unsharded)"
+            );
+        }
 
         let from_git = git_source.is_some();
         let (source, diff_filter) = match git_source {
