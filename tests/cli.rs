@@ -665,7 +665,7 @@ fn split_file_stats_show_the_pieces() {
 /// MiB and before its end, the file is truncated exactly there, and the scan
 /// goes on (SIGCONT). The warning must name the position, the secret before
 /// the cut is found, the one after it is not, and the run is not a clean 0.
-/// (A split file cut short is `reader::tests::ranges_past_eof_are_empty`.)
+/// (A split file cut short: the next test, and `reader::tests::ranges_past_eof_are_empty`.)
 #[cfg(target_os = "linux")]
 #[test]
 fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
@@ -687,6 +687,55 @@ fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
         .spawn()
         .unwrap();
     let cut = common::stop_mid_read(&child, &path, 1 << 20, size - (1 << 20));
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    common::signal(&child, "-CONT");
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(lines[0].contains("\"line\":1,"), "{stdout}");
+    let warning = format!(
+        "scanner: warning: big.txt: shrank while being read: {cut} of {size} bytes scanned"
+    );
+    assert!(
+        stderr.lines().any(|l| l == warning),
+        "want `{warning}` in:\n{stderr}"
+    );
+}
+
+/// The same for a file large enough to be split into ranges (above the 8 MiB threshold):
+/// its ranges are read with positional reads, so the scan is held still once the process
+/// has read 512 KiB of it, inside its first range; the file is cut at 1.5 MiB. The ranges
+/// past the cut read nothing, and that must be said as for a file read whole, not pass as
+/// a smaller file scanned in full.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_split_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
+    use std::process::Stdio;
+    let t = Tree::new();
+    let filler = "filler filler filler filler filler filler filler filler\n";
+    let mut data = secret_line(1);
+    data.push_str(&filler.repeat((32 << 20) / filler.len()));
+    data.push_str(&secret_line(2));
+    let size = data.len() as u64;
+    let path = t.write("big.txt", &data);
+    let cut: u64 = 3 << 19;
+    let child = common::scanner_in(t.path())
+        // One worker: the first range (the first 2 MiB) is read before any other.
+        .args(["scan", "--threads", "1", "--chunk-size", "64K"])
+        .args(["--format", "jsonl", "big.txt"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    common::stop_after_reading(&child, &path, 512 << 10, cut - (256 << 10));
     fs::OpenOptions::new()
         .write(true)
         .open(&path)

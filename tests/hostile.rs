@@ -403,6 +403,43 @@ fn stats_and_baseline_paths_are_checked_before_the_scan() {
     assert!(t.join("out/s.json").is_file());
 }
 
+/// Two outputs on one file, or the report over a file named to be scanned: the first lost
+/// the report to the stats (exit 1, no word); the second skipped the file as the run's own
+/// output, said nothing, exited 0 and replaced the secret's file with an empty report.
+#[test]
+fn outputs_on_one_file_or_on_a_named_input_are_refused_before_the_scan() {
+    let t = Tree::new();
+    t.write("a.txt", secret_line(1));
+    let r = t.run(&["scan", "a.txt", "-o", "r.json", "--stats-json", "./r.json"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: -o and --stats-json both name r.json: one would replace the other \
+         (give each its own file)\n"
+    );
+    assert!(!t.join("r.json").exists());
+    let r = t.run(&["scan", "-o", "a.txt", "a.txt"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: -o a.txt: is also a path to scan; the scan would skip it as its own \
+         output and then replace it (write to another file)\n"
+    );
+    assert_eq!(fs::read_to_string(t.join("a.txt")).unwrap(), secret_line(1));
+    // Devices are written in place: one may take every output.
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "a.txt",
+        "-o",
+        "/dev/null",
+        "--stats-json",
+        "/dev/null",
+    ]);
+    r.expect(1);
+    assert_eq!(r.stderr, "");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_fifo_listed_in_files_from_is_skipped_not_opened() {

@@ -400,6 +400,93 @@ mod output {
         );
     }
 
+    /// Stderr that cannot be written (a full disk here; a reader gone, as in
+    /// `scanner scan 2>&1 >report.txt | head -1`) loses the warnings and the summary, not
+    /// the run: the report is whole and the exit status is the findings' 1, not a panic's
+    /// 101.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn unwritable_stderr_loses_the_messages_not_the_run() {
+        let t = Tree::new();
+        t.write("a.env", format!("T={}\n", token(1)));
+        std::os::unix::fs::symlink("nowhere", t.join("dangling")).unwrap();
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_scanner"))
+            .current_dir(t.path())
+            .args(["scan", "--format", "text", "."])
+            .stdout(Stdio::piped())
+            .stderr(full)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8(o.stdout).unwrap(),
+            format!("./a.env:1:3  {RULE}  ghp_…\n")
+        );
+    }
+
+    /// `--report-path -` (gitleaks' way to ask for stdout) wrote a file named `-` and left
+    /// stdout empty: a pipeline reading the report saw no finding while the run exited 1.
+    /// `-o -` is stdout, for `scan` and `merge`.
+    #[test]
+    fn output_dash_is_stdout() {
+        let t = Tree::new();
+        t.write("a.env", format!("T={}\n", token(1)));
+        let whole = run_in(t.path(), &["scan", "-q", "--format", "json", "a.env"]);
+        whole.expect(1);
+        let dash = run_in(
+            t.path(),
+            &[
+                "scan",
+                "-q",
+                "--report-format",
+                "json",
+                "--report-path",
+                "-",
+                "a.env",
+            ],
+        );
+        dash.expect(1);
+        assert_eq!(dash.stdout, whole.stdout);
+        assert!(!t.join("-").exists());
+        let shard = run_in(
+            t.path(),
+            &[
+                "scan",
+                "-q",
+                "--shard",
+                "1/1",
+                "--format",
+                "json",
+                "-o",
+                "s.json",
+                "--stats-json",
+                "s.stats.json",
+                "a.env",
+            ],
+        );
+        shard.expect(1);
+        let merged = run_in(
+            t.path(),
+            &[
+                "merge",
+                "-q",
+                "--format",
+                "json",
+                "-o",
+                "-",
+                "s.json",
+                "s.stats.json",
+            ],
+        );
+        merged.expect(1);
+        assert_eq!(merged.stdout, whole.stdout);
+        assert!(!t.join("-").exists());
+    }
+
     #[test]
     fn clean_scan_writes_empty_reports() {
         let dir = tempfile::tempdir().unwrap();

@@ -200,6 +200,132 @@ fn merge_refuses_a_missing_or_duplicated_shard() {
     assert!(r.stderr.contains("shard 3/3 missing"), "{}", r.stderr);
 }
 
+/// A stats file whose shard no scan could have run (edited, or corrupt) is refused by name:
+/// `0/0` was merged as the whole scan ("merged 1 shard", exit 1, a third of the findings),
+/// and a count of 10^12 hung listing the shards missing. The missing shards of a real large
+/// count are named ten at a time.
+#[test]
+fn merge_refuses_impossible_shards_and_names_ten_missing() {
+    let t = tree();
+    shard(&t, 1, 3, "json", "json", &[]).expect(1);
+    let mut v = stats(t.path(), "s1.stats.json");
+    for (k, n) in [(0u64, 0u64), (5, 3), (1, 1_000_000_000_000)] {
+        v["shard"] = serde_json::json!({"index": k, "count": n});
+        fs::write(t.join("s1.stats.json"), v.to_string()).unwrap();
+        let r = merge(&t, "json", &merge_args(1, "json"));
+        r.expect(2);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "scanner: error: s1.stats.json: shard {k}/{n} is no shard of a scan \
+                 (1 <= K <= N <= 65536): not a stats file scanner wrote\n"
+            )
+        );
+        assert_eq!(r.stdout, "");
+    }
+    shard(&t, 1, 65536, "json", "json", &[]);
+    let r = merge(&t, "json", &merge_args(1, "json"));
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: shards 2/65536, 3/65536, 4/65536, 5/65536, 6/65536, 7/65536, \
+         8/65536, 9/65536, 10/65536, 11/65536 and 65,525 more missing (no stats file for \
+         them)\n"
+    );
+}
+
+/// Inputs that are no file of a shard are named with what to do: a directory (`scanner merge
+/// out` for `out/*`) said "out: Is a directory (os error 21)", a binary file "stream did not
+/// contain valid UTF-8".
+#[test]
+fn merge_names_a_directory_or_a_binary_input() {
+    let t = Tree::new();
+    fs::create_dir(t.join("out")).unwrap();
+    let r = t.run(&["merge", "out"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: out: is a directory: name the shards' files in it (`out/*`)\n"
+    );
+    t.write("out/blob.bin", b"\xff\xfe\x00binary");
+    let r = t.run(&["merge", "out/blob.bin"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: out/blob.bin: not UTF-8 text, so neither a shard's json or jsonl \
+         report nor its --stats-json\n"
+    );
+}
+
+/// A shard sees only its share of the baseline's files: `--report-unused` listed every
+/// entry of the other shards as unused (exit 0), inviting their removal. It needs the whole
+/// scan, and says so.
+#[test]
+fn report_unused_is_refused_in_a_shard() {
+    let t = tree();
+    t.run(&["scan", "-q", "--write-baseline", "b.json", "src"])
+        .expect(0);
+    let whole = t.run(&[
+        "scan",
+        "-q",
+        "--baseline",
+        "b.json",
+        "--report-unused",
+        "src",
+    ]);
+    whole.expect(0);
+    assert_eq!(whole.stderr, "");
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "1/2",
+        "--baseline",
+        "b.json",
+        "--report-unused",
+        "src",
+    ]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: --report-unused needs the whole scan: a shard sees only its share, so \
+         the entries of every other shard would be listed as unused (run it unsharded)\n"
+    );
+    assert_eq!(r.stdout, "");
+}
+
+/// Merge's lines on stderr count as the scan's summary does: "1 shard", "1 file", "1
+/// finding", "1 path", sizes in B/KB/MB, thousands separated (it said "1 files (53 bytes)
+/// scanned, 1 findings" and "1 paths could not be read").
+#[test]
+fn merge_counts_in_words_as_the_summary_does() {
+    let t = Tree::new();
+    t.write("a.txt", format!("T={}\n", token(1)));
+    t.write("list", "a.txt\nmissing.txt\n");
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "1/1",
+        "--files-from",
+        "list",
+        "--format",
+        "json",
+        "-o",
+        "s1.json",
+        "--stats-json",
+        "s1.stats.json",
+    ]);
+    r.expect(2);
+    let r = t.run(&["merge", "--format", "json", "s1.json", "s1.stats.json"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: warning: shard 1/1 (s1.stats.json): 1 path could not be read (see that \
+         shard's log)\nmerged 1 shard: 1 file (43 B) scanned, 1 finding\n"
+    );
+}
+
 #[test]
 fn merge_refuses_shards_of_different_rule_sets_or_options() {
     let t = tree();
@@ -246,11 +372,15 @@ fn merge_refuses_shards_of_different_rule_sets_or_options() {
 #[test]
 fn bad_shard_values_exit_2() {
     let t = tree();
-    for bad in ["3/2", "0/0", "a/b", "2", "0/3"] {
+    // 65537: past the 65536 buckets (it aborted, allocating a load per shard: 4000000000
+    // shards asked for 32 GB).
+    for bad in ["3/2", "0/0", "a/b", "2", "0/3", "1/65537", "1/4000000000"] {
         let r = t.run(&["scan", "--shard", bad, "src"]);
         r.expect(2);
         assert!(
-            r.stderr.contains(&format!("`{bad}` is not a shard")),
+            r.stderr.contains(&format!(
+                "`{bad}` is not a shard: expected K/N with 1 <= K <= N <= 65536, e.g. 2/8"
+            )),
             "{bad}: {}",
             r.stderr
         );
@@ -274,6 +404,24 @@ fn bad_shard_values_exit_2() {
     let r = env_run(&[("SCANNER_SHARDS", "4"), ("JOB_COMPLETION_INDEX", "4")]);
     r.expect(2);
     assert!(r.stderr.contains("JOB_COMPLETION_INDEX=4"), "{}", r.stderr);
+    let r = env_run(&[("SCANNER_SHARDS", "65537"), ("JOB_COMPLETION_INDEX", "0")]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: SCANNER_SHARDS=65537: not a shard count (1 to 65536)\n"
+    );
+    // The largest count is a shard like any other.
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "65536/65536",
+        "--format",
+        "json",
+        "src",
+    ]);
+    r.expect(0);
+    assert_eq!(r.stdout, "[]\n");
 }
 
 #[test]
@@ -386,16 +534,51 @@ fn history_shards_split_by_blob() {
     let whole = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
     whole.expect(1);
     assert_eq!(whole.findings().len(), 12);
-    let (merged, stats) = history_in_shards(&repo, 3);
+    let (merged, stats) = history_in_shards(&repo, 3, "json");
     let blobs: u64 = stats.iter().map(|v| v["files"].as_u64().unwrap()).sum();
     assert_eq!(blobs, 12);
     merged.expect(1);
     assert_eq!(merged.stdout, whole.stdout);
 }
 
+/// The SARIF of a history scan names the repository it read (its URI, the
+/// commit and branch of `HEAD`): merged from shards, it must still be what
+/// one unsharded run writes, that `versionControlProvenance` included.
+#[test]
+fn history_shards_merge_to_the_unsharded_sarif() {
+    let repo = Repo::new();
+    for i in 0..6u32 {
+        repo.write(
+            format!("f{i}.env"),
+            format!("token = \"{}\"\n", token(200 + i)),
+        );
+        repo.git(&["add", "."]);
+        repo.commit(&format!("c{i}"));
+    }
+    let whole = repo.scan(&["scan", "-q", "--history", "--format", "sarif"]);
+    whole.expect(1);
+    let head = String::from_utf8(repo.git_out(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let sarif: Value = serde_json::from_str(&whole.stdout).unwrap();
+    assert_eq!(
+        sarif["runs"][0]["versionControlProvenance"],
+        serde_json::json!([{
+            "repositoryUri": format!("file://{}", repo.root.display()),
+            "revisionId": head.trim(),
+            "branch": "main",
+        }])
+    );
+    let (merged, stats) = history_in_shards(&repo, 3, "sarif");
+    merged.expect(1);
+    assert_eq!(merged.stdout, whole.stdout);
+    assert_eq!(
+        stats[0]["version_control"],
+        sarif["runs"][0]["versionControlProvenance"]
+    );
+}
+
 /// `scan --history` in `n` shards (JSON reports and `--stats-json`), then
 /// `scanner merge` of them: the merge's run and each shard's stats.
-fn history_in_shards(repo: &Repo, n: u32) -> (Run, Vec<Value>) {
+fn history_in_shards(repo: &Repo, n: u32, format: &str) -> (Run, Vec<Value>) {
     let mut files = Vec::new();
     let mut stats = Vec::new();
     for k in 1..=n {
@@ -420,7 +603,7 @@ fn history_in_shards(repo: &Repo, n: u32) -> (Run, Vec<Value>) {
         files.push(out.to_str().unwrap().to_owned());
         files.push(st.to_str().unwrap().to_owned());
     }
-    let mut args = vec!["merge", "-q", "--format", "json"];
+    let mut args = vec!["merge", "-q", "--format", format];
     args.extend(files.iter().map(String::as_str));
     (repo.scan(&args), stats)
 }
@@ -470,7 +653,7 @@ fn history_shards_agree_on_versions_whose_base_is_elsewhere() {
     let v: Value = serde_json::from_str(&fs::read_to_string(&whole_stats).unwrap()).unwrap();
     let unchanged = v["history"]["unchanged_bytes"].as_u64().unwrap();
     assert!(unchanged > 200_000, "{unchanged}");
-    let (merged, stats) = history_in_shards(&repo, 3);
+    let (merged, stats) = history_in_shards(&repo, 3, "json");
     let unchanged_shards: u64 = stats
         .iter()
         .map(|v| v["history"]["unchanged_bytes"].as_u64().unwrap())

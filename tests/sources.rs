@@ -160,3 +160,47 @@ fn an_exclude_applies_to_every_source() {
         "remote"
     );
 }
+
+/// The run's own output is a file on disk: `-o report.json` skips the file being written,
+/// not a blob that was committed or staged at that path. A report committed by mistake
+/// (with its secrets) was skipped by `scan --history -o report.json` as "own report",
+/// exit 0, and so was a staged one under `scan --staged -o report.json`.
+#[test]
+fn a_blob_at_the_reports_path_is_scanned() {
+    let r = Repo::new();
+    let written = |r: &Repo| -> Vec<(String, u32, String)> {
+        let text = fs::read_to_string(r.path("report.json")).unwrap();
+        let report: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+        report
+            .iter()
+            .map(|f| {
+                let s = |k: &str| f[k].as_str().unwrap().to_owned();
+                (
+                    s("path"),
+                    f["line"].as_u64().unwrap() as u32,
+                    s("fingerprint"),
+                )
+            })
+            .collect()
+    };
+    r.write("report.json", format!("T={}\n", token(400)));
+    r.git(&["add", "."]);
+    r.commit("a report, committed by mistake");
+    let args = ["scan", "-q", "--format", "json", "-o", "report.json"];
+    let history = r.scan(&[&args[..], &["--history"]].concat());
+    history.expect(1);
+    let found = written(&r);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].0.as_str(), found[0].1), ("report.json", 1));
+    r.write("report.json", format!("T={}\n", token(401)));
+    r.git(&["add", "."]);
+    let staged = r.scan(&[&args[..], &["--staged"]].concat());
+    staged.expect(1);
+    let found2 = written(&r);
+    assert_eq!(found2.len(), 1, "{found2:?}");
+    assert_eq!((found2[0].0.as_str(), found2[0].1), ("report.json", 1));
+    assert_ne!(
+        found2[0].2, found[0].2,
+        "the staged version's token, not the committed one's"
+    );
+}

@@ -454,6 +454,52 @@ pub fn stop_mid_read(child: &std::process::Child, path: &Path, from: u64, before
     }
 }
 
+/// Stops `child` (SIGSTOP) once it has read at least `from` bytes since it opened `path`, by
+/// its I/O counter (`rchar` of `/proc/PID/io`, which counts positional reads too: a split
+/// file's ranges never move the descriptor's position that [`stop_mid_read`] watches), and
+/// gives that count. Panics if it had read `before` bytes or more by then, or never opened
+/// `path` within a minute. Resume it with [`signal`]`(child, "-CONT")`.
+#[cfg(target_os = "linux")]
+pub fn stop_after_reading(child: &std::process::Child, path: &Path, from: u64, before: u64) -> u64 {
+    let pid = child.id();
+    let opened = || -> bool {
+        fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|fds| {
+                fds.flatten()
+                    .any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l == path))
+            })
+            .unwrap_or(false)
+    };
+    let rchar = || -> u64 {
+        let io = fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+        let n = io.lines().find_map(|l| l.strip_prefix("rchar:"));
+        n.and_then(|n| n.trim().parse().ok()).unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !opened() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never opened",
+            path.display()
+        );
+    }
+    let base = rchar();
+    while rchar() - base < from {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never read",
+            path.display()
+        );
+    }
+    signal(child, "-STOP");
+    let read = rchar() - base;
+    assert!(
+        read < before,
+        "read {read} bytes (past {before}) before it could be stopped"
+    );
+    read
+}
+
 /// Sends `sig` (`-STOP`, `-CONT`, `-INT`...) to `child` with kill(1).
 pub fn signal(child: &std::process::Child, sig: &str) {
     let pid = child.id().to_string();

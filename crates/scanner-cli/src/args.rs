@@ -371,7 +371,8 @@ pub struct ScanArgs {
     pub format: Format,
 
     /// Write the report to FILE (atomically: a temp file renamed at the
-    /// end) instead of stdout.
+    /// end) instead of stdout. `-` is stdout, as gitleaks'
+    /// `--report-path -`.
     #[arg(
         long,
         short = 'o',
@@ -440,7 +441,7 @@ pub struct ScanArgs {
     #[arg(long, help_heading = "Output")]
     pub ignore_errors: bool,
 
-    /// Scan only shard K of N (1 <= K <= N): a deterministic share of the
+    /// Scan only shard K of N (1 <= K <= N <= 65536): a deterministic share of the
     /// files (by path relative to the root) or of the history's blobs (by
     /// id), the same on every machine. Without it, `SCANNER_SHARDS=N` with
     /// `JOB_COMPLETION_INDEX` (a Kubernetes Indexed Job, 0-based) sets
@@ -572,7 +573,8 @@ pub struct MergeArgs {
     )]
     pub format: Format,
 
-    /// Write the merged report to FILE (atomically) instead of stdout.
+    /// Write the merged report to FILE (atomically) instead of stdout
+    /// (`-`: stdout).
     #[arg(long, short = 'o', visible_alias = "report-path", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
@@ -634,7 +636,19 @@ impl Cli {
     /// Parses `std::env::args_os`; on a bad flag clap prints the message and
     /// this returns the error so that `main` owns the exit status.
     pub fn parse_from_env() -> Result<Cli, clap::Error> {
-        Cli::try_parse_from(std::env::args_os().collect::<Vec<OsString>>())
+        let mut cli = Cli::try_parse_from(std::env::args_os().collect::<Vec<OsString>>())?;
+        // `-o -` is stdout, not a file named `-` (gitleaks' `--report-path -`).
+        let stdout = |o: &mut Option<PathBuf>| {
+            if o.as_deref() == Some(std::path::Path::new("-")) {
+                *o = None;
+            }
+        };
+        match &mut cli.command {
+            Command::Scan(a) => stdout(&mut a.output),
+            Command::Merge(m) => stdout(&mut m.output),
+            _ => {}
+        }
+        Ok(cli)
     }
 }
 

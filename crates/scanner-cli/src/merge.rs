@@ -39,10 +39,11 @@ use serde_json::Value;
 use scanner_engine::{Confidence, Encoding, Finding, RuleInfo, Validation};
 
 use crate::args::{ColorChoice, MergeArgs};
-use crate::input::CommitInfo;
+use crate::input::{CommitInfo, VersionControl};
 use crate::messages::{self, escape_path};
 use crate::outfile::OutputFile;
 use crate::output::{PathFinding, Sink, SinkOptions};
+use crate::progress::{megabytes, plural, thousands};
 use crate::shard::fnv1a64;
 
 /// One shard's `--stats-json`, the parts merge uses.
@@ -60,6 +61,8 @@ struct Stats {
     bytes: u64,
     errors: u64,
     rules: BTreeMap<String, (String, String)>,
+    /// The repositories a `--history` shard read, for SARIF.
+    version_control: Vec<VersionControl>,
 }
 
 impl Stats {
@@ -81,10 +84,19 @@ impl Stats {
                 rules.insert(id.clone(), (name, desc));
             }
         }
+        let index = n(&shard["index"]).ok_or_else(missing)?;
+        let count = n(&shard["count"]).ok_or_else(missing)?;
+        if crate::shard::Shard::new(index, count).is_none() {
+            bail!(
+                "{name}: shard {index}/{count} is no shard of a scan (1 <= K <= N <= {}): \
+                 not a stats file scanner wrote",
+                crate::shard::BUCKETS
+            );
+        }
         Ok(Stats {
             file: file.to_path_buf(),
-            index: n(&shard["index"]).ok_or_else(missing)?,
-            count: n(&shard["count"]).ok_or_else(missing)?,
+            index,
+            count,
             version: s(&run["version"]).ok_or_else(missing)?,
             rules_digest: s(&run["rules_digest"]).ok_or_else(missing)?,
             options_digest: s(&run["options_digest"]).ok_or_else(missing)?,
@@ -95,6 +107,8 @@ impl Stats {
             bytes: n(&v["bytes"]).unwrap_or(0),
             errors: n(&v["errors"]).unwrap_or(0),
             rules,
+            version_control: serde_json::from_value(v["version_control"].clone())
+                .unwrap_or_default(),
         })
     }
 
@@ -340,17 +354,27 @@ fn check_shards(stats: &mut [Stats]) -> anyhow::Result<()> {
             );
         }
     }
+    // Each index once, each in 1..=count (sorted): the rest are missing.
+    // The first few are named.
     let have: Vec<u64> = stats.iter().map(|s| s.index).collect();
-    let missing: Vec<String> = (1..=first.count)
-        .filter(|k| !have.contains(k))
+    let absent = first.count - have.len() as u64;
+    let named: Vec<String> = (1..=first.count)
+        .filter(|k| absent > 0 && have.binary_search(k).is_err())
+        .take(10)
         .map(|k| format!("{k}/{}", first.count))
         .collect();
-    if !missing.is_empty() {
+    if absent > 0 {
+        let more = absent - named.len() as u64;
         bail!(
-            "shard{} {} missing (no stats file for {})",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", "),
-            if missing.len() == 1 { "it" } else { "them" }
+            "shard{} {}{} missing (no stats file for {})",
+            if absent == 1 { "" } else { "s" },
+            named.join(", "),
+            if more > 0 {
+                format!(" and {} more", thousands(more))
+            } else {
+                String::new()
+            },
+            if absent == 1 { "it" } else { "them" }
         );
     }
     Ok(())
@@ -360,7 +384,17 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
     let mut stats = Vec::new();
     let mut reports: Vec<(PathBuf, String)> = Vec::new();
     for file in &a.files {
-        let text = std::fs::read_to_string(file).with_context(|| escape_path(file))?;
+        let name = escape_path(file);
+        if file.is_dir() {
+            bail!("{name}: is a directory: name the shards' files in it (`{name}/*`)");
+        }
+        let text = match std::fs::read_to_string(file) {
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => bail!(
+                "{name}: not UTF-8 text, so neither a shard's json or jsonl report nor its \
+                 --stats-json"
+            ),
+            r => r.with_context(|| name.clone())?,
+        };
         match serde_json::from_str::<Value>(&text) {
             Ok(v) if v.get("shard").is_some() => stats.push(Stats::parse(file, &v)?),
             _ => reports.push((file.clone(), text)),
@@ -458,6 +492,8 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             provider: None,
         })
         .collect();
+    // The first shard's: the shards read the same repositories, at one commit.
+    sink.set_version_control(stats[0].version_control.clone());
     let written = (|| {
         for batch in by_path.into_values() {
             sink.write_file_findings(batch)?;
@@ -478,18 +514,25 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
         crate::messages::warn(
             None,
             &format!(
-                "{}: {} paths could not be read (see that shard's log)",
+                "{}: {} {} could not be read (see that shard's log)",
                 s.label(),
-                s.errors
+                thousands(s.errors),
+                plural(s.errors, "path", "paths")
             ),
         );
     }
     if !a.quiet {
         let files: u64 = stats.iter().map(|s| s.files).sum();
         let bytes: u64 = stats.iter().map(|s| s.bytes).sum();
+        let shards = stats.len() as u64;
         messages::print(&format!(
-            "merged {} shards: {files} files ({bytes} bytes) scanned, {total} findings",
-            stats.len()
+            "merged {shards} {}: {} {} ({}) scanned, {} {}",
+            plural(shards, "shard", "shards"),
+            thousands(files),
+            plural(files, "file", "files"),
+            megabytes(bytes),
+            thousands(total),
+            plural(total, "finding", "findings")
         ));
     }
     Ok(if errors > 0 && !a.ignore_errors {

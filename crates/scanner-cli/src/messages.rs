@@ -17,6 +17,16 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+/// `eprintln!` without its panic: a stderr that cannot be written (a reader
+/// gone, `2>&1 >report | head -1`; a full disk) loses the line, not the run
+/// and its exit status. Nobody is left to tell.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// What goes to stderr besides the errors, in increasing order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verbosity {
@@ -68,7 +78,7 @@ pub fn warning_line(path: Option<&Path>, reason: &str) -> String {
 /// Prints [`warning_line`] on stderr, unless only errors are wanted.
 pub fn warn(path: Option<&Path>, reason: &str) {
     if warnings_shown() {
-        eprintln!("{}", warning_line(path, reason));
+        say!("{}", warning_line(path, reason));
     }
 }
 
@@ -77,7 +87,7 @@ pub fn warn(path: Option<&Path>, reason: &str) {
 /// under `--log-level error`.
 pub fn note(message: &str) {
     if warnings_shown() {
-        eprintln!("scanner: note: {}", sanitize(message));
+        say!("scanner: note: {}", sanitize(message));
     }
 }
 
@@ -90,14 +100,14 @@ pub fn info_line(message: &str) -> String {
 /// Prints [`info_line`] on stderr. Not under `--log-level error`.
 pub fn info(message: &str) {
     if warnings_shown() {
-        eprintln!("{}", info_line(message));
+        say!("{}", info_line(message));
     }
 }
 
 /// Prints an indented line that continues the [`info`] before it (a list under it).
 pub fn hint(line: &str) {
     if warnings_shown() {
-        eprintln!("  {}", sanitize(line));
+        say!("  {}", sanitize(line));
     }
 }
 
@@ -106,7 +116,7 @@ pub fn hint(line: &str) {
 /// unprefixed status line of a subcommand (`merged 3 shards: ...`). The caller decides whether
 /// it is wanted (the sink between progress redraws asks [`warnings_shown`] first).
 pub fn print(line: &str) {
-    eprintln!("{}", sanitize(line));
+    say!("{}", sanitize(line));
 }
 
 /// Prints `lines` as one block, stderr locked across them so that no other thread's line
@@ -141,7 +151,7 @@ pub fn suppressed_line(
 
 /// Prints `scanner: error: MESSAGE` on stderr.
 pub fn error(message: &str) {
-    eprintln!("scanner: error: {}", sanitize(message));
+    say!("scanner: error: {}", sanitize(message));
 }
 
 /// A rule-set warning: `scanner: warning: FILE: rule `ID`: MESSAGE`, each

@@ -235,6 +235,7 @@ impl ScanPlan {
             }
             roots.extend(walk::read_file_list(list)?);
         }
+        check_outputs_apart(args, &roots)?;
         if implicit_root {
             roots.push(PathBuf::from("."));
         }
@@ -430,6 +431,12 @@ impl ScanPlan {
             list_suppressed: messages::suppressed_shown(),
             ..defaults
         };
+        if options.shard.is_some() && args.report_unused {
+            anyhow::bail!(
+                "--report-unused needs the whole scan: a shard sees only its share, so the \
+                 entries of every other shard would be listed as unused (run it unsharded)"
+            );
+        }
 
         let from_git = git_source.is_some();
         let (source, diff_filter) = match git_source {
@@ -505,6 +512,43 @@ fn baseline_in_effect(args: &ScanArgs, config: Option<&Config>) -> Option<PathBu
     None
 }
 
+/// Refuses two of the files a run writes (`-o`, `--stats-json`,
+/// `--write-baseline`) on one file, the later written replacing the
+/// earlier, and a file written over a file named to be scanned (a root),
+/// which the scan would skip as its own output and then replace: neither
+/// would say a word. Devices and FIFOs (`/dev/null` twice) are written in
+/// place and may be shared.
+fn check_outputs_apart(args: &ScanArgs, roots: &[PathBuf]) -> anyhow::Result<()> {
+    let regular_or_absent = |p: &Path| std::fs::metadata(p).map_or(true, |m| m.is_file());
+    let same = |a: &Path, b: &Path| {
+        regular_or_absent(a) && regular_or_absent(b) && OwnOutput::new(&[a]).contains(b)
+    };
+    let outputs: Vec<(&str, &Path)> = [
+        ("-o", &args.output),
+        ("--stats-json", &args.stats_json),
+        ("--write-baseline", &args.write_baseline),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
+    .collect();
+    for (i, &(flag, out)) in outputs.iter().enumerate() {
+        if let Some((other, _)) = outputs[i + 1..].iter().find(|(_, o)| same(out, o)) {
+            anyhow::bail!(
+                "{flag} and {other} both name {}: one would replace the other (give each its own file)",
+                escape_path(out)
+            );
+        }
+        if let Some(root) = roots.iter().find(|r| r.is_file() && same(out, r)) {
+            anyhow::bail!(
+                "{flag} {}: is also a path to scan; the scan would skip it as its own output \
+                 and then replace it (write to another file)",
+                escape_path(root)
+            );
+        }
+    }
+    Ok(())
+}
+
 /// After the scan, before the exit status: work the filters left to do
 /// (write the `--write-baseline` file).
 fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()> {
@@ -560,15 +604,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             _ => Vec::new(),
         });
     }
-    // Remote repositories are described as each is cloned (below).
-    if let (Format::Sarif, Source::History(repos), None) = (args.format, &plan.source, &plan.clones)
-    {
-        sink.set_version_control(
-            repos
-                .iter()
-                .map(|r| VersionControl::of(&r.options.repo))
-                .collect(),
-        );
+    // SARIF names the repositories a history scan read; a shard records them in its stats,
+    // for the SARIF that `scanner merge` writes. Remote repositories are described as each is
+    // cloned (after the scan, below).
+    let describe = args.format == Format::Sarif || plan.options.shard.is_some();
+    let mut version_control: Vec<VersionControl> = match &plan.source {
+        Source::History(repos) if describe && plan.clones.is_none() => repos
+            .iter()
+            .map(|r| VersionControl::of(&r.options.repo))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if args.format == Format::Sarif {
+        sink.set_version_control(version_control.clone());
     }
 
     if args.validation.validate {
@@ -617,8 +665,11 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
     // The clones are scanned: their directory removed now (and on every return above this).
     if let Some(clones) = clones {
+        if describe {
+            version_control = clones.version_control();
+        }
         if args.format == Format::Sarif {
-            sink.set_version_control(clones.version_control());
+            sink.set_version_control(version_control.clone());
         }
         let dir = clones.dir().to_path_buf();
         drop(clones);
@@ -659,6 +710,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             args.options_json(),
             args.format,
             engine.rules(),
+            &version_control,
             &report_digest,
         );
         summary::write_stats_json_with(path, &report, extra)?;

@@ -33,8 +33,10 @@
 //! [`stats_extra`] adds `shard` (`{"index": K, "count": N}`, or `null`),
 //! `run` (scanner version, rule-set digest, the options that change
 //! findings and their digest, the report's format, size and FNV-1a digest)
-//! and, when sharded, `rules` (id → `[name, description]`, for SARIF):
-//! what `scanner merge` checks and pairs reports with (see [`crate::merge`]).
+//! and, when sharded, `rules` (id → `[name, description]`, for SARIF) and
+//! `version_control` (the repositories a `--history` shard read, as SARIF's
+//! `versionControlProvenance` names them; `[]` otherwise): what `scanner
+//! merge` checks, pairs reports with and writes (see [`crate::merge`]).
 
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
@@ -86,16 +88,28 @@ impl Fnv {
 }
 
 impl Shard {
-    /// Parses `K/N` with 1 <= K <= N (the `--shard` value parser).
-    pub fn parse(s: &str) -> Result<Shard, String> {
-        let bad = || format!("`{s}` is not a shard: expected K/N with 1 <= K <= N, e.g. 2/8");
-        let (k, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u32 = k.trim().parse().map_err(|_| bad())?;
-        let count: u32 = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
+    /// Shard `index` of `count` when 1 <= index <= count <= [`BUCKETS`]: a
+    /// shard past the buckets would own no small file, and each shard keeps
+    /// a load per shard ([`Planner`]).
+    pub fn new(index: u64, count: u64) -> Option<Shard> {
+        if index == 0 || index > count || count > BUCKETS {
+            return None;
         }
-        Ok(Shard { index, count })
+        Some(Shard {
+            index: u32::try_from(index).ok()?,
+            count: u32::try_from(count).ok()?,
+        })
+    }
+
+    /// Parses `K/N` with 1 <= K <= N <= 65536 (the `--shard` value parser).
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let bad = || {
+            format!("`{s}` is not a shard: expected K/N with 1 <= K <= N <= {BUCKETS}, e.g. 2/8")
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = k.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        Shard::new(index, count).ok_or_else(bad)
     }
 
     /// `--shard` if given, else `SCANNER_SHARDS` with `JOB_COMPLETION_INDEX`
@@ -118,8 +132,10 @@ impl Shard {
             .trim()
             .parse()
             .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| anyhow::anyhow!("{ENV_SHARDS}={shards}: not a shard count (>= 1)"))?;
+            .filter(|&n| Shard::new(1, u64::from(n)).is_some())
+            .ok_or_else(|| {
+                anyhow::anyhow!("{ENV_SHARDS}={shards}: not a shard count (1 to {BUCKETS})")
+            })?;
         let Some(index) = index.filter(|s| !s.is_empty()) else {
             anyhow::bail!("{ENV_SHARDS}={shards} without {ENV_INDEX}: which shard is this? (or use --shard K/N)");
         };
@@ -357,6 +373,7 @@ pub fn stats_extra(
     options: Value,
     format: Format,
     rules: &[scanner_engine::RuleInfo],
+    version_control: &[crate::input::VersionControl],
     report: &ReportDigest,
 ) -> Map<String, Value> {
     let (bytes, digest) = report.get();
@@ -385,6 +402,7 @@ pub fn stats_extra(
             .map(|r| (r.id.to_string(), json!([&*r.name, r.description])))
             .collect();
         m.insert("rules".into(), Value::Object(rules));
+        m.insert("version_control".into(), json!(version_control));
     }
     m
 }

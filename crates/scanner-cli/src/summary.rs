@@ -78,7 +78,8 @@
 //!
 //! Every run adds `shard` (`{"index": K, "count": N}` with `--shard`, else
 //! `null`) and `run` (version, rule-set and options digests, the report's
-//! format, size and digest); a sharded run adds `rules` too. `scanner
+//! format, size and digest); a sharded run adds `rules` and
+//! `version_control` too. `scanner
 //! merge` reads them: see [`crate::shard`].
 
 use std::path::Path;

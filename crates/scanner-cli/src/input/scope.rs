@@ -101,12 +101,21 @@ impl Scope {
         self.allowlisted(path, is_dir)
     }
 
-    /// For a file a source lists itself (an explicit argument, a staged
-    /// blob): the globs apply to the file and to each of its directories.
-    pub fn check_listed(&self, path: &Path) -> Option<Skip> {
+    /// For a file named as a root and read from `path` (an explicit
+    /// argument, a FIFO): the run's own output, then [`Scope::check_listed`].
+    pub fn check_listed_file(&self, path: &Path) -> Option<Skip> {
         if self.own_output.contains(path) {
             return Some(Skip::OwnOutput);
         }
+        self.check_listed(path)
+    }
+
+    /// For content a source lists itself by path (a staged or history blob,
+    /// standard input, an archive member): the globs apply to the path and
+    /// to each of its directories. Not the run's own output, which is a
+    /// file on disk: a committed `report.json` is scanned under `-o
+    /// report.json`.
+    pub fn check_listed(&self, path: &Path) -> Option<Skip> {
         if self.excluded_named(path, false) {
             return Some(Skip::Excluded);
         }

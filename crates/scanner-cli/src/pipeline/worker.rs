@@ -229,6 +229,18 @@ impl Shared {
         super::emit::send_warning(&self.tx, provenance.path.clone(), reason, false);
     }
 
+    /// Warns when a file ended before the size it had when opened (cut
+    /// short while it was read, whole or in ranges): the rest was not
+    /// scanned. Size 0 (procfs and the like) promises nothing.
+    fn warn_if_shrank(&self, provenance: &Provenance, bytes: u64, size: u64) {
+        if bytes < size {
+            self.warn(
+                provenance,
+                format!("shrank while being read: {bytes} of {size} bytes scanned"),
+            );
+        }
+    }
+
     /// Fails a read once the scan is stopping, so a long input ends soon.
     fn check_stop(&self) -> io::Result<()> {
         if self.stop.is_stopped() {
@@ -335,12 +347,7 @@ fn scan_item(
                 &mut w.found,
             )?;
             if let Read::Scanned { bytes, .. } = read {
-                if size > 0 && bytes < size {
-                    sh.warn(
-                        &provenance,
-                        format!("shrank while being read: {bytes} of {size} bytes scanned"),
-                    );
-                }
+                sh.warn_if_shrank(&provenance, bytes, size);
             }
             Ok(Some(outcome_of(read, w)))
         })(),
@@ -1083,6 +1090,9 @@ fn scan_range(
         && !sh.stop.is_stopped()
     {
         let (mut outcome, suppressed) = split::finish(&input);
+        if let Outcome::Scanned { bytes, .. } = outcome {
+            sh.warn_if_shrank(&input.provenance, bytes, input.size);
+        }
         if let (Some(base), Backing::Bytes(data)) = (&input.base, &input.backing) {
             if let Outcome::Scanned { findings, .. } | Outcome::Failed { findings, .. } =
                 &mut outcome

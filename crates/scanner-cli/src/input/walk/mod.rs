@@ -306,7 +306,7 @@ fn walk_roots(
                     continue;
                 }
                 if is_fifo(&md) {
-                    if let Some(skip) = scope.check_listed(root) {
+                    if let Some(skip) = scope.check_listed_file(root) {
                         skips.add(skip, 1);
                         continue;
                     }
@@ -328,7 +328,7 @@ fn walk_roots(
                 });
                 continue;
             }
-            if let Some(skip) = scope.check_listed(root) {
+            if let Some(skip) = scope.check_listed_file(root) {
                 skips.add(skip, 1);
             } else if !on_item(file_item(shown)) {
                 break;
