@@ -377,7 +377,7 @@ fn deeply_nested_gzip_is_capped_not_a_stack_overflow() {
     assert!(r.summary_line("scanned 1 file ").is_some(), "{}", r.stderr);
     let r = t.run(&["scan", "--archive-depth", "1000", "g"]);
     assert!(
-        r.expect(2).stderr.contains("1000 is not in 0..=32"),
+        r.expect(2).stderr.contains("1000 is not in 1..=32"),
         "{}",
         r.stderr
     );
