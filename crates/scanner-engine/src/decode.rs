@@ -540,21 +540,6 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
 /// is cut before the zone). A percent run starts at most `cap` before
 /// its end; [`find_percent_runs`] gives the same runs from any `lo`. Runs
 /// found from two zones are kept once.
-/// The percent-encoded runs that the focused decode pass reads for `zones`
-/// ([`rescan`] with a focus).
-pub(crate) fn percent_runs(
-    data: &[u8],
-    zones: &[std::ops::Range<usize>],
-    cap: usize,
-) -> Vec<std::ops::Range<usize>> {
-    let mut runs = Vec::new();
-    focus_runs(data, zones, cap, &mut runs);
-    runs.into_iter()
-        .filter(|r| matches!(r.kind, RunKind::Percent))
-        .map(|r| r.start..r.end)
-        .collect()
-}
-
 fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &mut Vec<Run>) {
     const ALPHA: u8 = B64 | STD | URL;
     let in_alpha = |i: usize| CLASS[data[i] as usize] & ALPHA != 0;
@@ -575,9 +560,30 @@ fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &
     // A run starts where no other does.
     runs[first..].sort_by_key(|r| r.start);
     dedup_from(runs, first);
-    // The percent runs starting in `floor..zone.end` for a zone, found by
-    // one search over each group of zones whose searches (`cap` past the
-    // end) overlap, then kept as each zone's own search would have.
+    runs.append(&mut focus_percent_runs(data, zones, cap));
+    // Sorted with the base64 runs as `find_runs` sorts them (stable: a
+    // base64 run before a percent run at the same start).
+    runs[first..].sort_by_key(|r| r.start);
+}
+
+/// The percent-encoded runs that the focused decode pass reads for `zones`
+/// ([`rescan`] with a focus): those of [`focus_runs`], without its search
+/// for base64 and hex runs.
+pub(crate) fn percent_runs(
+    data: &[u8],
+    zones: &[std::ops::Range<usize>],
+    cap: usize,
+) -> Vec<std::ops::Range<usize>> {
+    focus_percent_runs(data, zones, cap)
+        .into_iter()
+        .map(|r| r.start..r.end)
+        .collect()
+}
+
+/// The percent runs of [`focus_runs`], ascending: those starting in `floor..zone.end` for a
+/// zone, found by one search over each group of zones whose searches (`cap` past the end)
+/// overlap, then kept as each zone's own search would have.
+fn focus_percent_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize) -> Vec<Run> {
     let starts = |z: &std::ops::Range<usize>| z.start.saturating_sub(cap + 2)..z.end;
     let mut percent = Vec::new();
     let mut i = 0;
@@ -609,10 +615,7 @@ fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &
     }
     percent.sort_by_key(|r| (r.start, r.end));
     percent.dedup();
-    runs.append(&mut percent);
-    // Sorted with the base64 runs as `find_runs` sorts them (stable: a
-    // base64 run before a percent run at the same start).
-    runs[first..].sort_by_key(|r| r.start);
+    percent
 }
 
 /// Drops the runs of `runs[from..]` equal to the one before them.
