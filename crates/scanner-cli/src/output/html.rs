@@ -274,7 +274,7 @@ fn context_in(
         return None;
     }
     // The line structure must be the one scanned: the column, the end column, the line count.
-    let column_at = |at: usize| match buf[..at].iter().rposition(|&b| b == b'\n') {
+    let column_at = |at: usize| match memchr::memrchr(b'\n', &buf[..at]) {
         Some(nl) => Some((at - nl) as u64),
         None if start == 0 => Some(at as u64 + 1),
         None => None, // the line starts before the window: only a lower bound is known
@@ -293,12 +293,7 @@ fn context_in(
 
     // From the start of the line LINES above the secret's (or the first whole line in the
     // window, or the window's start when even the secret's line starts before it).
-    let nls_before: Vec<usize> = buf[..o]
-        .iter()
-        .enumerate()
-        .rev()
-        .filter(|(_, &b)| b == b'\n')
-        .map(|(i, _)| i)
+    let nls_before: Vec<usize> = memchr::memrchr_iter(b'\n', &buf[..o])
         .take(LINES + 1)
         .collect();
     let (cs, cut_start) = match nls_before.get(LINES) {
@@ -310,11 +305,8 @@ fn context_in(
         },
     };
     // To the end of the line LINES below the secret's.
-    let nls_after: Vec<usize> = buf[e..]
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b == b'\n')
-        .map(|(i, _)| e + i)
+    let nls_after: Vec<usize> = memchr::memchr_iter(b'\n', &buf[e..])
+        .map(|i| e + i)
         .take(LINES + 1)
         .collect();
     let (ce, cut_end) = match nls_after.get(LINES) {
@@ -329,7 +321,7 @@ fn context_in(
             None => (buf.len(), true),
         },
     };
-    let lines_above = buf[cs..o].iter().filter(|&&b| b == b'\n').count() as u32;
+    let lines_above = memchr::memchr_iter(b'\n', &buf[cs..o]).count() as u32;
     let first_line = f.line.checked_sub(lines_above)?;
     // From the file's start, the line number itself is known.
     if start == 0 && cs == 0 && first_line != 1 {
@@ -342,8 +334,45 @@ fn context_in(
         Some(r) => r.text(buf, start, from, to),
         None => String::from_utf8_lossy(&buf[from..to]).into_owned(),
     };
-    let mut before = shown(cs, o).replace("\r\n", "\n");
-    let mut after = shown(e, ce).replace("\r\n", "\n");
+    // Each line is narrowed to what `cut_lines` can keep of it before it is redacted: a line
+    // of thousands of findings, redacted whole for each of them, cost their square (20,000
+    // findings on one line did not finish in ten minutes). A window of the line is shown
+    // when its text holds more than the characters kept, with the longest secret to spare:
+    // a secret cut at the window's edge (shown in part, or not redacted as a copy) lies in
+    // that spare, which `cut_lines` drops. Secrets shrink when redacted: a window too short
+    // doubles.
+    let margin = redactor.map_or(0, Redactor::reach).saturating_add(8);
+    let show_line = |line: usize, end: usize, keep: usize, tail: bool| {
+        let mut width = (4 * keep).saturating_add(margin);
+        loop {
+            let (a, b) = match tail {
+                true => (line.max(end.saturating_sub(width)), end),
+                false => (line, end.min(line.saturating_add(width))),
+            };
+            let text = shown(a, b);
+            if (a, b) == (line, end) || text.chars().count() > keep.saturating_add(margin) {
+                return text;
+            }
+            width = width.saturating_mul(2);
+        }
+    };
+    let shown_cut = |from: usize, to: usize, before: bool| {
+        let mut text = String::new();
+        let mut line = from;
+        loop {
+            let end = memchr::memchr(b'\n', &buf[line..to]).map_or(to, |i| line + i);
+            let own = if before { end == to } else { line == from };
+            let keep = if own { MAX_SIDE } else { MAX_LINE };
+            text.push_str(&show_line(line, end, keep, own && before));
+            if end == to {
+                return text;
+            }
+            text.push('\n');
+            line = end + 1;
+        }
+    };
+    let mut before = shown_cut(cs, o, true).replace("\r\n", "\n");
+    let mut after = shown_cut(e, ce, false).replace("\r\n", "\n");
     if after.ends_with('\r') && !cut_end {
         after.pop();
     }
@@ -375,6 +404,8 @@ struct Redactor {
     spans: Vec<(u64, u64)>,
     /// The longest span, to find those that begin before a window and reach into it.
     longest: u64,
+    /// The longest secret, in bytes.
+    longest_secret: usize,
     /// The secrets, longest match first, and their redacted forms.
     copies: Option<(AhoCorasick, Vec<String>)>,
 }
@@ -396,6 +427,7 @@ impl Redactor {
         let mut secrets: Vec<&str> = with_secret().map(|f| f.secret.as_str()).collect();
         secrets.sort_unstable();
         secrets.dedup();
+        let longest_secret = secrets.iter().map(|s| s.len()).max().unwrap_or(0);
         // An NFA: a DFA's construction cost 40% of the run of a tree of 100 files with 100
         // findings each, to search a few lines of each.
         let copies = AhoCorasick::builder()
@@ -407,8 +439,16 @@ impl Redactor {
         Redactor {
             spans,
             longest,
+            longest_secret,
             copies,
         }
+    }
+
+    /// How far from a window's edge a secret cut there may show: the longest span or copy.
+    fn reach(&self) -> usize {
+        usize::try_from(self.longest)
+            .unwrap_or(usize::MAX)
+            .max(self.longest_secret)
     }
 
     /// `buf[from..to]` (`buf` holds the file from offset `start`) as text, redacted.
@@ -716,6 +756,42 @@ mod tests {
             context(&text, &batch[1], &batch, false),
             ctx(1, &format!("ghp_…\n{x}\nk = "), "ghp_…", "\nv = ghp_…")
         );
+    }
+
+    /// Lines are narrowed before they are redacted: each finding of a long line of findings
+    /// and copies, among characters of two and four bytes, gets the context the whole line
+    /// redacted gives (a redactor reaching further than the file narrows nothing).
+    #[test]
+    fn narrowed_lines_show_what_whole_lines_would() {
+        let secrets: Vec<String> = (0..300)
+            .map(|i| format!("sk{i:03}-{}", "Qz".repeat(27)))
+            .collect();
+        let mut line = String::new();
+        for (i, s) in secrets.iter().enumerate() {
+            line.push_str(&format!("é😀 x{i} = {s}; "));
+            if i % 7 == 0 {
+                line.push_str(&format!("{} ", secrets[(i * 13) % 300]));
+            }
+        }
+        let long = format!("{}{}", "é😀".repeat(200), secrets[5]);
+        // Dense: each secret shrinks from 60 bytes to a few characters when redacted.
+        let dense: String = secrets.iter().map(|s| format!("t={s} ")).collect();
+        // The findings at each secret's first place: on `line`, then on `dense`.
+        for text in [
+            format!("{long}\r\n{line}\r\n{long}\n{line}\n{dense}\n"),
+            format!("{long}\n{dense}\n{dense}\r\n{line}\n"),
+        ] {
+            let batch: Vec<PathFinding> = secrets.iter().map(|s| found(&text, s)).collect();
+            let narrow = Redactor::new(&batch);
+            let mut whole = Redactor::new(&batch);
+            whole.longest_secret = 1 << 40;
+            for f in &batch {
+                let got = context_in(text.as_bytes(), 0, true, f, Some(&narrow));
+                let want = context_in(text.as_bytes(), 0, true, f, Some(&whole));
+                assert!(got.is_some());
+                assert_eq!(got, want, "{}", f.finding.secret);
+            }
+        }
     }
 
     #[test]
