@@ -660,6 +660,34 @@ fn split_file_stats_show_the_pieces() {
     assert!(ran[1] + ran[2] >= 8, "{tasks}");
 }
 
+/// Cuts `path` (`size` bytes, `big.txt`) to `cut` bytes while `child` (a jsonl scan of it)
+/// is held still, lets the scan go on, and checks what it says: the one secret before the
+/// cut (line 1) found, and a warning naming how much was scanned; exit 1.
+#[cfg(target_os = "linux")]
+fn cut_short(child: std::process::Child, path: &Path, cut: u64, size: u64) {
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(cut)
+        .unwrap();
+    common::signal(&child, "-CONT");
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(lines[0].contains("\"line\":1,"), "{stdout}");
+    let warning = format!(
+        "scanner: warning: big.txt: shrank while being read: {cut} of {size} bytes scanned"
+    );
+    assert!(
+        stderr.lines().any(|l| l == warning),
+        "want `{warning}` in:\n{stderr}"
+    );
+}
+
 /// A file cut short while the scanner is reading it: the scan is held still
 /// (SIGSTOP) once the kernel's read position of the file is past its first
 /// MiB and before its end, the file is truncated exactly there, and the scan
@@ -687,27 +715,7 @@ fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
         .spawn()
         .unwrap();
     let cut = common::stop_mid_read(&child, &path, 1 << 20, size - (1 << 20));
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_len(cut)
-        .unwrap();
-    common::signal(&child, "-CONT");
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "{stdout}");
-    assert!(lines[0].contains("\"line\":1,"), "{stdout}");
-    let warning = format!(
-        "scanner: warning: big.txt: shrank while being read: {cut} of {size} bytes scanned"
-    );
-    assert!(
-        stderr.lines().any(|l| l == warning),
-        "want `{warning}` in:\n{stderr}"
-    );
+    cut_short(child, &path, cut, size);
 }
 
 /// The same for a file large enough to be split into ranges (above the 8 MiB threshold):
@@ -736,27 +744,7 @@ fn a_split_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
         .spawn()
         .unwrap();
     common::stop_after_reading(&child, &path, 512 << 10, cut - (256 << 10));
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_len(cut)
-        .unwrap();
-    common::signal(&child, "-CONT");
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 1, "{stdout}");
-    assert!(lines[0].contains("\"line\":1,"), "{stdout}");
-    let warning = format!(
-        "scanner: warning: big.txt: shrank while being read: {cut} of {size} bytes scanned"
-    );
-    assert!(
-        stderr.lines().any(|l| l == warning),
-        "want `{warning}` in:\n{stderr}"
-    );
+    cut_short(child, &path, cut, size);
 }
 
 #[test]

@@ -562,25 +562,18 @@ fn command_lines_under(pid: u32) -> Vec<String> {
     lines
 }
 
-/// A password kept in a `--repos-from` list stays out of every command line: git and its
-/// transport helper carry their URL as an argument, which any local user can read (`ps`).
-/// It reaches git through a credential helper instead, percent-encoding decoded as git does.
+/// The command lines of the scanner and everything under it while git clones the one URL
+/// of a `--repos-from` list (`url` of a port) from a server that accepts and never
+/// answers; the scan is then stopped (SIGTERM), and leaves no clone behind.
 #[cfg(target_os = "linux")]
-#[test]
-fn a_password_in_a_list_is_on_no_command_line() {
-    // Accepts connections and never answers: the clone is caught mid-way.
+fn command_lines_while_cloning(url: impl Fn(u16) -> String) -> Vec<String> {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
     let work = tempfile::tempdir().unwrap();
     let tmp = work.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let hidden = "hidden-in-list-pw-29";
     let list = work.path().join("repos.txt");
-    std::fs::write(
-        &list,
-        format!("http://alice:{hidden}@127.0.0.1:{port}/x.git\n"),
-    )
-    .unwrap();
+    std::fs::write(&list, format!("{}\n", url(port))).unwrap();
     let mut child = scanner_in(work.path())
         .env("TMPDIR", &tmp)
         .args(["scan", "--history", "--repos-from", list.to_str().unwrap()])
@@ -596,10 +589,24 @@ fn a_password_in_a_list_is_on_no_command_line() {
         lines.iter().any(|l| l.contains("clone")),
         "git is not running: {lines:#?}"
     );
-    assert!(!lines.iter().any(|l| l.contains(hidden)), "{lines:#?}");
     assert_no_clone_left(work.path());
+    lines
+}
+
+/// A password kept in a `--repos-from` list stays out of every command line: git and its
+/// transport helper carry their URL as an argument, which any local user can read (`ps`).
+/// It reaches git through a credential helper instead, percent-encoding decoded as git does.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_password_in_a_list_is_on_no_command_line() {
+    let hidden = "hidden-in-list-pw-29";
+    let lines =
+        command_lines_while_cloning(|port| format!("http://alice:{hidden}@127.0.0.1:{port}/x.git"));
+    assert!(!lines.iter().any(|l| l.contains(hidden)), "{lines:#?}");
 
     // The same from the real server, with a password that needs percent-encoding.
+    let work = tempfile::tempdir().unwrap();
+    let list = work.path().join("repos.txt");
     let base = tempfile::tempdir().unwrap();
     let commit = serve_dir(base.path());
     let port = free_port();
@@ -645,31 +652,11 @@ fn a_password_in_a_list_is_on_no_command_line() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_user_in_a_url_is_on_no_command_line() {
-    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = silent.local_addr().unwrap().port();
-    let work = tempfile::tempdir().unwrap();
-    let tmp = work.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
     let token = "ghp-user-token-53";
-    let list = work.path().join("repos.txt");
-    std::fs::write(&list, format!("http://{token}@127.0.0.1:{port}/x.git\n")).unwrap();
-    let mut child = scanner_in(work.path())
-        .env("TMPDIR", &tmp)
-        .args(["scan", "--history", "--repos-from", list.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (_conn, _) = silent.accept().unwrap();
-    let lines = command_lines_under(child.id());
-    common::signal(&child, "-TERM");
-    child.wait().unwrap();
-    assert!(
-        lines.iter().any(|l| l.contains("clone")),
-        "git is not running: {lines:#?}"
-    );
+    let lines =
+        command_lines_while_cloning(|port| format!("http://{token}@127.0.0.1:{port}/x.git"));
     assert!(!lines.iter().any(|l| l.contains(token)), "{lines:#?}");
-    assert_no_clone_left(work.path());
+    let work = tempfile::tempdir().unwrap();
 
     // The real server: the user's own credential helper gives the password of the URL's
     // user, `alice`; without the user, git would have to ask for one and fail.
