@@ -660,6 +660,17 @@ fn split_file_stats_show_the_pieces() {
     assert!(ran[1] + ran[2] >= 8, "{tasks}");
 }
 
+/// `big.txt` in `t`: a secret on line 1, 32 MiB of filler, a secret on the last line; its path
+/// and size.
+#[cfg(target_os = "linux")]
+fn big_file(t: &Tree) -> (std::path::PathBuf, u64) {
+    let filler = "filler filler filler filler filler filler filler filler\n";
+    let mut data = secret_line(1);
+    data.push_str(&filler.repeat((32 << 20) / filler.len()));
+    data.push_str(&secret_line(2));
+    (t.write("big.txt", &data), data.len() as u64)
+}
+
 /// Cuts `path` (`size` bytes, `big.txt`) to `cut` bytes while `child` (a jsonl scan of it)
 /// is held still, lets the scan go on, and checks what it says: the one secret before the
 /// cut (line 1) found, and a warning naming how much was scanned; exit 1.
@@ -699,12 +710,7 @@ fn cut_short(child: std::process::Child, path: &Path, cut: u64, size: u64) {
 fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
     use std::process::Stdio;
     let t = Tree::new();
-    let filler = "filler filler filler filler filler filler filler filler\n";
-    let mut data = secret_line(1);
-    data.push_str(&filler.repeat((32 << 20) / filler.len()));
-    data.push_str(&secret_line(2));
-    let size = data.len() as u64;
-    let path = t.write("big.txt", &data);
+    let (path, size) = big_file(&t);
     let child = common::scanner_in(t.path())
         // One worker and no splitting: the file is read front to back
         // through one descriptor, whose position the kernel shows.
@@ -728,12 +734,7 @@ fn a_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
 fn a_split_file_truncated_mid_scan_warns_with_the_bytes_scanned() {
     use std::process::Stdio;
     let t = Tree::new();
-    let filler = "filler filler filler filler filler filler filler filler\n";
-    let mut data = secret_line(1);
-    data.push_str(&filler.repeat((32 << 20) / filler.len()));
-    data.push_str(&secret_line(2));
-    let size = data.len() as u64;
-    let path = t.write("big.txt", &data);
+    let (path, size) = big_file(&t);
     let cut: u64 = 3 << 19;
     let child = common::scanner_in(t.path())
         // One worker: the first range (the first 2 MiB) is read before any other.

@@ -414,18 +414,32 @@ fn scan_utf16(
     sh: &Shared,
 ) -> Read1 {
     let mut text = Utf16Reader::new(raw, order);
-    let read = sh.reader(false, false).scan(
+    let read = scan_reader(path, &mut text, false, u64::MAX, w, sh)?;
+    Ok(Some(outcome_of(read, w)))
+}
+
+/// Scans `text` front to back through the chunk reader, binary-sniffed when `sniff`, at
+/// most `limit` bytes of it, ending soon once the scan is stopping: a stream's, a UTF-16
+/// file's or a large archive member's findings go to `w.found`.
+fn scan_reader(
+    path: &str,
+    text: &mut dyn io::Read,
+    sniff: bool,
+    limit: u64,
+    w: &mut WorkerScratch,
+    sh: &Shared,
+) -> io::Result<Read> {
+    sh.reader(sniff, false).scan(
         path,
         |buf, _| {
             sh.check_stop()?;
             text.read(buf)
         },
-        (0, u64::MAX, u64::MAX),
+        (0, limit, limit),
         &mut w.read,
         &mut w.scan,
         &mut w.found,
-    )?;
-    Ok(Some(outcome_of(read, w)))
+    )
 }
 
 /// Scans `stream` front to back through the chunk reader, binary-sniffed,
@@ -442,17 +456,7 @@ fn scan_stream(
     // UTF-16 text is transcoded, as a file is; its UTF-8 may be longer.
     let (mut text, utf16) = text_stream(stream);
     let limit = if utf16 { u64::MAX } else { limit };
-    let read = sh.reader(!utf16, false).scan(
-        &path,
-        |buf, _| {
-            sh.check_stop()?;
-            text.read(buf)
-        },
-        (0, limit, limit),
-        &mut w.read,
-        &mut w.scan,
-        &mut w.found,
-    )?;
+    let read = scan_reader(&path, &mut text, !utf16, limit, w, sh)?;
     Ok(Some(outcome_of(read, w)))
 }
 
@@ -638,17 +642,7 @@ fn scan_archive(
         // UTF-16 text transcoded, as a file is.
         let (mut rest, utf16) = text_stream(io::Cursor::new(head).chain(member));
         w.found.clear();
-        let read = sh.reader(!utf16, false).scan(
-            leaf.path,
-            |buf, _| {
-                sh.check_stop()?;
-                rest.read(buf)
-            },
-            (0, u64::MAX, u64::MAX),
-            &mut w.read,
-            &mut w.scan,
-            &mut w.found,
-        );
+        let read = scan_reader(leaf.path, &mut rest, !utf16, u64::MAX, w, sh);
         let outcome = match read {
             Ok(r) => outcome_of(r, w),
             // A member the limits cut off: what was read is reported,
@@ -912,6 +906,7 @@ fn scan_bytes(
 ) -> Read1 {
     let size = data.len() as u64;
     let head = &data[..data.len().min(reader::SNIFF_LEN)];
+    let binary = reader::is_binary(head);
     let outcome = if let Some(skip) = sh.opts.scope.check_size(size) {
         Outcome::Skipped(skip)
     } else if let (Some(limits), Some(kind)) = (&sh.opts.archives, archive::sniff(head)) {
@@ -920,11 +915,11 @@ fn scan_bytes(
         let mut data = io::Cursor::new(&data[..]);
         let source = archive::Source::Seekable(&mut data);
         return scan_archive(kind, source, provenance, limits, w, spawner, sh).map(Some);
-    } else if reader::is_binary(head) && scanner_engine::text::detect_utf16(head).is_some() {
+    } else if binary && scanner_engine::text::detect_utf16(head).is_some() {
         // UTF-16 text, transcoded as a file is: scanned whole, its
         // versions not compared (their offsets are not the text's).
         return scan_stream(provenance, &mut &data[..], u64::MAX, w, sh);
-    } else if !sh.opts.binary && reader::is_binary(head) {
+    } else if !sh.opts.binary && binary {
         Outcome::Skipped(Skip::Binary)
     } else if sh.opts.split_threshold > 0 && size > sh.opts.split_threshold {
         let mut input = SplitInput::new(provenance.clone(), Backing::Bytes(data), size);
