@@ -274,6 +274,62 @@ fn html_page_of_a_history_scan_names_the_commit() {
 }
 
 #[test]
+fn html_page_of_a_directory_of_histories_has_each_repositorys_lines() {
+    // Each repository's paths are led by its directory's name; its blobs are looked up
+    // without it. A clone of a remote one (`file://`) is gone before the report is written:
+    // no lines for any of its findings, rather than for some.
+    let t = Tree::new();
+    for (name, seed) in [("api", 3), ("web", 4)] {
+        let dir = t.join(name);
+        std::fs::create_dir(&dir).unwrap();
+        git_in(&dir, &["init", "-q"]);
+        std::fs::write(
+            dir.join("app.env"),
+            format!("# {name}\nTOKEN={}\n", token(seed)),
+        )
+        .unwrap();
+        git_in(&dir, &["add", "."]);
+        git_in(&dir, &["commit", "-q", "-m", "one"]);
+    }
+    t.run(&[
+        "scan",
+        "--history",
+        ".",
+        "--format",
+        "html",
+        "-o",
+        "report.html",
+    ])
+    .expect(1);
+    let findings = embedded(&std::fs::read_to_string(t.join("report.html")).unwrap());
+    let got: Vec<(&Value, &Value)> = findings
+        .iter()
+        .map(|f| (&f["path"], &f["context"]))
+        .collect();
+    let web = json!({"line": 1, "before": "# web\nTOKEN=", "secret": "ghp_…", "after": ""});
+    let api = json!({"line": 1, "before": "# api\nTOKEN=", "secret": "ghp_…", "after": ""});
+    assert_eq!(
+        got,
+        [(&json!("api/app.env"), &api), (&json!("web/app.env"), &web)]
+    );
+
+    let url = format!("file://{}", t.join("web").display());
+    t.run(&[
+        "scan",
+        "--history",
+        &url,
+        "--format",
+        "html",
+        "-o",
+        "remote.html",
+    ])
+    .expect(1);
+    let findings = embedded(&std::fs::read_to_string(t.join("remote.html")).unwrap());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0]["context"], Value::Null);
+}
+
+#[test]
 fn html_page_in_chromium_filters_sorts_and_shows_context() {
     let t = Tree::new();
     triage_tree(&t);

@@ -600,7 +600,16 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     let mut sink = Sink::new(sink_opts, report_digest.wrap(out));
     if args.format == Format::Html {
         sink.read_context(match &plan.source {
-            Source::History(repos) => repos.iter().map(|r| r.options.repo.clone()).collect(),
+            // A remote repository's clone is removed once its blobs are read, maybe before
+            // its last findings reach the sink: none of them is given lines, rather than
+            // some.
+            Source::History(repos) if plan.clones.is_none() => repos
+                .iter()
+                .map(|r| crate::output::html::ContextRepo {
+                    prefix: r.prefix.clone(),
+                    dir: r.options.repo.clone(),
+                })
+                .collect(),
             _ => Vec::new(),
         });
     }

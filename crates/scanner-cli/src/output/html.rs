@@ -132,8 +132,8 @@ struct Row<'a> {
 /// holds the findings themselves with `json`'s, to be sorted at the end, and the page looks
 /// each one's lines up here.
 pub struct ContextSource {
-    repos: Vec<PathBuf>,
-    opened: Option<Vec<gix::ThreadSafeRepository>>,
+    repos: Vec<ContextRepo>,
+    opened: Option<Vec<(Option<PathBuf>, gix::ThreadSafeRepository)>>,
     read: HashMap<Key, Context>,
 }
 
@@ -151,9 +151,17 @@ fn key(pf: &PathFinding) -> Key {
     )
 }
 
+/// A repository a `--history` scan reads, for [`ContextSource`].
+pub struct ContextRepo {
+    /// What its findings' paths are led by (its directory's name, where a directory of
+    /// repositories is scanned), stripped before its trees are looked in.
+    pub prefix: Option<PathBuf>,
+    pub dir: PathBuf,
+}
+
 impl ContextSource {
     /// `repos`: the repositories a `--history` scan reads (empty otherwise).
-    pub fn new(repos: Vec<PathBuf>) -> ContextSource {
+    pub fn new(repos: Vec<ContextRepo>) -> ContextSource {
         ContextSource {
             repos,
             opened: None,
@@ -212,17 +220,28 @@ impl ContextSource {
             .collect()
     }
 
-    /// The blob at `path` in `commit`, from the first repository that has the commit.
+    /// The blob at `path` in `commit`, from the first repository whose prefix leads `path`
+    /// and that has the commit.
     fn blob(&mut self, commit: &str, path: &Path) -> Option<Vec<u8>> {
         let repos = self.opened.get_or_insert_with(|| {
             let isolated = gix::open::Options::isolated;
             self.repos
                 .iter()
-                .filter_map(|r| gix::open_opts(r, isolated()).ok().map(|r| r.into_sync()))
+                .filter_map(|r| {
+                    let repo = gix::open_opts(&r.dir, isolated()).ok()?;
+                    Some((r.prefix.clone(), repo.into_sync()))
+                })
                 .collect()
         });
         let id = gix::ObjectId::from_hex(commit.as_bytes()).ok()?;
-        for repo in repos.iter() {
+        for (prefix, repo) in repos.iter() {
+            let path = match prefix {
+                Some(prefix) => match path.strip_prefix(prefix) {
+                    Ok(rest) => rest,
+                    Err(_) => continue,
+                },
+                None => path,
+            };
             let repo = repo.to_thread_local();
             let Ok(commit) = repo.find_commit(id) else {
                 continue;

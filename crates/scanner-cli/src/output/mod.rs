@@ -139,7 +139,7 @@ impl Sink {
     /// `repos` (`--history`), as the file's findings arrive: a scan, where the paths are those
     /// just read. Off by default: `merge` writes findings whose files may be elsewhere, and
     /// whose secrets are already as shown.
-    pub fn read_context(&mut self, repos: Vec<PathBuf>) {
+    pub fn read_context(&mut self, repos: Vec<html::ContextRepo>) {
         self.context = Some(html::ContextSource::new(repos));
     }
 
