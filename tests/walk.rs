@@ -380,3 +380,67 @@ fn a_gitignore_above_the_repository_does_not_apply_inside_it() {
     );
     assert_eq!(stats["skipped"]["ignored"], 3);
 }
+
+/// The global excludes (`core.excludesFile`, here the default
+/// `$XDG_CONFIG_HOME/git/ignore`) are anchored at the top of the repository
+/// an entry is in, as git anchors them: `/config.env` is the top's
+/// `config.env` only, whether the scan starts at the top, in a
+/// subdirectory of it or above it, and a nested repository's top anchors
+/// its own. Scanning from `repo/sub` once hid `sub/config.env` (exit 0).
+#[test]
+fn global_excludes_are_anchored_at_the_repository_top() {
+    let t = Tree::new();
+    t.write("home/git/ignore", "/config.env\n");
+    t.write("repo/config.env", secret(1));
+    t.write("repo/sub/config.env", secret(2));
+    t.write("repo/sub/inner/config.env", secret(3));
+    t.write("repo/sub/inner/deep/config.env", secret(4));
+    git_in(&t.join("repo"), &["init", "-q"]);
+    git_in(&t.join("repo/sub/inner"), &["init", "-q"]);
+    let home = t.join("home");
+    let scan = |cwd: &str, args: &[&str]| -> Vec<(Vec<String>, String)> {
+        WALKS
+            .iter()
+            .map(|walk| {
+                let run = Run::from_output(
+                    scanner_in(&t.join(cwd))
+                        .env("HOME", &home)
+                        .env("XDG_CONFIG_HOME", &home)
+                        .args(["scan", "--format", "json"])
+                        .args(args)
+                        .args(*walk)
+                        .output()
+                        .unwrap(),
+                );
+                run.expect(1);
+                let skipped = run.summary_line("not scanned:").unwrap_or("");
+                (run.path_lines(), skipped.to_owned())
+            })
+            .collect()
+    };
+    let want = |paths: &[&str], skipped: &str| {
+        let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        vec![(paths, skipped.to_owned()); WALKS.len()]
+    };
+    assert_eq!(
+        scan("repo/sub", &[]),
+        want(
+            &["config.env:1", "inner/deep/config.env:1"],
+            "not scanned: 1 ignored"
+        )
+    );
+    assert_eq!(
+        scan("repo", &[]),
+        want(
+            &["sub/config.env:1", "sub/inner/deep/config.env:1"],
+            "not scanned: 2 ignored"
+        )
+    );
+    assert_eq!(
+        scan(".", &["repo"]),
+        want(
+            &["repo/sub/config.env:1", "repo/sub/inner/deep/config.env:1"],
+            "not scanned: 2 ignored"
+        )
+    );
+}

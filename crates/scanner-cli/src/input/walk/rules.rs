@@ -642,8 +642,14 @@ struct RootRules {
     absolute_root: PathBuf,
     /// The root as given (walked paths start with it).
     root: PathBuf,
-    /// `core.excludesFile`, relative to the current directory.
+    /// `core.excludesFile`: matched against an entry's path under the top
+    /// of the repository it is in, where git anchors its lines (`/x` is
+    /// the top's `x`, whatever directory is scanned); outside any
+    /// repository against the walked path, rooted at the current directory.
     global: ignore::gitignore::Gitignore,
+    /// The root's path under the nearest parent that is a repository's
+    /// top, if one is.
+    root_under_top: Option<PathBuf>,
     /// The walked directories' ignore files, compiled once per content.
     compiled: Compiled,
 }
@@ -664,6 +670,7 @@ impl IgnoreRules {
             absolute_root: PathBuf::new(),
             root: root.to_path_buf(),
             global,
+            root_under_top: None,
             compiled: Compiled::default(),
         };
         let mut errs = Vec::new();
@@ -676,6 +683,9 @@ impl IgnoreRules {
                 };
                 let (dir_rules, err) = DirRules::read(parent, |_| true, &how);
                 errs.extend(err);
+                if dir_rules.repo_top && rules.root_under_top.is_none() {
+                    rules.root_under_top = Some(below.to_path_buf());
+                }
                 if !dir_rules.is_empty() {
                     rules.parents.push(dir_rules);
                     if let Reading::Parent { by_path, .. } = how {
@@ -745,24 +755,50 @@ impl IgnoreRules {
                 is_dir,
             );
         } else if !root.parents.is_empty() {
-            let relative = if root.root.as_os_str() == "." {
-                path
-            } else {
-                let given = strip_bytes(b"./", &root.root).unwrap_or(&root.root);
-                let rel = strip_bytes(given.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
-                strip_bytes(b"/", rel).unwrap_or(rel)
-            };
-            let absolute = root.absolute_root.join(relative);
+            let absolute = root.absolute_root.join(root.under_root(path));
             let parents = root.parents.iter();
             first_matches(&mut m, &mut in_repo, parents, &absolute, name, is_dir);
         }
         let [custom, dot_ignore, git, git_exclude] = m;
-        custom
-            .or(dot_ignore)
-            .or(git)
-            .or(git_exclude)
-            .or(root.global.matched(path, is_dir).map(|_| ()))
-            .is_ignore()
+        let m = custom.or(dot_ignore).or(git).or(git_exclude);
+        if !m.is_none() || root.global.is_empty() {
+            return m.is_ignore();
+        }
+        let global_path = self.under_top(walked_path, path);
+        root.global.matched(&*global_path, is_dir).is_ignore()
+    }
+
+    /// Walked entry `walked_path` (`path` without a leading `./`) as the
+    /// global excludes see it (see [`RootRules::global`]): its path under
+    /// the nearest repository's top, a walked directory or a parent of the
+    /// root, else `path`.
+    fn under_top<'p>(&self, walked_path: &'p Path, path: &'p Path) -> std::borrow::Cow<'p, Path> {
+        use std::borrow::Cow;
+        use std::os::unix::ffi::OsStrExt;
+        let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
+        if let Some(top) = walked.map(|c| &c.rules).find(|d| d.repo_top) {
+            let bytes = walked_path.as_os_str().as_encoded_bytes();
+            let relative = bytes.get(top.dir_len..).unwrap_or_default();
+            let relative = relative.strip_prefix(b"/").unwrap_or(relative);
+            return Cow::Borrowed(Path::new(std::ffi::OsStr::from_bytes(relative)));
+        }
+        match &self.root.root_under_top {
+            Some(below) => Cow::Owned(below.join(self.root.under_root(path))),
+            None => Cow::Borrowed(path),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl RootRules {
+    /// Walked entry `path` (without a leading `./`) under the root.
+    fn under_root<'p>(&self, path: &'p Path) -> &'p Path {
+        if self.root.as_os_str() == "." {
+            return path;
+        }
+        let given = strip_bytes(b"./", &self.root).unwrap_or(&self.root);
+        let rel = strip_bytes(given.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
+        strip_bytes(b"/", rel).unwrap_or(rel)
     }
 }
 
