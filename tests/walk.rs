@@ -444,3 +444,39 @@ fn global_excludes_are_anchored_at_the_repository_top() {
         )
     );
 }
+
+/// A file or directory named twice, however spelled (`a.txt ./a.txt`,
+/// `d ./d d/`, on the command line and in `--files-from`), is scanned
+/// once, at its first name: its findings were reported twice, and counted
+/// as two files scanned.
+#[test]
+fn a_path_named_twice_is_scanned_once() {
+    let t = Tree::new();
+    t.write("a.txt", secret(1));
+    t.write("d/b.txt", secret(2));
+    t.write("list", "a.txt\n./d\n");
+    for walk in WALKS {
+        let mut args = vec![
+            "scan",
+            "--format",
+            "json",
+            "a.txt",
+            "./a.txt",
+            "d",
+            "./d",
+            "d/",
+            "--files-from",
+            "list",
+        ];
+        args.extend_from_slice(walk);
+        let run = t.run(&args);
+        run.expect(1);
+        assert_eq!(run.path_lines(), ["a.txt:1", "d/b.txt:1"], "{walk:?}");
+        let scanned = run.summary_line("scanned ").unwrap();
+        assert!(
+            scanned.starts_with("scanned 2 files (86 B) in"),
+            "{scanned}"
+        );
+        assert_eq!(run.summary_line("not scanned:"), None, "{walk:?}");
+    }
+}

@@ -136,18 +136,24 @@ pub struct WalkOptions {
 }
 
 /// False when the file at `path` (by device and inode) was met before.
-#[cfg(unix)]
 fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match fs::metadata(path) {
-        Ok(md) => visited.insert((md.dev(), md.ino())),
-        Err(_) => true,
+    match fs::metadata(path).ok().as_ref().and_then(file_id) {
+        Some(id) => visited.insert(id),
+        None => true,
     }
 }
 
+/// The file `md` describes, by device and inode; `None` where there is no
+/// such identity to compare.
+#[cfg(unix)]
+fn file_id(md: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((md.dev(), md.ino()))
+}
+
 #[cfg(not(unix))]
-fn first_visit(_visited: &mut std::collections::HashSet<(u64, u64)>, _path: &Path) -> bool {
-    true
+fn file_id(_md: &fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// A file on disk, reported under the path it was reached by.
@@ -259,6 +265,7 @@ fn walk_roots(
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
+    let mut named = std::collections::HashSet::new();
     for (i, root) in roots.iter().enumerate() {
         if root.as_os_str() == "-" {
             let name = opts.stdin_name.clone();
@@ -292,6 +299,12 @@ fn walk_roots(
             }
             Err(e) => return Err(e).with_context(|| escape_path(root)),
         };
+        // A file or directory named twice (`scan a ./a`, on the command
+        // line and in `--files-from`) is scanned once, at its first name:
+        // nothing is left out, so nothing is counted.
+        if file_id(&md).is_some_and(|id| !named.insert(id)) {
+            continue;
+        }
         if !md.is_dir() {
             if !md.is_file() {
                 if is_fifo(&md) && listed {
