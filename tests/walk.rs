@@ -480,3 +480,40 @@ fn a_path_named_twice_is_scanned_once() {
         assert_eq!(run.summary_line("not scanned:"), None, "{walk:?}");
     }
 }
+
+/// Git never ignores a file its index tracks: a `.env` committed before
+/// `.gitignore` named it is in every clone, and `git ls-files -co
+/// --exclude-standard` lists it. So is it scanned (it was left out as
+/// ignored, exit 0), whether `.gitignore`, `info/exclude` or a directory
+/// pattern drops it; below a directory git's rules drop, only what is
+/// tracked is scanned. `.scannerignore` is the user's word to the
+/// scanner: it still drops a tracked file.
+#[test]
+fn a_tracked_file_is_scanned_though_git_ignores_it() {
+    let t = Tree::new();
+    t.write("repo/.env", secret(1));
+    t.write("repo/build/keep.cfg", secret(2));
+    t.write("repo/excl.txt", secret(3));
+    t.write("repo/fixture.txt", secret(4));
+    t.write("repo/app.txt", secret(5));
+    let repo = t.join("repo");
+    git_in(&repo, &["init", "-q"]);
+    git_in(&repo, &["add", "."]);
+    git_in(&repo, &["commit", "-q", "-m", "first"]);
+    t.write("repo/build/new.o", secret(6));
+    t.write("repo/build/sub/new.o", secret(7));
+    t.write("repo/late.env", secret(8));
+    t.write("repo/.gitignore", ".env\n*.env\nbuild/\nfixture.txt\n");
+    t.write("repo/.git/info/exclude", "excl.txt\n");
+    t.write("repo/.scannerignore", "fixture.txt\n");
+    let want = [".env:1", "app.txt:1", "build/keep.cfg:1", "excl.txt:1"];
+    let (run, stats) = same_every_walk(&repo, &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), want, "{}", run.stderr);
+    // build/new.o, build/sub, late.env; fixture.txt by .scannerignore.
+    assert_eq!(stats["skipped"]["ignored"], 4);
+    // From above the repository.
+    let (run, _) = same_every_walk(t.path(), &["scan", "--format", "json", "repo"]);
+    let want: Vec<String> = want.iter().map(|p| format!("repo/{p}")).collect();
+    assert_eq!(run.path_lines(), want);
+}

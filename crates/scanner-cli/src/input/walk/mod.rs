@@ -7,7 +7,8 @@
 //! with the crate's precedence); with `--follow`, and
 //! elsewhere, the single-threaded [`ignore::Walk`] walks. Both give the
 //! same results in the same order (unit tests compare them event by
-//! event). The pipeline turns each file found into a task (`pipeline/`).
+//! event), but where a repository tracks a path git's rules match, or has
+//! global excludes (see below). The pipeline turns each file found into a task (`pipeline/`).
 //!
 //! # Who lists
 //!
@@ -47,10 +48,15 @@
 //!   As in git, no `.gitignore` or `info/exclude` above a repository's top
 //!   (a directory holding `.git`) applies inside it: `~/.gitignore` does
 //!   not reach `~/project` when that is a repository. `.ignore` and
-//!   `.scannerignore` apply from every parent. (The `ignore` crate's walk,
-//!   under `--follow`, draws that line only when the root is inside a
+//!   `.scannerignore` apply from every parent. As in git, git's own rules
+//!   (`.gitignore`, `info/exclude`, the global excludes, anchored at the
+//!   repository's top) never drop a path the repository's index tracks
+//!   (`rules::Tracked`): below an ignored directory that holds one, only
+//!   the tracked paths are walked. (The `ignore` crate's walk, under
+//!   `--follow`, draws the line at the top only when the root is inside a
 //!   repository: from a root outside any, a parent's `.gitignore` reaches
-//!   into the repositories below it.)
+//!   into the repositories below it; it reads no index, and anchors the
+//!   global excludes at the current directory.)
 //! - Hidden files are scanned: `.env` is where secrets live. `.git`
 //!   (directory or worktree file) is never entered: objects are compressed
 //!   and the index is binary; `--staged` reads the index properly.
