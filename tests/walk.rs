@@ -517,3 +517,28 @@ fn a_tracked_file_is_scanned_though_git_ignores_it() {
     let want: Vec<String> = want.iter().map(|p| format!("repo/{p}")).collect();
     assert_eq!(run.path_lines(), want);
 }
+
+/// Git reads no `.gitignore` that is a symbolic link (it warns "unable to
+/// access '.gitignore'" and lists every file it would have hidden): the
+/// walk read one through the link and left its files out as ignored, exit
+/// 0, whether the link is in a walked directory or above the root.
+/// `.ignore`, the scanner's own, is still read through a link.
+#[test]
+fn a_gitignore_that_is_a_symlink_is_not_read() {
+    let t = Tree::new();
+    t.write("shared", "*.env\n");
+    t.write("shared-ignore", "*.tmp\n");
+    t.write("repo/a.env", secret(1));
+    t.write("repo/sub/b.env", secret(2));
+    t.write("repo/sub/c.tmp", secret(3));
+    let repo = t.join("repo");
+    git_in(&repo, &["init", "-q"]);
+    std::os::unix::fs::symlink("../shared", repo.join(".gitignore")).unwrap();
+    std::os::unix::fs::symlink("../shared-ignore", repo.join(".ignore")).unwrap();
+    let (run, stats) = same_every_walk(&repo, &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["a.env:1", "sub/b.env:1"]);
+    assert_eq!(stats["skipped"]["ignored"], 1);
+    let (run, _) = same_every_walk(&repo.join("sub"), &["scan", "--format", "json"]);
+    assert_eq!(run.path_lines(), ["b.env:1"]);
+}

@@ -7,8 +7,8 @@
 //! with the crate's precedence); with `--follow`, and
 //! elsewhere, the single-threaded [`ignore::Walk`] walks. Both give the
 //! same results in the same order (unit tests compare them event by
-//! event), but where a repository tracks a path git's rules match, or has
-//! global excludes (see below). The pipeline turns each file found into a task (`pipeline/`).
+//! event), but where a repository tracks a path git's rules match, has
+//! global excludes or a `.gitignore` that is a link (see below). The pipeline turns each file found into a task (`pipeline/`).
 //!
 //! # Who lists
 //!
@@ -52,11 +52,13 @@
 //!   (`.gitignore`, `info/exclude`, the global excludes, anchored at the
 //!   repository's top) never drop a path the repository's index tracks
 //!   (`rules::Tracked`): below an ignored directory that holds one, only
-//!   the tracked paths are walked. (The `ignore` crate's walk, under
+//!   the tracked paths are walked. A `.gitignore` that is a symbolic link
+//!   is not read, as git reads none. (The `ignore` crate's walk, under
 //!   `--follow`, draws the line at the top only when the root is inside a
 //!   repository: from a root outside any, a parent's `.gitignore` reaches
-//!   into the repositories below it; it reads no index, and anchors the
-//!   global excludes at the current directory.)
+//!   into the repositories below it; it reads no index, anchors the
+//!   global excludes at the current directory and reads a `.gitignore`
+//!   through a link.)
 //! - Hidden files are scanned: `.env` is where secrets live. `.git`
 //!   (directory or worktree file) is never entered: objects are compressed
 //!   and the index is binary; `--staged` reads the index properly.

@@ -76,13 +76,20 @@ impl DirRules {
             if !has(name) {
                 return None;
             }
+            // Git reads no `.gitignore` that is a symbolic link (since 2.32:
+            // it warns and ignores nothing by it).
+            let follow = name != ".gitignore";
             // A walked directory open: its own ignore file read by name in
             // it, no lookup of the whole path.
             if let (Reading::Walked(compiled, Some(at)), false) = (how, name == ".git") {
-                let content = read_at(*at, name).unwrap_or_default();
+                let content = read_at(*at, name, follow).unwrap_or_default();
                 return Some(compiled.get(content)).filter(|m| !m.is_empty());
             }
-            let (gi, err) = read_ignore_file(dir, &file()?, how);
+            let file = file()?;
+            if !follow && fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+                return None;
+            }
+            let (gi, err) = read_ignore_file(dir, &file, how);
             errs.extend(err);
             gi.filter(|m| !m.is_empty())
         };
@@ -196,12 +203,18 @@ fn read_ignore_file(
 
 /// The content of file `name` in the directory open as `dir`, as
 /// `fs::read` reads it, without its `statx` for a size hint (ignore files
-/// are small; a `Take` has no size to ask for).
+/// are small; a `Take` has no size to ask for). Unless `follow`, a
+/// symbolic link is an error.
 #[cfg(target_os = "linux")]
-fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
+fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str, follow: bool) -> io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::fd::AsRawFd;
-    let file = fs::File::from(super::plain::openat(dir.as_raw_fd(), Path::new(name), 0)?);
+    let flags = if follow { 0 } else { libc::O_NOFOLLOW };
+    let file = fs::File::from(super::plain::openat(
+        dir.as_raw_fd(),
+        Path::new(name),
+        flags,
+    )?);
     let mut content = Vec::new();
     file.take(u64::MAX).read_to_end(&mut content)?;
     Ok(content)
