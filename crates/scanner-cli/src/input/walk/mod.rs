@@ -141,6 +141,70 @@ pub struct WalkOptions {
     /// Walk on the producer thread only, never split among the workers
     /// (hidden `--serial-walk`: tests and benchmarks compare the two).
     pub serial: bool,
+    /// The roots inside another directory root ([`InnerRoots::of`]).
+    pub inner_roots: InnerRoots,
+}
+
+/// The roots that lie inside another directory root (`scan . src`, `scan
+/// d d/a.env`): the walk of the outer root passes over them, neither
+/// scanning nor counting them, as each is scanned as named. Cheap to
+/// clone; empty (and free to ask) unless a root lies inside another.
+#[derive(Clone, Debug, Default)]
+pub struct InnerRoots(Option<Arc<InnerSet>>);
+
+#[derive(Debug)]
+struct InnerSet {
+    /// Their file names: no other entry costs a syscall.
+    names: std::collections::HashSet<OsString>,
+    /// Their canonical paths.
+    paths: std::collections::HashSet<PathBuf>,
+}
+
+impl InnerRoots {
+    /// The inner roots among `roots`, by canonical path (one that cannot
+    /// be resolved is none).
+    pub fn of(roots: &[PathBuf]) -> InnerRoots {
+        let named = || roots.iter().filter(|r| r.as_os_str() != "-");
+        if !named().any(|r| r.is_dir()) {
+            return InnerRoots(None);
+        }
+        let canonical: Vec<PathBuf> = named().filter_map(|r| fs::canonicalize(r).ok()).collect();
+        let dirs: std::collections::HashSet<&Path> = canonical
+            .iter()
+            .filter(|c| c.is_dir())
+            .map(PathBuf::as_path)
+            .collect();
+        let mut set = InnerSet {
+            names: Default::default(),
+            paths: Default::default(),
+        };
+        for c in &canonical {
+            if let (Some(name), true) = (
+                c.file_name(),
+                c.ancestors().skip(1).any(|a| dirs.contains(a)),
+            ) {
+                set.names.insert(name.to_os_string());
+                set.paths.insert(c.clone());
+            }
+        }
+        InnerRoots((!set.paths.is_empty()).then(|| Arc::new(set)))
+    }
+
+    /// Whether walked entry `path`, named `name`, is an inner root (the
+    /// entry itself: a link to one is not).
+    fn holds(&self, path: &Path, name: &std::ffi::OsStr) -> bool {
+        let Some(set) = &self.0 else {
+            return false;
+        };
+        if !set.names.contains(name) {
+            return false;
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        fs::canonicalize(dir).is_ok_and(|d| set.paths.contains(&d.join(name)))
+    }
 }
 
 /// False when the file at `path` (by device and inode) was met before.
@@ -210,7 +274,8 @@ pub struct WalkWarning {
 struct FilterCounts {
     excluded: AtomicU64,
     allowlisted: AtomicU64,
-    /// `.git` entries: neither scanned nor reported, but dropped by us.
+    /// `.git` entries and inner roots: neither scanned here nor
+    /// reported, but dropped by us.
     vcs: AtomicU64,
     own_output: AtomicU64,
 }
@@ -471,8 +536,9 @@ fn walk_dir(
     {
         let counts = Arc::clone(&counts);
         let scope = scope.clone();
+        let inner_roots = opts.inner_roots.clone();
         b.filter_entry(move |e: &DirEntry| {
-            if e.file_name() == ".git" {
+            if e.file_name() == ".git" || inner_roots.holds(e.path(), e.file_name()) {
                 counts.vcs.fetch_add(1, Ordering::Relaxed);
                 return false;
             }

@@ -224,6 +224,9 @@ fn classify(
     skips: &mut SkipCounts,
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> Entry {
+    if opts.inner_roots.holds(path, name) {
+        return Entry::Dropped;
+    }
     let ty = match ty {
         libc::DT_UNKNOWN => match fs::symlink_metadata(path) {
             Ok(md) if md.is_dir() => libc::DT_DIR,
