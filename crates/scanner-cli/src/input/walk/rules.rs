@@ -891,9 +891,12 @@ impl Tracked {
         if paths.binary_search_by(|p| (**p).cmp(under)).is_ok() {
             return true;
         }
+        if !is_dir {
+            return false;
+        }
         let below = [under, b"/"].concat();
         let at = paths.partition_point(|p| **p < *below);
-        is_dir && paths.get(at).is_some_and(|p| p.starts_with(&below))
+        paths.get(at).is_some_and(|p| p.starts_with(&below))
     }
 }
 
