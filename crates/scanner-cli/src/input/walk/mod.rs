@@ -285,7 +285,8 @@ struct FilterCounts {
 /// problem. Returns the skip counts. Errors (exit 2) only for a
 /// root that cannot be read at all or a bad `--exclude` glob.
 ///
-/// A root `-` is standard input, and a FIFO named as a root (`/dev/stdin`
+/// A root `-` is standard input (one listed in `--files-from` is a file
+/// of that name), and a FIFO named as a root (`/dev/stdin`
 /// on a pipe, a process substitution) is read as a stream: both are what
 /// the user asked to scan. A FIFO met inside a directory, or listed in
 /// `--files-from`, is skipped (reading it could block forever). A device or
@@ -340,7 +341,10 @@ fn walk_roots(
     let mut skips = SkipCounts::default();
     let mut named = std::collections::HashSet::new();
     for (i, root) in roots.iter().enumerate() {
-        if root.as_os_str() == "-" {
+        let listed = opts.listed_from.is_some_and(|from| i >= from);
+        // `-` on the command line is standard input; in a list it is a file
+        // of that name (`git diff --name-only` lists one as `-`).
+        if root.as_os_str() == "-" && !listed {
             let name = opts.stdin_name.clone();
             if let Some(skip) = scope.check_listed(&name) {
                 skips.add(skip, 1);
@@ -355,7 +359,6 @@ fn walk_roots(
             }
             continue;
         }
-        let listed = opts.listed_from.is_some_and(|from| i >= from);
         let shown = display_path(root, opts.strip_dot);
         let md = match fs::metadata(root) {
             Ok(md) => md,
