@@ -585,3 +585,41 @@ fn a_root_inside_another_is_scanned_once() {
         );
     }
 }
+
+/// `git ls-files` (and `git diff --name-only`) quote a name with odd bytes
+/// in a list of lines; such a line names no file. The warning says so and
+/// what to do (`-z`), where it said only "no such file or directory"; the
+/// NUL-separated list names the file exactly.
+#[test]
+fn a_name_git_quoted_in_a_list_is_warned_about_with_the_fix() {
+    let t = Tree::new();
+    t.write("café.txt", secret(1));
+    t.write("plain.txt", secret(2));
+    git_in(t.path(), &["init", "-q"]);
+    git_in(t.path(), &["add", "café.txt", "plain.txt"]);
+    let list = |args: &[&str]| {
+        let out = common::isolate(
+            std::process::Command::new("git")
+                .current_dir(t.path())
+                .args(args),
+        )
+        .output()
+        .unwrap();
+        out.stdout
+    };
+    fs::write(t.join("lines"), list(&["ls-files"])).unwrap();
+    fs::write(t.join("nul"), list(&["ls-files", "-z"])).unwrap();
+    let run = t.run(&["scan", "--format", "json", "--files-from", "lines"]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["plain.txt:1"]);
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            "scanner: warning: \"caf\\\\303\\\\251.txt\": no such file or directory \
+             (a name git quoted? list the paths with -z)"
+        )
+    );
+    let run = t.run(&["scan", "--format", "json", "--files-from", "nul"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["café.txt:1", "plain.txt:1"]);
+}

@@ -366,9 +366,16 @@ fn walk_roots(
             // --name-only`): the rest of the list is still scanned.
             Err(e) if listed => {
                 skips.add(Skip::Unreadable, 1);
+                let mut reason = io_reason(&e);
+                // Git quotes a name with odd bytes in a list of lines
+                // (`"caf\303\251.txt"`); its NUL-separated lists are exact.
+                let name = root.as_os_str().as_encoded_bytes();
+                if name.len() > 1 && name.starts_with(b"\"") && name.ends_with(b"\"") {
+                    reason.push_str(" (a name git quoted? list the paths with -z)");
+                }
                 on_warning(WalkWarning {
                     path: shown,
-                    reason: io_reason(&e),
+                    reason,
                     is_error: true,
                 });
                 continue;
