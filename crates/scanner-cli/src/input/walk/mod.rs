@@ -69,10 +69,11 @@
 //!   file lists. `--exclude` and the config's `allow_paths` still apply to it,
 //!   and to a directory root (and its parents): they are the user's own
 //!   words about what must not be scanned.
-//! - A root named on the command line that does not exist or cannot be read
-//!   is an error (exit 2) and nothing is scanned; one listed in
-//!   `--files-from` is a warning, counted `unreadable` (exit 2 unless
-//!   `--ignore-errors`), and the rest is scanned.
+//! - A root named on the command line that does not exist is an error
+//!   (exit 2) and nothing is scanned; one listed in `--files-from` is a
+//!   warning, counted `unreadable` (exit 2 unless `--ignore-errors`), and
+//!   the rest is scanned. A root that exists but cannot be read (a file or
+//!   directory without permission) is such a warning too, wherever named.
 //!
 //! # Skip counts
 //!
