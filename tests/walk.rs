@@ -623,3 +623,18 @@ fn a_name_git_quoted_in_a_list_is_warned_about_with_the_fix() {
     run.expect(1);
     assert_eq!(run.path_lines(), ["café.txt:1", "plain.txt:1"]);
 }
+
+/// A list saved by a Windows editor starts with a UTF-8 byte-order mark and
+/// ends its lines with CRLF: the first path was looked up with the mark
+/// before it, and warned about as missing under a name that looked right
+/// (`s.txt: no such file or directory`, the mark unseen), exit 2.
+#[test]
+fn a_list_with_a_byte_order_mark_names_its_first_file() {
+    let t = Tree::new();
+    t.write("s.txt", secret(1));
+    t.write("d/s.txt", secret(2));
+    t.write("list", "\u{feff}s.txt\r\nd/s.txt\r\n");
+    let run = t.run(&["scan", "--format", "json", "--files-from", "list"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["d/s.txt:1", "s.txt:1"]);
+}

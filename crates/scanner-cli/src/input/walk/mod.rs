@@ -782,7 +782,9 @@ fn into_display_path(p: PathBuf, strip_dot: bool) -> PathBuf {
 
 /// Reads `--files-from FILE` (`-` for stdin): NUL-separated when the input
 /// holds a NUL byte (`git diff --name-only -z`, `find -print0`), else one
-/// path per line (a trailing `\r` is dropped). Empty entries are skipped.
+/// path per line (a trailing `\r` is dropped). Empty entries are skipped,
+/// and a UTF-8 byte-order mark before the first (a list saved by a Windows
+/// editor, which the warning about the path would not show).
 pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut data = Vec::new();
     if file == Path::new("-") {
@@ -799,6 +801,7 @@ pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn parse_file_list(data: &[u8]) -> Vec<PathBuf> {
+    let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
     let nul = memchr::memchr(0, data).is_some();
     let sep = if nul { b'\0' } else { b'\n' };
     data.split(|&b| b == sep)
