@@ -375,17 +375,18 @@ fn an_exclude_covers_a_directory_root_below_it() {
         // The globs are relative to the current directory: a parent of
         // the root above it is not theirs to match.
         let abs = t.join("vendor/lib");
-        let r = run_in(
-            &t.join("src"),
-            &["scan", "--format", "json", "--exclude", "vendor"]
-                .iter()
-                .copied()
-                .chain([abs.to_str().unwrap(), "../vendor/lib"])
-                .chain(walk.iter().copied())
-                .collect::<Vec<_>>(),
-        );
-        r.expect(1);
-        assert_eq!(r.findings().len(), 2, "{walk:?}");
+        for root in [abs.to_str().unwrap(), "../vendor/lib"] {
+            let r = run_in(
+                &t.join("src"),
+                &["scan", "--format", "json", "--exclude", "vendor", root]
+                    .iter()
+                    .copied()
+                    .chain(walk.iter().copied())
+                    .collect::<Vec<_>>(),
+            );
+            r.expect(1);
+            assert_eq!(r.findings().len(), 1, "{root} {walk:?}");
+        }
         // The same glob still only prunes below a root above it.
         let r = run(&["--exclude", "src/gen", "src", "vendor/lib/b.txt"]);
         r.expect(1);

@@ -380,3 +380,31 @@ fn a_file_growing_during_the_scan_is_read_to_its_size_at_open() {
         serde_json::from_str(&fs::read_to_string(t.join("s.json")).unwrap()).unwrap();
     assert_eq!(stats["bytes"].as_u64(), Some(size));
 }
+
+/// A line `-` in `--files-from` is the file named `-` (`git diff
+/// --name-only` lists one so), not standard input: its secret was missed,
+/// exit 0, while whatever came on standard input was scanned in its place
+/// (or the run waited on a terminal). On the command line `-` is still
+/// standard input.
+#[test]
+fn a_dash_listed_in_files_from_is_a_file() {
+    let t = Tree::new();
+    t.write("-", format!("T={}\n", token(1)));
+    t.write("list", "-\n");
+    let stdin = format!("S={}\n", token(2));
+    let run = with_stdin(
+        &t,
+        &["scan", "--format", "json", "--files-from", "list"],
+        stdin.as_bytes(),
+    );
+    run.expect(1);
+    assert_eq!(run.locations(), ["-:1:3:1:43"]);
+    let run = with_stdin(
+        &t,
+        &["scan", "--format", "json", "--files-from", "-"],
+        b"-\n",
+    );
+    assert_eq!(run.locations(), ["-:1:3:1:43"]);
+    let run = with_stdin(&t, &["scan", "--format", "json", "-"], stdin.as_bytes());
+    assert_eq!(run.locations(), ["<stdin>:1:3:1:43"]);
+}

@@ -380,3 +380,261 @@ fn a_gitignore_above_the_repository_does_not_apply_inside_it() {
     );
     assert_eq!(stats["skipped"]["ignored"], 3);
 }
+
+/// The global excludes (`core.excludesFile`, here the default
+/// `$XDG_CONFIG_HOME/git/ignore`) are anchored at the top of the repository
+/// an entry is in, as git anchors them: `/config.env` is the top's
+/// `config.env` only, whether the scan starts at the top, in a
+/// subdirectory of it or above it, and a nested repository's top anchors
+/// its own. Scanning from `repo/sub` once hid `sub/config.env` (exit 0).
+#[test]
+fn global_excludes_are_anchored_at_the_repository_top() {
+    let t = Tree::new();
+    t.write("home/git/ignore", "/config.env\n");
+    t.write("repo/config.env", secret(1));
+    t.write("repo/sub/config.env", secret(2));
+    t.write("repo/sub/inner/config.env", secret(3));
+    t.write("repo/sub/inner/deep/config.env", secret(4));
+    git_in(&t.join("repo"), &["init", "-q"]);
+    git_in(&t.join("repo/sub/inner"), &["init", "-q"]);
+    let home = t.join("home");
+    let scan = |cwd: &str, args: &[&str]| -> Vec<(Vec<String>, String)> {
+        WALKS
+            .iter()
+            .map(|walk| {
+                let run = Run::from_output(
+                    scanner_in(&t.join(cwd))
+                        .env("HOME", &home)
+                        .env("XDG_CONFIG_HOME", &home)
+                        .args(["scan", "--format", "json"])
+                        .args(args)
+                        .args(*walk)
+                        .output()
+                        .unwrap(),
+                );
+                run.expect(1);
+                let skipped = run.summary_line("not scanned:").unwrap_or("");
+                (run.path_lines(), skipped.to_owned())
+            })
+            .collect()
+    };
+    let want = |paths: &[&str], skipped: &str| {
+        let paths: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        vec![(paths, skipped.to_owned()); WALKS.len()]
+    };
+    assert_eq!(
+        scan("repo/sub", &[]),
+        want(
+            &["config.env:1", "inner/deep/config.env:1"],
+            "not scanned: 1 ignored"
+        )
+    );
+    assert_eq!(
+        scan("repo", &[]),
+        want(
+            &["sub/config.env:1", "sub/inner/deep/config.env:1"],
+            "not scanned: 2 ignored"
+        )
+    );
+    assert_eq!(
+        scan(".", &["repo"]),
+        want(
+            &["repo/sub/config.env:1", "repo/sub/inner/deep/config.env:1"],
+            "not scanned: 2 ignored"
+        )
+    );
+}
+
+/// A file or directory named twice, however spelled (`a.txt ./a.txt`,
+/// `d ./d d/`, on the command line and in `--files-from`), is scanned
+/// once, at its first name: its findings were reported twice, and counted
+/// as two files scanned.
+#[test]
+fn a_path_named_twice_is_scanned_once() {
+    let t = Tree::new();
+    t.write("a.txt", secret(1));
+    t.write("d/b.txt", secret(2));
+    t.write("list", "a.txt\n./d\n");
+    for walk in WALKS {
+        let mut args = vec![
+            "scan",
+            "--format",
+            "json",
+            "a.txt",
+            "./a.txt",
+            "d",
+            "./d",
+            "d/",
+            "--files-from",
+            "list",
+        ];
+        args.extend_from_slice(walk);
+        let run = t.run(&args);
+        run.expect(1);
+        assert_eq!(run.path_lines(), ["a.txt:1", "d/b.txt:1"], "{walk:?}");
+        let scanned = run.summary_line("scanned ").unwrap();
+        assert!(
+            scanned.starts_with("scanned 2 files (86 B) in"),
+            "{scanned}"
+        );
+        assert_eq!(run.summary_line("not scanned:"), None, "{walk:?}");
+    }
+}
+
+/// Git never ignores a file its index tracks: a `.env` committed before
+/// `.gitignore` named it is in every clone, and `git ls-files -co
+/// --exclude-standard` lists it. So is it scanned (it was left out as
+/// ignored, exit 0), whether `.gitignore`, `info/exclude` or a directory
+/// pattern drops it; below a directory git's rules drop, only what is
+/// tracked is scanned. `.scannerignore` is the user's word to the
+/// scanner: it still drops a tracked file.
+#[test]
+fn a_tracked_file_is_scanned_though_git_ignores_it() {
+    let t = Tree::new();
+    t.write("repo/.env", secret(1));
+    t.write("repo/build/keep.cfg", secret(2));
+    t.write("repo/excl.txt", secret(3));
+    t.write("repo/fixture.txt", secret(4));
+    t.write("repo/app.txt", secret(5));
+    let repo = t.join("repo");
+    git_in(&repo, &["init", "-q"]);
+    git_in(&repo, &["add", "."]);
+    git_in(&repo, &["commit", "-q", "-m", "first"]);
+    t.write("repo/build/new.o", secret(6));
+    t.write("repo/build/sub/new.o", secret(7));
+    t.write("repo/late.env", secret(8));
+    t.write("repo/.gitignore", ".env\n*.env\nbuild/\nfixture.txt\n");
+    t.write("repo/.git/info/exclude", "excl.txt\n");
+    t.write("repo/.scannerignore", "fixture.txt\n");
+    let want = [".env:1", "app.txt:1", "build/keep.cfg:1", "excl.txt:1"];
+    let (run, stats) = same_every_walk(&repo, &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), want, "{}", run.stderr);
+    // build/new.o, build/sub, late.env; fixture.txt by .scannerignore.
+    assert_eq!(stats["skipped"]["ignored"], 4);
+    // From above the repository.
+    let (run, _) = same_every_walk(t.path(), &["scan", "--format", "json", "repo"]);
+    let want: Vec<String> = want.iter().map(|p| format!("repo/{p}")).collect();
+    assert_eq!(run.path_lines(), want);
+}
+
+/// Git reads no `.gitignore` that is a symbolic link (it warns "unable to
+/// access '.gitignore'" and lists every file it would have hidden): the
+/// walk read one through the link and left its files out as ignored, exit
+/// 0, whether the link is in a walked directory or above the root.
+/// `.ignore`, the scanner's own, is still read through a link.
+#[test]
+fn a_gitignore_that_is_a_symlink_is_not_read() {
+    let t = Tree::new();
+    t.write("shared", "*.env\n");
+    t.write("shared-ignore", "*.tmp\n");
+    t.write("repo/a.env", secret(1));
+    t.write("repo/sub/b.env", secret(2));
+    t.write("repo/sub/c.tmp", secret(3));
+    let repo = t.join("repo");
+    git_in(&repo, &["init", "-q"]);
+    std::os::unix::fs::symlink("../shared", repo.join(".gitignore")).unwrap();
+    std::os::unix::fs::symlink("../shared-ignore", repo.join(".ignore")).unwrap();
+    let (run, stats) = same_every_walk(&repo, &["scan", "--format", "json"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["a.env:1", "sub/b.env:1"]);
+    assert_eq!(stats["skipped"]["ignored"], 1);
+    let (run, _) = same_every_walk(&repo.join("sub"), &["scan", "--format", "json"]);
+    assert_eq!(run.path_lines(), ["b.env:1"]);
+}
+
+/// A root inside another directory root (`scan . d`, `scan d d/b.txt`, in
+/// either order, on the command line or in `--files-from`) is scanned once,
+/// under the name it was given: the walk of the outer root passes over it.
+/// Its findings were reported twice, once under each root. A file named
+/// inside a walked directory is scanned though the directory's rules
+/// ignore it, and not counted as ignored.
+#[test]
+fn a_root_inside_another_is_scanned_once() {
+    let t = Tree::new();
+    t.write("a.txt", secret(1));
+    t.write("d/b.txt", secret(2));
+    t.write("d/e/c.txt", secret(3));
+    t.write("d/.gitignore", "c.txt\n");
+    t.write("list", "d/e/c.txt\n");
+    let walks = WALKS.iter().copied().chain([&["--follow"][..]]);
+    for walk in walks {
+        let scan = |roots: &[&str]| {
+            let mut args = vec!["scan", "--format", "json"];
+            args.extend_from_slice(roots);
+            args.extend_from_slice(walk);
+            let run = t.run(&args);
+            run.expect(1);
+            let skipped = run.summary_line("not scanned:").map(str::to_owned);
+            (run.path_lines(), skipped)
+        };
+        let both = (
+            vec!["./a.txt:1".to_string(), "d/b.txt:1".into()],
+            Some("not scanned: 1 ignored, 1 excluded".to_string()),
+        );
+        assert_eq!(scan(&[".", "d", "--exclude", "list"]), both, "{walk:?}");
+        assert_eq!(scan(&["d", ".", "--exclude", "list"]), both, "{walk:?}");
+        // The `ignore` crate's walk (--follow) drops an ignored entry
+        // before our filter sees it: there the inner root is counted too.
+        let follow = walk == ["--follow"];
+        let skipped = follow.then(|| "not scanned: 1 ignored".to_string());
+        assert_eq!(
+            scan(&["d", "--files-from", "list"]),
+            (vec!["d/b.txt:1".to_string(), "d/e/c.txt:1".into()], skipped),
+            "{walk:?}"
+        );
+    }
+}
+
+/// `git ls-files` (and `git diff --name-only`) quote a name with odd bytes
+/// in a list of lines; such a line names no file. The warning says so and
+/// what to do (`-z`), where it said only "no such file or directory"; the
+/// NUL-separated list names the file exactly.
+#[test]
+fn a_name_git_quoted_in_a_list_is_warned_about_with_the_fix() {
+    let t = Tree::new();
+    t.write("café.txt", secret(1));
+    t.write("plain.txt", secret(2));
+    git_in(t.path(), &["init", "-q"]);
+    git_in(t.path(), &["add", "café.txt", "plain.txt"]);
+    let list = |args: &[&str]| {
+        let out = common::isolate(
+            std::process::Command::new("git")
+                .current_dir(t.path())
+                .args(args),
+        )
+        .output()
+        .unwrap();
+        out.stdout
+    };
+    fs::write(t.join("lines"), list(&["ls-files"])).unwrap();
+    fs::write(t.join("nul"), list(&["ls-files", "-z"])).unwrap();
+    let run = t.run(&["scan", "--format", "json", "--files-from", "lines"]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["plain.txt:1"]);
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            "scanner: warning: \"caf\\\\303\\\\251.txt\": no such file or directory \
+             (a name git quoted? list the paths with -z)"
+        )
+    );
+    let run = t.run(&["scan", "--format", "json", "--files-from", "nul"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["café.txt:1", "plain.txt:1"]);
+}
+
+/// A list saved by a Windows editor starts with a UTF-8 byte-order mark and
+/// ends its lines with CRLF: the first path was looked up with the mark
+/// before it, and warned about as missing under a name that looked right
+/// (`s.txt: no such file or directory`, the mark unseen), exit 2.
+#[test]
+fn a_list_with_a_byte_order_mark_names_its_first_file() {
+    let t = Tree::new();
+    t.write("s.txt", secret(1));
+    t.write("d/s.txt", secret(2));
+    t.write("list", "\u{feff}s.txt\r\nd/s.txt\r\n");
+    let run = t.run(&["scan", "--format", "json", "--files-from", "list"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["d/s.txt:1", "s.txt:1"]);
+}

@@ -409,6 +409,10 @@ impl ScanPlan {
                     .unwrap_or_else(|| PathBuf::from("<stdin>")),
                 listed_from: args.files_from.is_some().then_some(args.paths.len()),
                 serial: args.serial_walk,
+                inner_roots: match git_source {
+                    None => walk::InnerRoots::of(&roots),
+                    Some(_) => walk::InnerRoots::default(),
+                },
             },
             scope,
             binary: args.binary,

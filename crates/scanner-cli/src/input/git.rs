@@ -77,6 +77,21 @@ fn output(mut cmd: Command, what: &str) -> anyhow::Result<Vec<u8>> {
     Ok(out.stdout)
 }
 
+/// The paths the index of the repository whose top is `top` tracks
+/// (`git ls-files -z`: relative to `top`, each ended by a NUL); none where
+/// git cannot list them (no git, a repository git refuses to read), as if
+/// it tracked nothing. The repository is `top`'s own, whatever `GIT_DIR`
+/// a hook runs with.
+pub fn tracked(top: &Path) -> Vec<u8> {
+    let mut c = git(top);
+    c.args(["ls-files", "-z"])
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .stderr(Stdio::null());
+    output(c, "git ls-files").unwrap_or_default()
+}
+
 /// The root of the work tree containing `cwd`. Outside one, the error is one sentence that
 /// names `cwd` and the flag (`needs`) that wants a repository.
 pub fn toplevel(cwd: &Path, needs: &str) -> anyhow::Result<PathBuf> {

@@ -7,7 +7,8 @@
 //! with the crate's precedence); with `--follow`, and
 //! elsewhere, the single-threaded [`ignore::Walk`] walks. Both give the
 //! same results in the same order (unit tests compare them event by
-//! event). The pipeline turns each file found into a task (`pipeline/`).
+//! event), but where a repository tracks a path git's rules match, has
+//! global excludes or a `.gitignore` that is a link (see below). The pipeline turns each file found into a task (`pipeline/`).
 //!
 //! # Who lists
 //!
@@ -47,10 +48,17 @@
 //!   As in git, no `.gitignore` or `info/exclude` above a repository's top
 //!   (a directory holding `.git`) applies inside it: `~/.gitignore` does
 //!   not reach `~/project` when that is a repository. `.ignore` and
-//!   `.scannerignore` apply from every parent. (The `ignore` crate's walk,
-//!   under `--follow`, draws that line only when the root is inside a
+//!   `.scannerignore` apply from every parent. As in git, git's own rules
+//!   (`.gitignore`, `info/exclude`, the global excludes, anchored at the
+//!   repository's top) never drop a path the repository's index tracks
+//!   (`rules::Tracked`): below an ignored directory that holds one, only
+//!   the tracked paths are walked. A `.gitignore` that is a symbolic link
+//!   is not read, as git reads none. (The `ignore` crate's walk, under
+//!   `--follow`, draws the line at the top only when the root is inside a
 //!   repository: from a root outside any, a parent's `.gitignore` reaches
-//!   into the repositories below it.)
+//!   into the repositories below it; it reads no index, anchors the
+//!   global excludes at the current directory and reads a `.gitignore`
+//!   through a link.)
 //! - Hidden files are scanned: `.env` is where secrets live. `.git`
 //!   (directory or worktree file) is never entered: objects are compressed
 //!   and the index is binary; `--staged` reads the index properly.
@@ -61,10 +69,11 @@
 //!   file lists. `--exclude` and the config's `allow_paths` still apply to it,
 //!   and to a directory root (and its parents): they are the user's own
 //!   words about what must not be scanned.
-//! - A root named on the command line that does not exist or cannot be read
-//!   is an error (exit 2) and nothing is scanned; one listed in
-//!   `--files-from` is a warning, counted `unreadable` (exit 2 unless
-//!   `--ignore-errors`), and the rest is scanned.
+//! - A root named on the command line that does not exist is an error
+//!   (exit 2) and nothing is scanned; one listed in `--files-from` is a
+//!   warning, counted `unreadable` (exit 2 unless `--ignore-errors`), and
+//!   the rest is scanned. A root that exists but cannot be read (a file or
+//!   directory without permission) is such a warning too, wherever named.
 //!
 //! # Skip counts
 //!
@@ -133,21 +142,91 @@ pub struct WalkOptions {
     /// Walk on the producer thread only, never split among the workers
     /// (hidden `--serial-walk`: tests and benchmarks compare the two).
     pub serial: bool,
+    /// The roots inside another directory root ([`InnerRoots::of`]).
+    pub inner_roots: InnerRoots,
 }
 
-/// False when the file at `path` (by device and inode) was met before.
-#[cfg(unix)]
-fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match fs::metadata(path) {
-        Ok(md) => visited.insert((md.dev(), md.ino())),
-        Err(_) => true,
+/// The roots that lie inside another directory root (`scan . src`, `scan
+/// d d/a.env`): the walk of the outer root passes over them, neither
+/// scanning nor counting them, as each is scanned as named. Cheap to
+/// clone; empty (and free to ask) unless a root lies inside another.
+#[derive(Clone, Debug, Default)]
+pub struct InnerRoots(Option<Arc<InnerSet>>);
+
+#[derive(Debug)]
+struct InnerSet {
+    /// Their file names: no other entry costs a syscall.
+    names: std::collections::HashSet<OsString>,
+    /// Their canonical paths.
+    paths: std::collections::HashSet<PathBuf>,
+}
+
+impl InnerRoots {
+    /// The inner roots among `roots`, by canonical path (one that cannot
+    /// be resolved is none).
+    pub fn of(roots: &[PathBuf]) -> InnerRoots {
+        let named = || roots.iter().filter(|r| r.as_os_str() != "-");
+        if !named().any(|r| r.is_dir()) {
+            return InnerRoots(None);
+        }
+        let canonical: Vec<PathBuf> = named().filter_map(|r| fs::canonicalize(r).ok()).collect();
+        let dirs: std::collections::HashSet<&Path> = canonical
+            .iter()
+            .filter(|c| c.is_dir())
+            .map(PathBuf::as_path)
+            .collect();
+        let mut set = InnerSet {
+            names: Default::default(),
+            paths: Default::default(),
+        };
+        for c in &canonical {
+            if let (Some(name), true) = (
+                c.file_name(),
+                c.ancestors().skip(1).any(|a| dirs.contains(a)),
+            ) {
+                set.names.insert(name.to_os_string());
+                set.paths.insert(c.clone());
+            }
+        }
+        InnerRoots((!set.paths.is_empty()).then(|| Arc::new(set)))
+    }
+
+    /// Whether walked entry `path`, named `name`, is an inner root (the
+    /// entry itself: a link to one is not).
+    fn holds(&self, path: &Path, name: &std::ffi::OsStr) -> bool {
+        let Some(set) = &self.0 else {
+            return false;
+        };
+        if !set.names.contains(name) {
+            return false;
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        fs::canonicalize(dir).is_ok_and(|d| set.paths.contains(&d.join(name)))
     }
 }
 
+/// False when the file at `path` (by device and inode) was met before.
+fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path) -> bool {
+    match fs::metadata(path).ok().as_ref().and_then(file_id) {
+        Some(id) => visited.insert(id),
+        None => true,
+    }
+}
+
+/// The file `md` describes, by device and inode; `None` where there is no
+/// such identity to compare.
+#[cfg(unix)]
+fn file_id(md: &fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((md.dev(), md.ino()))
+}
+
 #[cfg(not(unix))]
-fn first_visit(_visited: &mut std::collections::HashSet<(u64, u64)>, _path: &Path) -> bool {
-    true
+fn file_id(_md: &fs::Metadata) -> Option<(u64, u64)> {
+    None
 }
 
 /// A file on disk, reported under the path it was reached by.
@@ -196,7 +275,8 @@ pub struct WalkWarning {
 struct FilterCounts {
     excluded: AtomicU64,
     allowlisted: AtomicU64,
-    /// `.git` entries: neither scanned nor reported, but dropped by us.
+    /// `.git` entries and inner roots: neither scanned here nor
+    /// reported, but dropped by us.
     vcs: AtomicU64,
     own_output: AtomicU64,
 }
@@ -206,7 +286,8 @@ struct FilterCounts {
 /// problem. Returns the skip counts. Errors (exit 2) only for a
 /// root that cannot be read at all or a bad `--exclude` glob.
 ///
-/// A root `-` is standard input, and a FIFO named as a root (`/dev/stdin`
+/// A root `-` is standard input (one listed in `--files-from` is a file
+/// of that name), and a FIFO named as a root (`/dev/stdin`
 /// on a pipe, a process substitution) is read as a stream: both are what
 /// the user asked to scan. A FIFO met inside a directory, or listed in
 /// `--files-from`, is skipped (reading it could block forever). A device or
@@ -259,8 +340,12 @@ fn walk_roots(
     mut on_warning: impl FnMut(WalkWarning),
 ) -> anyhow::Result<SkipCounts> {
     let mut skips = SkipCounts::default();
+    let mut named = std::collections::HashSet::new();
     for (i, root) in roots.iter().enumerate() {
-        if root.as_os_str() == "-" {
+        let listed = opts.listed_from.is_some_and(|from| i >= from);
+        // `-` on the command line is standard input; in a list it is a file
+        // of that name (`git diff --name-only` lists one as `-`).
+        if root.as_os_str() == "-" && !listed {
             let name = opts.stdin_name.clone();
             if let Some(skip) = scope.check_listed(&name) {
                 skips.add(skip, 1);
@@ -275,7 +360,6 @@ fn walk_roots(
             }
             continue;
         }
-        let listed = opts.listed_from.is_some_and(|from| i >= from);
         let shown = display_path(root, opts.strip_dot);
         let md = match fs::metadata(root) {
             Ok(md) => md,
@@ -283,15 +367,28 @@ fn walk_roots(
             // --name-only`): the rest of the list is still scanned.
             Err(e) if listed => {
                 skips.add(Skip::Unreadable, 1);
+                let mut reason = io_reason(&e);
+                // Git quotes a name with odd bytes in a list of lines
+                // (`"caf\303\251.txt"`); its NUL-separated lists are exact.
+                let name = root.as_os_str().as_encoded_bytes();
+                if name.len() > 1 && name.starts_with(b"\"") && name.ends_with(b"\"") {
+                    reason.push_str(" (a name git quoted? list the paths with -z)");
+                }
                 on_warning(WalkWarning {
                     path: shown,
-                    reason: io_reason(&e),
+                    reason,
                     is_error: true,
                 });
                 continue;
             }
             Err(e) => return Err(e).with_context(|| escape_path(root)),
         };
+        // A file or directory named twice (`scan a ./a`, on the command
+        // line and in `--files-from`) is scanned once, at its first name:
+        // nothing is left out, so nothing is counted.
+        if file_id(&md).is_some_and(|id| !named.insert(id)) {
+            continue;
+        }
         if !md.is_dir() {
             if !md.is_file() {
                 if is_fifo(&md) && listed {
@@ -450,8 +547,9 @@ fn walk_dir(
     {
         let counts = Arc::clone(&counts);
         let scope = scope.clone();
+        let inner_roots = opts.inner_roots.clone();
         b.filter_entry(move |e: &DirEntry| {
-            if e.file_name() == ".git" {
+            if e.file_name() == ".git" || inner_roots.holds(e.path(), e.file_name()) {
                 counts.vcs.fetch_add(1, Ordering::Relaxed);
                 return false;
             }
@@ -684,7 +782,9 @@ fn into_display_path(p: PathBuf, strip_dot: bool) -> PathBuf {
 
 /// Reads `--files-from FILE` (`-` for stdin): NUL-separated when the input
 /// holds a NUL byte (`git diff --name-only -z`, `find -print0`), else one
-/// path per line (a trailing `\r` is dropped). Empty entries are skipped.
+/// path per line (a trailing `\r` is dropped). Empty entries are skipped,
+/// and a UTF-8 byte-order mark before the first (a list saved by a Windows
+/// editor, which the warning about the path would not show).
 pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut data = Vec::new();
     if file == Path::new("-") {
@@ -701,6 +801,7 @@ pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn parse_file_list(data: &[u8]) -> Vec<PathBuf> {
+    let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
     let nul = memchr::memchr(0, data).is_some();
     let sep = if nul { b'\0' } else { b'\n' };
     data.split(|&b| b == sep)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 #[cfg(target_os = "linux")]
-use super::rules::IgnoreRules;
+use super::rules::{IgnoreRules, Ignored};
 #[cfg(target_os = "linux")]
 use super::{display_path, io_reason, walked_file, Item, Scope, WalkOptions, WalkWarning};
 #[cfg(target_os = "linux")]
@@ -197,8 +197,9 @@ impl Entries {
 #[cfg(target_os = "linux")]
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Entry {
-    /// A directory to walk.
-    Dir,
+    /// A directory to walk; below it only the paths the repository tracks
+    /// when `only_tracked` (see [`Ignored::Tracked`]).
+    Dir { only_tracked: bool },
     /// A regular file to scan.
     File,
     /// Not scanned: counted (and warned about) already.
@@ -223,6 +224,9 @@ fn classify(
     skips: &mut SkipCounts,
     on_warning: &mut impl FnMut(WalkWarning),
 ) -> Entry {
+    if opts.inner_roots.holds(path, name) {
+        return Entry::Dropped;
+    }
     let ty = match ty {
         libc::DT_UNKNOWN => match fs::symlink_metadata(path) {
             Ok(md) if md.is_dir() => libc::DT_DIR,
@@ -238,10 +242,15 @@ fn classify(
         },
         ty => ty,
     };
+    let mut only_tracked = false;
     if let Some(rules) = rules {
-        if rules.ignores(path, name, ty == libc::DT_DIR) {
-            skips.add(Skip::Ignored, 1);
-            return Entry::Dropped;
+        match rules.ignores(path, name, ty == libc::DT_DIR) {
+            Ignored::Yes => {
+                skips.add(Skip::Ignored, 1);
+                return Entry::Dropped;
+            }
+            Ignored::Tracked => only_tracked = true,
+            Ignored::No => {}
         }
         if name == ".git" {
             return Entry::Dropped;
@@ -252,7 +261,7 @@ fn classify(
         return Entry::Dropped;
     }
     match ty {
-        libc::DT_DIR => Entry::Dir,
+        libc::DT_DIR => Entry::Dir { only_tracked },
         libc::DT_REG => Entry::File,
         libc::DT_LNK => {
             match fs::metadata(path) {
@@ -368,9 +377,17 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
                 self.on_warning,
             );
             go_on = match what {
-                Entry::Dir => {
+                Entry::Dir { only_tracked } => {
                     let at = fd.as_ref().map(|fd| (fd.as_fd(), name));
-                    self.dir(path, at, depth + 1)
+                    let narrowed = self.rules.as_ref().filter(|_| only_tracked);
+                    let outer = narrowed
+                        .map(IgnoreRules::only_tracked)
+                        .map(|inner| self.rules.replace(inner));
+                    let go_on = self.dir(path, at, depth + 1);
+                    if let Some(outer) = outer {
+                        self.rules = outer;
+                    }
+                    go_on
                 }
                 Entry::File => (self.on_item)(display_path(path, self.opts.strip_dot)),
                 Entry::Dropped => true,
@@ -526,9 +543,12 @@ impl DirTask {
                 &mut skips,
                 &mut warn,
             ) {
-                Entry::Dir => dirs.push(DirTask {
+                Entry::Dir { only_tracked } => dirs.push(DirTask {
                     path: path.clone(),
-                    rules: rules.clone(),
+                    rules: match only_tracked {
+                        true => rules.as_ref().map(IgnoreRules::only_tracked),
+                        false => rules.clone(),
+                    },
                     root: Arc::clone(&self.root),
                 }),
                 Entry::File => files.push(name),

@@ -51,8 +51,9 @@ struct DirRules {
     /// `.git/info/exclude` (of the common directory, for a worktree).
     pub(super) git_exclude: Option<Arc<Matcher>>,
     /// The directory holds `.git`: the top of a repository, above which git
-    /// reads no `.gitignore` or `info/exclude` for the entries inside it.
-    repo_top: bool,
+    /// reads no `.gitignore` or `info/exclude` for the entries inside it;
+    /// with the paths its index tracks, which git never ignores.
+    repo_top: Option<Arc<Tracked>>,
     /// The length of the directory's path as walked (a walked directory's:
     /// its entries' paths relative to it start past it).
     dir_len: usize,
@@ -75,13 +76,20 @@ impl DirRules {
             if !has(name) {
                 return None;
             }
+            // Git reads no `.gitignore` that is a symbolic link (since 2.32:
+            // it warns and ignores nothing by it).
+            let follow = name != ".gitignore";
             // A walked directory open: its own ignore file read by name in
             // it, no lookup of the whole path.
             if let (Reading::Walked(compiled, Some(at)), false) = (how, name == ".git") {
-                let content = read_at(*at, name).unwrap_or_default();
+                let content = read_at(*at, name, follow).unwrap_or_default();
                 return Some(compiled.get(content)).filter(|m| !m.is_empty());
             }
-            let (gi, err) = read_ignore_file(dir, &file()?, how);
+            let file = file()?;
+            if !follow && fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_symlink()) {
+                return None;
+            }
+            let (gi, err) = read_ignore_file(dir, &file, how);
             errs.extend(err);
             gi.filter(|m| !m.is_empty())
         };
@@ -109,7 +117,7 @@ impl DirRules {
             dot_ignore,
             git,
             git_exclude,
-            repo_top: git_type.is_some(),
+            repo_top: git_type.map(|_| Arc::new(Tracked::new(dir.to_path_buf()))),
             dir_len: dir.as_os_str().len(),
         };
         (rules, grouped(errs))
@@ -121,7 +129,7 @@ impl DirRules {
             && self.dot_ignore.is_none()
             && self.git.is_none()
             && self.git_exclude.is_none()
-            && !self.repo_top
+            && self.repo_top.is_none()
     }
 }
 
@@ -195,12 +203,18 @@ fn read_ignore_file(
 
 /// The content of file `name` in the directory open as `dir`, as
 /// `fs::read` reads it, without its `statx` for a size hint (ignore files
-/// are small; a `Take` has no size to ask for).
+/// are small; a `Take` has no size to ask for). Unless `follow`, a
+/// symbolic link is an error.
 #[cfg(target_os = "linux")]
-fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> io::Result<Vec<u8>> {
+fn read_at(dir: std::os::fd::BorrowedFd<'_>, name: &str, follow: bool) -> io::Result<Vec<u8>> {
     use std::io::Read;
     use std::os::fd::AsRawFd;
-    let file = fs::File::from(super::plain::openat(dir.as_raw_fd(), Path::new(name), 0)?);
+    let flags = if follow { 0 } else { libc::O_NOFOLLOW };
+    let file = fs::File::from(super::plain::openat(
+        dir.as_raw_fd(),
+        Path::new(name),
+        flags,
+    )?);
     let mut content = Vec::new();
     file.take(u64::MAX).read_to_end(&mut content)?;
     Ok(content)
@@ -617,6 +631,9 @@ pub(super) struct IgnoreRules {
     /// The walked directories on the way down that hold rules, deepest
     /// first; `None` while none does.
     walked: Option<Arc<RuleChain>>,
+    /// Below a directory git's rules drop, entered for the paths the index
+    /// tracks below it ([`Ignored::Tracked`]): every other entry is dropped.
+    only_tracked: bool,
     /// What holds for the whole walk of the root.
     root: Arc<RootRules>,
 }
@@ -642,8 +659,14 @@ struct RootRules {
     absolute_root: PathBuf,
     /// The root as given (walked paths start with it).
     root: PathBuf,
-    /// `core.excludesFile`, relative to the current directory.
+    /// `core.excludesFile`: matched against an entry's path under the top
+    /// of the repository it is in, where git anchors its lines (`/x` is
+    /// the top's `x`, whatever directory is scanned); outside any
+    /// repository against the walked path, rooted at the current directory.
     global: ignore::gitignore::Gitignore,
+    /// The nearest parent that is a repository's top, if one is: what its
+    /// index tracks, and the root's path under it.
+    root_under_top: Option<(Arc<Tracked>, PathBuf)>,
     /// The walked directories' ignore files, compiled once per content.
     compiled: Compiled,
 }
@@ -664,6 +687,7 @@ impl IgnoreRules {
             absolute_root: PathBuf::new(),
             root: root.to_path_buf(),
             global,
+            root_under_top: None,
             compiled: Compiled::default(),
         };
         let mut errs = Vec::new();
@@ -676,6 +700,9 @@ impl IgnoreRules {
                 };
                 let (dir_rules, err) = DirRules::read(parent, |_| true, &how);
                 errs.extend(err);
+                if let (Some(top), None) = (&dir_rules.repo_top, &rules.root_under_top) {
+                    rules.root_under_top = Some((Arc::clone(top), below.to_path_buf()));
+                }
                 if !dir_rules.is_empty() {
                     rules.parents.push(dir_rules);
                     if let Reading::Parent { by_path, .. } = how {
@@ -689,6 +716,7 @@ impl IgnoreRules {
         }
         let rules = IgnoreRules {
             walked: None,
+            only_tracked: false,
             root: Arc::new(rules),
         };
         (rules, grouped(errs))
@@ -715,6 +743,7 @@ impl IgnoreRules {
             return None;
         }
         Some(IgnoreRules {
+            only_tracked: self.only_tracked,
             walked: Some(Arc::new(RuleChain {
                 rules: dir_rules,
                 up: self.walked.clone(),
@@ -723,8 +752,16 @@ impl IgnoreRules {
         })
     }
 
-    /// True when the rules drop walked entry `path`, named `name`.
-    pub(super) fn ignores(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> bool {
+    /// These rules below a directory of [`Ignored::Tracked`].
+    pub(super) fn only_tracked(&self) -> IgnoreRules {
+        IgnoreRules {
+            only_tracked: true,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the rules drop walked entry `path`, named `name`.
+    pub(super) fn ignores(&self, path: &Path, name: &std::ffi::OsStr, is_dir: bool) -> Ignored {
         use ignore::Match;
         let walked_path = path;
         let path = strip_bytes(b"./", path).unwrap_or(path);
@@ -745,24 +782,134 @@ impl IgnoreRules {
                 is_dir,
             );
         } else if !root.parents.is_empty() {
-            let relative = if root.root.as_os_str() == "." {
-                path
-            } else {
-                let given = strip_bytes(b"./", &root.root).unwrap_or(&root.root);
-                let rel = strip_bytes(given.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
-                strip_bytes(b"/", rel).unwrap_or(rel)
-            };
-            let absolute = root.absolute_root.join(relative);
+            let absolute = root.absolute_root.join(root.under_root(path));
             let parents = root.parents.iter();
             first_matches(&mut m, &mut in_repo, parents, &absolute, name, is_dir);
         }
         let [custom, dot_ignore, git, git_exclude] = m;
-        custom
-            .or(dot_ignore)
-            .or(git)
-            .or(git_exclude)
-            .or(root.global.matched(path, is_dir).map(|_| ()))
-            .is_ignore()
+        let ours = custom.or(dot_ignore);
+        if ours.is_ignore() {
+            return Ignored::Yes;
+        }
+        if ours.is_whitelist() && !self.only_tracked {
+            return Ignored::No;
+        }
+        // Git's own rules: they never drop a path the repository tracks.
+        let gits = match self.only_tracked {
+            true => Match::Ignore(()),
+            false => git.or(git_exclude),
+        };
+        if gits.is_whitelist() || (gits.is_none() && root.global.is_empty()) {
+            return Ignored::No;
+        }
+        let top = self.top(walked_path, path);
+        if gits.is_none() {
+            let global_path = top.as_ref().map_or(path, |(_, under)| under);
+            if !root.global.matched(global_path, is_dir).is_ignore() {
+                return Ignored::No;
+            }
+        }
+        match top.is_some_and(|(tracked, under)| tracked.holds(&under, is_dir)) {
+            true => Ignored::Tracked,
+            false => Ignored::Yes,
+        }
+    }
+
+    /// The nearest repository's top above walked entry `walked_path`
+    /// (`path` without a leading `./`), a walked directory or a parent of
+    /// the root: what its index tracks, and the entry's path under it
+    /// (which the global excludes see, see [`RootRules::global`]).
+    fn top<'p>(
+        &self,
+        walked_path: &'p Path,
+        path: &'p Path,
+    ) -> Option<(&Tracked, std::borrow::Cow<'p, Path>)> {
+        use std::borrow::Cow;
+        use std::os::unix::ffi::OsStrExt;
+        let walked = std::iter::successors(self.walked.as_deref(), |c| c.up.as_deref());
+        let walked_top = walked
+            .map(|c| &c.rules)
+            .find_map(|d| Some((d.repo_top.as_ref()?, d)));
+        if let Some((tracked, top)) = walked_top {
+            let bytes = walked_path.as_os_str().as_encoded_bytes();
+            let relative = bytes.get(top.dir_len..).unwrap_or_default();
+            let relative = relative.strip_prefix(b"/").unwrap_or(relative);
+            let relative = Path::new(std::ffi::OsStr::from_bytes(relative));
+            return Some((tracked, Cow::Borrowed(relative)));
+        }
+        let (tracked, below) = self.root.root_under_top.as_ref()?;
+        Some((tracked, Cow::Owned(below.join(self.root.under_root(path)))))
+    }
+}
+
+/// What [`IgnoreRules::ignores`] says of an entry.
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ignored {
+    No,
+    Yes,
+    /// Git's rules drop it, but the repository tracks it (a directory: a
+    /// path below it): kept, and below it only what is tracked, as git
+    /// lists it.
+    Tracked,
+}
+
+/// The paths a repository's index tracks, listed (`git ls-files`) when its
+/// ignore rules first drop an entry: git never ignores a tracked file (a
+/// `.env` committed before `.gitignore` named it is in every clone), so
+/// neither does the walk.
+#[cfg(target_os = "linux")]
+pub(super) struct Tracked {
+    /// The repository's top, as walked or absolute.
+    top: PathBuf,
+    /// Sorted; empty where git cannot list them.
+    paths: std::sync::OnceLock<Vec<Box<[u8]>>>,
+}
+
+#[cfg(target_os = "linux")]
+impl Tracked {
+    fn new(top: PathBuf) -> Tracked {
+        Tracked {
+            top,
+            paths: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the index tracks `under` (a path under the top), or, for a
+    /// directory, a path below it.
+    fn holds(&self, under: &Path, is_dir: bool) -> bool {
+        let paths = self.paths.get_or_init(|| {
+            let mut paths: Vec<Box<[u8]>> = crate::input::git::tracked(&self.top)
+                .split(|&b| b == 0)
+                .filter(|p| !p.is_empty())
+                .map(Into::into)
+                .collect();
+            paths.sort_unstable();
+            paths
+        });
+        let under = under.as_os_str().as_encoded_bytes();
+        if paths.binary_search_by(|p| (**p).cmp(under)).is_ok() {
+            return true;
+        }
+        if !is_dir {
+            return false;
+        }
+        let below = [under, b"/"].concat();
+        let at = paths.partition_point(|p| **p < *below);
+        paths.get(at).is_some_and(|p| p.starts_with(&below))
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl RootRules {
+    /// Walked entry `path` (without a leading `./`) under the root.
+    fn under_root<'p>(&self, path: &'p Path) -> &'p Path {
+        if self.root.as_os_str() == "." {
+            return path;
+        }
+        let given = strip_bytes(b"./", &self.root).unwrap_or(&self.root);
+        let rel = strip_bytes(given.as_os_str().as_encoded_bytes(), path).unwrap_or(path);
+        strip_bytes(b"/", rel).unwrap_or(rel)
     }
 }
 
@@ -793,7 +940,7 @@ fn first_matches<'a>(
                 *m = matcher.matched(path, relative, name, is_dir);
             }
         }
-        *in_repo |= d.repo_top;
+        *in_repo |= d.repo_top.is_some();
     }
 }
 
