@@ -1403,7 +1403,9 @@ fn scan_help_says_each_default_once_and_how_the_switches_relate() {
     assert!(!flat.contains("(default 1;"), "{flat}");
     assert_eq!(flat.matches("[default: 3]").count(), 1, "{flat}");
     assert!(
-        flat.contains("--redact Does nothing: secrets are always redacted unless --show-secrets."),
+        flat.contains(
+            "--redact[=<PERCENT>] Does nothing: secrets are always redacted unless --show-secrets."
+        ),
         "{flat}"
     );
     assert!(

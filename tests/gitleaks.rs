@@ -125,6 +125,20 @@ fn gitleaks_flag_spellings() {
     t.write("a.env", format!("T={}\n", token(5)));
     t.run(&["scan", "--exit-code", "0"]).expect(0);
     t.run(&["scan", "--exit-code", "7", "--redact"]).expect(7);
+    // gitleaks' partial redaction, `--redact=20`: accepted, and the secret is still redacted
+    // whole (only `--show-secrets` prints it).
+    let r = t.run(&["scan", "--redact=20", "--format", "json"]);
+    let found: serde_json::Value = serde_json::from_str(&r.expect(1).stdout).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    assert_eq!(found[0]["secret"], "ghp_…");
+    let r = t.run(&["scan", "--redact=101"]);
+    assert!(
+        r.expect(2)
+            .stderr
+            .contains("invalid value '101' for '--redact[=<PERCENT>]': 101 is not in 0..=100"),
+        "{}",
+        r.stderr
+    );
     let r = t.run(&[
         "scan",
         "--report-format",
