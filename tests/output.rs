@@ -487,6 +487,24 @@ mod output {
         assert!(!t.join("-").exists());
     }
 
+    /// `-o reports/r.json` before `mkdir reports` named the run's internal temp file
+    /// (`reports/.r.json.scanner-PID-0.tmp: cannot create temporary file: No such file or
+    /// directory`), not the file asked for nor the fix, unlike `--stats-json` and
+    /// `--write-baseline`.
+    #[test]
+    fn output_into_a_missing_directory_says_to_create_it() {
+        let t = Tree::new();
+        t.write("a.env", format!("T={}\n", token(1)));
+        let r = run_in(t.path(), &["scan", "a.env", "-o", "reports/r.json"]);
+        r.expect(2);
+        assert_eq!(
+            r.stderr,
+            "scanner: error: -o reports/r.json: reports/r.json: its directory reports does not \
+             exist: create it first\n"
+        );
+        assert!(!t.join("reports").exists());
+    }
+
     #[test]
     fn clean_scan_writes_empty_reports() {
         let dir = tempfile::tempdir().unwrap();

@@ -102,7 +102,11 @@ impl OutputFile {
     /// Opens `dest` for writing as the module docs say. Errors name the path.
     pub fn create(dest: &Path) -> io::Result<OutputFile> {
         match fs::symlink_metadata(dest) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::replacing(dest, None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // A missing directory is named as such, not by the temp file's name.
+                check_target(dest)?;
+                Self::replacing(dest, None)
+            }
             Err(e) => Err(named("cannot inspect", dest, e)),
             Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
             Ok(md) if md.is_file() => Self::replacing(dest, Some(md)),
