@@ -56,7 +56,8 @@
 //! ```
 //!
 //! Every key is optional. An unknown key, a wrong type, an invalid regex or glob is an error that
-//! names the file, the line and the key; the run then exits with status 2.
+//! names the file and the key (and the line, for what the TOML parser sees: a syntax error, an
+//! unknown key, a wrong type); the run then exits with status 2.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -243,7 +244,10 @@ impl Config {
             };
             // serde says "field"; in a TOML file the user wrote a key.
             let message = e.message().replace("unknown field", "unknown key");
-            anyhow::anyhow!("invalid config {place}: {message}")
+            match error_key(&e) {
+                Some(key) => anyhow::anyhow!("invalid config {place}: `{key}`: {message}"),
+                None => anyhow::anyhow!("invalid config {place}: {message}"),
+            }
         })?;
 
         let err = |key: &str, what: String| {
@@ -412,6 +416,16 @@ fn build_globs(dir: &Path, globs: &[String]) -> Result<Gitignore, (usize, String
 }
 
 /// 1-based line and column (in characters) of byte `offset`.
+/// The dotted key a deserialization error is about (`rules.ID.entropy`), if the parser knew
+/// one. The error shows it only when it has no input to quote, so it is asked without.
+fn error_key(e: &toml::de::Error) -> Option<String> {
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let shown = bare.to_string();
+    let key = shown.lines().find_map(|l| l.strip_prefix("in `"))?;
+    Some(key.strip_suffix('`')?.to_string())
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -493,17 +507,28 @@ allow_paths = ["docs/"]
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("invalid config /repo/.scanner.toml:2:1: unknown key `entropyy`"),
+            e.starts_with(
+                "invalid config /repo/.scanner.toml:2:1: `rules.x`: unknown key `entropyy`"
+            ),
             "{e}"
         );
     }
 
     #[test]
-    fn wrong_type_names_file_and_line() {
+    fn wrong_type_names_file_line_and_key() {
         let e = parse("disable_rules = \"x\"\n").unwrap_err().to_string();
-        assert!(
-            e.starts_with("invalid config /repo/.scanner.toml:1:"),
-            "{e}"
+        assert_eq!(
+            e,
+            "invalid config /repo/.scanner.toml:1:17: `disable_rules`: invalid type: string \
+             \"x\", expected a sequence"
+        );
+        let e = parse("[rules.x]\nallow_paths = [\"a\", 1]\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "invalid config /repo/.scanner.toml:2:21: `rules.x.allow_paths`: invalid type: \
+             integer `1`, expected a string"
         );
     }
 
