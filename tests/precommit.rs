@@ -762,6 +762,64 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
     );
 }
 
+/// `git commit -a` (and `git commit PATH`) commits through a temporary index, which git drops
+/// when the hook refuses the commit: the change was never staged in the real index. The
+/// refusal's "accept it" command was `scanner baseline add --staged app.py:2`, which reads the
+/// real index and so failed with "no finding to add at app.py:2". There the committed content
+/// is the working tree's, which `baseline add` without `--staged` reads: the hint says that,
+/// and following it lets the same `git commit -a` through.
+#[test]
+fn a_commit_refused_through_a_temporary_index_suggests_a_baseline_add_that_works() {
+    let r = Repo::new();
+    r.write("app.py", "x = 1\n");
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.git(&["add", "app.py", ".scanner.toml"]);
+    r.commit("init");
+    r.scan(&["hook", "install"]).expect(0);
+
+    r.write("app.py", format!("x = 1\nTOKEN = \"{}\"\n", token(52)));
+    for commit in [
+        &["commit", "-q", "-a", "-m", "leak"][..],
+        &["commit", "-q", "-m", "leak", "app.py"],
+    ] {
+        let out = r.git_out(commit);
+        assert_eq!(out.status.code(), Some(1), "{commit:?} must be refused");
+        let said = String::from_utf8_lossy(&out.stderr);
+        let accept: Vec<&str> = said
+            .lines()
+            .filter(|l| l.starts_with("  accept it:"))
+            .collect();
+        assert_eq!(
+            accept,
+            [format!(
+                "  accept it:         `scanner baseline add app.py:2`, then `git add {}`",
+                r.path(".scanner-baseline.json").display()
+            )],
+            "{commit:?}: {said}"
+        );
+    }
+    // The hint, as written, works: the finding is recorded, and the commit goes through.
+    r.scan(&["baseline", "add", "app.py:2"]).expect(0);
+    r.git(&["add", ".scanner-baseline.json"]);
+    let out = r.git_out(&["commit", "-q", "-a", "-m", "accepted"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A plain `git commit` of what is staged still says `--staged`.
+    r.write("b.py", format!("T = \"{}\"\n", token(53)));
+    r.git(&["add", "b.py"]);
+    let out = r.git_out(&["commit", "-q", "-m", "leak"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("  accept it:         `scanner baseline add --staged b.py:1`, then"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn baseline_add_needs_a_baseline_and_a_location() {
     let r = Repo::new();

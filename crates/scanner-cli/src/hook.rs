@@ -74,14 +74,21 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     hint(&format!(
         "a false positive:  append a `scanner:allow` comment to {p}:{line}, then `git add {arg}`"
     ));
+    // `git commit -a` and `git commit PATH` commit the working tree's content through a
+    // temporary index, dropped with the refused commit: the real index that `--staged` reads
+    // never held the change, the working tree does.
+    let add = match temporary_index() {
+        true => "scanner baseline add",
+        false => "scanner baseline add --staged",
+    };
     match baseline {
         Some(b) => hint(&format!(
-            "accept it:         `scanner baseline add --staged {loc}`, then `git add {}`",
+            "accept it:         `{add} {loc}`, then `git add {}`",
             shell_word(&escape_path(b))
         )),
         None => hint(&format!(
             "accept it:         set `baseline = \".scanner-baseline.json\"` in {}, then \
-             `scanner baseline add --staged {loc}` and `git add` both files",
+             `{add} {loc}` and `git add` both files",
             crate::config::FILE_NAME
         )),
     }
@@ -89,6 +96,14 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
         "skip the check:    `git commit --no-verify` (the secret then enters the history, \
          and every clone and push carries it)",
     );
+}
+
+/// Whether git runs the hook on a temporary index: `index.lock` for `git commit -a` (or `-i`,
+/// `-p`), `next-index-PID.lock` for `git commit PATH`, where a plain commit names the
+/// repository's own `index`.
+fn temporary_index() -> bool {
+    std::env::var_os("GIT_INDEX_FILE")
+        .is_some_and(|f| Path::new(&f).extension().is_some_and(|e| e == "lock"))
 }
 
 /// What was at the hook's path before.
