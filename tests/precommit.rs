@@ -682,8 +682,12 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
              real)",
             "  a false positive:  append a `scanner:allow` comment to app.py:2, then `git add \
              app.py`",
-            "  accept it:         set `baseline = \".scanner-baseline.json\"` in .scanner.toml, \
-             then `scanner baseline add --staged app.py:2` and `git add` both files",
+            &format!(
+                "  accept it:         set `baseline = \".scanner-baseline.json\"` in \
+                 .scanner.toml, then `{} baseline add --staged app.py:2` and `git add` both \
+                 files",
+                canonical_bin()
+            ),
             "  skip the check:    `git commit --no-verify` (the secret then enters the history, \
              and every clone and push carries it)",
         ],
@@ -792,7 +796,8 @@ fn a_commit_refused_through_a_temporary_index_suggests_a_baseline_add_that_works
         assert_eq!(
             accept,
             [format!(
-                "  accept it:         `scanner baseline add app.py:2`, then `git add {}`",
+                "  accept it:         `{} baseline add app.py:2`, then `git add {}`",
+                canonical_bin(),
                 r.path(".scanner-baseline.json").display()
             )],
             "{commit:?}: {said}"
@@ -813,11 +818,78 @@ fn a_commit_refused_through_a_temporary_index_suggests_a_baseline_add_that_works
     let out = r.git_out(&["commit", "-q", "-m", "leak"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("  accept it:         `scanner baseline add --staged b.py:1`, then"),
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "  accept it:         `{} baseline add --staged b.py:1`, then",
+            canonical_bin()
+        )),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The ways out name a scanner the committer's shell can run. With the pre-commit framework's
+/// default hook (`id: scanner`, `language: rust`) the binary is the framework's own build,
+/// on the hook's PATH only: "accept it: `scanner baseline add --staged a.py:1`" was "scanner:
+/// command not found" in the shell. The command is `scanner` only when that is this binary on
+/// PATH, outside the framework; else the binary's absolute path.
+#[test]
+fn the_ways_out_name_a_scanner_the_shell_can_run() {
+    let r = Repo::new();
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.write("a.py", format!("T = \"{}\"\n", token(54)));
+    r.git(&["add", "a.py"]);
+    let tools = tempfile::tempdir().unwrap();
+    let without = path_without_scanner(&tools.path().join("tools"));
+    let linked = tools.path().join("bin");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(BIN, linked.join("scanner")).unwrap();
+    let with = std::env::join_paths(std::iter::once(linked).chain(std::env::split_paths(&without)))
+        .unwrap();
+    let accept = |path: &OsStr, framework: bool| {
+        let mut cmd = Command::new(BIN);
+        isolate(
+            cmd.current_dir(&r.root)
+                .args(["hook", "run"])
+                .env("PATH", path),
+        );
+        cmd.env_remove("PRE_COMMIT");
+        if framework {
+            cmd.env("PRE_COMMIT", "1");
+        }
+        let run = Run::from_output(cmd.output().unwrap());
+        run.expect(1);
+        let line = run.stderr.lines().find(|l| l.starts_with("  accept it:"));
+        line.unwrap_or_default().to_string()
+    };
+    let baseline = r.path(".scanner-baseline.json");
+    let said = |scanner: &str| {
+        format!(
+            "  accept it:         `{scanner} baseline add --staged a.py:1`, then `git add {}`",
+            baseline.display()
+        )
+    };
+    assert_eq!(accept(&without, false), said(&canonical_bin()));
+    assert_eq!(accept(&with, false), said("scanner"));
+    assert_eq!(accept(&with, true), said(&canonical_bin()));
+    // As printed, the command runs.
+    let printed = canonical_bin();
+    let run = Run::from_output(
+        isolate(Command::new(&printed).current_dir(&r.root))
+            .args(["baseline", "add", "--staged", "a.py:1"])
+            .env("PATH", &without)
+            .output()
+            .unwrap(),
+    );
+    run.expect(0);
+}
+
+/// [`BIN`] as the scanner names itself: its canonical path.
+fn canonical_bin() -> String {
+    std::path::Path::new(BIN)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
 }
 
 #[test]

@@ -77,9 +77,10 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     // `git commit -a` and `git commit PATH` commit the working tree's content through a
     // temporary index, dropped with the refused commit: the real index that `--staged` reads
     // never held the change, the working tree does.
+    let scanner = scanner_command();
     let add = match temporary_index() {
-        true => "scanner baseline add",
-        false => "scanner baseline add --staged",
+        true => format!("{scanner} baseline add"),
+        false => format!("{scanner} baseline add --staged"),
     };
     match baseline {
         Some(b) => hint(&format!(
@@ -96,6 +97,28 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
         "skip the check:    `git commit --no-verify` (the secret then enters the history, \
          and every clone and push carries it)",
     );
+}
+
+/// The scanner as the ways out name it, so that each command runs as printed: `scanner` when
+/// the first `scanner` on `PATH` is this binary, else this binary's absolute path. Under the
+/// pre-commit framework (`PRE_COMMIT` set) `PATH` is the hook's, not the shell's: its
+/// `language: rust` build is on the hook's `PATH` only.
+fn scanner_command() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "scanner".into();
+    };
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let first_on_path = || {
+        let path = std::env::var_os("PATH")?;
+        let found = std::env::split_paths(&path)
+            .map(|dir| dir.join("scanner"))
+            .find(|p| p.is_file())?;
+        found.canonicalize().ok()
+    };
+    if std::env::var_os("PRE_COMMIT").is_none() && first_on_path().as_ref() == Some(&exe) {
+        return "scanner".into();
+    }
+    shell_word(&escape_path(&exe))
 }
 
 /// Whether git runs the hook on a temporary index: `index.lock` for `git commit -a` (or `-i`,
