@@ -1033,3 +1033,31 @@ fn an_empty_repos_from_list_is_an_error() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// The configuration of a remote scan is the current directory's `.scanner.toml`, as
+/// docs/precommit.md says (a clone is bare: it has no file to read): here one that disables
+/// the rule, so the token is not reported, and the note names that file.
+#[test]
+fn a_remote_scan_takes_the_configuration_of_the_current_directory() {
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit: _,
+    } = served();
+    let config = work.path().join(".scanner.toml");
+    std::fs::write(&config, format!("disable_rules = [\"{RULE}\"]\n")).unwrap();
+    let run = scan(work.path(), Path::new("/dev/null"), &[&url]);
+    assert_eq!(found(run.expect(0)), Vec::<String>::new());
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            format!(
+                "scanner: note: config {}",
+                config.canonicalize().unwrap().display()
+            )
+            .as_str()
+        )
+    );
+    assert_no_clone_left(work.path());
+}

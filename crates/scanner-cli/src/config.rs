@@ -3,7 +3,8 @@
 //! # Discovery
 //!
 //! [`discover`] looks for `.scanner.toml` in the scan root (the first PATH argument, or its
-//! directory when it is a file; the current directory for `--staged`) and then in each ancestor
+//! directory when it is a file; without PATH, or for remote repositories (`--history URL`,
+//! `--repos-from`), the current directory) and then in each ancestor
 //! up to the top of the git work tree that holds the scan root (the nearest directory with a
 //! `.git` directory or file, found without running git), and takes the nearest one, so a scan
 //! started in a monorepo subdirectory finds the file at the repository root. Outside a
