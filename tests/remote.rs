@@ -387,10 +387,17 @@ fn a_remote_that_cannot_be_scanned_is_named_by_its_url_once() {
     );
 }
 
-/// SIGTERM while git is cloning from a server that never answers: the clone is stopped and
-/// its directory removed, and the run exits as a terminated scan does (143).
+/// SIGTERM (or SIGHUP: the terminal closed) while git is cloning from a server that never
+/// answers: the clone is stopped and its directory removed, and the run exits as a terminated
+/// scan does (143, 129). A hangup killed the process and left the clone in $TMPDIR.
 #[test]
 fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
+    for (sig, code) in [("-TERM", 143), ("-HUP", 129)] {
+        clone_stopped_by(sig, code);
+    }
+}
+
+fn clone_stopped_by(sig: &str, code: i32) {
     // Accepts connections and never answers.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
@@ -411,15 +418,15 @@ fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
     // git is connected: the clone's directory exists and the server holds the connection.
     let (_conn, _) = silent.accept().unwrap();
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
-    common::signal(&child, "-TERM");
+    common::signal(&child, sig);
     let start = Instant::now();
     let status = child.wait().unwrap();
     assert!(
         start.elapsed() < Duration::from_secs(2),
-        "{:?}",
+        "{sig}: {:?}",
         start.elapsed()
     );
-    assert_eq!(status.code(), Some(143));
+    assert_eq!(status.code(), Some(code), "{sig}");
     assert_no_clone_left(work.path());
 }
 
