@@ -918,6 +918,43 @@ fn baseline_add_needs_a_baseline_and_a_location() {
     r.scan(&["scan", "--baseline", "b.json"]).expect(0);
 }
 
+/// The text report prints a finding as `PATH:LINE:COL`; pasted into `baseline add`, that said
+/// "a.py:1: No such file or directory". The column is now read and ignored, unless a file is
+/// named `PATH:LINE` (then it is that file's line, as before).
+#[test]
+fn baseline_add_takes_a_location_as_the_text_report_prints_it() {
+    let r = Repo::new();
+    r.write("a.py", format!("x = 1\nT = \"{}\"\n", token(55)));
+    r.write("b.py:2", format!("T = \"{}\"\n", token(56)));
+    let run = r.scan(&["scan", "a.py"]);
+    let printed = run
+        .expect(1)
+        .stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(printed, "a.py:2:6");
+    let run = r.scan(&[
+        "baseline",
+        "add",
+        "--baseline",
+        "b.json",
+        &printed,
+        "b.py:2:1",
+    ]);
+    run.expect(0);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: added 2 findings to b.json (2 in all):\n  a.py:2  {RULE}\n  \
+             b.py:2:1  {RULE}\n"
+        )
+    );
+    r.scan(&["scan", "--baseline", "b.json", "a.py", "b.py:2"])
+        .expect(0);
+}
+
 #[test]
 fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     let r = Repo::new();

@@ -56,7 +56,7 @@ pub enum BaselineCommand {
 
 #[derive(Args)]
 pub struct BaselineAddArgs {
-    /// Where the findings are: PATH:LINE, as a report prints them.
+    /// Where the findings are: PATH:LINE, as a report prints them (PATH:LINE:COL too).
     #[arg(value_name = "PATH:LINE", required = true)]
     pub locations: Vec<String>,
 
