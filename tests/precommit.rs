@@ -955,6 +955,36 @@ fn baseline_add_takes_a_location_as_the_text_report_prints_it() {
         .expect(0);
 }
 
+/// The hook calls the scanner that installed it, else `scanner` on PATH. With neither (the
+/// binary removed or moved, as `cargo clean` does to target/release/scanner), the commit was
+/// refused with sh's ".git/hooks/pre-commit: 10: exec: scanner: not found": no word of what to
+/// do. The hook now says which binary is gone and the ways on.
+#[test]
+fn a_hook_whose_scanner_is_gone_says_what_to_do() {
+    let r = Repo::new();
+    r.scan(&["hook", "install"]).expect(0);
+    let hook = r.path(".git/hooks/pre-commit");
+    let script = std::fs::read_to_string(&hook).unwrap();
+    let installed = format!("scanner='{}'", canonical_bin());
+    assert!(script.contains(&installed), "{script}");
+    std::fs::write(&hook, script.replace(&installed, "scanner='/gone/scanner'")).unwrap();
+    r.write("a.txt", "hello\n");
+    r.git(&["add", "a.txt"]);
+    let tools = tempfile::tempdir().unwrap();
+    let out = isolate(Command::new("git").current_dir(&r.root))
+        .args(["commit", "-q", "-m", "x"])
+        .env("PATH", path_without_scanner(tools.path()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "scanner: the pre-commit hook cannot run: the scanner it was installed with \
+         (/gone/scanner) is gone, and none is on PATH: install it and run `scanner hook \
+         install` again, or skip the check once with `git commit --no-verify`\n"
+    );
+}
+
 #[test]
 fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     let r = Repo::new();

@@ -261,6 +261,12 @@ fn script(exe: Option<&Path>) -> Vec<u8> {
     s.extend_from_slice(
         b"\n\
 if [ ! -x \"$scanner\" ]; then\n\
+    if ! command -v scanner >/dev/null 2>&1; then\n\
+        echo 'scanner: the pre-commit hook cannot run: the scanner it was installed with \
+('\"$scanner\"') is gone, and none is on PATH: install it and run `scanner hook install` \
+again, or skip the check once with `git commit --no-verify`' >&2\n\
+        exit 1\n\
+    fi\n\
     scanner=scanner\n\
 fi\n\
 exec \"$scanner\" hook run\n",
