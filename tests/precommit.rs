@@ -1007,6 +1007,53 @@ fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     assert!(r.path(".githooks/pre-commit").is_file());
 }
 
+/// `hook install --force` backs up the hook it replaces; a second `--force` over another
+/// foreign hook (another tool wrote one over ours since) overwrote that backup: the first
+/// hook was gone for good. Each backup now gets a name of its own, and keeps the hook's mode,
+/// so that moving it back gives a hook git runs.
+#[cfg(unix)]
+#[test]
+fn hook_install_force_never_overwrites_an_earlier_backup() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    let hooks = r.path(".git/hooks");
+    for (n, theirs) in ["first", "second"].iter().enumerate() {
+        r.write(
+            ".git/hooks/pre-commit",
+            format!("#!/bin/sh\necho {theirs}\n"),
+        );
+        std::fs::set_permissions(
+            hooks.join("pre-commit"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let run = r.scan(&["hook", "install", "--force"]);
+        run.expect(0);
+        let backup = match n {
+            0 => hooks.join("pre-commit.scanner-backup"),
+            _ => hooks.join("pre-commit.scanner-backup.1"),
+        };
+        assert_eq!(
+            run.stderr,
+            format!(
+                "scanner: replaced the pre-commit hook {} (the previous one is in {})\n",
+                hooks.join("pre-commit").display(),
+                backup.display()
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(&backup).unwrap(),
+            format!("#!/bin/sh\necho {theirs}\n")
+        );
+        let mode = std::fs::metadata(&backup).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "{theirs}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-commit.scanner-backup")).unwrap(),
+        "#!/bin/sh\necho first\n"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The pre-commit framework
 

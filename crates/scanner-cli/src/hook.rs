@@ -12,7 +12,7 @@
 //! The script carries [`MARKER`]. Installing over a hook with the marker rewrites it (so
 //! installing twice is harmless, and re-installing updates the binary path); a hook without it
 //! belongs to someone else and is kept unless `--force`, which first copies it to
-//! `pre-commit.scanner-backup`.
+//! `pre-commit.scanner-backup` (or `.1`, `.2`...: an earlier backup is never overwritten).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -129,6 +129,43 @@ fn temporary_index() -> bool {
         .is_some_and(|f| Path::new(&f).extension().is_some_and(|e| e == "lock"))
 }
 
+/// Copies the hook at `path` (its bytes `old`, its mode) to `pre-commit.scanner-backup`, or
+/// `.1`, `.2`... when that is taken: a second `--force` never overwrites the first backup.
+fn back_up(path: &Path, old: &[u8]) -> anyhow::Result<PathBuf> {
+    let mut n = 0u32;
+    loop {
+        let name = match n {
+            0 => "pre-commit.scanner-backup".to_string(),
+            n => format!("pre-commit.scanner-backup.{n}"),
+        };
+        let backup = path.with_file_name(name);
+        let failed = |e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot back up {} to {}",
+                escape_path(path),
+                escape_path(&backup)
+            ))
+        };
+        let mut f = match std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&backup)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
+                n += 1;
+                continue;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        f.write_all(old).map_err(failed)?;
+        if let Ok(md) = std::fs::metadata(path) {
+            f.set_permissions(md.permissions()).map_err(failed)?;
+        }
+        return Ok(backup);
+    }
+}
+
 /// What was at the hook's path before.
 #[derive(Debug, PartialEq)]
 pub enum Replaced {
@@ -176,15 +213,7 @@ pub fn install_in(
                     escape_path(&path)
                 );
             } else {
-                let backup = path.with_file_name("pre-commit.scanner-backup");
-                std::fs::write(&backup, &old).with_context(|| {
-                    format!(
-                        "cannot back up {} to {}",
-                        escape_path(&path),
-                        escape_path(&backup)
-                    )
-                })?;
-                replaced = Replaced::Foreign(backup);
+                replaced = Replaced::Foreign(back_up(&path, &old)?);
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
