@@ -186,6 +186,15 @@ pub fn search_dirs(start: &Path) -> Vec<&Path> {
     }
 }
 
+/// The top of the git work tree holding the directory `start`, as [`discover`] finds it
+/// (without running git): where a repository's paths begin. `start` outside a repository.
+pub fn work_tree_top(start: &Path) -> PathBuf {
+    let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+    search_dirs(&start)
+        .last()
+        .map_or_else(|| start.clone(), |top| top.to_path_buf())
+}
+
 /// Refuses a discovered config file that someone else could have written (module docs,
 /// "Trust"): not owned by this user or root, writable by others, or writable by a group that
 /// is not this user's primary group.
