@@ -991,7 +991,16 @@ fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     r.write(".git/hooks/pre-commit", "#!/bin/sh\necho theirs\n");
     let run = r.scan(&["hook", "install"]);
     run.expect(2);
-    assert!(run.stderr.contains("refusing to replace"), "{}", run.stderr);
+    // The line to add keeps the scan's status: a bare `scanner scan --staged` (as this said)
+    // in the middle of someone's hook is a check whose failure nothing sees.
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: error: refusing to replace {}: it was not written by scanner (add \
+             `scanner scan --staged || exit 1` to it, or use --force to replace it)\n",
+            r.path(".git/hooks/pre-commit").display()
+        )
+    );
     assert_eq!(
         std::fs::read_to_string(r.path(".git/hooks/pre-commit")).unwrap(),
         "#!/bin/sh\necho theirs\n"

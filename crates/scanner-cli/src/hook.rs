@@ -209,7 +209,7 @@ pub fn install_in(
             } else if !force {
                 bail!(
                     "refusing to replace {}: it was not written by scanner \
-                     (add `scanner scan --staged` to it, or use --force to replace it)",
+                     (add `scanner scan --staged || exit 1` to it, or use --force to replace it)",
                     escape_path(&path)
                 );
             } else {
