@@ -200,7 +200,7 @@ fn stdout_redirected_into_the_tree_is_not_scanned() {
 #[cfg(unix)]
 #[test]
 fn a_signal_stops_the_scan_cleanly() {
-    for (sig, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
+    for (sig, code) in common::stopping_signals() {
         let t = Tree::new();
         let mut child = scanner(t.path())
             .args(["scan", "-", "-o", "report.json", "--format", "json"])
