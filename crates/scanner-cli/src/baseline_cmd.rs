@@ -25,7 +25,14 @@ pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::
         })?;
         wanted.push((PathBuf::from(path), line));
     }
-    let mut paths: Vec<PathBuf> = wanted.iter().map(|(p, _)| p.clone()).collect();
+    // A member of an archive (`bundle.zip!inner.env`) is found by scanning its archive.
+    let mut paths: Vec<PathBuf> = wanted
+        .iter()
+        .map(|(p, _)| match p.exists() {
+            true => p.clone(),
+            false => paths::archive_of(p).unwrap_or(p).to_path_buf(),
+        })
+        .collect();
     paths.sort();
     paths.dedup();
 

@@ -65,8 +65,13 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     ));
     let Some((path, line)) = first else { return };
     let p = escape_path(path);
-    // In the commands, each path one shell word (`git add 'my file.py'`).
-    let (arg, loc) = (shell_word(&p), shell_word(&format!("{p}:{line}")));
+    // In the commands, each path one shell word (`git add 'my file.py'`); a member of an
+    // archive (`bundle.zip!inner.env`) is committed as its archive.
+    let staged = crate::paths::archive_of(path).unwrap_or(path);
+    let (arg, loc) = (
+        shell_word(&escape_path(staged)),
+        shell_word(&format!("{p}:{line}")),
+    );
     let hint = crate::messages::hint;
     hint(&format!(
         "remove it:         edit {p}:{line}, then `git add {arg}` (and revoke it if it was real)"
