@@ -822,3 +822,48 @@ fn a_broken_stream_reports_the_findings_in_what_it_yielded() {
         Some("not read inside archives: 2 corrupt, 2 truncated")
     );
 }
+
+/// A staged archive holding a secret: the refusal's ways out named the member
+/// (`git add 'bundle.zip!inner.env'`: "pathspec did not match any files";
+/// `scanner baseline add --staged 'bundle.zip!inner.env:2'`: "no finding to add"), so none
+/// of them worked. `git add` now names the archive, and `baseline add` scans the archive a
+/// member path names and records the member's finding.
+#[test]
+fn a_refused_archive_gives_ways_out_that_work() {
+    let r = common::Repo::new();
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.write("z/inner.env", format!("# app\nT={}\n", token(3)));
+    sh(
+        &r.root,
+        "cd z && zip -q ../bundle.zip inner.env && cd .. && rm -r z",
+    );
+    r.git(&["add", "bundle.zip", ".scanner.toml"]);
+    let run = r.scan(&["hook", "run"]);
+    let hints: Vec<&str> = run
+        .expect(1)
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("  remove it:") || l.starts_with("  a false positive:"))
+        .collect();
+    assert_eq!(
+        hints,
+        [
+            "  remove it:         edit bundle.zip!inner.env:2, then `git add bundle.zip` (and \
+             revoke it if it was real)",
+            "  a false positive:  append a `scanner:allow` comment to bundle.zip!inner.env:2, \
+             then `git add bundle.zip`",
+        ]
+    );
+    let run = r.scan(&["baseline", "add", "--staged", "bundle.zip!inner.env:2"]);
+    run.expect(0);
+    assert_eq!(
+        run.stderr.lines().last(),
+        Some(format!("  bundle.zip!inner.env:2  {}", common::RULE).as_str())
+    );
+    r.scan(&["hook", "run"]).expect(0);
+    // The same from the working tree.
+    std::fs::remove_file(r.path(".scanner-baseline.json")).unwrap();
+    r.scan(&["baseline", "add", "bundle.zip!inner.env:2"])
+        .expect(0);
+    r.scan(&["scan", "bundle.zip"]).expect(0);
+}

@@ -1107,6 +1107,21 @@ negative_examples = ["key = acme_UPPERCASEONLY00", "key = acme_r4t6y8u0i2o4p6a8"
          acme-key: negative example matched: \"key = acme_r4t6y8u0i2o4p6a8\": matched secret \
          `acme_r4t6y8u0i2o4p6a8` at line 1 column 7\n"
     );
+    // One rule is one rule, not "1 rules".
+    assert_eq!(r.stderr, "2 failing examples in 1 rule\n");
+    t.write(
+        "one.toml",
+        r#"
+[[rules]]
+id = "acme-key"
+regex = '\b(acme_[a-z0-9]{16})\b'
+keywords = ["acme_"]
+examples = ["key = acme_q8w2k5n1x7c3v9b4"]
+"#,
+    );
+    let r = t.run(&["rules", "check", "one.toml"]);
+    r.expect(0);
+    assert_eq!(r.stderr, "all examples of 1 rule pass\n");
     t.write("broken.toml", "[[rules]]\nid = \"x\"\nregex = '''(['''\n");
     let r = t.run(&["rules", "check", "broken.toml"]);
     r.expect(2);
@@ -1404,7 +1419,9 @@ fn scan_help_says_each_default_once_and_how_the_switches_relate() {
     assert!(!flat.contains("(default 1;"), "{flat}");
     assert_eq!(flat.matches("[default: 3]").count(), 1, "{flat}");
     assert!(
-        flat.contains("--redact Does nothing: secrets are always redacted unless --show-secrets."),
+        flat.contains(
+            "--redact[=<PERCENT>] Does nothing: secrets are always redacted unless --show-secrets."
+        ),
         "{flat}"
     );
     assert!(

@@ -41,6 +41,30 @@ fn allow_secrets_regexes_are_rule_regexes_and_a_bad_one_says_why() {
     );
 }
 
+/// A value of the wrong type names the key it is the value of, as docs/precommit.md says:
+/// `entropy = "3.5"` under `[rules.ID]` said only "invalid type: string \"3.5\", expected
+/// f32", which a config with several `[rules.*]` tables leaves to be found by line.
+#[test]
+fn a_wrong_type_names_the_file_the_line_and_the_key() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(1)));
+    t.write(
+        ".scanner.toml",
+        "allow_paths = [\"docs/\"]\n\n[rules.github-classic-pat]\nentropy = \"3.5\"\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    r.expect(2);
+    let config = t.path().canonicalize().unwrap().join(".scanner.toml");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "scanner: error: invalid config {}:4:11: `rules.github-classic-pat.entropy`: \
+             invalid type: string \"3.5\", expected f32\n",
+            config.display()
+        )
+    );
+}
+
 /// A `disable_rules` entry that names no rule is a warning naming the config file, as
 /// one in a rule file's `disabledRules` names that file (it named no file at all).
 #[test]

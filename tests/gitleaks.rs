@@ -125,6 +125,20 @@ fn gitleaks_flag_spellings() {
     t.write("a.env", format!("T={}\n", token(5)));
     t.run(&["scan", "--exit-code", "0"]).expect(0);
     t.run(&["scan", "--exit-code", "7", "--redact"]).expect(7);
+    // gitleaks' partial redaction, `--redact=20`: accepted, and the secret is still redacted
+    // whole (only `--show-secrets` prints it).
+    let r = t.run(&["scan", "--redact=20", "--format", "json"]);
+    let found: serde_json::Value = serde_json::from_str(&r.expect(1).stdout).unwrap();
+    assert_eq!(found.as_array().unwrap().len(), 1);
+    assert_eq!(found[0]["secret"], "ghp_…");
+    let r = t.run(&["scan", "--redact=101"]);
+    assert!(
+        r.expect(2)
+            .stderr
+            .contains("invalid value '101' for '--redact[=<PERCENT>]': 101 is not in 0..=100"),
+        "{}",
+        r.stderr
+    );
     let r = t.run(&[
         "scan",
         "--report-format",
@@ -300,4 +314,45 @@ fn no_config_reads_no_gitleaks_config_and_says_so() {
         ),
         "{flat}"
     );
+}
+
+/// `--staged` (and `--diff`, `--history`) scan a repository, whose paths are relative to its
+/// root, where `.gitleaksignore` is read: its `.gitleaks.toml` is looked for there too. Run
+/// from a subdirectory, `scanner scan --staged` scanned the whole index with the built-in
+/// rules instead of the repository's: a token only its custom rule knows was not reported,
+/// exit 0, while the hook (run from the root) refused the same commit.
+#[test]
+fn a_repository_scan_from_a_subdirectory_uses_the_root_gitleaks_config() {
+    let r = common::Repo::new();
+    r.write(".gitleaks.toml", CUSTOM);
+    r.write("src/app.env", format!("A={ACME}\n"));
+    r.git(&["add", "."]);
+    let note = format!(
+        "scanner: note: rules from the gitleaks config {}",
+        r.path(".gitleaks.toml").display()
+    );
+    let ids = |run: &common::Run| -> Vec<String> {
+        run.findings()
+            .iter()
+            .map(|f| format!("{} {}:{}", f.rule_id, f.path, f.line))
+            .collect()
+    };
+    for cwd in [".", "src"] {
+        let run = r.scan_in(cwd, &["scan", "--staged", "--format", "json"]);
+        assert_eq!(
+            ids(run.expect(1)),
+            ["acme-internal-token src/app.env:1"],
+            "{cwd}"
+        );
+        assert_eq!(run.stderr.lines().next(), Some(note.as_str()), "{cwd}");
+    }
+    r.commit("init");
+    let run = r.scan_in("src", &["scan", "--history", "--format", "json"]);
+    assert_eq!(ids(run.expect(1)), ["acme-internal-token src/app.env:1"]);
+    assert_eq!(run.stderr.lines().next(), Some(note.as_str()));
+    let other = ACME.replace('q', "z");
+    r.write("src/app.env", format!("A={ACME}\nB={other}\n"));
+    let run = r.scan_in("src", &["scan", "--diff", "HEAD", "--format", "json"]);
+    assert_eq!(ids(run.expect(1)), ["acme-internal-token app.env:2"]);
+    assert_eq!(run.stderr.lines().next(), Some(note.as_str()));
 }

@@ -487,6 +487,55 @@ mod output {
         assert!(!t.join("-").exists());
     }
 
+    /// `-o reports/r.json` before `mkdir reports` named the run's internal temp file
+    /// (`reports/.r.json.scanner-PID-0.tmp: cannot create temporary file: No such file or
+    /// directory`), not the file asked for nor the fix, unlike `--stats-json` and
+    /// `--write-baseline`.
+    #[test]
+    fn output_into_a_missing_directory_says_to_create_it() {
+        let t = Tree::new();
+        t.write("a.env", format!("T={}\n", token(1)));
+        let r = run_in(t.path(), &["scan", "a.env", "-o", "reports/r.json"]);
+        r.expect(2);
+        assert_eq!(
+            r.stderr,
+            "scanner: error: -o reports/r.json: reports/r.json: its directory reports does not \
+             exist: create it first\n"
+        );
+        assert!(!t.join("reports").exists());
+    }
+
+    /// `--stats-json` and `--write-baseline` into a directory where no file can be made (not
+    /// writable by this user, a read-only file system; /sys here, which even root cannot
+    /// write) ran the whole scan, printed the findings, and only then failed (exit 2) naming
+    /// the run's temp file. The target is now tried before the scan, as `-o`'s is, and the
+    /// error names the file asked for and its directory.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn outputs_into_an_unwritable_directory_fail_before_the_scan() {
+        let t = Tree::new();
+        t.write("a.env", format!("T={}\n", token(1)));
+        for (flag, what) in [
+            ("--stats-json", "/sys/s.json"),
+            ("--write-baseline", "/sys/b.json"),
+            ("-o", "/sys/r.json"),
+        ] {
+            let r = run_in(t.path(), &["scan", "a.env", flag, what]);
+            r.expect(2);
+            assert_eq!(r.stdout, "", "{flag}: the scan ran");
+            let want = format!(
+                "scanner: error: {flag} {what}: {what}: cannot create a file in its directory \
+                 /sys: "
+            );
+            let want = match flag {
+                "-o" => want,
+                _ => want.replacen(&format!("{flag} {what}:"), &format!("{flag}:"), 1),
+            };
+            assert!(r.stderr.starts_with(&want), "{flag}: {}", r.stderr);
+            assert_eq!(r.stderr.lines().count(), 1, "{flag}: {}", r.stderr);
+        }
+    }
+
     #[test]
     fn clean_scan_writes_empty_reports() {
         let dir = tempfile::tempdir().unwrap();

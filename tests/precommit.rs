@@ -682,8 +682,12 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
              real)",
             "  a false positive:  append a `scanner:allow` comment to app.py:2, then `git add \
              app.py`",
-            "  accept it:         set `baseline = \".scanner-baseline.json\"` in .scanner.toml, \
-             then `scanner baseline add --staged app.py:2` and `git add` both files",
+            &format!(
+                "  accept it:         set `baseline = \".scanner-baseline.json\"` in \
+                 .scanner.toml, then `{} baseline add --staged app.py:2` and `git add` both \
+                 files",
+                canonical_bin()
+            ),
             "  skip the check:    `git commit --no-verify` (the secret then enters the history, \
              and every clone and push carries it)",
         ],
@@ -762,6 +766,132 @@ fn a_refused_commit_explains_itself_and_the_config_baseline_applies_to_every_mod
     );
 }
 
+/// `git commit -a` (and `git commit PATH`) commits through a temporary index, which git drops
+/// when the hook refuses the commit: the change was never staged in the real index. The
+/// refusal's "accept it" command was `scanner baseline add --staged app.py:2`, which reads the
+/// real index and so failed with "no finding to add at app.py:2". There the committed content
+/// is the working tree's, which `baseline add` without `--staged` reads: the hint says that,
+/// and following it lets the same `git commit -a` through.
+#[test]
+fn a_commit_refused_through_a_temporary_index_suggests_a_baseline_add_that_works() {
+    let r = Repo::new();
+    r.write("app.py", "x = 1\n");
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.git(&["add", "app.py", ".scanner.toml"]);
+    r.commit("init");
+    r.scan(&["hook", "install"]).expect(0);
+
+    r.write("app.py", format!("x = 1\nTOKEN = \"{}\"\n", token(52)));
+    for commit in [
+        &["commit", "-q", "-a", "-m", "leak"][..],
+        &["commit", "-q", "-m", "leak", "app.py"],
+    ] {
+        let out = r.git_out(commit);
+        assert_eq!(out.status.code(), Some(1), "{commit:?} must be refused");
+        let said = String::from_utf8_lossy(&out.stderr);
+        let accept: Vec<&str> = said
+            .lines()
+            .filter(|l| l.starts_with("  accept it:"))
+            .collect();
+        assert_eq!(
+            accept,
+            [format!(
+                "  accept it:         `{} baseline add app.py:2`, then `git add {}`",
+                canonical_bin(),
+                r.path(".scanner-baseline.json").display()
+            )],
+            "{commit:?}: {said}"
+        );
+    }
+    // The hint, as written, works: the finding is recorded, and the commit goes through.
+    r.scan(&["baseline", "add", "app.py:2"]).expect(0);
+    r.git(&["add", ".scanner-baseline.json"]);
+    let out = r.git_out(&["commit", "-q", "-a", "-m", "accepted"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A plain `git commit` of what is staged still says `--staged`.
+    r.write("b.py", format!("T = \"{}\"\n", token(53)));
+    r.git(&["add", "b.py"]);
+    let out = r.git_out(&["commit", "-q", "-m", "leak"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "  accept it:         `{} baseline add --staged b.py:1`, then",
+            canonical_bin()
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The ways out name a scanner the committer's shell can run. With the pre-commit framework's
+/// default hook (`id: scanner`, `language: rust`) the binary is the framework's own build,
+/// on the hook's PATH only: "accept it: `scanner baseline add --staged a.py:1`" was "scanner:
+/// command not found" in the shell. The command is `scanner` only when that is this binary on
+/// PATH, outside the framework; else the binary's absolute path.
+#[test]
+fn the_ways_out_name_a_scanner_the_shell_can_run() {
+    let r = Repo::new();
+    r.write(".scanner.toml", "baseline = \".scanner-baseline.json\"\n");
+    r.write("a.py", format!("T = \"{}\"\n", token(54)));
+    r.git(&["add", "a.py"]);
+    let tools = tempfile::tempdir().unwrap();
+    let without = path_without_scanner(&tools.path().join("tools"));
+    let linked = tools.path().join("bin");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink(BIN, linked.join("scanner")).unwrap();
+    let with = std::env::join_paths(std::iter::once(linked).chain(std::env::split_paths(&without)))
+        .unwrap();
+    let accept = |path: &OsStr, framework: bool| {
+        let mut cmd = Command::new(BIN);
+        isolate(
+            cmd.current_dir(&r.root)
+                .args(["hook", "run"])
+                .env("PATH", path),
+        );
+        cmd.env_remove("PRE_COMMIT");
+        if framework {
+            cmd.env("PRE_COMMIT", "1");
+        }
+        let run = Run::from_output(cmd.output().unwrap());
+        run.expect(1);
+        let line = run.stderr.lines().find(|l| l.starts_with("  accept it:"));
+        line.unwrap_or_default().to_string()
+    };
+    let baseline = r.path(".scanner-baseline.json");
+    let said = |scanner: &str| {
+        format!(
+            "  accept it:         `{scanner} baseline add --staged a.py:1`, then `git add {}`",
+            baseline.display()
+        )
+    };
+    assert_eq!(accept(&without, false), said(&canonical_bin()));
+    assert_eq!(accept(&with, false), said("scanner"));
+    assert_eq!(accept(&with, true), said(&canonical_bin()));
+    // As printed, the command runs.
+    let printed = canonical_bin();
+    let run = Run::from_output(
+        isolate(Command::new(&printed).current_dir(&r.root))
+            .args(["baseline", "add", "--staged", "a.py:1"])
+            .env("PATH", &without)
+            .output()
+            .unwrap(),
+    );
+    run.expect(0);
+}
+
+/// [`BIN`] as the scanner names itself: its canonical path.
+fn canonical_bin() -> String {
+    std::path::Path::new(BIN)
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
 #[test]
 fn baseline_add_needs_a_baseline_and_a_location() {
     let r = Repo::new();
@@ -788,13 +918,89 @@ fn baseline_add_needs_a_baseline_and_a_location() {
     r.scan(&["scan", "--baseline", "b.json"]).expect(0);
 }
 
+/// The text report prints a finding as `PATH:LINE:COL`; pasted into `baseline add`, that said
+/// "a.py:1: No such file or directory". The column is now read and ignored, unless a file is
+/// named `PATH:LINE` (then it is that file's line, as before).
+#[test]
+fn baseline_add_takes_a_location_as_the_text_report_prints_it() {
+    let r = Repo::new();
+    r.write("a.py", format!("x = 1\nT = \"{}\"\n", token(55)));
+    r.write("b.py:2", format!("T = \"{}\"\n", token(56)));
+    let run = r.scan(&["scan", "a.py"]);
+    let printed = run
+        .expect(1)
+        .stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(printed, "a.py:2:6");
+    let run = r.scan(&[
+        "baseline",
+        "add",
+        "--baseline",
+        "b.json",
+        &printed,
+        "b.py:2:1",
+    ]);
+    run.expect(0);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: added 2 findings to b.json (2 in all):\n  a.py:2  {RULE}\n  \
+             b.py:2:1  {RULE}\n"
+        )
+    );
+    r.scan(&["scan", "--baseline", "b.json", "a.py", "b.py:2"])
+        .expect(0);
+}
+
+/// The hook calls the scanner that installed it, else `scanner` on PATH. With neither (the
+/// binary removed or moved, as `cargo clean` does to target/release/scanner), the commit was
+/// refused with sh's ".git/hooks/pre-commit: 10: exec: scanner: not found": no word of what to
+/// do. The hook now says which binary is gone and the ways on.
+#[test]
+fn a_hook_whose_scanner_is_gone_says_what_to_do() {
+    let r = Repo::new();
+    r.scan(&["hook", "install"]).expect(0);
+    let hook = r.path(".git/hooks/pre-commit");
+    let script = std::fs::read_to_string(&hook).unwrap();
+    let installed = format!("scanner='{}'", canonical_bin());
+    assert!(script.contains(&installed), "{script}");
+    std::fs::write(&hook, script.replace(&installed, "scanner='/gone/scanner'")).unwrap();
+    r.write("a.txt", "hello\n");
+    r.git(&["add", "a.txt"]);
+    let tools = tempfile::tempdir().unwrap();
+    let out = isolate(Command::new("git").current_dir(&r.root))
+        .args(["commit", "-q", "-m", "x"])
+        .env("PATH", path_without_scanner(tools.path()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "scanner: the pre-commit hook cannot run: the scanner it was installed with \
+         (/gone/scanner) is gone, and none is on PATH: install it and run `scanner hook \
+         install` again, or skip the check once with `git commit --no-verify`\n"
+    );
+}
+
 #[test]
 fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     let r = Repo::new();
     r.write(".git/hooks/pre-commit", "#!/bin/sh\necho theirs\n");
     let run = r.scan(&["hook", "install"]);
     run.expect(2);
-    assert!(run.stderr.contains("refusing to replace"), "{}", run.stderr);
+    // The line to add keeps the scan's status: a bare `scanner scan --staged` (as this said)
+    // in the middle of someone's hook is a check whose failure nothing sees.
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: error: refusing to replace {}: it was not written by scanner (add \
+             `scanner scan --staged || exit 1` to it, or use --force to replace it)\n",
+            r.path(".git/hooks/pre-commit").display()
+        )
+    );
     assert_eq!(
         std::fs::read_to_string(r.path(".git/hooks/pre-commit")).unwrap(),
         "#!/bin/sh\necho theirs\n"
@@ -808,6 +1014,53 @@ fn hook_install_refuses_a_foreign_hook_without_force_and_honours_hooks_path() {
     r.write("sub/keep", "");
     r.scan_in("sub", &["hook", "install"]).expect(0);
     assert!(r.path(".githooks/pre-commit").is_file());
+}
+
+/// `hook install --force` backs up the hook it replaces; a second `--force` over another
+/// foreign hook (another tool wrote one over ours since) overwrote that backup: the first
+/// hook was gone for good. Each backup now gets a name of its own, and keeps the hook's mode,
+/// so that moving it back gives a hook git runs.
+#[cfg(unix)]
+#[test]
+fn hook_install_force_never_overwrites_an_earlier_backup() {
+    use std::os::unix::fs::PermissionsExt;
+    let r = Repo::new();
+    let hooks = r.path(".git/hooks");
+    for (n, theirs) in ["first", "second"].iter().enumerate() {
+        r.write(
+            ".git/hooks/pre-commit",
+            format!("#!/bin/sh\necho {theirs}\n"),
+        );
+        std::fs::set_permissions(
+            hooks.join("pre-commit"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        let run = r.scan(&["hook", "install", "--force"]);
+        run.expect(0);
+        let backup = match n {
+            0 => hooks.join("pre-commit.scanner-backup"),
+            _ => hooks.join("pre-commit.scanner-backup.1"),
+        };
+        assert_eq!(
+            run.stderr,
+            format!(
+                "scanner: replaced the pre-commit hook {} (the previous one is in {})\n",
+                hooks.join("pre-commit").display(),
+                backup.display()
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(&backup).unwrap(),
+            format!("#!/bin/sh\necho {theirs}\n")
+        );
+        let mode = std::fs::metadata(&backup).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755, "{theirs}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(hooks.join("pre-commit.scanner-backup")).unwrap(),
+        "#!/bin/sh\necho first\n"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -387,10 +387,19 @@ fn a_remote_that_cannot_be_scanned_is_named_by_its_url_once() {
     );
 }
 
-/// SIGTERM while git is cloning from a server that never answers: the clone is stopped and
-/// its directory removed, and the run exits as a terminated scan does (143).
+/// SIGTERM (or SIGHUP: the terminal closed) while git is cloning from a server that never
+/// answers: the clone is stopped and its directory removed, and the run exits as a terminated
+/// scan does (143, 129). A hangup killed the process and left the clone in $TMPDIR.
 #[test]
 fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
+    for (sig, code) in common::stopping_signals() {
+        if sig != "-INT" {
+            clone_stopped_by(sig, code);
+        }
+    }
+}
+
+fn clone_stopped_by(sig: &str, code: i32) {
     // Accepts connections and never answers.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = silent.local_addr().unwrap().port();
@@ -411,15 +420,15 @@ fn a_clone_stopped_by_sigterm_leaves_nothing_behind() {
     // git is connected: the clone's directory exists and the server holds the connection.
     let (_conn, _) = silent.accept().unwrap();
     assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 1);
-    common::signal(&child, "-TERM");
+    common::signal(&child, sig);
     let start = Instant::now();
     let status = child.wait().unwrap();
     assert!(
         start.elapsed() < Duration::from_secs(2),
-        "{:?}",
+        "{sig}: {:?}",
         start.elapsed()
     );
-    assert_eq!(status.code(), Some(143));
+    assert_eq!(status.code(), Some(code), "{sig}");
     assert_no_clone_left(work.path());
 }
 
@@ -1030,6 +1039,34 @@ fn an_empty_repos_from_list_is_an_error() {
         run.stderr.trim_end(),
         "scanner: error: --repos-from repos.txt: lists no URL (one per line; blank lines and \
          `#` comments are skipped)"
+    );
+    assert_no_clone_left(work.path());
+}
+
+/// The configuration of a remote scan is the current directory's `.scanner.toml`, as
+/// docs/precommit.md says (a clone is bare: it has no file to read): here one that disables
+/// the rule, so the token is not reported, and the note names that file.
+#[test]
+fn a_remote_scan_takes_the_configuration_of_the_current_directory() {
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit: _,
+    } = served();
+    let config = work.path().join(".scanner.toml");
+    std::fs::write(&config, format!("disable_rules = [\"{RULE}\"]\n")).unwrap();
+    let run = scan(work.path(), Path::new("/dev/null"), &[&url]);
+    assert_eq!(found(run.expect(0)), Vec::<String>::new());
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            format!(
+                "scanner: note: config {}",
+                config.canonicalize().unwrap().display()
+            )
+            .as_str()
+        )
     );
     assert_no_clone_left(work.path());
 }

@@ -194,12 +194,13 @@ fn stdout_redirected_into_the_tree_is_not_scanned() {
     assert!(stderr.contains("not scanned: 1 own report"), "{stderr}");
 }
 
-/// SIGINT and SIGTERM mid-scan: exit 130 / 143, and neither the report nor
-/// its temp file is left behind.
+/// SIGINT, SIGTERM and SIGHUP mid-scan: exit 130 / 143 / 129, and neither the report nor
+/// its temp file is left behind. (A hangup, the terminal or ssh session closed under a long
+/// `scan -o`, killed the process and left `.report.json.scanner-PID-0.tmp`.)
 #[cfg(unix)]
 #[test]
 fn a_signal_stops_the_scan_cleanly() {
-    for (sig, code) in [("-INT", 130), ("-TERM", 143)] {
+    for (sig, code) in common::stopping_signals() {
         let t = Tree::new();
         let mut child = scanner(t.path())
             .args(["scan", "-", "-o", "report.json", "--format", "json"])
@@ -242,6 +243,55 @@ fn a_signal_stops_the_scan_cleanly() {
             .collect();
         assert!(left.is_empty(), "left behind: {left:?}");
     }
+}
+
+/// Under `nohup` (SIGHUP ignored when the scanner starts) a hangup does not stop the scan: the
+/// run was asked to outlive its terminal, and finishes with its report.
+#[cfg(unix)]
+#[test]
+fn a_hangup_ignored_by_nohup_stays_ignored() {
+    let t = Tree::new();
+    let mut child = Command::new("sh")
+        .current_dir(t.path())
+        .args([
+            "-c",
+            "trap '' HUP; exec \"$0\" scan - -o report.json --format json",
+            env!("CARGO_BIN_EXE_scanner"),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("K={}\n", token(7)).as_bytes())
+        .unwrap();
+    let started = Instant::now();
+    while !fs::read_dir(t.path())
+        .unwrap()
+        .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+    {
+        assert!(started.elapsed() < Duration::from_secs(20), "no temp file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    common::signal(&child, "-HUP");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "stopped by an ignored SIGHUP"
+    );
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(t.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report.as_array().unwrap().len(), 1);
 }
 
 /// `-o` onto special files: /dev/null stays a device, the report of `-o

@@ -500,6 +500,24 @@ pub fn stop_after_reading(child: &std::process::Child, path: &Path, from: u64, b
     read
 }
 
+/// The signals a test sends to the scanner: SIGINT and SIGTERM (exit 130, 143), and SIGHUP
+/// (129) unless this process ignores it (run under `nohup`): the scanner then inherits that,
+/// and rightly keeps ignoring it.
+pub fn stopping_signals() -> Vec<(&'static str, i32)> {
+    let hup_ignored = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let mask = s.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .is_some_and(|mask| mask & 1 != 0);
+    let mut v = vec![("-INT", 130), ("-TERM", 143)];
+    if !hup_ignored {
+        v.push(("-HUP", 129));
+    }
+    v
+}
+
 /// Sends `sig` (`-STOP`, `-CONT`, `-INT`...) to `child` with kill(1).
 pub fn signal(child: &std::process::Child, sig: &str) {
     let pid = child.id().to_string();

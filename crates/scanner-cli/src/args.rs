@@ -56,7 +56,7 @@ pub enum BaselineCommand {
 
 #[derive(Args)]
 pub struct BaselineAddArgs {
-    /// Where the findings are: PATH:LINE, as a report prints them.
+    /// Where the findings are: PATH:LINE, as a report prints them (PATH:LINE:COL too).
     #[arg(value_name = "PATH:LINE", required = true)]
     pub locations: Vec<String>,
 
@@ -391,9 +391,19 @@ pub struct ScanArgs {
     pub validation: ValidationArgs,
 
     /// Does nothing: secrets are always redacted unless --show-secrets.
-    /// Accepted only so that a gitleaks command line runs unchanged.
-    #[arg(long, help_heading = "Output", conflicts_with = "show_secrets")]
-    pub redact: bool,
+    /// Accepted only so that a gitleaks command line runs unchanged, with
+    /// gitleaks' optional percentage too (`--redact=20`).
+    #[arg(
+        long,
+        help_heading = "Output",
+        conflicts_with = "show_secrets",
+        value_name = "PERCENT",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "100",
+        value_parser = clap::value_parser!(u8).range(0..=100)
+    )]
+    pub redact: Option<u8>,
 
     /// Print secrets whole instead of redacted.
     #[arg(long, help_heading = "Output")]

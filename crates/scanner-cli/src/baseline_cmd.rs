@@ -17,19 +17,22 @@ use crate::paths;
 pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::ExitCode> {
     let mut wanted = Vec::new();
     for loc in &args.locations {
-        let (path, line) = loc
-            .rsplit_once(':')
-            .and_then(|(p, l)| Some((p, l.parse::<u32>().ok()?)))
-            .filter(|(p, l)| !p.is_empty() && *l > 0)
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "`{}`: expected PATH:LINE, as a report prints it",
-                    escape(loc)
-                )
-            })?;
+        let (path, line) = location(loc).ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{}`: expected PATH:LINE, as a report prints it",
+                escape(loc)
+            )
+        })?;
         wanted.push((PathBuf::from(path), line));
     }
-    let mut paths: Vec<PathBuf> = wanted.iter().map(|(p, _)| p.clone()).collect();
+    // A member of an archive (`bundle.zip!inner.env`) is found by scanning its archive.
+    let mut paths: Vec<PathBuf> = wanted
+        .iter()
+        .map(|(p, _)| match p.exists() {
+            true => p.clone(),
+            false => paths::archive_of(p).unwrap_or(p).to_path_buf(),
+        })
+        .collect();
     paths.sort();
     paths.dedup();
 
@@ -116,4 +119,21 @@ pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::
         crate::messages::hint(&format!("{}:{}  {}", escape(&e.path), e.line, e.rule_id));
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `PATH:LINE`, or `PATH:LINE:COL` as the text report prints a finding (the column is not
+/// needed: every finding on the line is added), unless a file is named `PATH:LINE`.
+fn location(loc: &str) -> Option<(&str, u32)> {
+    let (path, n) = split_number(loc)?;
+    match split_number(path) {
+        Some(with_line) if !std::path::Path::new(path).exists() => Some(with_line),
+        _ => Some((path, n)),
+    }
+}
+
+/// `S:N` with N a positive number, as `(S, N)`.
+fn split_number(s: &str) -> Option<(&str, u32)> {
+    s.rsplit_once(':')
+        .and_then(|(p, n)| Some((p, n.parse::<u32>().ok()?)))
+        .filter(|&(p, n)| !p.is_empty() && n > 0)
 }

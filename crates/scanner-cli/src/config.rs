@@ -3,7 +3,8 @@
 //! # Discovery
 //!
 //! [`discover`] looks for `.scanner.toml` in the scan root (the first PATH argument, or its
-//! directory when it is a file; the current directory for `--staged`) and then in each ancestor
+//! directory when it is a file; without PATH, or for remote repositories (`--history URL`,
+//! `--repos-from`), the current directory) and then in each ancestor
 //! up to the top of the git work tree that holds the scan root (the nearest directory with a
 //! `.git` directory or file, found without running git), and takes the nearest one, so a scan
 //! started in a monorepo subdirectory finds the file at the repository root. Outside a
@@ -56,7 +57,8 @@
 //! ```
 //!
 //! Every key is optional. An unknown key, a wrong type, an invalid regex or glob is an error that
-//! names the file, the line and the key; the run then exits with status 2.
+//! names the file and the key (and the line, for what the TOML parser sees: a syntax error, an
+//! unknown key, a wrong type); the run then exits with status 2.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -184,6 +186,15 @@ pub fn search_dirs(start: &Path) -> Vec<&Path> {
     }
 }
 
+/// The top of the git work tree holding the directory `start`, as [`discover`] finds it
+/// (without running git): where a repository's paths begin. `start` outside a repository.
+pub fn work_tree_top(start: &Path) -> PathBuf {
+    let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+    search_dirs(&start)
+        .last()
+        .map_or_else(|| start.clone(), |top| top.to_path_buf())
+}
+
 /// Refuses a discovered config file that someone else could have written (module docs,
 /// "Trust"): not owned by this user or root, writable by others, or writable by a group that
 /// is not this user's primary group.
@@ -243,7 +254,10 @@ impl Config {
             };
             // serde says "field"; in a TOML file the user wrote a key.
             let message = e.message().replace("unknown field", "unknown key");
-            anyhow::anyhow!("invalid config {place}: {message}")
+            match error_key(&e) {
+                Some(key) => anyhow::anyhow!("invalid config {place}: `{key}`: {message}"),
+                None => anyhow::anyhow!("invalid config {place}: {message}"),
+            }
         })?;
 
         let err = |key: &str, what: String| {
@@ -412,6 +426,16 @@ fn build_globs(dir: &Path, globs: &[String]) -> Result<Gitignore, (usize, String
 }
 
 /// 1-based line and column (in characters) of byte `offset`.
+/// The dotted key a deserialization error is about (`rules.ID.entropy`), if the parser knew
+/// one. The error shows it only when it has no input to quote, so it is asked without.
+fn error_key(e: &toml::de::Error) -> Option<String> {
+    let mut bare = e.clone();
+    bare.set_input(None);
+    let shown = bare.to_string();
+    let key = shown.lines().find_map(|l| l.strip_prefix("in `"))?;
+    Some(key.strip_suffix('`')?.to_string())
+}
+
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
@@ -493,17 +517,28 @@ allow_paths = ["docs/"]
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("invalid config /repo/.scanner.toml:2:1: unknown key `entropyy`"),
+            e.starts_with(
+                "invalid config /repo/.scanner.toml:2:1: `rules.x`: unknown key `entropyy`"
+            ),
             "{e}"
         );
     }
 
     #[test]
-    fn wrong_type_names_file_and_line() {
+    fn wrong_type_names_file_line_and_key() {
         let e = parse("disable_rules = \"x\"\n").unwrap_err().to_string();
-        assert!(
-            e.starts_with("invalid config /repo/.scanner.toml:1:"),
-            "{e}"
+        assert_eq!(
+            e,
+            "invalid config /repo/.scanner.toml:1:17: `disable_rules`: invalid type: string \
+             \"x\", expected a sequence"
+        );
+        let e = parse("[rules.x]\nallow_paths = [\"a\", 1]\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "invalid config /repo/.scanner.toml:2:21: `rules.x.allow_paths`: invalid type: \
+             integer `1`, expected a string"
         );
     }
 

@@ -12,7 +12,7 @@
 //! The script carries [`MARKER`]. Installing over a hook with the marker rewrites it (so
 //! installing twice is harmless, and re-installing updates the binary path); a hook without it
 //! belongs to someone else and is kept unless `--force`, which first copies it to
-//! `pre-commit.scanner-backup`.
+//! `pre-commit.scanner-backup` (or `.1`, `.2`...: an earlier backup is never overwritten).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -65,8 +65,13 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     ));
     let Some((path, line)) = first else { return };
     let p = escape_path(path);
-    // In the commands, each path one shell word (`git add 'my file.py'`).
-    let (arg, loc) = (shell_word(&p), shell_word(&format!("{p}:{line}")));
+    // In the commands, each path one shell word (`git add 'my file.py'`); a member of an
+    // archive (`bundle.zip!inner.env`) is committed as its archive.
+    let staged = crate::paths::archive_of(path).unwrap_or(path);
+    let (arg, loc) = (
+        shell_word(&escape_path(staged)),
+        shell_word(&format!("{p}:{line}")),
+    );
     let hint = crate::messages::hint;
     hint(&format!(
         "remove it:         edit {p}:{line}, then `git add {arg}` (and revoke it if it was real)"
@@ -74,14 +79,22 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
     hint(&format!(
         "a false positive:  append a `scanner:allow` comment to {p}:{line}, then `git add {arg}`"
     ));
+    // `git commit -a` and `git commit PATH` commit the working tree's content through a
+    // temporary index, dropped with the refused commit: the real index that `--staged` reads
+    // never held the change, the working tree does.
+    let scanner = scanner_command();
+    let add = match temporary_index() {
+        true => format!("{scanner} baseline add"),
+        false => format!("{scanner} baseline add --staged"),
+    };
     match baseline {
         Some(b) => hint(&format!(
-            "accept it:         `scanner baseline add --staged {loc}`, then `git add {}`",
+            "accept it:         `{add} {loc}`, then `git add {}`",
             shell_word(&escape_path(b))
         )),
         None => hint(&format!(
             "accept it:         set `baseline = \".scanner-baseline.json\"` in {}, then \
-             `scanner baseline add --staged {loc}` and `git add` both files",
+             `{add} {loc}` and `git add` both files",
             crate::config::FILE_NAME
         )),
     }
@@ -89,6 +102,73 @@ pub fn explain_refusal(findings: u64, first: Option<&(PathBuf, u32)>, baseline: 
         "skip the check:    `git commit --no-verify` (the secret then enters the history, \
          and every clone and push carries it)",
     );
+}
+
+/// The scanner as the ways out name it, so that each command runs as printed: `scanner` when
+/// the first `scanner` on `PATH` is this binary, else this binary's absolute path. Under the
+/// pre-commit framework (`PRE_COMMIT` set) `PATH` is the hook's, not the shell's: its
+/// `language: rust` build is on the hook's `PATH` only.
+fn scanner_command() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return "scanner".into();
+    };
+    let exe = exe.canonicalize().unwrap_or(exe);
+    let first_on_path = || {
+        let path = std::env::var_os("PATH")?;
+        let found = std::env::split_paths(&path)
+            .map(|dir| dir.join("scanner"))
+            .find(|p| p.is_file())?;
+        found.canonicalize().ok()
+    };
+    if std::env::var_os("PRE_COMMIT").is_none() && first_on_path().as_ref() == Some(&exe) {
+        return "scanner".into();
+    }
+    shell_word(&escape_path(&exe))
+}
+
+/// Whether git runs the hook on a temporary index: `index.lock` for `git commit -a` (or `-i`,
+/// `-p`), `next-index-PID.lock` for `git commit PATH`, where a plain commit names the
+/// repository's own `index`.
+fn temporary_index() -> bool {
+    std::env::var_os("GIT_INDEX_FILE")
+        .is_some_and(|f| Path::new(&f).extension().is_some_and(|e| e == "lock"))
+}
+
+/// Copies the hook at `path` (its bytes `old`, its mode) to `pre-commit.scanner-backup`, or
+/// `.1`, `.2`... when that is taken: a second `--force` never overwrites the first backup.
+fn back_up(path: &Path, old: &[u8]) -> anyhow::Result<PathBuf> {
+    let mut n = 0u32;
+    loop {
+        let name = match n {
+            0 => "pre-commit.scanner-backup".to_string(),
+            n => format!("pre-commit.scanner-backup.{n}"),
+        };
+        let backup = path.with_file_name(name);
+        let failed = |e| {
+            anyhow::Error::new(e).context(format!(
+                "cannot back up {} to {}",
+                escape_path(path),
+                escape_path(&backup)
+            ))
+        };
+        let mut f = match std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&backup)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
+                n += 1;
+                continue;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        f.write_all(old).map_err(failed)?;
+        if let Ok(md) = std::fs::metadata(path) {
+            f.set_permissions(md.permissions()).map_err(failed)?;
+        }
+        return Ok(backup);
+    }
 }
 
 /// What was at the hook's path before.
@@ -134,19 +214,11 @@ pub fn install_in(
             } else if !force {
                 bail!(
                     "refusing to replace {}: it was not written by scanner \
-                     (add `scanner scan --staged` to it, or use --force to replace it)",
+                     (add `scanner scan --staged || exit 1` to it, or use --force to replace it)",
                     escape_path(&path)
                 );
             } else {
-                let backup = path.with_file_name("pre-commit.scanner-backup");
-                std::fs::write(&backup, &old).with_context(|| {
-                    format!(
-                        "cannot back up {} to {}",
-                        escape_path(&path),
-                        escape_path(&backup)
-                    )
-                })?;
-                replaced = Replaced::Foreign(backup);
+                replaced = Replaced::Foreign(back_up(&path, &old)?);
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -223,6 +295,12 @@ fn script(exe: Option<&Path>) -> Vec<u8> {
     s.extend_from_slice(
         b"\n\
 if [ ! -x \"$scanner\" ]; then\n\
+    if ! command -v scanner >/dev/null 2>&1; then\n\
+        echo 'scanner: the pre-commit hook cannot run: the scanner it was installed with \
+('\"$scanner\"') is gone, and none is on PATH: install it and run `scanner hook install` \
+again, or skip the check once with `git commit --no-verify`' >&2\n\
+        exit 1\n\
+    fi\n\
     scanner=scanner\n\
 fi\n\
 exec \"$scanner\" hook run\n",

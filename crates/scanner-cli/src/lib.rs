@@ -13,7 +13,7 @@
 //! | [`report`], [`summary`] | the counts of a scan; the stderr summary and `--stats-json` |
 //! | [`outfile`] | every file written: `-o`, `--stats-json`, `--write-baseline` (atomic, special files written in place) |
 //! | [`messages`] | every `scanner: warning:` / `scanner: error:` line, path escaping |
-//! | [`signals`] | Ctrl-C and SIGTERM: a clean stop |
+//! | [`signals`] | Ctrl-C, SIGTERM and SIGHUP: a clean stop |
 //! | [`rules_cmd`] | `scanner rules list` / `check` |
 //! | [`validate`], [`validate_cmd`] | `--validate` (asking providers whether findings work) and `scanner validate REPORT` |
 //! | [`output`] | report formats (text, json, jsonl, sarif, html) |

@@ -63,18 +63,23 @@ fn parent_of(dest: &Path) -> PathBuf {
     }
 }
 
-/// Checks, without creating anything, that [`OutputFile::create`] can be called on `dest` once
-/// the scan is over: it is not a directory (or a link to one), and when it is absent its parent
-/// directory exists. For the files written after the scan (`--stats-json`, `--write-baseline`),
-/// so that a typo fails at once, as `-o` does, not after a long scan.
+/// Checks, leaving nothing behind, that [`OutputFile::create`] can be called on `dest` once
+/// the scan is over: it is not a directory (or a link to one), and when it is absent or a
+/// regular file (replaced through a temp file beside it) its parent directory exists and a
+/// file can be made there (tried: a temp file made and removed). For the files written after
+/// the scan (`--stats-json`, `--write-baseline`), so that a typo or an unwritable directory
+/// fails at once, as `-o` does, not after a long scan.
 pub fn check_target(dest: &Path) -> io::Result<()> {
     match fs::metadata(dest) {
         Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
+        Ok(_) if fs::symlink_metadata(dest).is_ok_and(|md| md.is_file()) => {
+            OutputFile::replacing(dest, None).map(drop)
+        }
         Ok(_) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let dir = parent_of(dest);
             match fs::metadata(&dir) {
-                Ok(md) if md.is_dir() => Ok(()),
+                Ok(md) if md.is_dir() => OutputFile::replacing(dest, None).map(drop),
                 Ok(_) => Err(io::Error::new(
                     io::ErrorKind::NotADirectory,
                     format!(
@@ -102,7 +107,11 @@ impl OutputFile {
     /// Opens `dest` for writing as the module docs say. Errors name the path.
     pub fn create(dest: &Path) -> io::Result<OutputFile> {
         match fs::symlink_metadata(dest) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Self::replacing(dest, None),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // A missing directory is named as such.
+                check_target(dest)?;
+                Self::replacing(dest, None)
+            }
             Err(e) => Err(named("cannot inspect", dest, e)),
             Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
             Ok(md) if md.is_file() => Self::replacing(dest, Some(md)),
@@ -166,7 +175,16 @@ impl OutputFile {
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-                Err(e) => return Err(named("cannot create temporary file", &temp, e)),
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!(
+                            "{}: cannot create a file in its directory {}: {e}",
+                            escape_path(dest),
+                            escape_path(&dir)
+                        ),
+                    ))
+                }
             }
         }
     }

@@ -104,6 +104,15 @@ fn encode(bytes: &[u8]) -> String {
     out
 }
 
+/// The archive a member's path names (`x.zip!a.env`, `!` between the
+/// levels): the longest prefix before a `!` that is a file.
+pub fn archive_of(path: &Path) -> Option<&Path> {
+    let s = path.to_str()?;
+    s.rmatch_indices('!')
+        .map(|(i, _)| Path::new(&s[..i]))
+        .find(|p| p.is_file())
+}
+
 /// Raw path bytes to a `PathBuf`, exactly on Unix.
 pub fn path_from_bytes(bytes: Vec<u8>) -> PathBuf {
     #[cfg(unix)]

@@ -24,6 +24,7 @@ use scanner_engine::{Engine, EngineBuilder, RuleFile};
 
 use crate::args::RulesCommand;
 use crate::messages;
+use crate::progress::plural;
 
 pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
     match cmd {
@@ -98,12 +99,15 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                 let reason = messages::sanitize(&f.reason);
                 writeln!(out, "{}: {kind}: {:?}: {reason}", f.rule_id, f.example)?;
             }
-            let n = engine.rules().len();
+            let n = engine.rules().len() as u64;
+            let rules = plural(n, "rule", "rules");
             if failures.is_empty() {
-                messages::print(&format!("all examples of {n} rules pass"));
+                messages::print(&format!("all examples of {n} {rules} pass"));
                 Ok(ExitCode::SUCCESS)
             } else {
-                messages::print(&format!("{} failing examples in {n} rules", failures.len()));
+                let f = failures.len() as u64;
+                let examples = plural(f, "failing example", "failing examples");
+                messages::print(&format!("{f} {examples} in {n} {rules}"));
                 Ok(ExitCode::from(1))
             }
         }

@@ -175,7 +175,8 @@ fn diff_threads(threads: usize) -> usize {
 
 /// A gitleaks configuration, looked up as gitleaks does when neither
 /// `--rules` nor `.scanner.toml` names the rules: `$GITLEAKS_CONFIG`, then
-/// `.gitleaks.toml` and `.github/.gitleaks.toml` in the scanned directory.
+/// `.gitleaks.toml` and `.github/.gitleaks.toml` in the scanned directory (`root`: a
+/// repository's root for `--staged`, `--diff` and `--history`).
 /// A file found there must pass [`config::check_trusted`], as `.scanner.toml`
 /// does; `$GITLEAKS_CONFIG` is the user's own word.
 fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<GitleaksConfig>> {
@@ -333,8 +334,19 @@ impl ScanPlan {
             messages::note(&format!("config {}", escape_path(&c.path)));
         }
         let names_rules = config.as_ref().is_some_and(|c| !c.extra_rules.is_empty());
-        let gitleaks = match (&args.rule_set.rules, roots.first()) {
-            (None, Some(root)) if !args.no_config && !names_rules => discover_gitleaks(root)?,
+        // A repository's scan (--staged and --diff: the current directory's; --history: PATH's)
+        // reports paths from its root, where .gitleaksignore is read: its gitleaks config is
+        // looked for there too, wherever in the work tree the scan starts.
+        let gitleaks_root = match &roots[..] {
+            _ if args.staged || args.diff.is_some() => Some(config::work_tree_top(&cwd)),
+            [repo] if args.history && !remote => {
+                let base = crate::paths::absolute(&cwd, repo);
+                Some(git::toplevel(&base, "--history").unwrap_or(base))
+            }
+            _ => roots.first().cloned(),
+        };
+        let gitleaks = match (&args.rule_set.rules, gitleaks_root) {
+            (None, Some(root)) if !args.no_config && !names_rules => discover_gitleaks(&root)?,
             _ => None,
         };
         if let Some(g) = &gitleaks {

@@ -1,12 +1,14 @@
-//! Ctrl-C and SIGTERM: a clean stop.
+//! Ctrl-C, SIGTERM and SIGHUP: a clean stop.
 //!
 //! A signal must not kill the process in the middle of a report: the `-o`
-//! temp file would stay behind holding a partial report. A thread waits for
-//! SIGINT and SIGTERM and stops the scan through
+//! temp file would stay behind holding a partial report, and a remote
+//! repository's clone in `$TMPDIR`. A thread waits for SIGINT, SIGTERM and
+//! SIGHUP (the terminal or ssh session closed) and stops the scan through
 //! [`StopHandle::stop`](crate::pipeline::StopHandle::stop) (the budget
 //! closes, the executor shuts down, sources stop); the scan returns, the
 //! temp file is removed by its owner's `Drop`, and the process exits with
-//! 128 + the signal number (130 for SIGINT, 143 for SIGTERM), as shells do.
+//! 128 + the signal number (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP),
+//! as shells do.
 //! A read that cannot be interrupted (a stream whose writer keeps it open
 //! and silent) must not keep the process alive: if the scan has not
 //! returned [`GRACE`] after the signal, or a second signal comes, the
@@ -70,9 +72,14 @@ impl Caught {
 /// Starts the watcher thread. Without a signal it costs one parked thread.
 #[cfg(unix)]
 pub fn install(stop: StopHandle) -> std::io::Result<Caught> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let caught = Caught::default();
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+    let mut watched = vec![SIGINT, SIGTERM];
+    // Under `nohup` the run was asked to outlive its terminal: an ignored hangup stays so.
+    if !ignored(SIGHUP) {
+        watched.push(SIGHUP);
+    }
+    let mut signals = signal_hook::iterator::Signals::new(watched)?;
     let seen = caught.clone();
     std::thread::Builder::new()
         .name("scanner-signals".into())
@@ -90,6 +97,16 @@ pub fn install(stop: StopHandle) -> std::io::Result<Caught> {
             }
         })?;
     Ok(caught)
+}
+
+/// Whether `sig` is ignored (`SIG_IGN`, inherited through exec, as `nohup` leaves SIGHUP).
+#[cfg(unix)]
+fn ignored(sig: i32) -> bool {
+    // SAFETY: with a null new action, sigaction only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 #[cfg(not(unix))]

@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -137,13 +136,14 @@ fn recover(pf: &PathFinding) -> Result<String, String> {
         return Err("no secret to read back".into());
     }
     let path = escape_path(&pf.path);
-    let mut file = std::fs::File::open(&pf.path).map_err(|e| match archive_of(&pf.path) {
-        Some(archive) => format!(
-            "{path} is a member of the archive {}: the secret is not read back from an archive",
-            escape_path(archive)
-        ),
-        None => format!("cannot read {path} back: {}", e.kind()),
-    })?;
+    let mut file =
+        std::fs::File::open(&pf.path).map_err(|e| match crate::paths::archive_of(&pf.path) {
+            Some(archive) => format!(
+                "{path} is a member of the archive {}: the secret is not read back from an archive",
+                escape_path(archive)
+            ),
+            None => format!("cannot read {path} back: {}", e.kind()),
+        })?;
     let mut buf = vec![0; len as usize];
     file.seek(SeekFrom::Start(f.offset))
         .and_then(|_| file.read_exact(&mut buf))
@@ -155,13 +155,4 @@ fn recover(pf: &PathFinding) -> Result<String, String> {
         ));
     }
     Ok(String::from_utf8_lossy(&buf).into_owned())
-}
-
-/// The archive a member's path names (`x.zip!a.env`, `!` between the
-/// levels): the longest prefix before a `!` that is a file.
-fn archive_of(path: &Path) -> Option<&Path> {
-    let s = path.to_str()?;
-    s.rmatch_indices('!')
-        .map(|(i, _)| Path::new(&s[..i]))
-        .find(|p| p.is_file())
 }
