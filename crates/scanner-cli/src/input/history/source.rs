@@ -97,6 +97,16 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             true,
         );
     }
+    for (parent, child) in &stats.cut_parents {
+        out.warn(
+            name.clone(),
+            format!(
+                "commit {parent}, a parent of {child}, is missing or corrupt: the history \
+                 behind it is not scanned (`git fsck` names what is damaged)"
+            ),
+            true,
+        );
+    }
     if let Some(first) = &stats.first_unlisted {
         out.warn(
             // The reason names the repository.

@@ -181,10 +181,17 @@ pub fn walk(
     } = started;
     let repo = repo.as_path();
     let (mut list, mut commits) = commits(repo, listing)?;
-    let broken_refs = match &mut commits {
-        Commits::Ordered(ordered) => std::mem::take(&mut ordered.broken),
-        Commits::Git(_) => Vec::new(),
+    let (broken_refs, cut) = match &mut commits {
+        Commits::Ordered(ordered) => (
+            std::mem::take(&mut ordered.broken),
+            std::mem::take(&mut ordered.cut),
+        ),
+        Commits::Git(_) => Default::default(),
     };
+    let cut_parents: Vec<(String, String)> = cut
+        .iter()
+        .map(|(parent, child)| (parent.to_string(), child.to_string()))
+        .collect();
     let split = diff_threads > 0;
     let ahead = if split {
         2 * BLOCK * diff_threads
@@ -276,6 +283,7 @@ pub fn walk(
         let mut stats = outcome.unwrap_or_default();
         stats.stopped = true;
         stats.broken_refs = broken_refs;
+        stats.cut_parents = cut_parents;
         merge_yielded(&mut stats, &yielded);
         return Ok(stats);
     }
@@ -288,6 +296,7 @@ pub fn walk(
     }
     let mut stats = outcome?;
     stats.broken_refs = broken_refs;
+    stats.cut_parents = cut_parents;
     merge_yielded(&mut stats, &yielded);
     Ok(stats)
 }

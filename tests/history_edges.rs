@@ -1,0 +1,115 @@
+//! `scanner scan --history` on the edge cases real repositories have: damaged object stores
+//! and the like. (tests/history.rs holds the rest; it is near the size limit.)
+
+mod common;
+
+use common::{commit_at, token, Repo, Run};
+
+fn history(r: &Repo, extra: &[&str]) -> Run {
+    let mut args = vec!["scan", "--history", "--format", "json"];
+    args.extend(extra);
+    r.scan(&args)
+}
+
+/// The object id `rev` names.
+fn rev_parse(r: &Repo, rev: &str) -> String {
+    let out = r.git_out(&["rev-parse", rev]);
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Three commits, each adding a token in a file of its own; returns their ids, oldest first.
+fn three_tokens(r: &Repo) -> [String; 3] {
+    let mut ids = Vec::new();
+    for (i, date) in ["2024-01-01", "2024-02-01", "2024-03-01"]
+        .iter()
+        .enumerate()
+    {
+        r.write(
+            format!("c{i}.env"),
+            format!("TOKEN={}\n", token(40 + i as u32)),
+        );
+        r.git(&["add", "."]);
+        commit_at(r, &format!("c{i}"), &format!("{date}T00:00:00+00:00"));
+        ids.push(rev_parse(r, "HEAD"));
+    }
+    ids.try_into().unwrap()
+}
+
+/// A commit in the middle of the history is gone (a damaged object store, a botched copy):
+/// git's own walk dies on it. The commits that are there are scanned, the last one's tree
+/// whole (nothing to diff it against), the missing commit is named with its child, and the
+/// exit status is 2.
+#[test]
+fn a_missing_commit_is_named_and_the_commits_that_are_there_are_scanned() {
+    let r = Repo::new();
+    let [_, middle, last] = three_tokens(&r);
+    std::fs::remove_file(r.path(format!(".git/objects/{}/{}", &middle[..2], &middle[2..])))
+        .unwrap();
+
+    let run = history(&r, &[]);
+    run.expect(2);
+    // c0.env and c1.env are in the last commit's tree: found there.
+    assert_eq!(run.path_lines(), ["c0.env:1", "c1.env:1", "c2.env:1"]);
+    assert!(run
+        .findings()
+        .iter()
+        .all(|f| f.commit.as_ref().unwrap().id == last));
+    assert!(
+        run.stderr.contains(&format!(
+            "scanner: warning: .: commit {middle}, a parent of {last}, is missing or corrupt: \
+             the history behind it is not scanned (`git fsck` names what is damaged)\n"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+/// The same where the commit is packed and its bytes are damaged: the scanner reads the
+/// commits at the front of the pack itself, and leaves the one it cannot read to the walk.
+#[test]
+fn a_corrupt_packed_commit_is_named_and_the_commits_that_are_there_are_scanned() {
+    let r = Repo::new();
+    let [_, middle, last] = three_tokens(&r);
+    r.git(&["repack", "-adq"]);
+    let pack = std::fs::read_dir(r.path(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let verify = r.git_out(&[
+        "verify-pack",
+        "-v",
+        pack.with_extension("idx").to_str().unwrap(),
+    ]);
+    let verify = String::from_utf8(verify.stdout).unwrap();
+    // `<id> commit <size> <size in pack> <offset>`: the middle of its deflate stream.
+    let line: Vec<&str> = verify
+        .lines()
+        .find(|l| l.starts_with(&middle))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(line[..2], [middle.as_str(), "commit"], "{line:?}");
+    let (in_pack, offset): (usize, usize) = (line[3].parse().unwrap(), line[4].parse().unwrap());
+    let mut bytes = std::fs::read(&pack).unwrap();
+    for b in &mut bytes[offset + in_pack / 2..offset + in_pack / 2 + 4] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&pack, bytes).unwrap();
+
+    let run = history(&r, &[]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["c0.env:1", "c1.env:1", "c2.env:1"]);
+    assert!(run
+        .findings()
+        .iter()
+        .all(|f| f.commit.as_ref().unwrap().id == last));
+    assert!(
+        run.stderr.contains(&format!(
+            "scanner: warning: .: commit {middle}, a parent of {last}, is missing or corrupt: \
+             the history behind it is not scanned (`git fsck` names what is damaged)\n"
+        )),
+        "{}",
+        run.stderr
+    );
+}
