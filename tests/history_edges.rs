@@ -70,32 +70,7 @@ fn a_missing_commit_is_named_and_the_commits_that_are_there_are_scanned() {
 fn a_corrupt_packed_commit_is_named_and_the_commits_that_are_there_are_scanned() {
     let r = Repo::new();
     let [_, middle, last] = three_tokens(&r);
-    r.git(&["repack", "-adq"]);
-    let pack = std::fs::read_dir(r.path(".git/objects/pack"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "pack"))
-        .unwrap();
-    let verify = r.git_out(&[
-        "verify-pack",
-        "-v",
-        pack.with_extension("idx").to_str().unwrap(),
-    ]);
-    let verify = String::from_utf8(verify.stdout).unwrap();
-    // `<id> commit <size> <size in pack> <offset>`: the middle of its deflate stream.
-    let line: Vec<&str> = verify
-        .lines()
-        .find(|l| l.starts_with(&middle))
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    assert_eq!(line[..2], [middle.as_str(), "commit"], "{line:?}");
-    let (in_pack, offset): (usize, usize) = (line[3].parse().unwrap(), line[4].parse().unwrap());
-    let mut bytes = std::fs::read(&pack).unwrap();
-    for b in &mut bytes[offset + in_pack / 2..offset + in_pack / 2 + 4] {
-        *b ^= 0x5a;
-    }
-    std::fs::write(&pack, bytes).unwrap();
+    damage_packed(&r, &middle);
 
     let run = history(&r, &[]);
     run.expect(2);
@@ -112,4 +87,55 @@ fn a_corrupt_packed_commit_is_named_and_the_commits_that_are_there_are_scanned()
         "{}",
         run.stderr
     );
+}
+
+/// Packs every object and damages the deflate stream of the commit `id`.
+fn damage_packed(r: &Repo, id: &str) {
+    r.git(&["repack", "-adq"]);
+    let pack = std::fs::read_dir(r.path(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "pack"))
+        .unwrap();
+    let verify = r.git_out(&[
+        "verify-pack",
+        "-v",
+        pack.with_extension("idx").to_str().unwrap(),
+    ]);
+    let verify = String::from_utf8(verify.stdout).unwrap();
+    // `<id> commit <size> <size in pack> <offset>`: the middle of its deflate stream.
+    let line: Vec<&str> = verify
+        .lines()
+        .find(|l| l.starts_with(id))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(line[..2], [id, "commit"], "{line:?}");
+    let (in_pack, offset): (usize, usize) = (line[3].parse().unwrap(), line[4].parse().unwrap());
+    let mut bytes = std::fs::read(&pack).unwrap();
+    for b in &mut bytes[offset + in_pack / 2..offset + in_pack / 2 + 4] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&pack, bytes).unwrap();
+}
+
+/// Where git lists the commits (`--range`), its walk dies on a missing or damaged commit:
+/// the error names that commit (not the pack it is in), and the exit status is 2.
+#[test]
+fn where_git_lists_the_commits_a_missing_or_corrupt_one_is_the_object_named() {
+    let r = Repo::new();
+    let [_, middle, _] = three_tokens(&r);
+    let loose = r.path(format!(".git/objects/{}/{}", &middle[..2], &middle[2..]));
+    let bytes = std::fs::read(&loose).unwrap();
+    std::fs::remove_file(&loose).unwrap();
+    let prefix = format!("scanner: error: .: object {middle} is missing or corrupt (");
+    let run = history(&r, &["--range", "HEAD"]);
+    run.expect(2);
+    assert!(run.stderr.starts_with(&prefix), "{}", run.stderr);
+
+    std::fs::write(&loose, bytes).unwrap();
+    damage_packed(&r, &middle);
+    let run = history(&r, &["--range", "HEAD"]);
+    run.expect(2);
+    assert!(run.stderr.starts_with(&prefix), "{}", run.stderr);
 }

@@ -153,13 +153,16 @@ pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> His
         };
     }
     if text.contains("unable to read")
+        || text.contains("Could not read ")
         || text.contains("missing")
         || text.contains("corrupt")
         || text.contains("inflate")
     {
+        // The last id git names is the object its walk died on (`error: Could not read
+        // ID`), after any pack it names on the way (`.../pack-ID.pack`).
         let oid = text
             .split(|c: char| !c.is_ascii_hexdigit())
-            .find(|w| w.len() == 40)
+            .rfind(|w| w.len() == 40)
             .unwrap_or("?")
             .to_string();
         return HistoryError::MissingObject {
