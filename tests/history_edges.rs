@@ -139,3 +139,33 @@ fn where_git_lists_the_commits_a_missing_or_corrupt_one_is_the_object_named() {
     run.expect(2);
     assert!(run.stderr.starts_with(&prefix), "{}", run.stderr);
 }
+
+/// A line added just before the secret's line and one just after it, in the same version:
+/// the secret's line is kept between two edits, and reported once, at the commit that
+/// added it (its later version counts it as unchanged).
+#[test]
+fn a_secret_between_two_edits_a_line_away_is_reported_once() {
+    let r = Repo::new();
+    let secret = format!("TOKEN={}", token(45));
+    r.write("app.env", format!("a=1\nb=2\n{secret}\n"));
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-01T00:00:00+00:00");
+    let added = rev_parse(&r, "HEAD");
+    r.write("app.env", format!("a=1\nb=2\nc=3\n{secret}\nz=4\n"));
+    r.git(&["add", "."]);
+    commit_at(&r, "around", "2024-02-01T00:00:00+00:00");
+    let around = rev_parse(&r, "HEAD");
+
+    let run = history(&r, &["-v"]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["app.env:3:7:3:47"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, added);
+    assert!(
+        run.stderr.contains(&format!(
+            "scanner: suppressed: app.env:4:7 (commit {around}): rule `github-classic-pat`: \
+             unchanged in a later version\n"
+        )),
+        "{}",
+        run.stderr
+    );
+}

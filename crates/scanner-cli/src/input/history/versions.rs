@@ -476,8 +476,10 @@ fn seek(
 
 /// The common case of [`resync`], without a search: a few lines replaced
 /// by a few (at most [`NEAR_LINES`] each side), after which lockstep goes
-/// on for [`AGREE_GOOD`] bytes or to the end. Tried nearest first (fewest
-/// lines skipped in all), each by comparing memory in place.
+/// on for [`AGREE_GOOD`] bytes or to the end (agreeing on something: the
+/// ends of both, nothing kept, would be taken before a line kept further
+/// on, and leave it changed). Tried nearest first (fewest lines skipped in
+/// all), each by comparing memory in place.
 fn resync_near(old: &[u8], new: &[u8], i: usize, j: usize) -> Option<(usize, usize)> {
     let starts = |text: &[u8], from: usize| {
         let mut at = [text.len(); NEAR_LINES + 1];
@@ -495,7 +497,7 @@ fn resync_near(old: &[u8], new: &[u8], i: usize, j: usize) -> Option<(usize, usi
             let (a, b) = (olds[skipped - dn], news[dn]);
             let agree = agreement(old, new, (a, b));
             let to_end = a + agree == old.len() && b + agree == new.len();
-            if agree >= AGREE_GOOD || (to_end && (a, b) != (i, j)) {
+            if agree >= AGREE_GOOD || (to_end && agree > 0) {
                 return Some((a, b));
             }
         }
@@ -969,6 +971,24 @@ mod tests {
         assert_eq!(
             changed_spans(&old, &new),
             vec![(l2 - 1) as u64..(l3 + 1) as u64, (l7 - 1) as u64..hull.end]
+        );
+    }
+
+    /// A line added just before a kept line and one just after it: the
+    /// kept line is not changed (skipping both ends, nothing kept, is no
+    /// resynchronisation).
+    #[test]
+    fn a_line_kept_between_two_added_lines_is_not_changed() {
+        let (old, new) = (&b"a\nb\nkept line\n"[..], &b"a\nb\nc\nkept line\nz\n"[..]);
+        let (c, z) = (at(new, b"c\n"), at(new, b"z\n"));
+        // The common suffix is the last `\n`: the added `z` and the byte
+        // before it (the kept line's newline), and the byte after.
+        assert_eq!(
+            changed_spans(old, new),
+            vec![
+                (c - 1) as u64..(c + 3) as u64,
+                (z - 1) as u64..new.len() as u64
+            ]
         );
     }
 
