@@ -169,3 +169,62 @@ fn a_secret_between_two_edits_a_line_away_is_reported_once() {
         run.stderr
     );
 }
+
+/// A HEAD that names a missing object is never to be deleted as a branch is: `git
+/// update-ref -d HEAD` removes a detached HEAD's file, and git then no longer sees a
+/// repository at all. The advice is to point HEAD at a branch; a HEAD that is a branch
+/// named already is not named again.
+#[test]
+fn a_broken_head_is_named_with_advice_that_keeps_the_repository() {
+    let r = Repo::new();
+    three_tokens(&r);
+    r.git(&["checkout", "-q", "--detach"]);
+    r.write("d.env", "D=1\n");
+    r.git(&["add", "."]);
+    commit_at(&r, "detached", "2024-04-01T00:00:00+00:00");
+    let detached = rev_parse(&r, "HEAD");
+    std::fs::remove_file(r.path(format!(
+        ".git/objects/{}/{}",
+        &detached[..2],
+        &detached[2..]
+    )))
+    .unwrap();
+    let advice = "(repair it, or point it at a branch that is there: \
+                  `git symbolic-ref HEAD refs/heads/BRANCH`)";
+
+    let run = history(&r, &[]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["c0.env:1", "c1.env:1", "c2.env:1"]);
+    assert_eq!(
+        run.stderr.lines().next().unwrap(),
+        format!(
+            "scanner: warning: .: ref `HEAD` names an object the repository does not have: \
+             left out, every other ref's history scanned {advice}"
+        )
+    );
+    let by_git = history(&r, &["--reflogs"]);
+    by_git.expect(2);
+    assert_eq!(
+        by_git.stderr.lines().next().unwrap(),
+        "scanner: error: .: ref `HEAD` names an object the repository does not have, so git \
+         cannot list every ref's history; repair it, or point it at a branch that is there: \
+         `git symbolic-ref HEAD refs/heads/BRANCH`, or name the revisions to scan (--range)"
+    );
+
+    // HEAD on a branch whose object is missing: the branch is named, once.
+    r.git(&["symbolic-ref", "HEAD", "refs/heads/gone"]);
+    std::fs::write(r.path(".git/refs/heads/gone"), format!("{detached}\n")).unwrap();
+    let run = history(&r, &[]);
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["c0.env:1", "c1.env:1", "c2.env:1"]);
+    assert_eq!(run.stderr.matches("ref `").count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "ref `refs/heads/gone` names an object the repository does not have: left out, \
+             every other ref's history scanned (repair or delete it: \
+             `git update-ref -d refs/heads/gone`)\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}

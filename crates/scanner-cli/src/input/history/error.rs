@@ -71,8 +71,9 @@ impl HistoryError {
             HistoryError::UnknownRevision { rev, .. } => format!("unknown revision `{rev}`"),
             HistoryError::BrokenRef { name, .. } => format!(
                 "ref `{name}` names an object the repository does not have, so git \
-                 cannot list every ref's history; repair or delete the ref \
-                 (`git update-ref -d {name}`), or name the revisions to scan (--range)"
+                 cannot list every ref's history; {}, or name the revisions to scan \
+                 (--range)",
+                repair_ref(name)
             ),
             HistoryError::MissingObject { oid, detail, .. } => format!(
                 "object {oid} is missing or corrupt ({detail}); \
@@ -92,6 +93,19 @@ impl HistoryError {
                 command, detail, ..
             } => format!("unexpected output from `{command}`: {detail}"),
         }
+    }
+}
+
+/// What to do about ref `name`, which names an object the repository does not have. Never
+/// `git update-ref -d HEAD`: that deletes the branch HEAD is on, or a detached HEAD's file,
+/// after which git sees no repository there.
+pub(super) fn repair_ref(name: &str) -> String {
+    if name == "HEAD" {
+        "repair it, or point it at a branch that is there: \
+         `git symbolic-ref HEAD refs/heads/BRANCH`"
+            .to_string()
+    } else {
+        format!("repair or delete it: `git update-ref -d {name}`")
     }
 }
 

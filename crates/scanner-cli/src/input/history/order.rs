@@ -474,7 +474,8 @@ impl Graph {
     /// show-ref` died on a ref whose object is missing (git's `--all` dies there too, and
     /// nothing of the history was scanned): the refs as `git for-each-ref` lists them, in
     /// the same order, and HEAD (`git rev-parse`), their tags peeled here. Each ref whose
-    /// object, or a tag's, cannot be read is named in `broken` and left out. `None` where
+    /// object, or a tag's, cannot be read is named in `broken` and left out (HEAD not
+    /// where a ref named already names the same object: its branch). `None` where
     /// git fails at that too.
     fn tips_past_broken_refs(
         &mut self,
@@ -494,12 +495,18 @@ impl Graph {
         let refs = String::from_utf8_lossy(&refs);
         let named = refs.lines().map(|line| line.split_once(' '));
         let named = named.chain((!head.is_empty()).then_some(Some((head, "HEAD"))));
-        let mut tips = Vec::new();
+        let (mut tips, mut broken_ids) = (Vec::new(), Vec::new());
         for ref_ in named {
             let (id, name) = ref_?;
-            match self.peeled(Oid::from_hex(id.as_bytes())?) {
+            let id = Oid::from_hex(id.as_bytes())?;
+            match self.peeled(id) {
                 Some(id) => tips.push(id),
-                None => broken.push(name.to_string()),
+                // HEAD on a branch named already (or detached on its object).
+                None if name == "HEAD" && broken_ids.contains(&id) => {}
+                None => {
+                    broken_ids.push(id);
+                    broken.push(name.to_string());
+                }
             }
         }
         then_stash(tips, stash)

@@ -91,8 +91,8 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             name.clone(),
             format!(
                 "ref `{broken}` names an object the repository does not have: left out, \
-                 every other ref's history scanned (repair or delete it: \
-                 `git update-ref -d {broken}`)"
+                 every other ref's history scanned ({})",
+                super::error::repair_ref(broken)
             ),
             true,
         );
