@@ -228,3 +228,76 @@ fn a_broken_head_is_named_with_advice_that_keeps_the_repository() {
         run.stderr
     );
 }
+
+/// `git ARGS` with `input` on its standard input; what it printed, trimmed.
+fn git_stdin(r: &Repo, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("git");
+    common::isolate(cmd.current_dir(&r.root).args(args));
+    let child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .as_ref()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A ref may name a blob or a tree instead of a commit (`git tag NAME BLOB`, as git.git
+/// keeps its maintainer's key): a clone carries it as it carries every ref, though no
+/// commit holds it. Each such blob is scanned, reported at the ref's name (under a tree,
+/// the ref's name and the path there) without a commit; a blob a commit holds too is
+/// reported once, at the commit. Named revisions (`--range`) leave the refs out.
+#[test]
+fn blobs_and_trees_a_ref_names_without_a_commit_are_scanned() {
+    let r = Repo::new();
+    let [_, _, last] = three_tokens(&r);
+    let blob = |text: String| git_stdin(&r, &["hash-object", "-w", "--stdin"], &text);
+    let key = blob(format!("KEY={}\n", token(50)));
+    r.git(&["tag", "key", &key]);
+    let signed = blob(format!("x\nKEY={}\n", token(51)));
+    r.git(&["tag", "-a", "-m", "a tag of a blob", "signed-key", &signed]);
+    // The last commit's c2.env again: reported once, at its commit.
+    r.git(&["tag", "again", &rev_parse(&r, "HEAD:c2.env")]);
+    let inner = blob(format!("T={}\n", token(52)));
+    let conf = git_stdin(&r, &["mktree"], &format!("100644 blob {inner}\ta.env\n"));
+    let tree = git_stdin(&r, &["mktree"], &format!("040000 tree {conf}\tconf\n"));
+    r.git(&["update-ref", "refs/trees/t", &tree]);
+
+    let run = history(&r, &[]);
+    run.expect(1);
+    assert_eq!(
+        run.path_lines(),
+        [
+            "c0.env:1",
+            "c1.env:1",
+            "c2.env:1",
+            "refs/tags/key:1",
+            "refs/tags/signed-key:2",
+            "refs/trees/t/conf/a.env:1"
+        ]
+    );
+    for f in run.findings() {
+        let by_ref = f.path.starts_with("refs/");
+        assert_eq!(f.commit.is_none(), by_ref, "{f:?}");
+        if f.path == "c2.env" {
+            assert_eq!(f.commit.unwrap().id, last);
+        }
+    }
+    assert!(
+        run.summary_line("scanned 6 blobs of 3 commits").is_some(),
+        "{}",
+        run.stderr
+    );
+    let named = history(&r, &["--range", "HEAD"]);
+    named.expect(1);
+    assert_eq!(named.path_lines(), ["c0.env:1", "c1.env:1", "c2.env:1"]);
+}

@@ -145,7 +145,9 @@
 //! (`git replace`) are ignored, by git and by the reader: they change what git shows for an
 //! object, not what a clone or a push carries, so a secret hidden behind one is still in
 //! the history. A commit that a replace ref grafts in is scanned too (`--all` starts from
-//! `refs/replace/` as from every ref). The in-process reader opens the git directory git
+//! `refs/replace/` as from every ref). A blob or tree that a ref names without a commit
+//! (a tag of a blob) is not in the walk: [`ref_blobs`] lists those blobs, and the history
+//! source scans the ones the walk did not yield. The in-process reader opens the git directory git
 //! resolved, ignores the environment and the user's and system's configuration, and is
 //! built without gitoxide's network features: it cannot fetch either, and a blob it cannot
 //! find is `NotFound`.

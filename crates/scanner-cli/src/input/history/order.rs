@@ -197,10 +197,10 @@ enum TipsListing {
 /// The tips listings, as errors would name them.
 const TIPS: &str = "git rev-list --no-walk";
 const SHOW_REF: &str = "git show-ref";
-const FOR_EACH_REF: &str = "git for-each-ref";
+pub(super) const FOR_EACH_REF: &str = "git for-each-ref";
 
 /// How many tags deep a ref is peeled before it counts as broken.
-const MAX_TAG_DEPTH: usize = 64;
+pub(super) const MAX_TAG_DEPTH: usize = 64;
 
 /// `git show-ref --head -d`: HEAD, then every ref in the order `--all` adds them, each tag
 /// followed by its peeled id (`ID NAME^{}`). git peels from `packed-refs` where it recorded
