@@ -301,3 +301,23 @@ fn blobs_and_trees_a_ref_names_without_a_commit_are_scanned() {
     named.expect(1);
     assert_eq!(named.path_lines(), ["c0.env:1", "c1.env:1", "c2.env:1"]);
 }
+
+/// git's stderr, relayed in an error, is one line: its lines joined with `; `, not escaped
+/// `\n`s (git's own advice, such as safe.directory's, reads as it should).
+#[test]
+fn gits_reason_is_relayed_on_one_line() {
+    let r = Repo::new();
+    let [_, middle, _] = three_tokens(&r);
+    std::fs::remove_file(r.path(format!(".git/objects/{}/{}", &middle[..2], &middle[2..])))
+        .unwrap();
+    let run = history(&r, &["--range", "HEAD"]);
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: error: .: object {middle} is missing or corrupt (error: Could not read \
+             {middle}; fatal: revision walk setup failed); in a partial clone, fetch it first: \
+             scanning never goes to the network\n"
+        )
+    );
+}

@@ -134,6 +134,13 @@ impl std::error::Error for HistoryError {
 /// Turns git's stderr into the most specific error.
 pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> HistoryError {
     let text = String::from_utf8_lossy(stderr).trim().to_string();
+    // What is relayed: one line, git's lines joined (a message is one line).
+    let said = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
     let repo = repo.to_path_buf();
     let quoted = |prefix: &str| {
         let start = text.find(prefix)? + prefix.len();
@@ -182,7 +189,7 @@ pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> His
         return HistoryError::MissingObject {
             repo,
             oid,
-            detail: text,
+            detail: said,
         };
     }
     if text.contains("sha256") {
@@ -191,6 +198,6 @@ pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> His
     HistoryError::Git {
         repo,
         command,
-        stderr: text,
+        stderr: said,
     }
 }
