@@ -321,3 +321,18 @@ fn gits_reason_is_relayed_on_one_line() {
         )
     );
 }
+
+/// A file named as the repository (a path inside it, a submodule's `.git` file) is not
+/// called "not a git repository": the message says a directory is wanted.
+#[test]
+fn a_file_named_for_history_is_told_a_directory_is_wanted() {
+    let r = Repo::new();
+    three_tokens(&r);
+    let run = r.scan(&["scan", "--history", "c0.env"]);
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        "scanner: error: c0.env is a file: --history takes a repository's directory \
+         (its work tree or any directory in it, or a bare repository)\n"
+    );
+}
