@@ -758,15 +758,30 @@ fn whole_lines(new: &[u8], prefix: usize, suffix: usize) -> (usize, usize) {
 }
 
 /// The runs of changed lines (ascending) of a version of `len` bytes as
-/// [`changed_spans`] gives them: each cut to `within` (what lies between
-/// the common prefix and suffix), then widened as in `changed_span`, those
-/// that meet merged.
+/// [`changed_spans`] gives them: each widened as in `changed_span`, then
+/// cut to the one span (`within`, what lies between the common prefix and
+/// suffix, widened so), those that meet merged.
 fn widened(runs: Vec<Range<usize>>, within: Range<usize>, len: usize) -> Vec<Range<u64>> {
     let (lo, hi) = (within.start, within.end);
+    // The one span: no byte outside it differs, whatever the lines say.
+    let hull = (lo.saturating_sub(1), (hi + 1).min(len));
     let mut spans: Vec<Range<u64>> = Vec::new();
     for run in runs {
-        let (s, e) = (run.start.clamp(lo, hi), run.end.clamp(lo, hi));
-        let (s, e) = (s.saturating_sub(1), (e + 1).min(len));
+        // Widened, then cut to the one span. Cut to `within` first, a run wholly past
+        // it (a cut after a line that ends as the line cut did, whose newline the
+        // common suffix then takes) moved onto the line before, and took its last byte.
+        let (s, e) = (
+            run.start.saturating_sub(1).max(hull.0),
+            (run.end + 1).min(hull.1),
+        );
+        // Nothing left (a cut the common ends place elsewhere): moved to where they do.
+        let (s, e) = match s < e {
+            true => (s, e),
+            false => (
+                run.start.clamp(lo, hi).saturating_sub(1),
+                (run.end.clamp(lo, hi) + 1).min(len),
+            ),
+        };
         match spans.last_mut() {
             Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
             _ => spans.push(s as u64..e.max(s) as u64),
@@ -1004,11 +1019,9 @@ mod tests {
         // The edited line whole (the common suffix starts after the cut).
         let l1 = at(&new, b"edited 1");
         assert_eq!(spans[0], (l1 - 1) as u64..(l1 + 9 + 1) as u64);
-        // Two bytes at the cut (where exactly, the common prefix and
-        // suffix decide: `line 5\nline 6\n` cut, or `5\nline 6\nline `).
-        let cut = spans[1].start as usize + 1;
-        assert_eq!(spans[1].end - spans[1].start, 2, "{spans:?}");
-        assert!((l5 - 2..=l5 + 6).contains(&cut), "{spans:?}, cut at {l5}");
+        // The byte before the cut (`line 7` now starts at `l5`): the
+        // common suffix, `\nline 7...`, says none after it differs.
+        assert_eq!(spans[1], (l5 - 1) as u64..l5 as u64, "{spans:?}");
     }
 
     #[test]
