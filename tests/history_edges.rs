@@ -374,3 +374,88 @@ fn a_secret_between_two_cut_lines_is_reported_once() {
         run.stderr
     );
 }
+
+/// A line added before the secret's line, one after the line after it, and one further
+/// on: the resynchronisation that goes furthest skips the first two and the lines between
+/// them (the lines after the second addition agree further than the secret's line and its
+/// neighbour), and the lines it skipped that are the same in both versions are kept. The
+/// secret is reported once. (Lines of a file a random edit sequence made.)
+#[test]
+fn a_secret_between_two_added_lines_a_line_apart_is_reported_once() {
+    let r = Repo::new();
+    let secret = format!("TOKEN14009={}", token(48));
+    // A line as long as a token's, that is none.
+    let other = |n: u32| format!("NOTE{n}={}", "x".repeat(41));
+    let text = |lines: &[&str]| -> String {
+        lines
+            .iter()
+            .map(|l| match *l {
+                "T" => format!("{secret}\n"),
+                "N0" | "N1" | "N3" => format!("{}\n", other(l[1..].parse().unwrap())),
+                _ => format!("{l}\n"),
+            })
+            .collect()
+    };
+    let head = [
+        "N0",
+        "line 0 = value0",
+        "added 0.19239024305678054",
+        "N1",
+        "added 0.0279974055418043",
+        "changed 0.4890542157252943",
+        "added 0.04279552123261643",
+        "changed 0.8046142858138362",
+        "line 2 = value2",
+        "changed 0.4847388476002358",
+    ];
+    let (after, tail) = (
+        "changed 0.8413972124258345",
+        [
+            "added 0.865453128631166",
+            "changed 0.09485423010869665",
+            "line 4 = value4",
+            "added 0.2645463882565623",
+            "N3",
+        ],
+    );
+    let old = [
+        &head[..],
+        &["T", after],
+        &tail,
+        &["changed 0.4251886791023419"],
+    ]
+    .concat();
+    let new = [
+        &head[..],
+        &[
+            "changed 0.42940755537840414",
+            "T",
+            after,
+            "added 0.545942012620314",
+        ],
+        &tail,
+        &["added 0.03155344908915236", "changed 0.4251886791023419"],
+    ]
+    .concat();
+    r.write("app.env", text(&old));
+    r.git(&["add", "."]);
+    commit_at(&r, "add", "2024-01-01T00:00:00+00:00");
+    let added = rev_parse(&r, "HEAD");
+    r.write("app.env", text(&new));
+    r.git(&["add", "."]);
+    commit_at(&r, "around", "2024-02-01T00:00:00+00:00");
+    let around = rev_parse(&r, "HEAD");
+
+    let run = history(&r, &["-v"]);
+    let found = run.expect(1).findings();
+    assert_eq!(run.locations(), ["app.env:11:12:11:52"]);
+    assert_eq!(found[0].commit.as_ref().unwrap().id, added);
+    assert!(
+        run.stderr.contains(&format!(
+            "scanner: suppressed: app.env:12:12 (commit {around}): rule `github-classic-pat`: \
+             unchanged in a later version\n"
+        )),
+        "{}",
+        run.stderr
+    );
+}

@@ -28,7 +28,10 @@
 //!    byte of its first line, each candidate then compared whole). Of the
 //!    candidates, the one after which lockstep goes furthest (less a
 //!    sixteenth of the bytes it skips) wins; the lines just before it that
-//!    agree are kept too (lockstep backwards).
+//!    agree are kept too (lockstep backwards), and so are the lines of the
+//!    block it skips that are the same on both sides, in order (the longest
+//!    such sequence, `keep_in_block`, where the block is 64 lines and 16 KiB
+//!    or less each side: a line kept between two edits near it).
 //! 3. Bounded: 64 lines tried each side, then those lines of the new
 //!    version count as changed and lockstep goes on; and the searches of a
 //!    diff read at most 8 times the two versions (plus 1 MiB), then the
@@ -342,14 +345,7 @@ fn diff_lines(old: &[u8], new: &[u8], out: &mut Vec<Copy>) {
             memchr::memrchr(b'\n', &new[j..j + p]).map_or(0, |k| k + 1)
         };
         if q > 0 {
-            match out.last_mut() {
-                Some(c) if c.old + c.len == i && c.new + c.len == j => c.len += q,
-                _ => out.push(Copy {
-                    old: i,
-                    new: j,
-                    len: q,
-                }),
-            }
+            push_copy(out, i, j, q);
             (i, j) = (i + q, j + q);
         }
         if i == old.len() || j == new.len() {
@@ -373,12 +369,82 @@ fn diff_lines(old: &[u8], new: &[u8], out: &mut Vec<Copy>) {
                     // guard against looping all the same.
                     return;
                 }
+                keep_in_block(old, new, (i, i2 - back), (j, j2 - back), out);
                 (i, j) = (i2 - back, j2 - back);
             }
             // The lines of `new` tried count as changed; lockstep goes on
             // from the next one.
             Err(next) if next < new.len() && budget > 0 => j = next,
             Err(_) => return,
+        }
+    }
+}
+
+/// `len` bytes kept from `old[i..]` at `new[j..]`, joined to the last copy
+/// where they follow it on both sides.
+fn push_copy(out: &mut Vec<Copy>, i: usize, j: usize, len: usize) {
+    match out.last_mut() {
+        Some(c) if c.old + c.len == i && c.new + c.len == j => c.len += len,
+        _ => out.push(Copy {
+            old: i,
+            new: j,
+            len,
+        }),
+    }
+}
+
+/// The lines of the block `old[i..i2]`, `new[j..j2]` that a resynchronisation
+/// skips (each side starts on a line and ends on one, or at its end) which
+/// are the same in both, in order: the longest such sequence, by dynamic
+/// programming, where the block is small ([`BLOCK_LINES`] lines and
+/// [`BLOCK_BYTES`] each side at most), pushed to `out`. A line kept between
+/// two edits near it (where the candidate after them wins, its lockstep
+/// going further than the line's own) is then kept, not counted changed
+/// with the lines around it.
+fn keep_in_block(
+    old: &[u8],
+    new: &[u8],
+    (i, i2): (usize, usize),
+    (j, j2): (usize, usize),
+    out: &mut Vec<Copy>,
+) {
+    if i2 - i > BLOCK_BYTES || j2 - j > BLOCK_BYTES {
+        return;
+    }
+    let lines = |text: &[u8], mut at: usize, to: usize| {
+        let mut lines = Vec::new();
+        while at < to && lines.len() <= BLOCK_LINES {
+            let end = line_end(text, at).min(to);
+            lines.push(at..end);
+            at = end;
+        }
+        lines
+    };
+    let (a, b) = (lines(old, i, i2), lines(new, j, j2));
+    if a.is_empty() || b.is_empty() || a.len() > BLOCK_LINES || b.len() > BLOCK_LINES {
+        return;
+    }
+    let same = |x: usize, y: usize| old[a[x].clone()] == new[b[y].clone()];
+    // `longest[x * w + y]`: the longest such sequence of `a[x..]` and `b[y..]`.
+    let w = b.len() + 1;
+    let mut longest = vec![0u8; (a.len() + 1) * w];
+    for x in (0..a.len()).rev() {
+        for y in (0..b.len()).rev() {
+            longest[x * w + y] = match same(x, y) {
+                true => longest[(x + 1) * w + y + 1] + 1,
+                false => longest[(x + 1) * w + y].max(longest[x * w + y + 1]),
+            };
+        }
+    }
+    let (mut x, mut y) = (0, 0);
+    while x < a.len() && y < b.len() {
+        if same(x, y) {
+            push_copy(out, a[x].start, b[y].start, a[x].len());
+            (x, y) = (x + 1, y + 1);
+        } else if longest[(x + 1) * w + y] >= longest[x * w + y + 1] {
+            x += 1;
+        } else {
+            y += 1;
         }
     }
 }
@@ -712,6 +778,9 @@ const ANCHOR_LINE: usize = 32;
 const ANCHOR_MIN: usize = 48;
 /// ... or this many lines.
 const ANCHOR_LINES: usize = 4;
+/// The most lines, and bytes, each side of a block [`keep_in_block`] looks in.
+const BLOCK_LINES: usize = 64;
+const BLOCK_BYTES: usize = 16 << 10;
 /// The bytes a line diff may search for anchors, per byte of the two
 /// versions (and [`SEARCH_FLOOR`] more): past that, what is left counts as
 /// changed.
