@@ -339,40 +339,48 @@ fn a_file_named_for_history_is_told_a_directory_is_wanted() {
 
 /// A line cut just before the secret's line and one just after it: the lines after the
 /// second cut agree further than the secret's line alone, and the secret's line, kept
-/// between the two cuts, was counted changed with them (reported again at every such
-/// edit of a randomly edited file). It is kept, and the secret reported once.
+/// between the two cuts, was counted changed with them. It is kept, and the secret reported
+/// once, whatever the lines end with (with `\r\n`, the common suffix takes two bytes of
+/// the secret's line).
 #[test]
 fn a_secret_between_two_cut_lines_is_reported_once() {
-    let r = Repo::new();
-    let secret = format!("TOKEN={}", token(46));
-    let tail: String = (4..12).map(|i| format!("line {i} = value{i}\n")).collect();
-    r.write(
-        "app.env",
-        format!("line 1 = value1\nline 2 = value2\nline 3 = value3\n{secret}\nadded 0.48\n{tail}"),
-    );
-    r.git(&["add", "."]);
-    commit_at(&r, "add", "2024-01-01T00:00:00+00:00");
-    let added = rev_parse(&r, "HEAD");
-    r.write(
-        "app.env",
-        format!("line 1 = value1\nline 2 = value2\n{secret}\n{tail}"),
-    );
-    r.git(&["add", "."]);
-    commit_at(&r, "cut around", "2024-02-01T00:00:00+00:00");
-    let cut = rev_parse(&r, "HEAD");
+    for eol in ["\n", "\r\n"] {
+        let r = Repo::new();
+        let secret = format!("TOKEN={}", token(46));
+        let lines = |l: &[&str]| l.iter().map(|l| format!("{l}{eol}")).collect::<String>();
+        let tail: Vec<String> = (4..12).map(|i| format!("line {i} = value{i}")).collect();
+        let tail: Vec<&str> = tail.iter().map(String::as_str).collect();
+        let (one, two) = ("line 1 = value1", "line 2 = value2");
+        let old = [
+            &[one, two, "line 3 = value3", &secret, "added 0.48"][..],
+            &tail,
+        ]
+        .concat();
+        r.write("app.env", lines(&old));
+        r.git(&["add", "."]);
+        commit_at(&r, "add", "2024-01-01T00:00:00+00:00");
+        let added = rev_parse(&r, "HEAD");
+        r.write(
+            "app.env",
+            lines(&[&[one, two, &secret][..], &tail].concat()),
+        );
+        r.git(&["add", "."]);
+        commit_at(&r, "cut around", "2024-02-01T00:00:00+00:00");
+        let cut = rev_parse(&r, "HEAD");
 
-    let run = history(&r, &["-v"]);
-    let found = run.expect(1).findings();
-    assert_eq!(run.locations(), ["app.env:4:7:4:47"]);
-    assert_eq!(found[0].commit.as_ref().unwrap().id, added);
-    assert!(
-        run.stderr.contains(&format!(
-            "scanner: suppressed: app.env:3:7 (commit {cut}): rule `github-classic-pat`: \
-             unchanged in a later version\n"
-        )),
-        "{}",
-        run.stderr
-    );
+        let run = history(&r, &["-v"]);
+        let found = run.expect(1).findings();
+        assert_eq!(run.locations(), ["app.env:4:7:4:47"], "{eol:?}");
+        assert_eq!(found[0].commit.as_ref().unwrap().id, added);
+        assert!(
+            run.stderr.contains(&format!(
+                "scanner: suppressed: app.env:3:7 (commit {cut}): rule `github-classic-pat`: \
+                 unchanged in a later version\n"
+            )),
+            "{eol:?}: {}",
+            run.stderr
+        );
+    }
 }
 
 /// A line added before the secret's line, one after the line after it, and one further

@@ -829,7 +829,8 @@ fn whole_lines(new: &[u8], prefix: usize, suffix: usize) -> (usize, usize) {
 /// The runs of changed lines (ascending) of a version of `len` bytes as
 /// [`changed_spans`] gives them: each widened as in `changed_span`, then
 /// cut to the one span (`within`, what lies between the common prefix and
-/// suffix, widened so), those that meet merged.
+/// suffix, widened so; a run wholly outside it, to its byte nearest the
+/// run), those that meet merged.
 fn widened(runs: Vec<Range<usize>>, within: Range<usize>, len: usize) -> Vec<Range<u64>> {
     let (lo, hi) = (within.start, within.end);
     // The one span: no byte outside it differs, whatever the lines say.
@@ -837,19 +838,19 @@ fn widened(runs: Vec<Range<usize>>, within: Range<usize>, len: usize) -> Vec<Ran
     let mut spans: Vec<Range<u64>> = Vec::new();
     for run in runs {
         // Widened, then cut to the one span. Cut to `within` first, a run wholly past
-        // it (a cut after a line that ends as the line cut did, whose newline the
-        // common suffix then takes) moved onto the line before, and took its last byte.
+        // it (a cut after a line that ends as the line cut did, whose newline, or `\r\n`,
+        // the common suffix then takes) moved onto the line before, and took its last
+        // byte.
         let (s, e) = (
             run.start.saturating_sub(1).max(hull.0),
             (run.end + 1).min(hull.1),
         );
-        // Nothing left (a cut the common ends place elsewhere): moved to where they do.
-        let (s, e) = match s < e {
-            true => (s, e),
-            false => (
-                run.start.clamp(lo, hi).saturating_sub(1),
-                (run.end.clamp(lo, hi) + 1).min(len),
-            ),
+        // Nothing left: the byte of the one span nearest the run, which a match that
+        // meets both must hold.
+        let (s, e) = match (s < e, run.start >= hull.1) {
+            (true, _) => (s, e),
+            (false, true) => (hull.1.saturating_sub(1).max(hull.0), hull.1),
+            (false, false) => (hull.0, (hull.0 + 1).min(hull.1)),
         };
         match spans.last_mut() {
             Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
