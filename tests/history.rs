@@ -104,8 +104,8 @@ fn a_broken_ref_is_left_out_and_named_with_what_to_do() {
     assert!(
         by_git.stderr.contains(
             "ref `refs/heads/broken` names an object the repository does not have, so git \
-             cannot list every ref's history; repair or delete the ref \
-             (`git update-ref -d refs/heads/broken`), or name the revisions to scan (--range)"
+             cannot list every ref's history; repair or delete it: \
+             `git update-ref -d refs/heads/broken`, or name the revisions to scan (--range)"
         ),
         "{}",
         by_git.stderr

@@ -272,6 +272,14 @@ impl ScanPlan {
             } else {
                 roots[0].clone()
             };
+            // git would say "not a git repository" of a file inside one.
+            if !remote && repo.is_file() {
+                anyhow::bail!(
+                    "{} is a file: --history takes a repository's directory (its work tree \
+                     or any directory in it, or a bare repository)",
+                    repo.display()
+                );
+            }
             let options = |repo: PathBuf| crate::input::HistoryOptions {
                 repo,
                 revs: args.range.clone(),

@@ -71,8 +71,9 @@ impl HistoryError {
             HistoryError::UnknownRevision { rev, .. } => format!("unknown revision `{rev}`"),
             HistoryError::BrokenRef { name, .. } => format!(
                 "ref `{name}` names an object the repository does not have, so git \
-                 cannot list every ref's history; repair or delete the ref \
-                 (`git update-ref -d {name}`), or name the revisions to scan (--range)"
+                 cannot list every ref's history; {}, or name the revisions to scan \
+                 (--range)",
+                repair_ref(name)
             ),
             HistoryError::MissingObject { oid, detail, .. } => format!(
                 "object {oid} is missing or corrupt ({detail}); \
@@ -92,6 +93,19 @@ impl HistoryError {
                 command, detail, ..
             } => format!("unexpected output from `{command}`: {detail}"),
         }
+    }
+}
+
+/// What to do about ref `name`, which names an object the repository does not have. Never
+/// `git update-ref -d HEAD`: that deletes the branch HEAD is on, or a detached HEAD's file,
+/// after which git sees no repository there.
+pub(super) fn repair_ref(name: &str) -> String {
+    if name == "HEAD" {
+        "repair it, or point it at a branch that is there: \
+         `git symbolic-ref HEAD refs/heads/BRANCH`"
+            .to_string()
+    } else {
+        format!("repair or delete it: `git update-ref -d {name}`")
     }
 }
 
@@ -120,6 +134,13 @@ impl std::error::Error for HistoryError {
 /// Turns git's stderr into the most specific error.
 pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> HistoryError {
     let text = String::from_utf8_lossy(stderr).trim().to_string();
+    // What is relayed: one line, git's lines joined (a message is one line).
+    let said = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
     let repo = repo.to_path_buf();
     let quoted = |prefix: &str| {
         let start = text.find(prefix)? + prefix.len();
@@ -153,19 +174,22 @@ pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> His
         };
     }
     if text.contains("unable to read")
+        || text.contains("Could not read ")
         || text.contains("missing")
         || text.contains("corrupt")
         || text.contains("inflate")
     {
+        // The last id git names is the object its walk died on (`error: Could not read
+        // ID`), after any pack it names on the way (`.../pack-ID.pack`).
         let oid = text
             .split(|c: char| !c.is_ascii_hexdigit())
-            .find(|w| w.len() == 40)
+            .rfind(|w| w.len() == 40)
             .unwrap_or("?")
             .to_string();
         return HistoryError::MissingObject {
             repo,
             oid,
-            detail: text,
+            detail: said,
         };
     }
     if text.contains("sha256") {
@@ -174,6 +198,6 @@ pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> His
     HistoryError::Git {
         repo,
         command,
-        stderr: text,
+        stderr: said,
     }
 }

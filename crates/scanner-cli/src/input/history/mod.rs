@@ -138,12 +138,16 @@
 //! object is an error, never a fetch, and the scan goes on. A missing blob is reported by
 //! the worker that reads it. A commit whose tree is missing (`--filter=tree:0`) is counted
 //! ([`HistoryStats::unlisted`]) and the first one named; a child of it is listed whole, as
-//! a root is, so every blob of a tree that is there is scanned. The walk ends only when a
-//! parent commit itself cannot be read ([`HistoryError::MissingObject`]). Replace refs
+//! a root is, so every blob of a tree that is there is scanned. A parent commit that cannot
+//! be read is cut where the commits are listed in-process, as a shallow boundary is, and
+//! named ([`HistoryStats::cut_parents`]); where git lists them, its walk ends there
+//! ([`HistoryError::MissingObject`]). Replace refs
 //! (`git replace`) are ignored, by git and by the reader: they change what git shows for an
 //! object, not what a clone or a push carries, so a secret hidden behind one is still in
 //! the history. A commit that a replace ref grafts in is scanned too (`--all` starts from
-//! `refs/replace/` as from every ref). The in-process reader opens the git directory git
+//! `refs/replace/` as from every ref). A blob or tree that a ref names without a commit
+//! (a tag of a blob) is not in the walk: [`ref_blobs`] lists those blobs, and the history
+//! source scans the ones the walk did not yield. The in-process reader opens the git directory git
 //! resolved, ignores the environment and the user's and system's configuration, and is
 //! built without gitoxide's network features: it cannot fetch either, and a blob it cannot
 //! find is `NotFound`.
@@ -274,6 +278,10 @@ pub struct HistoryStats {
     /// Refs left out: they name an object the repository does not have (git's `--all` dies
     /// on one). An error each (exit 2); every other ref's history is scanned.
     pub broken_refs: Vec<String>,
+    /// Parents that could not be read (missing, corrupt), each with its child, as hex ids:
+    /// cut, as a shallow clone's boundary is (git's walk dies on one). An error each (exit
+    /// 2); the history that is there is scanned.
+    pub cut_parents: Vec<(String, String)>,
     /// True when `on_blob` asked to stop before the end.
     pub stopped: bool,
 }
@@ -293,6 +301,7 @@ impl HistoryStats {
             self.first_unlisted.clone_from(&other.first_unlisted);
         }
         self.broken_refs.extend(other.broken_refs.iter().cloned());
+        self.cut_parents.extend(other.cut_parents.iter().cloned());
         self.stopped |= other.stopped;
     }
 }

@@ -51,9 +51,11 @@
 //! # When git lists them instead
 //!
 //! Named revisions or `--since` (git's revision syntax and date limiting are the interface
-//! users know), a `grafts` file, and anything unexpected: a commit that cannot be read or
-//! parsed the way git parses it, a parent that is not a commit, a tips listing that failed.
-//! Then [`start`](super::start)'s `git rev-list` runs as before, and reports any error in its
+//! users know), a `grafts` file, and anything unexpected: a tip that cannot be read or
+//! parsed the way git parses it, a tips listing that failed. (A parent that cannot be read
+//! or parsed as a commit, where git's walk dies, is cut as a `shallow` file cuts one, and
+//! named with its child ([`Ordered::cut`], an error): the history that is there is
+//! scanned.) Then [`start`](super::start)'s `git rev-list` runs as before, and reports any error in its
 //! own words. Authors and subjects that [`author_fields`] does not reproduce byte for byte
 //! (another encoding, an unusual author line) are asked of git, for those commits only,
 //! with their dates raw ([`date`](super::format::date): git's `%aI` dies on some).
@@ -171,6 +173,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
             entry
         })
         .collect();
+    let cut = std::mem::take(&mut graph.cut);
     drop(graph);
     let asked = ask_git(repo, &entries)?;
     Some(Ordered {
@@ -178,6 +181,7 @@ fn list(repo: &Path, store: &Arc<ObjectStore>, tips: Tips, threads: usize) -> Op
         texts,
         asked,
         broken,
+        cut,
     })
 }
 
@@ -193,10 +197,10 @@ enum TipsListing {
 /// The tips listings, as errors would name them.
 const TIPS: &str = "git rev-list --no-walk";
 const SHOW_REF: &str = "git show-ref";
-const FOR_EACH_REF: &str = "git for-each-ref";
+pub(super) const FOR_EACH_REF: &str = "git for-each-ref";
 
 /// How many tags deep a ref is peeled before it counts as broken.
-const MAX_TAG_DEPTH: usize = 64;
+pub(super) const MAX_TAG_DEPTH: usize = 64;
 
 /// `git show-ref --head -d`: HEAD, then every ref in the order `--all` adds them, each tag
 /// followed by its peeled id (`ID NAME^{}`). git peels from `packed-refs` where it recorded
@@ -387,6 +391,9 @@ struct Graph {
     reader: BlobReader,
     buf: Vec<u8>,
     shallow: OidMap<()>,
+    /// The parents that could not be read, each with its child: cut as a `shallow` file
+    /// cuts them ([`Graph::resolve`]).
+    cut: Vec<(Oid, Oid)>,
 }
 
 impl Graph {
@@ -407,7 +414,7 @@ impl Graph {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().ok().flatten())
+                .map(|h| h.join().ok())
                 .collect::<Vec<_>>()
         })
         .into_iter()
@@ -419,6 +426,7 @@ impl Graph {
             reader: walk::tree_caches(store).ok()?,
             buf: Vec::new(),
             shallow,
+            cut: Vec::new(),
         };
         let bytes = parsed.iter().map(|(_, texts)| texts.0.len()).sum();
         graph.texts.0.reserve_exact(bytes);
@@ -466,7 +474,8 @@ impl Graph {
     /// show-ref` died on a ref whose object is missing (git's `--all` dies there too, and
     /// nothing of the history was scanned): the refs as `git for-each-ref` lists them, in
     /// the same order, and HEAD (`git rev-parse`), their tags peeled here. Each ref whose
-    /// object, or a tag's, cannot be read is named in `broken` and left out. `None` where
+    /// object, or a tag's, cannot be read is named in `broken` and left out (HEAD not
+    /// where a ref named already names the same object: its branch). `None` where
     /// git fails at that too.
     fn tips_past_broken_refs(
         &mut self,
@@ -486,12 +495,18 @@ impl Graph {
         let refs = String::from_utf8_lossy(&refs);
         let named = refs.lines().map(|line| line.split_once(' '));
         let named = named.chain((!head.is_empty()).then_some(Some((head, "HEAD"))));
-        let mut tips = Vec::new();
+        let (mut tips, mut broken_ids) = (Vec::new(), Vec::new());
         for ref_ in named {
             let (id, name) = ref_?;
-            match self.peeled(Oid::from_hex(id.as_bytes())?) {
+            let id = Oid::from_hex(id.as_bytes())?;
+            match self.peeled(id) {
                 Some(id) => tips.push(id),
-                None => broken.push(name.to_string()),
+                // HEAD on a branch named already (or detached on its object).
+                None if name == "HEAD" && broken_ids.contains(&id) => {}
+                None => {
+                    broken_ids.push(id);
+                    broken.push(name.to_string());
+                }
             }
         }
         then_stash(tips, stash)
@@ -514,18 +529,22 @@ impl Graph {
         None
     }
 
-    /// `at`'s parents as indexes, the parents read if need be.
-    fn resolve(&mut self, at: u32) -> Option<()> {
+    /// `at`'s parents as indexes, the parents read if need be. A parent that cannot be read
+    /// as a commit (missing, corrupt) is cut, as a `shallow` file cuts one, and remembered
+    /// in [`Graph::cut`]: git's walk dies there, and the history that is there is scanned.
+    fn resolve(&mut self, at: u32) {
         let Parents::Ids(ids) = &mut self.nodes[at as usize].parents else {
-            return Some(());
+            return;
         };
         let ids = std::mem::take(ids);
-        let nodes = ids
-            .into_iter()
-            .map(|id| self.node(id))
-            .collect::<Option<Vec<u32>>>()?;
+        let mut nodes = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.node(id) {
+                Some(node) => nodes.push(node),
+                None => self.cut.push((id, self.nodes[at as usize].id)),
+            }
+        }
         self.nodes[at as usize].parents = Parents::Nodes(nodes);
-        Some(())
     }
 
     /// The commit at `c`, for the walk.
@@ -563,7 +582,7 @@ impl Graph {
         }
         let mut list = Vec::new();
         while let Some((_, _, at)) = queue.pop() {
-            self.resolve(at)?;
+            self.resolve(at);
             seen.resize(self.nodes.len(), false);
             for &p in self.nodes[at as usize].parents.nodes() {
                 if !std::mem::replace(&mut seen[p as usize], true) {
@@ -612,20 +631,20 @@ impl Graph {
     }
 }
 
-/// `ids` (a share of [`Packs::leading_objects`]) read, the commits among them parsed;
-/// `None` when one of them cannot be read or parsed (git then lists the commits, and says
-/// what is wrong).
-fn read_leading(packs: &Arc<Packs>, ids: &[Oid]) -> Option<(Vec<Node>, Texts)> {
+/// `ids` (a share of [`Packs::leading_objects`]) read, the commits among them parsed. One
+/// that cannot be read or parsed is left for [`Graph::commit`] to read where the walk
+/// meets it (and cut there, or named by git, if it fails again).
+fn read_leading(packs: &Arc<Packs>, ids: &[Oid]) -> (Vec<Node>, Texts) {
     let mut reader = PackReader::new(Arc::clone(packs), LEADING_CACHE_BYTES, 0).libdeflate_from(0);
     let mut buf = Vec::new();
     let mut nodes = Vec::with_capacity(ids.len());
     let mut texts = Texts::default();
     for &id in ids {
-        if reader.read(&id, &mut buf).ok()?? == gix::objs::Kind::Commit {
-            nodes.push(parse(id, &buf, &mut texts)?);
+        if let Ok(Some(gix::objs::Kind::Commit)) = reader.read(&id, &mut buf) {
+            nodes.extend(parse(id, &buf, &mut texts));
         }
     }
-    Some((nodes, texts))
+    (nodes, texts)
 }
 
 /// The cache each thread of [`read_leading`] keeps, for the bases of commits stored as
@@ -776,6 +795,8 @@ pub(super) struct Ordered {
     asked: OidMap<CommitInfo>,
     /// The refs left out: their objects are missing ([`Graph::tips_past_broken_refs`]).
     pub(super) broken: Vec<String>,
+    /// The parents cut, each with its child: they could not be read ([`Graph::resolve`]).
+    pub(super) cut: Vec<(Oid, Oid)>,
 }
 
 impl Ordered {

@@ -110,8 +110,22 @@ pub(super) fn stash_entries(repo: &Path) -> Result<Vec<String>, HistoryError> {
         "refs/stash",
         "--",
     ]);
-    let command = "git log -g refs/stash";
-    let mut run = Running::spawn(repo, c, command)?;
+    let out = output(repo, c, "git log -g refs/stash")?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// What the git command `cmd` (`command`, as errors name it) writes on stdout, once it
+/// exited successfully; else its error, classified.
+pub(super) fn output(
+    repo: &Path,
+    cmd: Command,
+    command: &'static str,
+) -> Result<Vec<u8>, HistoryError> {
+    let mut run = Running::spawn(repo, cmd, command)?;
     let mut out = Vec::new();
     let read = run
         .child
@@ -125,9 +139,5 @@ pub(super) fn stash_entries(repo: &Path) -> Result<Vec<String>, HistoryError> {
         command,
         source,
     })?;
-    Ok(String::from_utf8_lossy(&out)
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect())
+    Ok(out)
 }

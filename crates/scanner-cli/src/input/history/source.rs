@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{BlobGroups, HistoryError, HistoryStats};
+use super::{BlobGroups, HistoryError, HistoryStats, OidMap};
 use crate::input::emit::{Emit, Key};
 use crate::input::skip::Skip;
 use crate::input::{Content, HistoryRepo, Item, Provenance};
@@ -49,7 +49,19 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         Arc::clone(&repo.store),
     );
     let mut groups = BlobGroups::new(out.workers());
+    // Every ref's history (no named revisions, no date): the blobs refs name without a
+    // commit too.
+    let every_ref = repo.options.revs.is_empty() && repo.options.since.is_none();
+    let dir = repo.options.repo.clone();
     let started = repo.start();
+    // The blobs refs name without a commit (read before the walk, so that one it yields is
+    // left to it: scanned once, at its commit), and those of them the walk yielded.
+    let mut by_ref = match &started {
+        Ok(_) if every_ref => super::ref_blobs(&dir, &store)?,
+        _ => Vec::new(),
+    };
+    let wanted: OidMap<()> = by_ref.iter().map(|b| (b.oid, ())).collect();
+    let mut walked = OidMap::<()>::default();
     // The walk lists a blob once, at the first path it meets it: at a path out of scope it
     // is not taken as seen (`Introducer::change`), so that it is still listed at a path in
     // scope after (a file moved out of an excluded directory).
@@ -63,6 +75,9 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
     });
     let stats = started.and_then(|s| {
         super::walk(s, in_scope, |blob| {
+            if wanted.contains_key(&blob.oid) {
+                walked.insert(blob.oid, ());
+            }
             let path = blob_path(&prefix, blob.path);
             // By blob id: a blob is listed once, whatever its paths.
             if !out.admits(&path, Key::Blob(&blob.oid.0)) {
@@ -83,6 +98,34 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             groups.push(item, blob.chain, |batch| out.send_batch(batch))
         })
     });
+    let stats = stats.map(|mut stats| {
+        if stats.stopped || out.stopped() {
+            return stats;
+        }
+        // Each once (two refs may name one blob).
+        by_ref.retain(|b| walked.insert(b.oid, ()).is_none());
+        for blob in by_ref {
+            let path = blob_path(&prefix, blob.path);
+            if !out.admits(&path, Key::Blob(&blob.oid.0)) {
+                continue;
+            }
+            stats.blobs += 1;
+            stats.blob_bytes += blob.size;
+            let item = Item {
+                provenance: Provenance { path, commit: None },
+                content: Content::GitBlob {
+                    repo: Arc::clone(&store),
+                    oid: blob.oid,
+                    size: blob.size,
+                    base: None,
+                },
+            };
+            if !groups.push(item, None, |batch| out.send_batch(batch)) {
+                break;
+            }
+        }
+        stats
+    });
     groups.finish(|batch| out.send_batch(batch));
     let stats = stats?;
     out.skip(Skip::Submodule, stats.submodules);
@@ -91,8 +134,18 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             name.clone(),
             format!(
                 "ref `{broken}` names an object the repository does not have: left out, \
-                 every other ref's history scanned (repair or delete it: \
-                 `git update-ref -d {broken}`)"
+                 every other ref's history scanned ({})",
+                super::error::repair_ref(broken)
+            ),
+            true,
+        );
+    }
+    for (parent, child) in &stats.cut_parents {
+        out.warn(
+            name.clone(),
+            format!(
+                "commit {parent}, a parent of {child}, is missing or corrupt: the history \
+                 behind it is not scanned (`git fsck` names what is damaged)"
             ),
             true,
         );

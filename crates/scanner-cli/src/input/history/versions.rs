@@ -28,7 +28,10 @@
 //!    byte of its first line, each candidate then compared whole). Of the
 //!    candidates, the one after which lockstep goes furthest (less a
 //!    sixteenth of the bytes it skips) wins; the lines just before it that
-//!    agree are kept too (lockstep backwards).
+//!    agree are kept too (lockstep backwards), and so are the lines of the
+//!    block it skips that are the same on both sides, in order (the longest
+//!    such sequence, `keep_in_block`, where the block is 64 lines and 16 KiB
+//!    or less each side: a line kept between two edits near it).
 //! 3. Bounded: 64 lines tried each side, then those lines of the new
 //!    version count as changed and lockstep goes on; and the searches of a
 //!    diff read at most 8 times the two versions (plus 1 MiB), then the
@@ -342,14 +345,7 @@ fn diff_lines(old: &[u8], new: &[u8], out: &mut Vec<Copy>) {
             memchr::memrchr(b'\n', &new[j..j + p]).map_or(0, |k| k + 1)
         };
         if q > 0 {
-            match out.last_mut() {
-                Some(c) if c.old + c.len == i && c.new + c.len == j => c.len += q,
-                _ => out.push(Copy {
-                    old: i,
-                    new: j,
-                    len: q,
-                }),
-            }
+            push_copy(out, i, j, q);
             (i, j) = (i + q, j + q);
         }
         if i == old.len() || j == new.len() {
@@ -373,12 +369,82 @@ fn diff_lines(old: &[u8], new: &[u8], out: &mut Vec<Copy>) {
                     // guard against looping all the same.
                     return;
                 }
+                keep_in_block(old, new, (i, i2 - back), (j, j2 - back), out);
                 (i, j) = (i2 - back, j2 - back);
             }
             // The lines of `new` tried count as changed; lockstep goes on
             // from the next one.
             Err(next) if next < new.len() && budget > 0 => j = next,
             Err(_) => return,
+        }
+    }
+}
+
+/// `len` bytes kept from `old[i..]` at `new[j..]`, joined to the last copy
+/// where they follow it on both sides.
+fn push_copy(out: &mut Vec<Copy>, i: usize, j: usize, len: usize) {
+    match out.last_mut() {
+        Some(c) if c.old + c.len == i && c.new + c.len == j => c.len += len,
+        _ => out.push(Copy {
+            old: i,
+            new: j,
+            len,
+        }),
+    }
+}
+
+/// The lines of the block `old[i..i2]`, `new[j..j2]` that a resynchronisation
+/// skips (each side starts on a line and ends on one, or at its end) which
+/// are the same in both, in order: the longest such sequence, by dynamic
+/// programming, where the block is small ([`BLOCK_LINES`] lines and
+/// [`BLOCK_BYTES`] each side at most), pushed to `out`. A line kept between
+/// two edits near it (where the candidate after them wins, its lockstep
+/// going further than the line's own) is then kept, not counted changed
+/// with the lines around it.
+fn keep_in_block(
+    old: &[u8],
+    new: &[u8],
+    (i, i2): (usize, usize),
+    (j, j2): (usize, usize),
+    out: &mut Vec<Copy>,
+) {
+    if i2 - i > BLOCK_BYTES || j2 - j > BLOCK_BYTES {
+        return;
+    }
+    let lines = |text: &[u8], mut at: usize, to: usize| {
+        let mut lines = Vec::new();
+        while at < to && lines.len() <= BLOCK_LINES {
+            let end = line_end(text, at).min(to);
+            lines.push(at..end);
+            at = end;
+        }
+        lines
+    };
+    let (a, b) = (lines(old, i, i2), lines(new, j, j2));
+    if a.is_empty() || b.is_empty() || a.len() > BLOCK_LINES || b.len() > BLOCK_LINES {
+        return;
+    }
+    let same = |x: usize, y: usize| old[a[x].clone()] == new[b[y].clone()];
+    // `longest[x * w + y]`: the longest such sequence of `a[x..]` and `b[y..]`.
+    let w = b.len() + 1;
+    let mut longest = vec![0u8; (a.len() + 1) * w];
+    for x in (0..a.len()).rev() {
+        for y in (0..b.len()).rev() {
+            longest[x * w + y] = match same(x, y) {
+                true => longest[(x + 1) * w + y + 1] + 1,
+                false => longest[(x + 1) * w + y].max(longest[x * w + y + 1]),
+            };
+        }
+    }
+    let (mut x, mut y) = (0, 0);
+    while x < a.len() && y < b.len() {
+        if same(x, y) {
+            push_copy(out, a[x].start, b[y].start, a[x].len());
+            (x, y) = (x + 1, y + 1);
+        } else if longest[(x + 1) * w + y] >= longest[x * w + y + 1] {
+            x += 1;
+        } else {
+            y += 1;
         }
     }
 }
@@ -476,8 +542,10 @@ fn seek(
 
 /// The common case of [`resync`], without a search: a few lines replaced
 /// by a few (at most [`NEAR_LINES`] each side), after which lockstep goes
-/// on for [`AGREE_GOOD`] bytes or to the end. Tried nearest first (fewest
-/// lines skipped in all), each by comparing memory in place.
+/// on for [`AGREE_GOOD`] bytes or to the end (agreeing on something: the
+/// ends of both, nothing kept, would be taken before a line kept further
+/// on, and leave it changed). Tried nearest first (fewest lines skipped in
+/// all), each by comparing memory in place.
 fn resync_near(old: &[u8], new: &[u8], i: usize, j: usize) -> Option<(usize, usize)> {
     let starts = |text: &[u8], from: usize| {
         let mut at = [text.len(); NEAR_LINES + 1];
@@ -495,7 +563,7 @@ fn resync_near(old: &[u8], new: &[u8], i: usize, j: usize) -> Option<(usize, usi
             let (a, b) = (olds[skipped - dn], news[dn]);
             let agree = agreement(old, new, (a, b));
             let to_end = a + agree == old.len() && b + agree == new.len();
-            if agree >= AGREE_GOOD || (to_end && (a, b) != (i, j)) {
+            if agree >= AGREE_GOOD || (to_end && agree > 0) {
                 return Some((a, b));
             }
         }
@@ -710,6 +778,9 @@ const ANCHOR_LINE: usize = 32;
 const ANCHOR_MIN: usize = 48;
 /// ... or this many lines.
 const ANCHOR_LINES: usize = 4;
+/// The most lines, and bytes, each side of a block [`keep_in_block`] looks in.
+const BLOCK_LINES: usize = 64;
+const BLOCK_BYTES: usize = 16 << 10;
 /// The bytes a line diff may search for anchors, per byte of the two
 /// versions (and [`SEARCH_FLOOR`] more): past that, what is left counts as
 /// changed.
@@ -756,15 +827,31 @@ fn whole_lines(new: &[u8], prefix: usize, suffix: usize) -> (usize, usize) {
 }
 
 /// The runs of changed lines (ascending) of a version of `len` bytes as
-/// [`changed_spans`] gives them: each cut to `within` (what lies between
-/// the common prefix and suffix), then widened as in `changed_span`, those
-/// that meet merged.
+/// [`changed_spans`] gives them: each widened as in `changed_span`, then
+/// cut to the one span (`within`, what lies between the common prefix and
+/// suffix, widened so; a run wholly outside it, to its byte nearest the
+/// run), those that meet merged.
 fn widened(runs: Vec<Range<usize>>, within: Range<usize>, len: usize) -> Vec<Range<u64>> {
     let (lo, hi) = (within.start, within.end);
+    // The one span: no byte outside it differs, whatever the lines say.
+    let hull = (lo.saturating_sub(1), (hi + 1).min(len));
     let mut spans: Vec<Range<u64>> = Vec::new();
     for run in runs {
-        let (s, e) = (run.start.clamp(lo, hi), run.end.clamp(lo, hi));
-        let (s, e) = (s.saturating_sub(1), (e + 1).min(len));
+        // Widened, then cut to the one span. Cut to `within` first, a run wholly past
+        // it (a cut after a line that ends as the line cut did, whose newline, or `\r\n`,
+        // the common suffix then takes) moved onto the line before, and took its last
+        // byte.
+        let (s, e) = (
+            run.start.saturating_sub(1).max(hull.0),
+            (run.end + 1).min(hull.1),
+        );
+        // Nothing left: the byte of the one span nearest the run, which a match that
+        // meets both must hold.
+        let (s, e) = match (s < e, run.start >= hull.1) {
+            (true, _) => (s, e),
+            (false, true) => (hull.1.saturating_sub(1).max(hull.0), hull.1),
+            (false, false) => (hull.0, (hull.0 + 1).min(hull.1)),
+        };
         match spans.last_mut() {
             Some(last) if s as u64 <= last.end => last.end = last.end.max(e as u64),
             _ => spans.push(s as u64..e.max(s) as u64),
@@ -972,6 +1059,24 @@ mod tests {
         );
     }
 
+    /// A line added just before a kept line and one just after it: the
+    /// kept line is not changed (skipping both ends, nothing kept, is no
+    /// resynchronisation).
+    #[test]
+    fn a_line_kept_between_two_added_lines_is_not_changed() {
+        let (old, new) = (&b"a\nb\nkept line\n"[..], &b"a\nb\nc\nkept line\nz\n"[..]);
+        let (c, z) = (at(new, b"c\n"), at(new, b"z\n"));
+        // The common suffix is the last `\n`: the added `z` and the byte
+        // before it (the kept line's newline), and the byte after.
+        assert_eq!(
+            changed_spans(old, new),
+            vec![
+                (c - 1) as u64..(c + 3) as u64,
+                (z - 1) as u64..new.len() as u64
+            ]
+        );
+    }
+
     #[test]
     fn lines_cut_between_kept_lines_leave_the_bytes_around_the_cut() {
         let old = text(10, |_| None);
@@ -984,11 +1089,9 @@ mod tests {
         // The edited line whole (the common suffix starts after the cut).
         let l1 = at(&new, b"edited 1");
         assert_eq!(spans[0], (l1 - 1) as u64..(l1 + 9 + 1) as u64);
-        // Two bytes at the cut (where exactly, the common prefix and
-        // suffix decide: `line 5\nline 6\n` cut, or `5\nline 6\nline `).
-        let cut = spans[1].start as usize + 1;
-        assert_eq!(spans[1].end - spans[1].start, 2, "{spans:?}");
-        assert!((l5 - 2..=l5 + 6).contains(&cut), "{spans:?}, cut at {l5}");
+        // The byte before the cut (`line 7` now starts at `l5`): the
+        // common suffix, `\nline 7...`, says none after it differs.
+        assert_eq!(spans[1], (l5 - 1) as u64..l5 as u64, "{spans:?}");
     }
 
     #[test]

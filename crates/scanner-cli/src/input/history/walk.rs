@@ -181,10 +181,17 @@ pub fn walk(
     } = started;
     let repo = repo.as_path();
     let (mut list, mut commits) = commits(repo, listing)?;
-    let broken_refs = match &mut commits {
-        Commits::Ordered(ordered) => std::mem::take(&mut ordered.broken),
-        Commits::Git(_) => Vec::new(),
+    let (broken_refs, cut) = match &mut commits {
+        Commits::Ordered(ordered) => (
+            std::mem::take(&mut ordered.broken),
+            std::mem::take(&mut ordered.cut),
+        ),
+        Commits::Git(_) => Default::default(),
     };
+    let cut_parents: Vec<(String, String)> = cut
+        .iter()
+        .map(|(parent, child)| (parent.to_string(), child.to_string()))
+        .collect();
     let split = diff_threads > 0;
     let ahead = if split {
         2 * BLOCK * diff_threads
@@ -276,6 +283,7 @@ pub fn walk(
         let mut stats = outcome.unwrap_or_default();
         stats.stopped = true;
         stats.broken_refs = broken_refs;
+        stats.cut_parents = cut_parents;
         merge_yielded(&mut stats, &yielded);
         return Ok(stats);
     }
@@ -288,6 +296,7 @@ pub fn walk(
     }
     let mut stats = outcome?;
     stats.broken_refs = broken_refs;
+    stats.cut_parents = cut_parents;
     merge_yielded(&mut stats, &yielded);
     Ok(stats)
 }
@@ -542,6 +551,97 @@ pub(super) struct Diffed {
     commit: Listed,
     unlisted: Option<String>,
     changes: Vec<DiffedChange>,
+}
+
+/// A blob a ref names without a commit ([`ref_blobs`]).
+pub struct RefBlob {
+    /// The ref's name, and under a tree the path there (`refs/tags/key`,
+    /// `refs/trees/t/conf/a.env`).
+    pub path: Vec<u8>,
+    pub oid: Oid,
+    pub size: u64,
+}
+
+/// The blobs that refs name without a commit: a tag, lightweight or annotated, of a blob (as
+/// git.git keeps its maintainer's public key) or of a tree, and every blob under that
+/// tree. A clone carries them as it carries every ref, and no commit holds them: the walk,
+/// which starts from commits as `git rev-list --all` does, never meets them. A ref whose
+/// object cannot be read is left out here (the walk names it); a blob under a tree that
+/// cannot be read is listed all the same, for the worker that reads it to name it.
+pub fn ref_blobs(repo: &Path, store: &Arc<ObjectStore>) -> Result<Vec<RefBlob>, HistoryError> {
+    use super::order::{FOR_EACH_REF, MAX_TAG_DEPTH};
+    use gix::objs::Kind;
+    let mut refs = git(repo);
+    refs.args(["for-each-ref", "--format=%(objectname) %(refname)"]);
+    let out = super::running::output(repo, refs, FOR_EACH_REF)?;
+    let mut reader = tree_reader(repo, store)?;
+    let (mut buf, mut diff, mut blobs) = (
+        Vec::new(),
+        crate::input::commits::TreeDiff::default(),
+        Vec::new(),
+    );
+    for line in out.split(|&b| b == b'\n') {
+        let Some(space) = line.iter().position(|&b| b == b' ') else {
+            continue;
+        };
+        let (Some(mut id), name) = (Oid::from_hex(&line[..space]), &line[space + 1..]) else {
+            continue;
+        };
+        for _ in 0..MAX_TAG_DEPTH {
+            // Most refs name a commit, told from its header without reading it.
+            let kind = match reader.header(&id) {
+                Ok((Some(Kind::Commit), _)) | Err(_) => break,
+                Ok((Some(Kind::Blob), size)) => {
+                    blobs.push(RefBlob {
+                        path: name.to_vec(),
+                        oid: id,
+                        size,
+                    });
+                    break;
+                }
+                Ok((Some(Kind::Tree), _)) => Kind::Tree,
+                // A tag, or a delta whose kind its header does not say.
+                Ok(_) => match reader.read_object(&id, &mut buf) {
+                    Ok(kind) => kind,
+                    Err(_) => break,
+                },
+            };
+            match kind {
+                Kind::Tag => match buf.strip_prefix(b"object ").and_then(|t| t.get(..40)) {
+                    Some(hex) => match Oid::from_hex(hex) {
+                        Some(target) => id = target,
+                        None => break,
+                    },
+                    None => break,
+                },
+                Kind::Blob => {
+                    blobs.push(RefBlob {
+                        path: name.to_vec(),
+                        oid: id,
+                        size: buf.len() as u64,
+                    });
+                    break;
+                }
+                Kind::Tree => {
+                    if diff.run(&mut reader, None, Some(id)).is_ok() {
+                        for change in diff.changes() {
+                            let Some((_, oid)) = change.new.filter(|&(m, _)| has_content(m)) else {
+                                continue;
+                            };
+                            let mut path = name.to_vec();
+                            path.push(b'/');
+                            path.extend_from_slice(diff.path(change));
+                            let size = reader.header(&oid).map_or(0, |(_, size)| size);
+                            blobs.push(RefBlob { path, oid, size });
+                        }
+                    }
+                    break;
+                }
+                Kind::Commit => break,
+            }
+        }
+    }
+    Ok(blobs)
 }
 
 /// A blob whose content is scanned: a regular file or a symlink (its target).
