@@ -1140,6 +1140,48 @@ fn a_generic_finding_under_a_provider_finding_is_counted_as_a_duplicate() {
     );
 }
 
+/// A Django `SECRET_KEY` as `django-admin startproject` writes it: 50
+/// characters of `get_random_secret_key()`'s alphabet, which holds
+/// `!@#$%^&*(`. The generic secret rule's alphabet has none of those, so
+/// such keys were not reported at all (exit 0).
+#[test]
+fn django_secret_keys_as_startproject_writes_them_are_found() {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)";
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut key = || -> String {
+        (0..50)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
+            })
+            .collect()
+    };
+    let t = Tree::new();
+    let mut settings = String::from("DEBUG = True\n");
+    for _ in 0..8 {
+        settings.push_str(&format!("SECRET_KEY = 'django-insecure-{}'\n", key()));
+    }
+    t.write("mysite/settings.py", settings);
+    t.write(
+        "deploy/.env",
+        format!("X=1\nDJANGO_SECRET_KEY=\"{}\"\n", key()),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| format!("{}:{}:{}:{}", f.path, f.line, f.column, f.rule_id))
+        .collect();
+    let mut expected: Vec<String> = (2..=9)
+        .map(|line| format!("mysite/settings.py:{line}:15:django-secret-key"))
+        .collect();
+    expected.insert(0, "deploy/.env:2:20:django-secret-key".to_owned());
+    assert_eq!(found, expected);
+}
+
 /// Confidence in every format, and `--min-confidence` filtering (counted).
 #[test]
 fn confidence_is_reported_and_filters() {
