@@ -1,0 +1,95 @@
+//! Private keys as large as the tools make them: a 16384-bit RSA key, the
+//! largest `ssh-keygen -t rsa -b` and `openssl genrsa` accept, in each of
+//! its formats, plain and indented in a YAML block scalar.
+
+mod common;
+
+use base64::Engine as _;
+
+use common::Tree;
+
+/// A PEM block labelled `label` whose body is `len` bytes starting with
+/// `head`, then pseudo-random bytes, in base64 lines of `width` characters.
+/// The rules read the block's shape, not its DER, so this is as long as a
+/// real key of that size and found or missed as one.
+fn block(label: &str, head: &[u8], len: usize, width: usize) -> String {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut der = head.to_vec();
+    while der.len() < len {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        der.push(state as u8);
+    }
+    let body = base64::engine::general_purpose::STANDARD.encode(&der);
+    let mut pem = format!("-----BEGIN {label}-----\n");
+    for line in body.as_bytes().chunks(width) {
+        pem.push_str(std::str::from_utf8(line).unwrap());
+        pem.push('\n');
+    }
+    pem.push_str(&format!("-----END {label}-----\n"));
+    pem
+}
+
+/// The body sizes of a 16384-bit RSA key made with `ssh-keygen -t rsa -b
+/// 16384` (12,704 bytes as written), converted with `ssh-keygen -p -m PEM`
+/// (12,603) and `openssl pkcs8 -topk8` (12,632; encrypted 12,794).
+#[test]
+fn a_16384_bit_rsa_key_is_found_in_every_format() {
+    let keys = [
+        (
+            "id_rsa",
+            block("RSA PRIVATE KEY", &[0x30, 0x82], 9261, 64),
+            "private-key-rsa",
+        ),
+        (
+            "key.pem",
+            block("PRIVATE KEY", &[0x30, 0x82], 9287, 64),
+            "private-key-pkcs8",
+        ),
+        (
+            "enc.pem",
+            block("ENCRYPTED PRIVATE KEY", &[0x30, 0x82], 9393, 64),
+            "private-key-pkcs8-encrypted",
+        ),
+        (
+            "id_openssh",
+            block("OPENSSH PRIVATE KEY", b"openssh-key-v1\0", 9342, 70),
+            "private-key-openssh",
+        ),
+    ];
+    let t = Tree::new();
+    let mut expected = Vec::new();
+    for (name, pem, rule) in &keys {
+        assert!(pem.len() > 12_500, "{name}: {} bytes", pem.len());
+        let lines = pem.lines().count() as u32;
+        let last = pem.lines().last().unwrap().len() as u32;
+        t.write(format!("keys/{name}"), format!("# {name}\n{pem}"));
+        expected.push(format!("keys/{name}:2:1:{}:{}:{rule}", lines + 1, last + 1));
+        let yaml: String = pem.lines().map(|l| format!("        {l}\n")).collect();
+        t.write(
+            format!("values/{name}.yaml"),
+            format!("app:\n  tls:\n    secret:\n      key: |\n{yaml}"),
+        );
+        expected.push(format!(
+            "values/{name}.yaml:5:9:{}:{}:{rule}",
+            lines + 4,
+            last + 9
+        ));
+    }
+    let r = t.run(&["scan", "--format", "json"]);
+    let mut found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{}:{}:{}",
+                f.path, f.line, f.column, f.end_line, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    found.sort();
+    expected.sort();
+    assert_eq!(found, expected);
+}
