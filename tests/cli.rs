@@ -1182,6 +1182,43 @@ fn django_secret_keys_as_startproject_writes_them_are_found() {
     assert_eq!(found, expected);
 }
 
+/// A Kubernetes Secret whose first `stringData` value is not a secret (a
+/// host name, dropped as a placeholder) had its other values never looked
+/// at: the password below was not reported (exit 0). The value reported is
+/// the first whose key names a credential, else the first: in a TLS Secret
+/// the key, not the certificate before it.
+#[test]
+fn a_kubernetes_secret_reports_its_credential_value_not_just_the_first() {
+    let t = Tree::new();
+    t.write(
+        "deploy/app-secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  DB_HOST: db.internal\n  DB_PORT: \"5432\"\n  DB_PASS: Copper-Heron-71Zq\n",
+    );
+    t.write(
+        "deploy/db-secret.yaml",
+        "apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  username: b3JkZXJzLWFwcA==\n  password: Q29wcGVyLUhlcm9uLTcxWnE=\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "deploy/app-secret.yaml:8:12:29 kubernetes-secret-data",
+            "deploy/db-secret.yaml:6:13:37 kubernetes-secret-data",
+        ]
+    );
+}
+
 /// Confidence in every format, and `--min-confidence` filtering (counted).
 #[test]
 fn confidence_is_reported_and_filters() {
