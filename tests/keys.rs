@@ -93,3 +93,73 @@ fn a_16384_bit_rsa_key_is_found_in_every_format() {
     expected.sort();
     assert_eq!(found, expected);
 }
+
+/// A key in JSON held in a JSON string (AWS Secrets Manager's
+/// `SecretString`, a `GOOGLE_CREDENTIALS` variable) has its line breaks
+/// escaped twice, `\\n`: such keys were not reported at all (exit 0).
+#[test]
+fn a_key_in_json_inside_a_json_string_is_found() {
+    let t = Tree::new();
+    let dir = t.path().join("gen");
+    std::fs::create_dir(&dir).unwrap();
+    let run = |cmd: &str, args: &[&str]| {
+        let out = std::process::Command::new(cmd)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap_or_else(|e| panic!("{cmd} must be installed to run this test: {e}"));
+        assert!(out.status.success(), "{cmd} {args:?}: {out:?}");
+    };
+    run(
+        "openssl",
+        &["genrsa", "-traditional", "-out", "rsa.pem", "2048"],
+    );
+    run(
+        "openssl",
+        &["genpkey", "-algorithm", "ed25519", "-out", "ed.pem"],
+    );
+    run(
+        "ssh-keygen",
+        &[
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "ci",
+            "-f",
+            "id_ed25519",
+        ],
+    );
+    let keys = [
+        ("rsa.pem", "private-key-rsa"),
+        ("ed.pem", "private-key-pkcs8"),
+        ("id_ed25519", "private-key-openssh"),
+    ];
+    let mut expected = Vec::new();
+    for (name, rule) in keys {
+        let key = std::fs::read_to_string(dir.join(name)).unwrap();
+        let inner = serde_json::json!({ "username": "deploy", "private_key": key }).to_string();
+        let outer = serde_json::json!({ "SecretString": inner }).to_string();
+        let column = outer.find("-----BEGIN").unwrap() + 1;
+        t.write(format!("secrets/{name}.json"), format!("{outer}\n"));
+        expected.push(format!("secrets/{name}.json:1:{column}:1 {rule}"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let r = t.run(&["scan", "--format", "json"]);
+    let mut found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_line, f.rule_id
+            )
+        })
+        .collect();
+    found.sort();
+    expected.sort();
+    assert_eq!(found, expected);
+}
