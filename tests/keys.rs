@@ -163,3 +163,45 @@ fn a_key_in_json_inside_a_json_string_is_found() {
     expected.sort();
     assert_eq!(found, expected);
 }
+
+/// PHP's `json_encode` writes every `/` as `\/` unless told otherwise: a
+/// key in such a JSON file (a body holds a `/` every 64 characters or so)
+/// was not reported at all (exit 0).
+#[test]
+fn a_key_in_json_with_escaped_slashes_is_found() {
+    let t = Tree::new();
+    let out = std::process::Command::new("openssl")
+        .args([
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+        ])
+        .output()
+        .expect("openssl must be installed to run this test");
+    assert!(out.status.success(), "{out:?}");
+    let key = String::from_utf8(out.stdout).unwrap();
+    let json = serde_json::json!({ "type": "rsa", "private_key": key })
+        .to_string()
+        .replace('/', "\\/");
+    assert!(json.contains("\\/"), "{json}");
+    t.write("config/keys.json", format!("{json}\n"));
+    let column = json.find("-----BEGIN").unwrap() + 1;
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_line, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [format!("config/keys.json:1:{column}:1 private-key-pkcs8")]
+    );
+}
