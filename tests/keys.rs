@@ -205,3 +205,49 @@ fn a_key_in_json_with_escaped_slashes_is_found() {
         [format!("config/keys.json:1:{column}:1 private-key-pkcs8")]
     );
 }
+
+/// A Java `.properties` value continues over lines with a backslash before
+/// the line break; a key written so (`\n\` or a bare `\` at each line's
+/// end, the lines indented) was not reported at all (exit 0).
+#[test]
+fn a_key_continued_over_properties_lines_is_found() {
+    let out = std::process::Command::new("openssl")
+        .args(["genrsa", "-traditional", "2048"])
+        .output()
+        .expect("openssl must be installed to run this test");
+    assert!(out.status.success(), "{out:?}");
+    let key = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = key.lines().collect();
+    let t = Tree::new();
+    t.write(
+        "src/main/resources/application.properties",
+        format!("server.port=8080\njwt.key={}\n", lines.join("\\n\\\n    ")),
+    );
+    t.write(
+        "conf/signing.properties",
+        format!("signing.key={}\n", lines.join("\\\n  ")),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_line, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    let n = lines.len() as u32;
+    assert_eq!(
+        found,
+        [
+            format!("conf/signing.properties:1:13:{n}:32 private-key-rsa"),
+            format!(
+                "src/main/resources/application.properties:2:9:{}:34 private-key-rsa",
+                n + 1
+            ),
+        ]
+    );
+}
