@@ -251,3 +251,72 @@ fn a_key_continued_over_properties_lines_is_found() {
         ]
     );
 }
+
+/// A Jupyter notebook holds a cell's source and its output as JSON lists of
+/// strings, one per line: a key pasted in a cell, and printed by it, was
+/// not reported at all (exit 0); nor a key written as a Python list of its
+/// lines.
+#[test]
+fn a_key_split_into_a_list_of_strings_is_found() {
+    let out = std::process::Command::new("openssl")
+        .args(["genrsa", "-traditional", "2048"])
+        .output()
+        .expect("openssl must be installed to run this test");
+    assert!(out.status.success(), "{out:?}");
+    let key = String::from_utf8(out.stdout).unwrap();
+    let lines =
+        |text: &str| -> Vec<String> { text.split_inclusive('\n').map(String::from).collect() };
+    let notebook = serde_json::json!({
+        "cells": [{
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {},
+            "source": lines(&format!("KEY = \"\"\"{key}\"\"\"\nprint(KEY)\n")),
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": lines(&key)}],
+        }],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    });
+    let text = serde_json::to_string_pretty(&notebook).unwrap();
+    let t = Tree::new();
+    t.write("analysis.ipynb", format!("{text}\n"));
+    let quoted: Vec<String> = key.lines().map(|l| format!("'{l}'")).collect();
+    t.write(
+        "keys.py",
+        format!(
+            "KEY = \"\\n\".join([\n    {},\n])\n",
+            quoted.join(",\n    ")
+        ),
+    );
+    // Where each block begins and where its END line ends, as `line:column`.
+    let at = |offset: usize| {
+        let line = text[..offset].matches('\n').count() + 1;
+        let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
+        format!("{line}:{column}")
+    };
+    let end = "-----END RSA PRIVATE KEY-----";
+    let mut expected: Vec<String> = text
+        .match_indices("-----BEGIN RSA PRIVATE KEY-----")
+        .map(|(begin, _)| {
+            let stop = begin + text[begin..].find(end).unwrap() + end.len();
+            format!("analysis.ipynb:{}:{} private-key-rsa", at(begin), at(stop))
+        })
+        .collect();
+    assert_eq!(expected.len(), 2);
+    let n = key.lines().count() + 1;
+    expected.push(format!("keys.py:2:6:{n}:35 private-key-rsa"));
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_line, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(found, expected);
+}
