@@ -320,3 +320,49 @@ fn a_key_split_into_a_list_of_strings_is_found() {
         .collect();
     assert_eq!(found, expected);
 }
+
+/// An XML writer escapes the line breaks of an attribute value as
+/// character references: a key in a .NET config's `value` attribute reads
+/// `-----BEGIN ...-----&#xD;&#xA;MIIE...`, and was not reported at all
+/// (exit 0); nor one written with `&#10;`.
+#[test]
+fn a_key_with_xml_character_references_for_line_breaks_is_found() {
+    let out = std::process::Command::new("openssl")
+        .args(["genrsa", "-traditional", "2048"])
+        .output()
+        .expect("openssl must be installed to run this test");
+    assert!(out.status.success(), "{out:?}");
+    let key = String::from_utf8(out.stdout).unwrap();
+    let key = key.trim_end();
+    let t = Tree::new();
+    let config = format!(
+        "<configuration>\n  <appSettings>\n    <add key=\"SigningKey\" value=\"{}\" />\n  </appSettings>\n</configuration>\n",
+        key.replace('\n', "&#xD;&#xA;")
+    );
+    t.write("web.config", &config);
+    t.write(
+        "key.xml",
+        format!("<key>{}</key>\n", key.replace('\n', "&#10;")),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_line, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    let wide = key.len() + (key.lines().count() - 1) * ("&#xD;&#xA;".len() - 1);
+    let narrow = key.len() + (key.lines().count() - 1) * ("&#10;".len() - 1);
+    assert_eq!(
+        found,
+        [
+            format!("key.xml:1:6:1:{} private-key-rsa", 6 + narrow),
+            format!("web.config:3:34:3:{} private-key-rsa", 34 + wide),
+        ]
+    );
+}
