@@ -1219,6 +1219,36 @@ fn a_kubernetes_secret_reports_its_credential_value_not_just_the_first() {
     );
 }
 
+/// Oracle's JDBC thin URL carries the credentials before the host,
+/// `jdbc:oracle:thin:USER/PASSWORD@//host:port/service`: the JDBC rule,
+/// which says it covers Oracle, read only `password=` parameters, and the
+/// password below was not reported (exit 0).
+#[test]
+fn an_oracle_jdbc_url_with_a_password_is_found() {
+    let t = Tree::new();
+    t.write(
+        "src/main/resources/application.properties",
+        "spring.datasource.url=jdbc:oracle:thin:scott/Tg5hY6uJ7iK8@//db.internal:1521/ORCL\n\
+         other.url=jdbc:oracle:thin:@//db.internal:1521/ORCL\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        ["src/main/resources/application.properties:1:46:58 jdbc-connection-password"]
+    );
+}
+
 /// Confidence in every format, and `--min-confidence` filtering (counted).
 #[test]
 fn confidence_is_reported_and_filters() {
