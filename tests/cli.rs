@@ -1219,6 +1219,64 @@ fn a_kubernetes_secret_reports_its_credential_value_not_just_the_first() {
     );
 }
 
+/// A wp-config.php as WordPress's installer (or its secret-key service)
+/// writes it: eight keys and salts of 64 characters of
+/// `wp_generate_password(64, true, true)`, whose alphabet holds
+/// `!@#$%^&*()-_ []{}<>~`+=,.;:/?|`. None was reported (exit 0).
+#[test]
+fn wordpress_keys_and_salts_are_found() {
+    const ALPHABET: &[u8] =
+        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()-_ []{}<>~`+=,.;:/?|";
+    let mut state = 0x5851_f42d_4c95_7f2du64;
+    let mut key = || -> String {
+        (0..64)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
+            })
+            .collect()
+    };
+    let names = [
+        "AUTH_KEY",
+        "SECURE_AUTH_KEY",
+        "LOGGED_IN_KEY",
+        "NONCE_KEY",
+        "AUTH_SALT",
+        "SECURE_AUTH_SALT",
+        "LOGGED_IN_SALT",
+        "NONCE_SALT",
+    ];
+    let mut config = String::from("<?php\ndefine( 'DB_NAME', 'wordpress' );\n");
+    for name in names {
+        config.push_str(&format!(
+            "define( '{name}',{:pad$}'{}' );\n",
+            "",
+            key(),
+            pad = 17 - name.len()
+        ));
+    }
+    let t = Tree::new();
+    t.write("wp-config.php", config);
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    let expected: Vec<String> = (3..=10)
+        .map(|line| format!("wp-config.php:{line}:30:94 wordpress-auth-key-salt"))
+        .collect();
+    assert_eq!(found, expected);
+}
+
 /// Oracle's JDBC thin URL carries the credentials before the host,
 /// `jdbc:oracle:thin:USER/PASSWORD@//host:port/service`: the JDBC rule,
 /// which says it covers Oracle, read only `password=` parameters, and the
