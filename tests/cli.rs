@@ -1277,6 +1277,37 @@ fn wordpress_keys_and_salts_are_found() {
     assert_eq!(found, expected);
 }
 
+/// A Laravel `.env` as `php artisan key:generate` leaves it:
+/// `APP_KEY=base64:` and 32 random bytes. No rule named the key and none
+/// of the generic rules' words is in `APP_KEY`: not reported (exit 0).
+#[test]
+fn a_laravel_app_key_is_found() {
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD.encode(
+        (0u8..32)
+            .map(|i| i.wrapping_mul(151).wrapping_add(29))
+            .collect::<Vec<u8>>(),
+    );
+    let t = Tree::new();
+    t.write(
+        ".env",
+        format!("APP_NAME=Laravel\nAPP_ENV=production\nAPP_KEY=base64:{key}\nAPP_DEBUG=false\n"),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(found, [".env:3:9:60 laravel-app-key"]);
+}
+
 /// Oracle's JDBC thin URL carries the credentials before the host,
 /// `jdbc:oracle:thin:USER/PASSWORD@//host:port/service`: the JDBC rule,
 /// which says it covers Oracle, read only `password=` parameters, and the
