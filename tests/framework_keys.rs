@@ -58,3 +58,30 @@ fn an_aspnet_machine_key_is_found() {
         ]
     );
 }
+
+/// A Phoenix endpoint's `secret_key_base` as `mix phx.gen.secret` makes it
+/// (64 characters of base64, no padding), in `config/prod.secret.exs` and
+/// in a release's environment. Only Rails's 128 hex had a rule: neither
+/// was reported (exit 0).
+#[test]
+fn a_phoenix_secret_key_base_is_found() {
+    use base64::Engine as _;
+    let bytes: Vec<u8> = (0..48).map(|i| (i * 89 + 17) as u8).collect();
+    let secret = base64::engine::general_purpose::STANDARD.encode(bytes);
+    assert_eq!(secret.len(), 64);
+    let t = Tree::new();
+    t.write(
+        "config/prod.secret.exs",
+        format!(
+            "import Config\n\nconfig :shop, ShopWeb.Endpoint,\n  secret_key_base: \"{secret}\"\n"
+        ),
+    );
+    t.write("rel/env.sh", format!("export SECRET_KEY_BASE={secret}\n"));
+    assert_eq!(
+        found(&t),
+        [
+            "config/prod.secret.exs:4:21:85 phoenix-secret-key-base",
+            "rel/env.sh:1:24:88 phoenix-secret-key-base",
+        ]
+    );
+}
