@@ -1156,6 +1156,204 @@ fn a_generic_finding_under_a_provider_finding_is_counted_as_a_duplicate() {
     );
 }
 
+/// A Django `SECRET_KEY` as `django-admin startproject` writes it: 50
+/// characters of `get_random_secret_key()`'s alphabet, which holds
+/// `!@#$%^&*(`. The generic secret rule's alphabet has none of those, so
+/// such keys were not reported at all (exit 0).
+#[test]
+fn django_secret_keys_as_startproject_writes_them_are_found() {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)";
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut key = || -> String {
+        (0..50)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
+            })
+            .collect()
+    };
+    let t = Tree::new();
+    let mut settings = String::from("DEBUG = True\n");
+    for _ in 0..8 {
+        settings.push_str(&format!("SECRET_KEY = 'django-insecure-{}'\n", key()));
+    }
+    t.write("mysite/settings.py", settings);
+    t.write(
+        "deploy/.env",
+        format!("X=1\nDJANGO_SECRET_KEY=\"{}\"\n", key()),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| format!("{}:{}:{}:{}", f.path, f.line, f.column, f.rule_id))
+        .collect();
+    let mut expected: Vec<String> = (2..=9)
+        .map(|line| format!("mysite/settings.py:{line}:15:django-secret-key"))
+        .collect();
+    expected.insert(0, "deploy/.env:2:20:django-secret-key".to_owned());
+    assert_eq!(found, expected);
+}
+
+/// A Kubernetes Secret whose first `stringData` value is not a secret (a
+/// host name, dropped as a placeholder) had its other values never looked
+/// at: the password below was not reported (exit 0). The value reported is
+/// the first whose key names a credential, else the first: in a TLS Secret
+/// the key, not the certificate before it.
+#[test]
+fn a_kubernetes_secret_reports_its_credential_value_not_just_the_first() {
+    let t = Tree::new();
+    t.write(
+        "deploy/app-secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\nstringData:\n  DB_HOST: db.internal\n  DB_PORT: \"5432\"\n  DB_PASS: Copper-Heron-71Zq\n",
+    );
+    t.write(
+        "deploy/db-secret.yaml",
+        "apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  username: b3JkZXJzLWFwcA==\n  password: Q29wcGVyLUhlcm9uLTcxWnE=\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "deploy/app-secret.yaml:8:12:29 kubernetes-secret-data",
+            "deploy/db-secret.yaml:6:13:37 kubernetes-secret-data",
+        ]
+    );
+}
+
+/// A wp-config.php as WordPress's installer (or its secret-key service)
+/// writes it: eight keys and salts of 64 characters of
+/// `wp_generate_password(64, true, true)`, whose alphabet holds
+/// `!@#$%^&*()-_ []{}<>~`+=,.;:/?|`. None was reported (exit 0).
+#[test]
+fn wordpress_keys_and_salts_are_found() {
+    const ALPHABET: &[u8] =
+        b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*()-_ []{}<>~`+=,.;:/?|";
+    let mut state = 0x5851_f42d_4c95_7f2du64;
+    let mut key = || -> String {
+        (0..64)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                ALPHABET[(state % ALPHABET.len() as u64) as usize] as char
+            })
+            .collect()
+    };
+    let names = [
+        "AUTH_KEY",
+        "SECURE_AUTH_KEY",
+        "LOGGED_IN_KEY",
+        "NONCE_KEY",
+        "AUTH_SALT",
+        "SECURE_AUTH_SALT",
+        "LOGGED_IN_SALT",
+        "NONCE_SALT",
+    ];
+    let mut config = String::from("<?php\ndefine( 'DB_NAME', 'wordpress' );\n");
+    for name in names {
+        config.push_str(&format!(
+            "define( '{name}',{:pad$}'{}' );\n",
+            "",
+            key(),
+            pad = 17 - name.len()
+        ));
+    }
+    let t = Tree::new();
+    t.write("wp-config.php", config);
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    let expected: Vec<String> = (3..=10)
+        .map(|line| format!("wp-config.php:{line}:30:94 wordpress-auth-key-salt"))
+        .collect();
+    assert_eq!(found, expected);
+}
+
+/// A Laravel `.env` as `php artisan key:generate` leaves it:
+/// `APP_KEY=base64:` and 32 random bytes. No rule named the key and none
+/// of the generic rules' words is in `APP_KEY`: not reported (exit 0).
+#[test]
+fn a_laravel_app_key_is_found() {
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD.encode(
+        (0u8..32)
+            .map(|i| i.wrapping_mul(151).wrapping_add(29))
+            .collect::<Vec<u8>>(),
+    );
+    let t = Tree::new();
+    t.write(
+        ".env",
+        format!("APP_NAME=Laravel\nAPP_ENV=production\nAPP_KEY=base64:{key}\nAPP_DEBUG=false\n"),
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(found, [".env:3:9:60 laravel-app-key"]);
+}
+
+/// Oracle's JDBC thin URL carries the credentials before the host,
+/// `jdbc:oracle:thin:USER/PASSWORD@//host:port/service`: the JDBC rule,
+/// which says it covers Oracle, read only `password=` parameters, and the
+/// password below was not reported (exit 0).
+#[test]
+fn an_oracle_jdbc_url_with_a_password_is_found() {
+    let t = Tree::new();
+    t.write(
+        "src/main/resources/application.properties",
+        "spring.datasource.url=jdbc:oracle:thin:scott/Tg5hY6uJ7iK8@//db.internal:1521/ORCL\n\
+         other.url=jdbc:oracle:thin:@//db.internal:1521/ORCL\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}:{} {}",
+                f.path, f.line, f.column, f.end_column, f.rule_id
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        ["src/main/resources/application.properties:1:46:58 jdbc-connection-password"]
+    );
+}
+
 /// Confidence in every format, and `--min-confidence` filtering (counted).
 #[test]
 fn confidence_is_reported_and_filters() {

@@ -356,3 +356,37 @@ fn a_repository_scan_from_a_subdirectory_uses_the_root_gitleaks_config() {
     assert_eq!(ids(run.expect(1)), ["acme-internal-token app.env:2"]);
     assert_eq!(run.stderr.lines().next(), Some(note.as_str()));
 }
+
+/// Go's RE2 reads `\072` as an octal escape (`:`), as in a gitleaks rule
+/// that spells a separator so. Such a `.gitleaks.toml` was refused:
+/// "invalid regex: backreferences are not supported", exit 2. A lone `\1`
+/// is a backreference in RE2 too, and still refused.
+#[test]
+fn a_gitleaks_rule_with_octal_escapes_loads() {
+    let t = Tree::new();
+    t.write(
+        ".gitleaks.toml",
+        r#"
+[[rules]]
+id = "acme-internal-token"
+regex = '''acme\072([a-z0-9]{24})\0121'''
+keywords = ["acme:"]
+"#,
+    );
+    t.write("src/app.env", "A=1\nT=acme:q8rk2vxz1lmn4pt7wy0aze5h\n1\n");
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).locations(), ["src/app.env:2:8:2:32"]);
+    assert_eq!(r.findings()[0].rule_id, "acme-internal-token");
+
+    t.write(
+        ".gitleaks.toml",
+        "[[rules]]\nid = \"r\"\nregex = '''(a)\\1'''\nkeywords = [\"a\"]\n",
+    );
+    let r = t.run(&["scan"]);
+    r.expect(2);
+    assert!(
+        r.stderr.contains("backreferences are not supported"),
+        "{}",
+        r.stderr
+    );
+}

@@ -351,6 +351,17 @@ pub(crate) fn rescan<E: LayerScanner>(
             scratch.suppressed.duplicate += 1;
             continue;
         }
+        // Every finding of a run has the run's position: the same secret
+        // twice in it (or at two depths) would be two identical findings.
+        if out[first..].iter().any(|p| {
+            p.rule_id == f.rule_id
+                && p.offset == f.offset
+                && p.end_offset == f.end_offset
+                && p.fingerprint == f.fingerprint
+        }) {
+            scratch.suppressed.duplicate += 1;
+            continue;
+        }
         let at = (f.offset - input.base_offset) as usize;
         let line_start = memchr::memrchr(b'\n', &data[at.saturating_sub(lead)..at])
             .map_or(at.saturating_sub(lead), |i| at.saturating_sub(lead) + i + 1);

@@ -62,7 +62,7 @@
 //!    `[start - L, end + 2 L)`, so these walks see every hit whose matches
 //!    may meet a zone (and keep only those). The keywords of the
 //!    long-window rules (private keys, JWTs, cloud credentials, providers
-//!    whose windows reach 3 KB: 49 of 1,309 built-in rules) are found
+//!    whose windows reach 3 KB: 49 of 1,314 built-in rules) are found
 //!    beyond the walks, as far as each rule's windows reach, by one
 //!    memchr pass per keyword's rarest byte (`RareByteSearch`), once
 //!    over each group of zones whose reaches meet: an automaton step per

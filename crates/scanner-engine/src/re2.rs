@@ -9,6 +9,7 @@
 //! | `[` inside a class         | nested class                 | `\[`                   |
 //! | `&&` `--` `~~` in a class  | set operations               | literal characters     |
 //! | `{` not a repetition       | error                        | `\{`                   |
+//! | `\101` octal               | backreference error          | `\x{41}`               |
 //! | `\b \w \d \s` ASCII        | Unicode by default           | ASCII (we compile with Unicode off) |
 //!
 //! Everything RE2 rejects that regex-syntax accepts is left alone (being more
@@ -64,6 +65,21 @@ pub(crate) fn translate(pattern: &str) -> String {
                 Some('C') if !in_class => {
                     out.push_str("(?s-u:.)");
                     i += 2;
+                    continue;
+                }
+                // An octal escape: `\0` and up to two more octal digits, or
+                // a digit 1-7 followed by one or two (a lone `\1` is a
+                // backreference, left for the parser to reject).
+                Some(d @ '0'..='7') if d == '0' || octal(chars.get(i + 2)) => {
+                    let mut j = i + 2;
+                    let mut value = d as u32 - '0' as u32;
+                    while j < i + 4 && octal(chars.get(j)) {
+                        value = value * 8 + (chars[j] as u32 - '0' as u32);
+                        j += 1;
+                    }
+                    out.push_str(&format!("\\x{{{value:X}}}"));
+                    i = j;
+                    class_start = false;
                     continue;
                 }
                 Some(n) => {
@@ -135,6 +151,11 @@ pub(crate) fn translate(pattern: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// Whether `c` is an octal digit.
+fn octal(c: Option<&char>) -> bool {
+    c.is_some_and(|c| ('0'..='7').contains(c))
 }
 
 /// RE2 counted repetition: `{n}`, `{n,}`, `{n,m}`.
@@ -238,6 +259,11 @@ mod tests {
         assert_eq!(translate(r"[a&&b]"), r"[a&\&b]");
         assert_eq!(translate(r"[+--]"), r"[+-\-]");
         assert_eq!(translate(r"a{2,3}b{x}"), r"a{2,3}b\{x}");
+        // Octal escapes, as Go reads them: `\0` alone, up to three digits.
+        assert_eq!(
+            translate(r"a\072b\0c\12[\101-\132]\0777"),
+            r"a\x{3A}b\x{0}c\x{A}[\x{41}-\x{5A}]\x{3F}7"
+        );
         assert_eq!(translate(r"a{,3}"), r"a\{,3}");
         assert_eq!(translate(r"\{[a-z]{4}\}"), r"\{[a-z]{4}\}");
     }

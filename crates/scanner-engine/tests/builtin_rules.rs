@@ -228,7 +228,7 @@ fn keyword_leads_are_inferred() {
     // a word after the match's start (`net use X: \\host /user:`, the
     // string before `-AsPlainText`), and one provider entry's prefix is a
     // URL (`prisma-postgres-api-key`).
-    assert_eq!((short.len(), long.len()), (1251, 58));
+    assert_eq!((short.len(), long.len()), (1256, 58));
     assert!(long.contains(&"generic-bearer-token-header".to_string()));
 }
 

@@ -225,3 +225,30 @@ fn a_percent_encoded_url_is_reported_once() {
         )]
     );
 }
+
+/// Every finding of an encoded run has the run's position: a run holding
+/// the same secret twice gave two identical findings (same line, column,
+/// rule and fingerprint). One is reported, the other counted a duplicate.
+#[test]
+fn the_same_secret_twice_in_one_run_is_reported_once() {
+    let e = engine(TOK);
+    let run = base64(format!("a={T1} b={T1}\n").as_bytes(), false);
+    let text = format!("X={run}\n");
+    let end = 2 + run.len();
+    assert_eq!(
+        placed(&e, &text),
+        [(
+            1,
+            3,
+            1,
+            end as u32 + 1,
+            2,
+            end as u64,
+            T1.into(),
+            vec![Encoding::Base64]
+        )]
+    );
+    let mut scratch = e.new_scratch();
+    scan_with(&e, &mut scratch, text.as_bytes(), "src/main.rs");
+    assert_eq!(scratch.take_suppressed().duplicate, 1);
+}
