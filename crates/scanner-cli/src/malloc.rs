@@ -8,6 +8,8 @@
 //!   time.
 //! - [`hand_back_freed`]: what a thread that is done freed goes back to the
 //!   kernel.
+//! - [`Trimmer`]: what a history's workers freed goes back to the kernel
+//!   while they work.
 
 /// Caps glibc's malloc arenas at the cores this process may run on. glibc
 /// gives each thread that meets a locked arena a new one, up to 8 per
@@ -53,6 +55,61 @@ pub(crate) fn hand_back_freed() {
     // to the kernel; no allocation is moved or freed.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// While it lives, hands the memory freed so far back to the kernel every
+/// [`TRIM_EVERY`] ([`hand_back_freed`]), from a thread of its own: for a
+/// history, whose workers rebuild and drop objects of 0.5-4 MB all along.
+/// glibc keeps what they free in their arenas, where a block of one size
+/// seldom fits the next object, so the heap's resident pages grow past its
+/// live bytes for the whole scan: on moto's history at `--threads 2` (two
+/// cores), about 60 MB live against 120 MB resident at the end. What is
+/// handed back and used again is faulted in afresh: the cost is CPU time.
+/// Medians of interleaved rounds of that scan (peak RSS, user + system):
+///
+/// | every | rounds | peak RSS | CPU |
+/// | --- | --- | --- | --- |
+/// | never | 10 | 155.4 MB | 6.98 s |
+/// | 1 s | 10 | 148.0 MB | 7.22 s |
+/// | 0.5 s | 10 | 148.5 MB | 7.30 s |
+/// | never / 1 s / 2 s | 8 | 151.7 / 146.4 / 151.8 MB | 7.77 / 7.78 / 7.67 s |
+/// | never / 0.25 s | 6 | 145.7 / 139.3 MB | 7.06 / 7.69 s |
+/// | 0.1 s (another build, under load) | 6 | 121 MB against 152 | +1.1 s |
+pub(crate) struct Trimmer {
+    stop: Option<crossbeam_channel::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How often a [`Trimmer`] hands memory back.
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl Trimmer {
+    pub(crate) fn start() -> Trimmer {
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        let thread = std::thread::Builder::new()
+            .name("trim".into())
+            .spawn(move || {
+                while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(TRIM_EVERY)
+                {
+                    hand_back_freed();
+                }
+            })
+            .ok();
+        Trimmer {
+            stop: Some(stop),
+            thread,
+        }
+    }
+}
+
+impl Drop for Trimmer {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -62,6 +62,9 @@ pub struct ScanPlan {
     /// `--history URL`, `--repos-from`: the directory of their clones (each removed once
     /// scanned), removed when the plan drops.
     pub clones: Option<remote::Clones>,
+    /// `--history`: freed memory handed back to the kernel while the scan runs, until the
+    /// plan drops.
+    pub(crate) trimmer: Option<crate::malloc::Trimmer>,
 }
 
 /// Builds the rule set: `--rules FILE` or the built-in rules, then every
@@ -248,6 +251,7 @@ impl ScanPlan {
         }
         let mut clones = None;
         let mut remotes = Vec::new();
+        let mut trimmer = None;
 
         let cwd = crate::paths::current_dir()?;
         // --staged / --diff: git runs while the engine builds.
@@ -325,6 +329,7 @@ impl ScanPlan {
             // only for those made after it (the pipeline tunes again, for
             // its other callers).
             crate::malloc::for_rebuilt_objects(threads);
+            trimmer = Some(crate::malloc::Trimmer::start());
             if let Some(first) = repos.first_mut() {
                 first.start_early();
             }
@@ -509,6 +514,7 @@ impl ScanPlan {
             baseline_out,
             baseline,
             clones,
+            trimmer,
         })
     }
 }
@@ -693,9 +699,11 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         baseline_out,
         baseline,
         clones,
+        trimmer,
     } = plan;
     let (report, mut sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
+    drop(trimmer);
     // The clones are scanned: their directory removed now (and on every return above this).
     if let Some(clones) = clones {
         if describe {
