@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{token, Tree, RULE};
 
 const CUSTOM: &str = r#"
@@ -63,12 +61,7 @@ fn a_gitleaks_config_in_the_root_is_used_with_no_flags() {
 #[test]
 fn a_gitleaks_private_key_rule_finds_a_4096_bit_key() {
     let t = Tree::new();
-    let key = Command::new("openssl")
-        .args(["genrsa", "4096"])
-        .output()
-        .unwrap();
-    assert!(key.status.success());
-    let pem = String::from_utf8(key.stdout).unwrap();
+    let pem = common::openssl(&["genrsa", "4096"]);
     t.write("deploy/id_rsa", format!("# key\n{pem}"));
     t.write(
         "rules.toml",

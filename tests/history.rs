@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{commit_at, git_in, isolate, token, Commit, Repo, Run, BIN};
+use common::{commit_at, git_in, isolate, openssl, token, Commit, Repo, Run, BIN};
 use std::process::Command;
 
 /// Four workers and blobs split above 100 KB into 20 KB pieces, with the stats written.
@@ -1085,12 +1085,7 @@ fn a_secret_behind_a_replace_ref_is_still_found() {
 /// report it again, and an edit of its last line reports it at that commit.
 #[test]
 fn a_key_pasted_into_a_large_file_is_found_at_its_commit_once() {
-    let out = std::process::Command::new("openssl")
-        .args(["genrsa", "2048"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let pem = String::from_utf8(out.stdout).unwrap();
+    let pem = openssl(&["genrsa", "2048"]);
     let notes = |from: u32| -> String {
         (from..from + 400)
             .map(|n| format!("note {n:04} unchanged\n"))

@@ -170,18 +170,13 @@ fn a_key_in_json_inside_a_json_string_is_found() {
 #[test]
 fn a_key_in_json_with_escaped_slashes_is_found() {
     let t = Tree::new();
-    let out = std::process::Command::new("openssl")
-        .args([
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:2048",
-        ])
-        .output()
-        .expect("openssl must be installed to run this test");
-    assert!(out.status.success(), "{out:?}");
-    let key = String::from_utf8(out.stdout).unwrap();
+    let key = common::openssl(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+    ]);
     let json = serde_json::json!({ "type": "rsa", "private_key": key })
         .to_string()
         .replace('/', "\\/");
@@ -211,12 +206,7 @@ fn a_key_in_json_with_escaped_slashes_is_found() {
 /// end, the lines indented) was not reported at all (exit 0).
 #[test]
 fn a_key_continued_over_properties_lines_is_found() {
-    let out = std::process::Command::new("openssl")
-        .args(["genrsa", "-traditional", "2048"])
-        .output()
-        .expect("openssl must be installed to run this test");
-    assert!(out.status.success(), "{out:?}");
-    let key = String::from_utf8(out.stdout).unwrap();
+    let key = common::openssl(&["genrsa", "-traditional", "2048"]);
     let lines: Vec<&str> = key.lines().collect();
     let t = Tree::new();
     t.write(
@@ -258,12 +248,7 @@ fn a_key_continued_over_properties_lines_is_found() {
 /// lines.
 #[test]
 fn a_key_split_into_a_list_of_strings_is_found() {
-    let out = std::process::Command::new("openssl")
-        .args(["genrsa", "-traditional", "2048"])
-        .output()
-        .expect("openssl must be installed to run this test");
-    assert!(out.status.success(), "{out:?}");
-    let key = String::from_utf8(out.stdout).unwrap();
+    let key = common::openssl(&["genrsa", "-traditional", "2048"]);
     let lines =
         |text: &str| -> Vec<String> { text.split_inclusive('\n').map(String::from).collect() };
     let notebook = serde_json::json!({
@@ -327,12 +312,7 @@ fn a_key_split_into_a_list_of_strings_is_found() {
 /// (exit 0); nor one written with `&#10;`.
 #[test]
 fn a_key_with_xml_character_references_for_line_breaks_is_found() {
-    let out = std::process::Command::new("openssl")
-        .args(["genrsa", "-traditional", "2048"])
-        .output()
-        .expect("openssl must be installed to run this test");
-    assert!(out.status.success(), "{out:?}");
-    let key = String::from_utf8(out.stdout).unwrap();
+    let key = common::openssl(&["genrsa", "-traditional", "2048"]);
     let key = key.trim_end();
     let t = Tree::new();
     let config = format!(

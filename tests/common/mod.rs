@@ -273,6 +273,16 @@ pub fn commit_at(r: &Repo, msg: &str, date: &str) {
 
 /// An AWS access key ID (`AKIA` and 16 base-32 characters) built at run
 /// time, like [`token`]: `seed` varies it.
+/// What `openssl ARGS` writes on stdout: a key it generates (PEM). openssl must be installed.
+pub fn openssl(args: &[&str]) -> String {
+    let out = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl must be installed to run this test");
+    assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
 pub fn aws_key_id(seed: u32) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     let mut x = 0x9E37_79B9u32 ^ seed.wrapping_mul(0x85EB_CA6B).wrapping_add(1);
