@@ -49,16 +49,13 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         Arc::clone(&repo.store),
     );
     let mut groups = BlobGroups::new(out.workers());
-    // Every ref's history (no named revisions, no date): the blobs refs name without a
-    // commit too.
-    let every_ref = repo.options.revs.is_empty() && repo.options.since.is_none();
-    let dir = repo.options.repo.clone();
-    let started = repo.start();
-    // The blobs refs name without a commit (read before the walk, so that one it yields is
-    // left to it: scanned once, at its commit), and those of them the walk yielded.
-    let mut by_ref = match &started {
-        Ok(_) if every_ref => super::ref_blobs(&dir, &store)?,
-        _ => Vec::new(),
+    let mut started = repo.start();
+    // The blobs refs name without a commit (every ref's history only; read before the walk,
+    // so that one it yields is left to it: scanned once, at its commit), and those of them
+    // the walk yielded.
+    let mut by_ref = match &mut started {
+        Ok(s) => s.ref_blobs()?,
+        Err(_) => Vec::new(),
     };
     let wanted: OidMap<()> = by_ref.iter().map(|b| (b.oid, ())).collect();
     let mut walked = OidMap::<()>::default();

@@ -85,6 +85,23 @@ pub struct Started {
     pub(super) listing: Listing,
     chains: bool,
     diff_threads: usize,
+    /// Every ref's history (no named revisions, no date): the blobs refs name without a
+    /// commit ([`ref_blobs`]), being read on a thread of their own, so that they overlap
+    /// what the listing overlaps.
+    ref_blobs: Option<thread::JoinHandle<Result<Vec<RefBlob>, HistoryError>>>,
+}
+
+impl Started {
+    /// The blobs refs name without a commit, once read ([`Started::ref_blobs`]); none where
+    /// named revisions or a date select the commits.
+    pub fn ref_blobs(&mut self) -> Result<Vec<RefBlob>, HistoryError> {
+        match self.ref_blobs.take() {
+            Some(reading) => reading
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => Ok(Vec::new()),
+        }
+    }
 }
 
 /// How the commits are being listed.
@@ -150,12 +167,17 @@ pub fn start(opts: &HistoryOptions, store: &Arc<ObjectStore>) -> Result<Started,
     } else {
         Listing::Git(Running::spawn(repo, list, LIST)?)
     };
+    let ref_blobs = (opts.revs.is_empty() && opts.since.is_none()).then(|| {
+        let (repo, store) = (repo.to_path_buf(), Arc::clone(store));
+        thread::spawn(move || ref_blobs(&repo, &store))
+    });
     Ok(Started {
         repo: repo.to_path_buf(),
         store: Arc::clone(store),
         listing,
         chains: opts.chains,
         diff_threads: opts.diff_threads,
+        ref_blobs,
     })
 }
 
@@ -178,6 +200,7 @@ pub fn walk(
         listing,
         chains,
         diff_threads,
+        ..
     } = started;
     let repo = repo.as_path();
     let (mut list, mut commits) = commits(repo, listing)?;
