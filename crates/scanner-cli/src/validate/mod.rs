@@ -82,19 +82,34 @@ struct Hosts {
 
 impl Hosts {
     fn acquire(&self, host: &str) {
-        let mut busy = self.busy.lock().unwrap();
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         while busy.get(host).copied().unwrap_or(0) >= PER_HOST {
-            busy = self.freed.wait(busy).unwrap();
+            busy = self.freed.wait(busy).unwrap_or_else(|e| e.into_inner());
         }
         *busy.entry(host.to_owned()).or_default() += 1;
     }
 
     fn release(&self, host: &str) {
-        let mut busy = self.busy.lock().unwrap();
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(n) = busy.get_mut(host) {
             *n -= 1;
         }
         self.freed.notify_all();
+    }
+
+    /// Runs `check` in one of `host`'s slots. A check that panics (a bug: the panic is
+    /// printed as any is) is `unknown` with the reason, and its slot is freed all the same:
+    /// once a validation thread died holding one, the checks waiting for that host, and the
+    /// scan waiting for them, waited for ever.
+    fn answer(&self, host: &str, check: impl FnOnce() -> Validation) -> Validation {
+        self.acquire(host);
+        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(check));
+        self.release(host);
+        answer.unwrap_or_else(|_| {
+            let mut v = Validation::new(ValidationStatus::Unknown, "check failed");
+            v.error = Some("the check panicked (a bug in scanner: please report it)".into());
+            v
+        })
     }
 }
 
@@ -114,11 +129,11 @@ impl Checker {
                     .name(format!("validate-{i}"))
                     .spawn(move || {
                         for job in rx {
-                            let host = job.validator.host().to_owned();
-                            hosts.acquire(&host);
-                            let v = check(&client, &job.validator, &job.vars);
-                            hosts.release(&host);
-                            results.lock().unwrap().insert(job.key, v);
+                            let v = hosts.answer(job.validator.host(), || {
+                                check(&client, &job.validator, &job.vars)
+                            });
+                            let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
+                            results.insert(job.key, v);
                         }
                     })
                     .expect("spawning a validation thread")
@@ -293,6 +308,23 @@ mod tests {
             scrub("GET /bot123%3Aabc%2FDEF/getMe for AC99: 123:abc/DEF", &vars),
             "GET /bot[secret]/getMe for [secret]: [secret]"
         );
+    }
+
+    #[test]
+    fn a_check_that_panics_is_unknown_and_frees_its_slot() {
+        let hosts = Hosts::default();
+        for _ in 0..PER_HOST + 1 {
+            let v = hosts.answer("h", || panic!("a bug"));
+            assert_eq!(v.status, ValidationStatus::Unknown);
+            assert_eq!(v.reason.as_deref(), Some("check failed"));
+            assert_eq!(
+                v.error.as_deref(),
+                Some("the check panicked (a bug in scanner: please report it)")
+            );
+        }
+        assert_eq!(hosts.busy.lock().unwrap().get("h"), Some(&0));
+        let v = hosts.answer("h", || Validation::new(ValidationStatus::Valid, "200"));
+        assert_eq!(v.status, ValidationStatus::Valid);
     }
 
     #[test]
