@@ -1122,6 +1122,22 @@ examples = ["key = acme_q8w2k5n1x7c3v9b4"]
     let r = t.run(&["rules", "check", "one.toml"]);
     r.expect(0);
     assert_eq!(r.stderr, "all examples of 1 rule pass\n");
+    // A rule with no example proves nothing: said, and counted.
+    t.write(
+        "bare.toml",
+        "[[rules]]\nid = \"acme-key\"\nregex = '\\b(acme_[a-z0-9]{16})\\b'\nkeywords = [\"acme_\"]\n\
+         examples = [\"key = acme_q8w2k5n1x7c3v9b4\"]\n\n\
+         [[rules]]\nid = \"acme-secret\"\nregex = 'acmes_[a-z0-9]{16}'\nkeywords = [\"acmes_\"]\n\
+         negative_examples = [\"acmes_short\"]\n",
+    );
+    let r = t.run(&["rules", "check", "bare.toml"]);
+    r.expect(0);
+    assert_eq!(
+        r.stderr,
+        "scanner: warning: bare.toml: rule `acme-secret`: no examples: nothing proves it finds \
+         a secret (add `examples = [...]`)\n\
+         all examples of 2 rules pass (1 of them without examples)\n"
+    );
     t.write("broken.toml", "[[rules]]\nid = \"x\"\nregex = '''(['''\n");
     let r = t.run(&["rules", "check", "broken.toml"]);
     r.expect(2);

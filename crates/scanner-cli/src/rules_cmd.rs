@@ -99,10 +99,24 @@ pub fn run(cmd: RulesCommand) -> anyhow::Result<ExitCode> {
                 let reason = messages::sanitize(&f.reason);
                 writeln!(out, "{}: {kind}: {:?}: {reason}", f.rule_id, f.example)?;
             }
+            // A rule with no example passes with nothing proved: said, not failed (many
+            // gitleaks rule files have none).
+            let bare = engine.rules_without_examples();
+            for id in &bare {
+                messages::print(&messages::rule_warning(
+                    a.file.as_deref(),
+                    Some(id),
+                    "no examples: nothing proves it finds a secret (add `examples = [...]`)",
+                ));
+            }
             let n = engine.rules().len() as u64;
             let rules = plural(n, "rule", "rules");
             if failures.is_empty() {
-                messages::print(&format!("all examples of {n} {rules} pass"));
+                let unproved = match bare.len() as u64 {
+                    0 => String::new(),
+                    b => format!(" ({b} of them without examples)"),
+                };
+                messages::print(&format!("all examples of {n} {rules} pass{unproved}"));
                 Ok(ExitCode::SUCCESS)
             } else {
                 let f = failures.len() as u64;

@@ -4,6 +4,17 @@
 use super::*;
 
 impl Engine {
+    /// The ids of the rules without a single example (negative ones alone do not count):
+    /// [`Engine::check_examples`] proves nothing of them.
+    pub fn rules_without_examples(&self) -> Vec<&str> {
+        self.rules
+            .iter()
+            .zip(&self.infos)
+            .filter(|(rule, _)| rule.examples.is_empty())
+            .map(|(_, info)| &*info.id)
+            .collect()
+    }
+
     /// Runs every rule's examples (each must produce a finding of its rule)
     /// and negative examples (none may), and reports those that do not
     /// behave, with the reason. Compiles every regex.
