@@ -460,13 +460,7 @@ impl RemoteRepo {
         };
         let stderr = reader.join().unwrap_or_default();
         if !status.success() {
-            let text = String::from_utf8_lossy(&stderr);
-            let reason = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ");
+            let reason = super::history::one_line(&String::from_utf8_lossy(&stderr));
             let reason = match reason.is_empty() {
                 true => format!("git clone exited with {status}"),
                 false => redact_text(&reason, &self.url),

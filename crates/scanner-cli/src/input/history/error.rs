@@ -131,16 +131,20 @@ impl std::error::Error for HistoryError {
     }
 }
 
-/// Turns git's stderr into the most specific error.
-pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> HistoryError {
-    let text = String::from_utf8_lossy(stderr).trim().to_string();
-    // What is relayed: one line, git's lines joined (a message is one line).
-    let said = text
-        .lines()
+/// git's message `text` (its stderr) as one line, what a message relays: its lines trimmed,
+/// the empty ones dropped, the others joined by `; `.
+pub fn one_line(text: &str) -> String {
+    text.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join("; ");
+        .join("; ")
+}
+
+/// Turns git's stderr into the most specific error.
+pub(super) fn classify(repo: &Path, command: &'static str, stderr: &[u8]) -> HistoryError {
+    let text = String::from_utf8_lossy(stderr).trim().to_string();
+    let said = one_line(&text);
     let repo = repo.to_path_buf();
     let quoted = |prefix: &str| {
         let start = text.find(prefix)? + prefix.len();
