@@ -1002,6 +1002,27 @@ fn validate_names_a_report_of_another_format() {
 /// `--only-valid` without `--validate` can show nothing (no offline
 /// evidence is `valid`): a note says so and what to use, instead of an
 /// empty report after "1 finding".
+/// `--ca-cert` only serves the validation requests: without `--validate` it did nothing,
+/// silently, to a user who thought the scan would check through their proxy.
+#[test]
+fn ca_cert_without_validate_says_it_does_nothing() {
+    let tree = Tree::new();
+    tree.write("a.env", format!("T={}\n", token(951)));
+    let out = scanner_without_proxy(&tree)
+        .args(["scan", "--format", "json", "--ca-cert", "corp.pem", "a.env"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr.lines().next(),
+        Some("scanner: note: --ca-cert does nothing without --validate: no request is sent")
+    );
+    let findings: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0]["validation"]["status"], "offline_valid");
+}
+
 #[test]
 fn only_valid_without_validate_says_it_shows_nothing() {
     let tree = Tree::new();

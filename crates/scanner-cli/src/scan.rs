@@ -670,6 +670,10 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
              provider's answer is `valid` (add --validate, or use --min-validity offline_valid)",
         );
     }
+    if !args.validation.validate && args.validation.ca_cert.is_some() {
+        // Nothing is sent anywhere: a CA given for a proxy that is never met.
+        messages::note("--ca-cert does nothing without --validate: no request is sent");
+    }
     sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;
     // What this run reads or writes besides its inputs is never scanned: the report (`-o` and
