@@ -1231,17 +1231,7 @@ fn a_kubernetes_secret_reports_its_credential_value_not_just_the_first() {
         "apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  username: b3JkZXJzLWFwcA==\n  password: Q29wcGVyLUhlcm9uLTcxWnE=\n",
     );
     let r = t.run(&["scan", "--format", "json"]);
-    let found: Vec<String> = r
-        .expect(1)
-        .findings()
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}:{} {}",
-                f.path, f.line, f.column, f.end_column, f.rule_id
-            )
-        })
-        .collect();
+    let found = r.expect(1).found();
     assert_eq!(
         found,
         [
@@ -1292,17 +1282,7 @@ fn wordpress_keys_and_salts_are_found() {
     let t = Tree::new();
     t.write("wp-config.php", config);
     let r = t.run(&["scan", "--format", "json"]);
-    let found: Vec<String> = r
-        .expect(1)
-        .findings()
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}:{} {}",
-                f.path, f.line, f.column, f.end_column, f.rule_id
-            )
-        })
-        .collect();
+    let found = r.expect(1).found();
     let expected: Vec<String> = (3..=10)
         .map(|line| format!("wp-config.php:{line}:30:94 wordpress-auth-key-salt"))
         .collect();
@@ -1326,17 +1306,7 @@ fn a_laravel_app_key_is_found() {
         format!("APP_NAME=Laravel\nAPP_ENV=production\nAPP_KEY=base64:{key}\nAPP_DEBUG=false\n"),
     );
     let r = t.run(&["scan", "--format", "json"]);
-    let found: Vec<String> = r
-        .expect(1)
-        .findings()
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}:{} {}",
-                f.path, f.line, f.column, f.end_column, f.rule_id
-            )
-        })
-        .collect();
+    let found = r.expect(1).found();
     assert_eq!(found, [".env:3:9:60 laravel-app-key"]);
 }
 
@@ -1353,17 +1323,7 @@ fn an_oracle_jdbc_url_with_a_password_is_found() {
          other.url=jdbc:oracle:thin:@//db.internal:1521/ORCL\n",
     );
     let r = t.run(&["scan", "--format", "json"]);
-    let found: Vec<String> = r
-        .expect(1)
-        .findings()
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}:{} {}",
-                f.path, f.line, f.column, f.end_column, f.rule_id
-            )
-        })
-        .collect();
+    let found = r.expect(1).found();
     assert_eq!(
         found,
         ["src/main/resources/application.properties:1:46:58 jdbc-connection-password"]

@@ -117,6 +117,19 @@ impl Run {
             })
             .collect()
     }
+    /// `path:line:col:end_col rule` of every finding, in report order (a rule's example
+    /// found where expected, by the rule expected).
+    pub fn found(&self) -> Vec<String> {
+        self.findings()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}:{}:{} {}",
+                    f.path, f.line, f.column, f.end_column, f.rule_id
+                )
+            })
+            .collect()
+    }
     /// The summary line starting with `prefix` (e.g. "not scanned:").
     pub fn summary_line(&self, prefix: &str) -> Option<&str> {
         self.stderr.lines().find(|l| l.starts_with(prefix))
