@@ -10,15 +10,17 @@ use super::emptied;
 /// a corrupt delta is an error, never a read out of bounds or a runaway
 /// allocation.
 ///
-/// `out` is first given room for the result, at most the base and the
-/// delta together (which bounds what a corrupt header can make it
-/// allocate), and [`SHORT`] bytes more for short pieces copied as blocks.
-/// A result can be
-/// larger (a block of the base copied several times: generated JSON, whose
-/// records repeat): `out` then grows, doubling at most and never past the
-/// result's size. Left to `Vec`'s growth, it doubled past it, and these
-/// buffers are kept (in the caches, shared with the worker scanning them): the heap's
-/// peak on moto's history was 106 MB, 95 MB with this (heaptrack).
+/// `out` is first given room for the result, and [`SHORT`] bytes more for
+/// short pieces copied as blocks. A result larger than the base and the
+/// delta together (a block of the base copied several times: generated
+/// JSON, whose records repeat) is given room only once its instructions
+/// are counted and found to add up to it ([`counted_size`]), so a corrupt
+/// header cannot make `out` allocate more than the instructions build.
+/// Exactly the result's size: these buffers are kept (in the caches, shared
+/// with the worker scanning them), and a result grown by doubling held up
+/// to twice its size (the heap's peak on moto's history was 106 MB, 95 MB
+/// when growth stopped at the result's size); each doubling also copied
+/// what was built so far (`realloc`, 1% of a history scan of moto).
 pub(super) fn apply(base: &[u8], delta: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("ssse3") {
@@ -53,7 +55,12 @@ fn apply_with<const SHUFFLE: bool>(
             base.len()
         ));
     }
-    emptied(out, result_len.min(base.len() + delta.len()) + SHORT);
+    if result_len > base.len() + delta.len()
+        && counted_size(base.len(), delta, i) != Some(result_len)
+    {
+        return Err(CORRUPT.into());
+    }
+    emptied(out, result_len + SHORT);
     while let Some(&op) = delta.get(i) {
         i += 1;
         let piece = if op & 0x80 != 0 {
@@ -101,16 +108,44 @@ fn apply_with<const SHUFFLE: bool>(
         if len > result_len {
             return Err(CORRUPT.into());
         }
-        if len > out.capacity() {
-            let room = result_len.min(len.max(2 * out.capacity()));
-            out.reserve_exact(room - out.len());
-        }
         out.extend_from_slice(piece);
     }
     if out.len() != result_len {
         return Err(CORRUPT.into());
     }
     Ok(())
+}
+
+/// The size of what the instructions of `delta` from `i` build on a base of
+/// `base_len` bytes (copies and inserts added up), without applying them;
+/// `None` where [`apply`] would find them corrupt: cut short, reading past
+/// the base, or holding the reserved opcode 0.
+fn counted_size(base_len: usize, delta: &[u8], mut i: usize) -> Option<usize> {
+    let mut size = 0usize;
+    while let Some(&op) = delta.get(i) {
+        i += 1;
+        let (end, len) = if op & 0x80 != 0 {
+            let (offset, len) = copy_fields(delta, &mut i, op)?;
+            let len = if len == 0 { 0x10000 } else { len };
+            (offset.checked_add(len)?, len)
+        } else if op != 0 {
+            i += usize::from(op);
+            (i, usize::from(op))
+        } else {
+            return None;
+        };
+        if end
+            > if op & 0x80 != 0 {
+                base_len
+            } else {
+                delta.len()
+            }
+        {
+            return None;
+        }
+        size = size.checked_add(len)?;
+    }
+    Some(size)
 }
 
 /// A copy's offset and size (0 for 65,536), from the bytes after its opcode
@@ -360,9 +395,17 @@ mod tests {
         apply(&base, &delta, &mut out).unwrap();
         assert_eq!(out.len(), result);
         assert!(out.chunks(100).all(|c| c == base));
-        assert_eq!(out.capacity(), result);
-        // Reused, as the caches reuse buffers: no larger.
+        assert_eq!(out.capacity(), result + SHORT);
+        // Reused, as the caches reuse buffers: no larger, never moved.
+        let at = out.as_ptr();
         apply(&base, &delta, &mut out).unwrap();
-        assert_eq!(out.capacity(), result);
+        assert_eq!((out.capacity(), out.as_ptr()), (result + SHORT, at));
+        // A header that says 1 TiB over the same instructions is refused
+        // before anything is allocated for it.
+        let mut lying = vec![100, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20];
+        lying.extend_from_slice(&delta[4..]);
+        let mut out = Vec::new();
+        assert_eq!(apply(&base, &lying, &mut out), Err(CORRUPT_DELTA.into()));
+        assert_eq!(out.capacity(), 0);
     }
 }
