@@ -245,17 +245,25 @@ fn a_signal_stops_the_scan_cleanly() {
     }
 }
 
-/// Under `nohup` (SIGHUP ignored when the scanner starts) a hangup does not stop the scan: the
-/// run was asked to outlive its terminal, and finishes with its report.
+/// A signal ignored when the scanner starts stays ignored, and the scan finishes with its report:
+/// under `nohup` (SIGHUP) the run was asked to outlive its terminal, and a non-interactive shell
+/// starts `scanner scan . &` with SIGINT ignored, so that the script's Ctrl-C leaves it running.
 #[cfg(unix)]
 #[test]
-fn a_hangup_ignored_by_nohup_stays_ignored() {
+fn a_signal_ignored_at_the_start_stays_ignored() {
+    for sig in ["HUP", "INT"] {
+        an_ignored_signal_does_not_stop_the_scan(sig);
+    }
+}
+
+#[cfg(unix)]
+fn an_ignored_signal_does_not_stop_the_scan(sig: &str) {
     let t = Tree::new();
     let mut child = Command::new("sh")
         .current_dir(t.path())
         .args([
             "-c",
-            "trap '' HUP; exec \"$0\" scan - -o report.json --format json",
+            &format!("trap '' {sig}; exec \"$0\" scan - -o report.json --format json"),
             env!("CARGO_BIN_EXE_scanner"),
         ])
         .stdin(Stdio::piped())
@@ -275,11 +283,11 @@ fn a_hangup_ignored_by_nohup_stays_ignored() {
         assert!(started.elapsed() < Duration::from_secs(20), "no temp file");
         std::thread::sleep(Duration::from_millis(10));
     }
-    common::signal(&child, "-HUP");
+    common::signal(&child, &format!("-{sig}"));
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         child.try_wait().unwrap().is_none(),
-        "stopped by an ignored SIGHUP"
+        "stopped by an ignored SIG{sig}"
     );
     drop(stdin);
     let out = child.wait_with_output().unwrap();

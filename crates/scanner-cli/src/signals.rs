@@ -74,11 +74,14 @@ impl Caught {
 pub fn install(stop: StopHandle) -> std::io::Result<Caught> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let caught = Caught::default();
-    let mut watched = vec![SIGINT, SIGTERM];
-    // Under `nohup` the run was asked to outlive its terminal: an ignored hangup stays so.
-    if !ignored(SIGHUP) {
-        watched.push(SIGHUP);
-    }
+    // A signal ignored when the run starts stays ignored: under `nohup` the
+    // run was asked to outlive its terminal (SIGHUP), and a shell script's
+    // `scanner scan . &` is not meant to stop on the Ctrl-C that stops the
+    // script's foreground (SIGINT).
+    let watched: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&sig| !ignored(sig))
+        .collect();
     let mut signals = signal_hook::iterator::Signals::new(watched)?;
     let seen = caught.clone();
     std::thread::Builder::new()
@@ -99,7 +102,8 @@ pub fn install(stop: StopHandle) -> std::io::Result<Caught> {
     Ok(caught)
 }
 
-/// Whether `sig` is ignored (`SIG_IGN`, inherited through exec, as `nohup` leaves SIGHUP).
+/// Whether `sig` is ignored (`SIG_IGN`, inherited through exec, as `nohup` leaves SIGHUP and a
+/// non-interactive shell leaves SIGINT for a job it starts with `&`).
 #[cfg(unix)]
 fn ignored(sig: i32) -> bool {
     // SAFETY: with a null new action, sigaction only reads the current one into `old`.
