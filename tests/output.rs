@@ -576,4 +576,46 @@ mod output {
             .collect();
         assert_eq!(names, ["report.json"], "temporary file left behind");
     }
+
+    /// A commit message that names the secret it adds (`git commit -m "set k=ghp_..."`) is
+    /// redacted in the report's `commit` as the secret is everywhere else: json, jsonl, sarif
+    /// and html.
+    #[test]
+    fn history_commit_subject_holding_the_secret_is_redacted() {
+        let repo = crate::common::Repo::new();
+        let secret = token(41);
+        repo.write("app.env", format!("k={secret}\n"));
+        repo.git(&["add", "app.env"]);
+        repo.commit(&format!("set k={secret} for prod"));
+        for format in ["json", "jsonl", "sarif", "html"] {
+            let run = repo.scan(&["scan", "-q", "--history", "--format", format]);
+            run.expect(1);
+            assert!(
+                !run.stdout.contains(&secret[4..]),
+                "{format}: {}",
+                run.stdout
+            );
+        }
+        let run = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
+        let findings: Vec<Finding> = serde_json::from_str(&run.stdout).unwrap();
+        let commit = findings[0].commit.as_ref().unwrap();
+        assert_eq!(commit.summary, "set k=ghp_… for prod");
+        let run = repo.scan(&["scan", "-q", "--history", "--format", "sarif"]);
+        let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(
+            sarif["runs"][0]["results"][0]["properties"]["commit"]["summary"],
+            "set k=ghp_… for prod"
+        );
+        let run = repo.scan(&[
+            "scan",
+            "-q",
+            "--history",
+            "--show-secrets",
+            "--format",
+            "json",
+        ]);
+        let findings: Vec<Finding> = serde_json::from_str(&run.stdout).unwrap();
+        let commit = findings[0].commit.as_ref().unwrap();
+        assert_eq!(commit.summary, format!("set k={secret} for prod"));
+    }
 }

@@ -37,10 +37,13 @@
 //! Every write error is returned as is. A closed pipe (`scanner scan | head`) shows up as an
 //! [`io::ErrorKind::BrokenPipe`] error: the caller checks [`is_broken_pipe`] and ends quietly.
 
+use std::borrow::Cow;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use scanner_engine::{Finding, RuleInfo};
+
+use crate::input::CommitInfo;
 
 pub mod html;
 pub mod json;
@@ -338,6 +341,24 @@ pub fn shown_match(f: &Finding, show_secrets: bool) -> String {
         return redact(&f.r#match);
     }
     f.r#match.replace(f.secret.as_str(), &redact(&f.secret))
+}
+
+/// The commit as the report shows it: unless `show_secrets`, every copy of the secret in its
+/// author or subject (`git commit -m "set token ghp_..."`) redacted, as in `match`.
+pub fn shown_commit(pf: &PathFinding, show_secrets: bool) -> Option<Cow<'_, CommitInfo>> {
+    let c = pf.commit.as_deref()?;
+    let secret = pf.finding.secret.as_str();
+    let fields = [&c.author_name, &c.author_email, &c.summary];
+    if show_secrets || secret.is_empty() || !fields.iter().any(|s| s.contains(secret)) {
+        return Some(Cow::Borrowed(c));
+    }
+    let hidden = redact(secret);
+    Some(Cow::Owned(CommitInfo {
+        author_name: c.author_name.replace(secret, &hidden),
+        author_email: c.author_email.replace(secret, &hidden),
+        summary: c.summary.replace(secret, &hidden),
+        ..c.clone()
+    }))
 }
 
 /// The secret as the report shows it.
