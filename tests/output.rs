@@ -618,4 +618,28 @@ mod output {
         let commit = findings[0].commit.as_ref().unwrap();
         assert_eq!(commit.summary, format!("set k={secret} for prod"));
     }
+
+    /// The text snippet redacts every copy of the secret, as json's `match` does: a URL whose
+    /// user name is its password showed the password whole after the first (redacted) copy.
+    #[test]
+    fn text_redacts_every_copy_of_the_secret_in_the_snippet() {
+        let t = Tree::new();
+        let pw = "Zq8w4Lp2Xk9Tr";
+        t.write(
+            "a.env",
+            format!("DATABASE_URL=postgres://{pw}:{pw}@db.internal:5432/app\n"),
+        );
+        let out = scan(t.path(), &["scan", "-q", "a.env"]);
+        assert_eq!(
+            out,
+            "a.env:1:39  postgres-connection-url [medium]  postgres://Zq8w…:Zq8w…@db.internal\n"
+        );
+        let out = scan(t.path(), &["scan", "-q", "--show-secrets", "a.env"]);
+        assert_eq!(
+            out,
+            format!(
+                "a.env:1:39  postgres-connection-url [medium]  postgres://{pw}:{pw}@db.internal\n"
+            )
+        );
+    }
 }
