@@ -1,0 +1,50 @@
+//! Baselines seen from outside: `--write-baseline`, `--baseline` and `scanner baseline add`
+//! on real trees, with the exact findings each run reports or suppresses (see
+//! `crates/scanner-cli/src/baseline.rs` and `docs/precommit.md`, "Baselines").
+
+mod common;
+
+use std::os::unix::ffi::OsStrExt;
+
+use common::{token, Tree};
+
+/// A baseline records a non-UTF-8 file name lossily (`bad\xff.env` as `bad\u{fffd}.env`),
+/// so it must never suppress by that name: the same secret copied into `bad\xfe.env`, which
+/// reads the same once lossy, was silently hidden (exit 0).
+#[test]
+fn a_non_utf8_name_never_matches_a_baseline_entry() {
+    let t = Tree::new();
+    let line = format!("k={}\n", token(1));
+    let name = |b: &[u8]| std::ffi::OsStr::from_bytes(b).to_owned();
+    t.write(name(b"bad\xff.env"), &line);
+    t.run(&["scan", "-q", "--write-baseline", "b.json", "."])
+        .expect(0);
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.join("b.json")).unwrap()).unwrap();
+    assert_eq!(b["entries"][0]["path"], "bad\u{fffd}.env");
+
+    t.write(name(b"bad\xfe.env"), &line);
+    let run = t.run(&[
+        "scan",
+        "-q",
+        "--format",
+        "json",
+        "--baseline",
+        "b.json",
+        ".",
+    ]);
+    run.expect(1);
+    let found: Vec<_> = run
+        .findings()
+        .iter()
+        .map(|f| (f.path_bytes.clone(), f.line))
+        .collect();
+    // The recorded file too: its entry cannot say which of the two it was.
+    assert_eq!(
+        found,
+        [
+            (Some("Li9iYWT+LmVudg==".to_string()), 1),
+            (Some("Li9iYWT/LmVudg==".to_string()), 1)
+        ]
+    );
+}
