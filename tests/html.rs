@@ -231,6 +231,29 @@ fn html_page_of_stdin_named_after_a_fifo_has_no_context_and_does_not_block() {
     assert_eq!(findings[0]["context"], Value::Null);
 }
 
+/// Two files whose names differ only in bytes that are not UTF-8 read the same in `path`
+/// (U+FFFD); the summary counts them by `path_bytes`, as two files.
+#[test]
+fn html_summary_counts_files_whose_names_are_not_utf8_apart() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    for (i, name) in [&b"bad\xff.env"[..], b"bad\xfe.env"]
+        .into_iter()
+        .enumerate()
+    {
+        t.write(
+            std::ffi::OsStr::from_bytes(name),
+            format!("k={}\n", token(i as u32)),
+        );
+    }
+    html_report(&t, &[]);
+    let dom = chromium_dom(&t.join("report.html"), "", "non-UTF-8 names");
+    assert!(
+        dom.contains("<p id=\"totals\">2 findings in 2 files</p>"),
+        "{dom}"
+    );
+}
+
 #[test]
 fn html_page_of_a_history_scan_names_the_commit() {
     let r = Repo::new();
