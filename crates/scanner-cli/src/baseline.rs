@@ -137,6 +137,16 @@ pub const MAX_BASELINE: u64 = 64 << 20;
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
     let text = scanner_engine::read_at_most(path, MAX_BASELINE, "a baseline", "a baseline")
         .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
+    // A report (ours, or gitleaks' `--baseline-path` file) is an array: say so, not serde's
+    // "invalid type: map, expected u32".
+    if text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        bail!(
+            "invalid baseline {}: a JSON array, as a report is (`--format json`, or gitleaks' \
+             report), not a baseline: record the findings to accept with `scanner scan \
+             --write-baseline FILE`",
+            escape_path(path)
+        );
+    }
     let file: BaselineFile = serde_json::from_slice(&text)
         .with_context(|| format!("invalid baseline {}", escape_path(path)))?;
     if file.version != VERSION {
