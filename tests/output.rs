@@ -577,35 +577,53 @@ mod output {
         assert_eq!(names, ["report.json"], "temporary file left behind");
     }
 
-    /// A commit message that names the secret it adds (`git commit -m "set k=ghp_..."`) is
-    /// redacted in the report's `commit` as the secret is everywhere else: json, jsonl, sarif
-    /// and html.
+    /// A commit message that names a secret it adds (`git commit -m "set k=ghp_..."`) is
+    /// redacted in the report's `commit` as the secret is everywhere else, in the findings of
+    /// every file of that commit: json, sarif and html; jsonl knows the secrets of the files
+    /// written so far, the file's own among them.
     #[test]
     fn history_commit_subject_holding_the_secret_is_redacted() {
         let repo = crate::common::Repo::new();
         let secret = token(41);
         repo.write("app.env", format!("k={secret}\n"));
-        repo.git(&["add", "app.env"]);
+        repo.write("other.env", format!("k={}\n", token(42)));
+        repo.git(&["add", "."]);
         repo.commit(&format!("set k={secret} for prod"));
-        for format in ["json", "jsonl", "sarif", "html"] {
+        let scan = |format: &str| {
             let run = repo.scan(&["scan", "-q", "--history", "--format", format]);
             run.expect(1);
-            assert!(
-                !run.stdout.contains(&secret[4..]),
-                "{format}: {}",
-                run.stdout
+            run.stdout.clone()
+        };
+        for format in ["json", "sarif", "html"] {
+            let out = scan(format);
+            assert!(!out.contains(&secret[4..]), "{format}: {out}");
+        }
+        let findings: Vec<Finding> = serde_json::from_str(&scan("json")).unwrap();
+        let summaries: Vec<_> = findings
+            .iter()
+            .map(|f| (f.path.as_str(), f.commit.as_ref().unwrap().summary.as_str()))
+            .collect();
+        assert_eq!(
+            summaries,
+            [
+                ("app.env", "set k=ghp_… for prod"),
+                ("other.env", "set k=ghp_… for prod")
+            ]
+        );
+        let sarif: serde_json::Value = serde_json::from_str(&scan("sarif")).unwrap();
+        for i in 0..2 {
+            assert_eq!(
+                sarif["runs"][0]["results"][i]["properties"]["commit"]["summary"],
+                "set k=ghp_… for prod"
             );
         }
-        let run = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
-        let findings: Vec<Finding> = serde_json::from_str(&run.stdout).unwrap();
-        let commit = findings[0].commit.as_ref().unwrap();
-        assert_eq!(commit.summary, "set k=ghp_… for prod");
-        let run = repo.scan(&["scan", "-q", "--history", "--format", "sarif"]);
-        let sarif: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-        assert_eq!(
-            sarif["runs"][0]["results"][0]["properties"]["commit"]["summary"],
-            "set k=ghp_… for prod"
-        );
+        let jsonl = scan("jsonl");
+        let app: Finding = jsonl
+            .lines()
+            .map(|l| serde_json::from_str::<Finding>(l).unwrap())
+            .find(|f| f.path == "app.env")
+            .unwrap();
+        assert_eq!(app.commit.unwrap().summary, "set k=ghp_… for prod");
         let run = repo.scan(&[
             "scan",
             "-q",
@@ -615,8 +633,10 @@ mod output {
             "json",
         ]);
         let findings: Vec<Finding> = serde_json::from_str(&run.stdout).unwrap();
-        let commit = findings[0].commit.as_ref().unwrap();
-        assert_eq!(commit.summary, format!("set k={secret} for prod"));
+        for f in &findings {
+            let summary = &f.commit.as_ref().unwrap().summary;
+            assert_eq!(summary, &format!("set k={secret} for prod"));
+        }
     }
 
     /// The text snippet redacts every copy of the secret, as json's `match` does: a URL whose

@@ -36,7 +36,7 @@
 //! | `confidence` | string | `high`, `medium` or `low`, for triage: a provider rule with a fixed prefix or a valid checksum is `high`, a generic value `medium`, a failed checksum `low`; a test, fixture, example or documentation path, a Rust unit-test module, or a vendor's published example value, makes it `low` (see `docs/rules.md`). `--min-confidence` filters on it. |
 //! | `tags` | array of strings | Why the confidence is what it is: `prefix`, `generic`, `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`, `test-code`, `published-example`, `shape-mismatch:RULE_ID`. |
 //! | `decoded` | array of strings | Empty for a secret in plain text. Otherwise how it was found, outermost first: `base64`, `base64url`, `hex`, `percent`, `string-literals` (see `docs/decoding.md`); the position is then that of the whole encoded run. |
-//! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`, any copy of the secret in them redacted as in `match`. `path` is then the path in that commit, and positions are in that blob. |
+//! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`, every copy in them of a secret found in that commit redacted as in `match` (`jsonl`: of the files written so far, this one's included). `path` is then the path in that commit, and positions are in that blob. |
 //! | `validation` | object | Whether the secret works: see below. Always present. |
 //!
 //! # The validation object
@@ -90,7 +90,7 @@ use std::io::{self, Write};
 use base64::Engine as _;
 use serde::Serialize;
 
-use super::{shown_commit, shown_match, shown_secret, PathFinding};
+use super::{shown_match, shown_secret, PathFinding};
 
 /// The wire form of one finding: field order here is the key order on the wire. `html`
 /// embeds the same object, so a field added here reaches its page too.
@@ -114,7 +114,7 @@ pub(super) struct FindingObject<'a> {
     confidence: scanner_engine::Confidence,
     tags: &'a [&'static str],
     decoded: Vec<&'static str>,
-    commit: Option<Cow<'a, crate::input::CommitInfo>>,
+    commit: Option<&'a crate::input::CommitInfo>,
     validation: &'a scanner_engine::Validation,
 }
 
@@ -146,7 +146,7 @@ impl<'a> FindingObject<'a> {
             confidence: f.confidence,
             tags: &f.tags,
             decoded: f.decoded.iter().map(|e| e.as_str()).collect(),
-            commit: shown_commit(pf, show_secrets),
+            commit: pf.commit.as_deref(),
             validation: &f.validation,
         }
     }

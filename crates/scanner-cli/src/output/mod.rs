@@ -37,7 +37,7 @@
 //! Every write error is returned as is. A closed pipe (`scanner scan | head`) shows up as an
 //! [`io::ErrorKind::BrokenPipe`] error: the caller checks [`is_broken_pipe`] and ends quietly.
 
-use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -113,6 +113,10 @@ pub struct Sink {
     validation: Option<Validating>,
     /// `--min-validity`: findings below are not written.
     min_validity: Option<scanner_engine::ValidationStatus>,
+    /// `--history`: every secret found in each commit so far, by commit id, and the commit as
+    /// the report shows it ([`Sink::redact_commits`]).
+    commit_secrets: HashMap<String, Vec<String>>,
+    shown_commits: HashMap<String, std::sync::Arc<CommitInfo>>,
 }
 
 /// What `--validate` needs in the sink.
@@ -135,6 +139,8 @@ impl Sink {
             context: None,
             validation: None,
             min_validity: None,
+            commit_secrets: HashMap::new(),
+            shown_commits: HashMap::new(),
         }
     }
 
@@ -175,6 +181,17 @@ impl Sink {
         if batch.is_empty() {
             return Ok(());
         }
+        if !self.opts.show_secrets {
+            for pf in &batch {
+                if let (Some(c), false) = (&pf.commit, pf.finding.secret.is_empty()) {
+                    let secrets = self.commit_secrets.entry(c.id.clone()).or_default();
+                    if !secrets.contains(&pf.finding.secret) {
+                        secrets.push(pf.finding.secret.clone());
+                        self.shown_commits.remove(&c.id);
+                    }
+                }
+            }
+        }
         // While the file is fresh in the cache, and before anything may drop a finding.
         if let (Format::Html, Some(source)) = (self.opts.format, &mut self.context) {
             source.read(&batch, self.opts.show_secrets);
@@ -207,9 +224,41 @@ impl Sink {
         }
     }
 
+    /// Unless `show_secrets`, the commit of each finding as the report shows it: every copy,
+    /// in its author or subject (`git commit -m "add ghp_..."`), of a secret found in that
+    /// commit redacted, as in `match`. The held formats know every finding's secret by then;
+    /// `jsonl` those of the files written so far.
+    fn redact_commits(&mut self, findings: &mut [PathFinding]) {
+        for pf in findings {
+            let Some(c) = pf.commit.as_ref() else {
+                continue;
+            };
+            let Some(secrets) = self.commit_secrets.get_mut(&c.id) else {
+                continue;
+            };
+            let shown = self.shown_commits.entry(c.id.clone()).or_insert_with(|| {
+                // The longest first: a secret inside another must not cut that one's copy.
+                secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+                let hide = |text: &str| {
+                    secrets
+                        .iter()
+                        .fold(text.to_string(), |t, s| t.replace(s.as_str(), &redact(s)))
+                };
+                std::sync::Arc::new(CommitInfo {
+                    author_name: hide(&c.author_name),
+                    author_email: hide(&c.author_email),
+                    summary: hide(&c.summary),
+                    ..(**c).clone()
+                })
+            });
+            pf.commit = Some(shown.clone());
+        }
+    }
+
     /// A batch of `jsonl`, sorted, in one write, flushed.
     fn write_streaming(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         batch.sort_by(report_order);
+        self.redact_commits(&mut batch);
         self.buf.clear();
         for f in &batch {
             json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
@@ -248,6 +297,9 @@ impl Sink {
                 return self.write_streaming(held);
             }
         }
+        let mut held = std::mem::take(&mut self.held);
+        self.redact_commits(&mut held);
+        self.held = held;
         match self.opts.format {
             Format::Jsonl => {}
             Format::Text => {
@@ -341,24 +393,6 @@ pub fn shown_match(f: &Finding, show_secrets: bool) -> String {
         return redact(&f.r#match);
     }
     f.r#match.replace(f.secret.as_str(), &redact(&f.secret))
-}
-
-/// The commit as the report shows it: unless `show_secrets`, every copy of the secret in its
-/// author or subject (`git commit -m "set token ghp_..."`) redacted, as in `match`.
-pub fn shown_commit(pf: &PathFinding, show_secrets: bool) -> Option<Cow<'_, CommitInfo>> {
-    let c = pf.commit.as_deref()?;
-    let secret = pf.finding.secret.as_str();
-    let fields = [&c.author_name, &c.author_email, &c.summary];
-    if show_secrets || secret.is_empty() || !fields.iter().any(|s| s.contains(secret)) {
-        return Some(Cow::Borrowed(c));
-    }
-    let hidden = redact(secret);
-    Some(Cow::Owned(CommitInfo {
-        author_name: c.author_name.replace(secret, &hidden),
-        author_email: c.author_email.replace(secret, &hidden),
-        summary: c.summary.replace(secret, &hidden),
-        ..c.clone()
-    }))
 }
 
 /// The secret as the report shows it.

@@ -99,7 +99,6 @@
 //!
 //! [SARIF 2.1.0]: https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
@@ -107,7 +106,7 @@ use scanner_engine::RuleInfo;
 use scanner_engine::{Confidence, ValidationStatus};
 use serde::Serialize;
 
-use super::{shown_commit, shown_secret, PathFinding};
+use super::{shown_secret, PathFinding};
 use crate::input::VersionControl;
 use crate::paths::path_uri;
 
@@ -207,7 +206,7 @@ struct ResultProperties<'a> {
     /// `--history`: the commit that introduced the finding (the JSON
     /// report's `commit` object).
     #[serde(skip_serializing_if = "Option::is_none")]
-    commit: Option<Cow<'a, crate::input::CommitInfo>>,
+    commit: Option<&'a crate::input::CommitInfo>,
     /// The JSON report's `validation` object, always.
     validation: &'a scanner_engine::Validation,
 }
@@ -329,7 +328,7 @@ pub(super) fn write_log(
                     confidence: f.confidence,
                     tags: &f.tags,
                     decoded: f.decoded.iter().map(|e| e.as_str()).collect(),
-                    commit: shown_commit(pf, show_secrets),
+                    commit: pf.commit.as_deref(),
                     validation: &f.validation,
                 },
             }
