@@ -254,6 +254,41 @@ fn html_summary_counts_files_whose_names_are_not_utf8_apart() {
     );
 }
 
+/// A later version of a file that adds a token next to one added before: the older token,
+/// reported with the version that introduced it (and suppressed in this one as unchanged),
+/// showed whole in the new token's lines of context. Every copy of a secret the page
+/// reports is redacted there.
+#[test]
+fn html_context_of_a_later_version_redacts_the_secret_reported_with_an_earlier_one() {
+    let r = Repo::new();
+    let (old, new) = (token(31), token(32));
+    r.write("f.env", format!("a\nk1={old}\nb\n"));
+    r.git(&["add", "."]);
+    r.commit("one");
+    r.write("f.env", format!("a\nk1={old}\nk2={new}\nb\n"));
+    r.git(&["add", "."]);
+    r.commit("two");
+    let run = r.scan(&["scan", "--history", "--format", "html", "-o", "report.html"]);
+    run.expect(1);
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 1 unchanged in a later version")
+    );
+    let page = std::fs::read_to_string(r.path("report.html")).unwrap();
+    assert!(!page.contains(&old[4..]), "the older token is on the page");
+    let contexts: Vec<Value> = embedded(&page)
+        .iter()
+        .map(|f| json!([f["line"], f["context"]]))
+        .collect();
+    assert_eq!(
+        contexts,
+        [
+            json!([2, {"line": 1, "before": "a\nk1=", "secret": "ghp_…", "after": "\nb"}]),
+            json!([3, {"line": 1, "before": "a\nk1=ghp_…\nk2=", "secret": "ghp_…", "after": "\nb"}]),
+        ]
+    );
+}
+
 #[test]
 fn html_page_of_a_history_scan_names_the_commit() {
     let r = Repo::new();

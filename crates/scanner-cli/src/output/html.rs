@@ -50,7 +50,9 @@
 //! Unless `--show-secrets`, no secret reaches the page, the lines of context included: the
 //! secret's bytes there are replaced by its redacted form (`ghp_…`, as in every format), and
 //! so are every other finding's secret of the same file that falls in those lines and every
-//! other copy of any of these secrets. The context shows the file as it is otherwise: a value that
+//! other copy of any secret the page reports (found in another file, or with `--history` in
+//! another version of this one: unchanged here, it is reported with the version that added
+//! it). The context shows the file as it is otherwise: a value that
 //! no rule reported, or that an allowlist or the baseline suppressed, appears as written.
 //!
 //! # The embedded data
@@ -124,7 +126,7 @@ pub(super) struct Context {
 struct Row<'a> {
     #[serde(flatten)]
     finding: FindingObject<'a>,
-    context: Option<&'a Context>,
+    context: Option<Context>,
 }
 
 /// Where the lines of context are read back from (the files of a scan, and the blobs of the
@@ -562,12 +564,24 @@ pub(super) fn write_page(
     )?;
     out.write_all(BODY.as_bytes())?;
     out.write_all(b"<script type=\"application/json\" id=\"findings\">\n[\n")?;
+    // A file's lines were redacted with its own findings' secrets; a secret the page reports
+    // for another file, or for another version of this one (`--history`: unchanged here,
+    // reported with the version that added it), may stand in them too.
+    let every = (!show).then(|| Redactor::new(findings));
     let mut buf = Vec::with_capacity(2048);
     for (i, pf) in findings.iter().enumerate() {
         buf.clear();
+        let context = contexts.and_then(|c| c.get(pf)).map(|c| match &every {
+            Some(r) => Context {
+                before: r.copies(c.before.as_bytes()),
+                after: r.copies(c.after.as_bytes()),
+                ..c.clone()
+            },
+            None => c.clone(),
+        });
         let row = Row {
             finding: FindingObject::new(pf, show),
-            context: contexts.and_then(|c| c.get(pf)),
+            context,
         };
         serde_json::to_writer(&mut buf, &row).map_err(io::Error::from)?;
         if i + 1 < n {
