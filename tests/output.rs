@@ -662,4 +662,52 @@ mod output {
             )
         );
     }
+
+    /// A match that holds another finding's secret (a connection URL whose user name is a
+    /// token the token rule reports on its own) showed that token whole: each finding's
+    /// `match` now has every secret found in the same file redacted, in every format.
+    #[test]
+    fn a_match_holding_another_findings_secret_redacts_it() {
+        let t = Tree::new();
+        let tok = token(43);
+        t.write(
+            "a.env",
+            format!("DATABASE_URL=postgres://{tok}:Zq8w4Lp2Xk9Tr@db.internal:5432/app\n"),
+        );
+        for format in ["text", "json", "jsonl", "sarif", "html"] {
+            let out = scan(t.path(), &["scan", "-q", "--format", format, "a.env"]);
+            assert!(!out.contains(&tok[4..]), "{format}: {out}");
+        }
+        let findings: Vec<Finding> = serde_json::from_str(&scan(
+            t.path(),
+            &["scan", "-q", "--format", "json", "a.env"],
+        ))
+        .unwrap();
+        let shown: Vec<_> = findings
+            .iter()
+            .map(|f| (f.rule_id.as_str(), f.matched.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (RULE, "ghp_…"),
+                (
+                    "postgres-connection-url",
+                    "postgres://ghp_…:Zq8w…@db.internal"
+                )
+            ]
+        );
+        let text = scan(t.path(), &["scan", "-q", "a.env"]);
+        assert_eq!(
+            text.lines().nth(1),
+            Some(
+                "a.env:1:66  postgres-connection-url [medium]  postgres://ghp_…:Zq8w…@db.internal"
+            )
+        );
+        let whole = scan(t.path(), &["scan", "-q", "--show-secrets", "a.env"]);
+        assert_eq!(
+            whole.lines().nth(1),
+            Some(format!("a.env:1:66  postgres-connection-url [medium]  postgres://{tok}:Zq8w4Lp2Xk9Tr@db.internal").as_str())
+        );
+    }
 }

@@ -29,7 +29,7 @@
 //! | `end_column` | integer | Byte column of the position just **past** the secret (exclusive, like `end_offset`). |
 //! | `offset` | integer | 0-based byte offset of the secret in the file. |
 //! | `end_offset` | integer | Byte offset just past the secret (exclusive): the secret is `file[offset..end_offset]`. |
-//! | `match` | string | The whole text the rule matched, context included (`token = "..."`), cut by the engine to a bounded length, with the secret redacted unless `--show-secrets`. |
+//! | `match` | string | The whole text the rule matched, context included (`token = "..."`), cut by the engine to a bounded length, with the secret, and any other secret found in the same file, redacted unless `--show-secrets`. |
 //! | `secret` | string | The secret (the rule's secret group within the match), redacted unless `--show-secrets`. Empty for a rule that matches on the path alone. |
 //! | `entropy` | number | Shannon entropy of the secret in bits per byte. |
 //! | `fingerprint` | string | Stable identity of the finding: depends on the rule id and the secret only, not on the path or line, so it survives code moving around. Always present, never redacted. |

@@ -27,7 +27,7 @@
 //!
 //! Unless `show_secrets` is set, every format redacts the secret: its first few characters
 //! (at most 4, at most a third of it) followed by `…` ([`redact`]). The same applies to the
-//! copy of the secret inside `match`. The fingerprint is always present, so findings can be
+//! copy of the secret inside `match`, and to any other secret of the same file found there. The fingerprint is always present, so findings can be
 //! tracked and deduplicated without ever writing the secret down. Reports are often uploaded
 //! as CI artifacts or to code scanning: a plain `scanner scan --format json > report.json`
 //! must not turn the report into a second leak.
@@ -255,10 +255,43 @@ impl Sink {
         }
     }
 
+    /// Unless `show_secrets`, in each finding's `match` every copy of another secret found in
+    /// the same file redacted (`postgres://ghp_…:pw@db`: a URL whose user name is a token the
+    /// token rule reports on its own), as its own secret is by [`shown_match`]. Just before
+    /// writing: a live check reads the match as found.
+    fn redact_matches(&self, findings: &mut [PathFinding]) {
+        if self.opts.show_secrets {
+            return;
+        }
+        type File = (Vec<u8>, String);
+        let file = |pf: &PathFinding| -> File { (pf.path_bytes().to_vec(), commit_id(pf).into()) };
+        let mut secrets: HashMap<File, Vec<String>> = HashMap::new();
+        for pf in findings.iter() {
+            let found = secrets.entry(file(pf)).or_default();
+            if !pf.finding.secret.is_empty() && !found.contains(&pf.finding.secret) {
+                found.push(pf.finding.secret.clone());
+            }
+        }
+        for found in secrets.values_mut() {
+            // The longest first: a secret inside another must not cut that one's copy.
+            found.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        }
+        for pf in findings {
+            let found = &secrets[&file(pf)];
+            let f = &mut pf.finding;
+            for other in found {
+                if *other != f.secret && f.r#match.contains(other.as_str()) {
+                    f.r#match = f.r#match.replace(other.as_str(), &redact(other));
+                }
+            }
+        }
+    }
+
     /// A batch of `jsonl`, sorted, in one write, flushed.
     fn write_streaming(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         batch.sort_by(report_order);
         self.redact_commits(&mut batch);
+        self.redact_matches(&mut batch);
         self.buf.clear();
         for f in &batch {
             json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
@@ -299,6 +332,7 @@ impl Sink {
         }
         let mut held = std::mem::take(&mut self.held);
         self.redact_commits(&mut held);
+        self.redact_matches(&mut held);
         self.held = held;
         match self.opts.format {
             Format::Jsonl => {}
