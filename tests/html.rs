@@ -231,6 +231,50 @@ fn html_page_of_stdin_named_after_a_fifo_has_no_context_and_does_not_block() {
     assert_eq!(findings[0]["context"], Value::Null);
 }
 
+/// Standard input named after a file that exists (`--stdin-name app.env`), and a staged
+/// blob whose file in the work tree has changed since `git add`: the lines on disk are not
+/// those scanned, and showed a token that only the file on disk holds, whole. Neither has
+/// lines of context.
+#[test]
+fn html_page_of_stdin_or_staged_content_has_no_lines_from_the_disk() {
+    let r = Repo::new();
+    let (scanned, on_disk) = (token(33), token(34));
+    let staged = format!("a\nk={scanned}\nb\n");
+    r.write("app.env", &staged);
+    r.git(&["add", "app.env"]);
+    r.write("app.env", format!("a\nk={scanned}\nk2={on_disk}\n"));
+    let mut child = isolate(Command::new(BIN).current_dir(r.path(".")).args([
+        "scan",
+        "--format",
+        "html",
+        "-o",
+        "stdin.html",
+        "--stdin-name",
+        "app.env",
+        "-",
+    ]))
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    write_stdin(&mut child, &staged);
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    r.scan(&["scan", "--staged", "--format", "html", "-o", "staged.html"])
+        .expect(1);
+    for name in ["stdin.html", "staged.html"] {
+        let page = std::fs::read_to_string(r.path(name)).unwrap();
+        assert!(
+            !page.contains(&on_disk[4..]),
+            "{name}: the token on disk is on the page"
+        );
+        let findings = embedded(&page);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0]["path"], "app.env");
+        assert_eq!(findings[0]["context"], Value::Null);
+    }
+}
+
 /// Two files whose names differ only in bytes that are not UTF-8 read the same in `path`
 /// (U+FFFD); the summary counts them by `path_bytes`, as two files.
 #[test]

@@ -40,7 +40,8 @@
 //! scanned: the secret at `offset..end_offset` (for a secret in decoded text, the line
 //! structure of the encoded run: column, end column, line count), and the line number where
 //! the window starts at the file's start. Otherwise the finding has no context
-//! (`"context": null`): a standard input, an archive member, a file changed since it was
+//! (`"context": null`): a standard input (even named after a file), a staged blob (`--staged`:
+//! the work tree may hold other lines), an archive member, a file changed since it was
 //! scanned. `scanner merge --format html` shows no context either. A line is cut to 240
 //! characters, and the secret's own line to 160 characters on each side of the secret (a cut
 //! shows `…`).
@@ -135,6 +136,9 @@ struct Row<'a> {
 /// each one's lines up here.
 pub struct ContextSource {
     repos: Vec<ContextRepo>,
+    /// The path standard input is reported as (`--stdin-name`): a file of that name, if
+    /// any, is not what was scanned.
+    stdin: Option<PathBuf>,
     opened: Option<Vec<(Option<PathBuf>, gix::ThreadSafeRepository)>>,
     read: HashMap<Key, Context>,
 }
@@ -162,10 +166,12 @@ pub struct ContextRepo {
 }
 
 impl ContextSource {
-    /// `repos`: the repositories a `--history` scan reads (empty otherwise).
-    pub fn new(repos: Vec<ContextRepo>) -> ContextSource {
+    /// `repos`: the repositories a `--history` scan reads (empty otherwise); `stdin`: the path
+    /// standard input is reported as, when it is scanned.
+    pub fn new(repos: Vec<ContextRepo>, stdin: Option<PathBuf>) -> ContextSource {
         ContextSource {
             repos,
+            stdin,
             opened: None,
             read: HashMap::new(),
         }
@@ -202,6 +208,9 @@ impl ContextSource {
                 Some(blob) => in_whole(&blob),
                 None => none(),
             };
+        }
+        if self.stdin.as_ref() == Some(&first.path) {
+            return none();
         }
         // Only a regular file: opening a FIFO (a `--stdin-name` that names one) would block.
         let regular = std::fs::metadata(&first.path).is_ok_and(|m| m.is_file());

@@ -146,10 +146,11 @@ impl Sink {
 
     /// `html` reads each finding's lines of context back from its file, or its blob in one of
     /// `repos` (`--history`), as the file's findings arrive: a scan, where the paths are those
-    /// just read. Off by default: `merge` writes findings whose files may be elsewhere, and
+    /// just read, except standard input's (`stdin`: the path it is reported as, a file of
+    /// that name is not what was read). Off by default: `merge` writes findings whose files may be elsewhere, and
     /// whose secrets are already as shown.
-    pub fn read_context(&mut self, repos: Vec<html::ContextRepo>) {
-        self.context = Some(html::ContextSource::new(repos));
+    pub fn read_context(&mut self, repos: Vec<html::ContextRepo>, stdin: Option<PathBuf>) {
+        self.context = Some(html::ContextSource::new(repos, stdin));
     }
 
     /// `--min-validity` (`--only-valid` is `valid`); `None` writes every finding.
