@@ -37,10 +37,11 @@
 //! Every write error is returned as is. A closed pipe (`scanner scan | head`) shows up as an
 //! [`io::ErrorKind::BrokenPipe`] error: the caller checks [`is_broken_pipe`] and ends quietly.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use scanner_engine::{Finding, RuleInfo};
 
 use crate::input::CommitInfo;
@@ -113,8 +114,8 @@ pub struct Sink {
     validation: Option<Validating>,
     /// `--min-validity`: findings below are not written.
     min_validity: Option<scanner_engine::ValidationStatus>,
-    /// `--history`: every secret found in each commit so far, by commit id, and the commit as
-    /// the report shows it ([`Sink::redact_commits`]).
+    /// `--history`: the secrets found so far that a commit's author or subject holds, by
+    /// commit id, and the commit as the report shows it ([`Sink::redact_commits`]).
     commit_secrets: HashMap<String, Vec<String>>,
     shown_commits: HashMap<String, std::sync::Arc<CommitInfo>>,
 }
@@ -184,12 +185,17 @@ impl Sink {
         }
         if !self.opts.show_secrets {
             for pf in &batch {
-                if let (Some(c), false) = (&pf.commit, pf.finding.secret.is_empty()) {
-                    let secrets = self.commit_secrets.entry(c.id.clone()).or_default();
-                    if !secrets.contains(&pf.finding.secret) {
-                        secrets.push(pf.finding.secret.clone());
-                        self.shown_commits.remove(&c.id);
-                    }
+                let (Some(c), secret) = (&pf.commit, pf.finding.secret.as_str()) else {
+                    continue;
+                };
+                let fields = [&c.author_name, &c.author_email, &c.summary];
+                if secret.is_empty() || !fields.iter().any(|t| t.contains(secret)) {
+                    continue;
+                }
+                let named = self.commit_secrets.entry(c.id.clone()).or_default();
+                if !named.iter().any(|s| s == secret) {
+                    named.push(secret.to_string());
+                    self.shown_commits.remove(&c.id);
                 }
             }
         }
@@ -266,25 +272,48 @@ impl Sink {
         }
         type File = (Vec<u8>, String);
         let file = |pf: &PathFinding| -> File { (pf.path_bytes().to_vec(), commit_id(pf).into()) };
-        let mut secrets: HashMap<File, Vec<String>> = HashMap::new();
-        for pf in findings.iter() {
-            let found = secrets.entry(file(pf)).or_default();
-            if !pf.finding.secret.is_empty() && !found.contains(&pf.finding.secret) {
-                found.push(pf.finding.secret.clone());
-            }
+        let mut secrets: HashMap<File, BTreeSet<&str>> = HashMap::new();
+        for pf in findings.iter().filter(|pf| !pf.finding.secret.is_empty()) {
+            secrets
+                .entry(file(pf))
+                .or_default()
+                .insert(&pf.finding.secret);
         }
-        for found in secrets.values_mut() {
-            // The longest first: a secret inside another must not cut that one's copy.
-            found.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        }
+        // One automaton per file that has two secrets or more; where copies overlap, the
+        // longest wins, so that a secret inside another cannot cut that one's copy.
+        let copies: HashMap<File, (AhoCorasick, Vec<String>)> = secrets
+            .into_iter()
+            .filter(|(_, found)| found.len() > 1)
+            .filter_map(|(file, found)| {
+                let found: Vec<String> = found.into_iter().map(str::to_owned).collect();
+                let ac = AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&found)
+                    .ok()?;
+                Some((file, (ac, found)))
+            })
+            .collect();
         for pf in findings {
-            let found = &secrets[&file(pf)];
+            let Some((ac, found)) = copies.get(&file(pf)) else {
+                continue;
+            };
             let f = &mut pf.finding;
-            for other in found {
-                if *other != f.secret && f.r#match.contains(other.as_str()) {
-                    f.r#match = f.r#match.replace(other.as_str(), &redact(other));
-                }
+            let foreign = |h: &aho_corasick::Match| found[h.pattern()] != f.secret;
+            if !ac.find_iter(&f.r#match).any(|h| foreign(&h)) {
+                continue;
             }
+            let mut shown = String::with_capacity(f.r#match.len());
+            let mut at = 0;
+            for h in ac.find_iter(&f.r#match) {
+                shown.push_str(&f.r#match[at..h.start()]);
+                match foreign(&h) {
+                    true => shown.push_str(&redact(&found[h.pattern()])),
+                    false => shown.push_str(&f.secret),
+                }
+                at = h.end();
+            }
+            shown.push_str(&f.r#match[at..]);
+            f.r#match = shown;
         }
     }
 
