@@ -76,3 +76,60 @@ fn a_report_given_as_the_baseline_is_named_as_one() {
          accept with `scanner scan --write-baseline FILE`\n"
     );
 }
+
+/// A path-only rule (no regex) has no secret: its fingerprint hashes the path. It hashed the
+/// path as spelled (`./store.jks` from `scanner scan .`, `store.jks` from `scanner scan` or
+/// `--staged`), so a baseline written by `scanner scan --write-baseline b.json .` did not
+/// suppress the finding in the pre-commit hook (`--staged`). The path is hashed as rules see
+/// it, without the leading `./`.
+#[test]
+fn a_path_only_finding_is_baselined_whatever_the_path_is_spelled() {
+    let r = common::Repo::new();
+    r.write(
+        "rules.toml",
+        "[[rules]]\nid = \"keystore-file\"\nname = \"Java keystore\"\n\
+         description = \"A keystore.\"\npath = '''\\.jks$'''\n",
+    );
+    r.write(
+        ".scanner.toml",
+        "extra_rules = [\"rules.toml\"]\nbaseline = \"b.json\"\n",
+    );
+    r.write("store.jks", "data\n");
+    r.git(&["add", "."]);
+    let fingerprints = |args: &[&str]| -> Vec<String> {
+        let run = r.scan(args);
+        run.expect(1);
+        run.findings().into_iter().map(|f| f.fingerprint).collect()
+    };
+    let dot = fingerprints(&[
+        "scan",
+        "-q",
+        "--no-config",
+        "--extra-rules",
+        "rules.toml",
+        "--format",
+        "json",
+        ".",
+    ]);
+    let bare = fingerprints(&[
+        "scan",
+        "-q",
+        "--no-config",
+        "--extra-rules",
+        "rules.toml",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(dot, bare);
+    r.scan(&["scan", "-q", "--write-baseline", "b.json", "."])
+        .expect(0);
+    for args in [
+        &["scan", "-q", "--staged"][..],
+        &["scan", "-q"],
+        &["scan", "-q", "."],
+    ] {
+        let run = r.scan(args);
+        run.expect(0);
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+}
