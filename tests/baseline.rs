@@ -133,3 +133,27 @@ fn a_path_only_finding_is_baselined_whatever_the_path_is_spelled() {
         assert_eq!(run.stdout, "", "{args:?}");
     }
 }
+
+/// `baseline add` given a location as the text report of `--history` prints it
+/// (`COMMIT:PATH:LINE:COL`) said only "No such file or directory": it says what it is and
+/// what to run instead.
+#[test]
+fn baseline_add_of_a_history_location_says_what_to_run() {
+    let t = Tree::new();
+    t.write("a.env", format!("k={}\n", token(3)));
+    let run = t.run(&[
+        "baseline",
+        "add",
+        "--baseline",
+        "b.json",
+        "cfb42a2455eb:a.env:1:3",
+    ]);
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        "scanner: error: `cfb42a2455eb:a.env:1:3`: a --history location (COMMIT:PATH): \
+         `baseline add` scans the work tree; add a.env:1 if the file still holds the secret, \
+         else record the history's findings with `scanner scan --history --write-baseline FILE`\n"
+    );
+    assert!(!t.join("b.json").exists());
+}
