@@ -710,4 +710,30 @@ mod output {
             Some(format!("a.env:1:66  postgres-connection-url [medium]  postgres://{tok}:Zq8w4Lp2Xk9Tr@db.internal").as_str())
         );
     }
+
+    /// A report whose commit id is not hex (hand-edited, or another tool's) made
+    /// `scanner validate --format text` panic cutting the id to 12 bytes inside a character;
+    /// an escape sequence there would have reached the terminal. It is refused, the file named.
+    #[test]
+    fn a_report_with_a_commit_id_that_is_not_hex_is_refused() {
+        let repo = crate::common::Repo::new();
+        repo.write("app.env", format!("k={}\n", token(44)));
+        repo.git(&["add", "."]);
+        repo.commit("add");
+        let run = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
+        run.expect(1);
+        let mut report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        report[0]["commit"]["id"] = "a\u{1b}[31méééééééééé".into();
+        fs::write(repo.path("report.json"), report.to_string()).unwrap();
+        for format in ["text", "json"] {
+            let run = repo.scan(&["validate", "--format", format, "report.json"]);
+            run.expect(2);
+            assert_eq!(run.stdout, "");
+            assert_eq!(
+                run.stderr,
+                "scanner: error: report.json: commit `a\\x1b[31méééééééééé` is not a git \
+                 object id (hex digits)\n"
+            );
+        }
+    }
 }
