@@ -27,10 +27,11 @@
 //!
 //! Unless `show_secrets` is set, every format redacts the secret: its first few characters
 //! (at most 4, at most a third of it) followed by `…` ([`redact`]). The same applies to the
-//! copy of the secret inside `match`, and to any other secret of the same file found there. The fingerprint is always present, so findings can be
-//! tracked and deduplicated without ever writing the secret down. Reports are often uploaded
-//! as CI artifacts or to code scanning: a plain `scanner scan --format json > report.json`
-//! must not turn the report into a second leak.
+//! copy of the secret inside `match`, and to any other secret of the same file found there.
+//! The fingerprint is always present, so findings can be tracked and deduplicated without
+//! ever writing the secret down. Reports are often uploaded as CI artifacts or to code
+//! scanning: a plain `scanner scan --format json > report.json` must not turn the report into
+//! a second leak.
 //!
 //! # Errors
 //!
@@ -148,8 +149,8 @@ impl Sink {
     /// `html` reads each finding's lines of context back from its file, or its blob in one of
     /// `repos` (`--history`), as the file's findings arrive: a scan, where the paths are those
     /// just read, except standard input's (`stdin`: the path it is reported as, a file of
-    /// that name is not what was read). Off by default: `merge` writes findings whose files may be elsewhere, and
-    /// whose secrets are already as shown.
+    /// that name is not what was read). Off by default: `merge` writes findings whose files
+    /// may be elsewhere, and whose secrets are already as shown.
     pub fn read_context(&mut self, repos: Vec<html::ContextRepo>, stdin: Option<PathBuf>) {
         self.context = Some(html::ContextSource::new(repos, stdin));
     }
@@ -244,8 +245,9 @@ impl Sink {
                 continue;
             };
             let shown = self.shown_commits.entry(c.id.clone()).or_insert_with(|| {
-                // The longest first: a secret inside another must not cut that one's copy.
-                secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+                // The longest first: a secret inside another must not cut that one's copy;
+                // then by bytes, so that the order findings arrived in changes nothing.
+                secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
                 let hide = |text: &str| {
                     secrets
                         .iter()
