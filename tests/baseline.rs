@@ -157,3 +157,33 @@ fn baseline_add_of_a_history_location_says_what_to_run() {
     );
     assert!(!t.join("b.json").exists());
 }
+
+/// A shard sees only its share of the findings: `--write-baseline` with `--shard` (or
+/// `SCANNER_SHARDS` in the environment) wrote that share as the baseline, exit 0, and
+/// `--baseline b.json --write-baseline b.json` dropped every other shard's entries. It is
+/// refused, as `--report-unused` is, before anything is written.
+#[test]
+fn write_baseline_on_a_shard_is_refused() {
+    let t = Tree::new();
+    for i in 0..4 {
+        t.write(format!("src/f{i}.env"), format!("k={}\n", token(10 + i)));
+    }
+    let r = t.run(&[
+        "scan",
+        "-q",
+        "--shard",
+        "1/2",
+        "--write-baseline",
+        "b.json",
+        "src",
+    ]);
+    r.expect(2);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "scanner: error: --write-baseline needs the whole scan: a shard records only its \
+         share, and the baseline would hold none of the other shards' findings (run it \
+         unsharded)\n"
+    );
+    assert!(!t.join("b.json").exists());
+}

@@ -466,6 +466,12 @@ impl ScanPlan {
                  entries of every other shard would be listed as unused (run it unsharded)"
             );
         }
+        if options.shard.is_some() && args.write_baseline.is_some() {
+            anyhow::bail!(
+                "--write-baseline needs the whole scan: a shard records only its share, and \
+                 the baseline would hold none of the other shards' findings (run it unsharded)"
+            );
+        }
 
         let from_git = git_source.is_some();
         let (source, diff_filter) = match git_source {
