@@ -231,6 +231,108 @@ fn html_page_of_stdin_named_after_a_fifo_has_no_context_and_does_not_block() {
     assert_eq!(findings[0]["context"], Value::Null);
 }
 
+/// Standard input named after a file that exists (`--stdin-name app.env`), and a staged
+/// blob whose file in the work tree has changed since `git add`: the lines on disk are not
+/// those scanned, and showed a token that only the file on disk holds, whole. Neither has
+/// lines of context.
+#[test]
+fn html_page_of_stdin_or_staged_content_has_no_lines_from_the_disk() {
+    let r = Repo::new();
+    let (scanned, on_disk) = (token(33), token(34));
+    let staged = format!("a\nk={scanned}\nb\n");
+    r.write("app.env", &staged);
+    r.git(&["add", "app.env"]);
+    r.write("app.env", format!("a\nk={scanned}\nk2={on_disk}\n"));
+    let mut child = isolate(Command::new(BIN).current_dir(r.path(".")).args([
+        "scan",
+        "--format",
+        "html",
+        "-o",
+        "stdin.html",
+        "--stdin-name",
+        "app.env",
+        "-",
+    ]))
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    write_stdin(&mut child, &staged);
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    r.scan(&["scan", "--staged", "--format", "html", "-o", "staged.html"])
+        .expect(1);
+    for name in ["stdin.html", "staged.html"] {
+        let page = std::fs::read_to_string(r.path(name)).unwrap();
+        assert!(
+            !page.contains(&on_disk[4..]),
+            "{name}: the token on disk is on the page"
+        );
+        let findings = embedded(&page);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0]["path"], "app.env");
+        assert_eq!(findings[0]["context"], Value::Null);
+    }
+}
+
+/// Two files whose names differ only in bytes that are not UTF-8 read the same in `path`
+/// (U+FFFD); the summary counts them by `path_bytes`, as two files.
+#[test]
+fn html_summary_counts_files_whose_names_are_not_utf8_apart() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = Tree::new();
+    for (i, name) in [&b"bad\xff.env"[..], b"bad\xfe.env"]
+        .into_iter()
+        .enumerate()
+    {
+        t.write(
+            std::ffi::OsStr::from_bytes(name),
+            format!("k={}\n", token(i as u32)),
+        );
+    }
+    html_report(&t, &[]);
+    let dom = chromium_dom(&t.join("report.html"), "", "non-UTF-8 names");
+    assert!(
+        dom.contains("<p id=\"totals\">2 findings in 2 files</p>"),
+        "{dom}"
+    );
+}
+
+/// A later version of a file that adds a token next to one added before: the older token,
+/// reported with the version that introduced it (and suppressed in this one as unchanged),
+/// showed whole in the new token's lines of context. Every copy of a secret the page
+/// reports is redacted there.
+#[test]
+fn html_context_of_a_later_version_redacts_the_secret_reported_with_an_earlier_one() {
+    let r = Repo::new();
+    let (old, new) = (token(31), token(32));
+    r.write("f.env", format!("a\nk1={old}\nb\n"));
+    r.git(&["add", "."]);
+    r.commit("one");
+    r.write("f.env", format!("a\nk1={old}\nk2={new}\nb\n"));
+    r.git(&["add", "."]);
+    r.commit("two");
+    let run = r.scan(&["scan", "--history", "--format", "html", "-o", "report.html"]);
+    run.expect(1);
+    assert_eq!(
+        run.summary_line("suppressed:"),
+        Some("suppressed: 1 unchanged in a later version")
+    );
+    let page = std::fs::read_to_string(r.path("report.html")).unwrap();
+    assert!(!page.contains(&old[4..]), "the older token is on the page");
+    let contexts: Vec<Value> = embedded(&page)
+        .iter()
+        .map(|f| json!([f["line"], f["context"]]))
+        .collect();
+    assert_eq!(
+        contexts,
+        [
+            json!([2, {"line": 1, "before": "a\nk1=", "secret": "ghp_…", "after": "\nb"}]),
+            json!([3, {"line": 1, "before": "a\nk1=ghp_…\nk2=", "secret": "ghp_…", "after": "\nb"}]),
+        ]
+    );
+}
+
 #[test]
 fn html_page_of_a_history_scan_names_the_commit() {
     let r = Repo::new();

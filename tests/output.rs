@@ -576,4 +576,164 @@ mod output {
             .collect();
         assert_eq!(names, ["report.json"], "temporary file left behind");
     }
+
+    /// A commit message that names a secret it adds (`git commit -m "set k=ghp_..."`) is
+    /// redacted in the report's `commit` as the secret is everywhere else, in the findings of
+    /// every file of that commit: json, sarif and html; jsonl knows the secrets of the files
+    /// written so far, the file's own among them.
+    #[test]
+    fn history_commit_subject_holding_the_secret_is_redacted() {
+        let repo = crate::common::Repo::new();
+        let secret = token(41);
+        repo.write("app.env", format!("k={secret}\n"));
+        repo.write("other.env", format!("k={}\n", token(42)));
+        repo.git(&["add", "."]);
+        repo.commit(&format!("set k={secret} for prod"));
+        let scan = |format: &str| {
+            let run = repo.scan(&["scan", "-q", "--history", "--format", format]);
+            run.expect(1);
+            run.stdout.clone()
+        };
+        for format in ["json", "sarif", "html"] {
+            let out = scan(format);
+            assert!(!out.contains(&secret[4..]), "{format}: {out}");
+        }
+        let findings: Vec<Finding> = serde_json::from_str(&scan("json")).unwrap();
+        let summaries: Vec<_> = findings
+            .iter()
+            .map(|f| (f.path.as_str(), f.commit.as_ref().unwrap().summary.as_str()))
+            .collect();
+        assert_eq!(
+            summaries,
+            [
+                ("app.env", "set k=ghp_… for prod"),
+                ("other.env", "set k=ghp_… for prod")
+            ]
+        );
+        let sarif: serde_json::Value = serde_json::from_str(&scan("sarif")).unwrap();
+        for i in 0..2 {
+            assert_eq!(
+                sarif["runs"][0]["results"][i]["properties"]["commit"]["summary"],
+                "set k=ghp_… for prod"
+            );
+        }
+        let jsonl = scan("jsonl");
+        let app: Finding = jsonl
+            .lines()
+            .map(|l| serde_json::from_str::<Finding>(l).unwrap())
+            .find(|f| f.path == "app.env")
+            .unwrap();
+        assert_eq!(app.commit.unwrap().summary, "set k=ghp_… for prod");
+        let run = repo.scan(&[
+            "scan",
+            "-q",
+            "--history",
+            "--show-secrets",
+            "--format",
+            "json",
+        ]);
+        let findings: Vec<Finding> = serde_json::from_str(&run.stdout).unwrap();
+        for f in &findings {
+            let summary = &f.commit.as_ref().unwrap().summary;
+            assert_eq!(summary, &format!("set k={secret} for prod"));
+        }
+    }
+
+    /// The text snippet redacts every copy of the secret, as json's `match` does: a URL whose
+    /// user name is its password showed the password whole after the first (redacted) copy.
+    #[test]
+    fn text_redacts_every_copy_of_the_secret_in_the_snippet() {
+        let t = Tree::new();
+        let pw = "Zq8w4Lp2Xk9Tr";
+        t.write(
+            "a.env",
+            format!("DATABASE_URL=postgres://{pw}:{pw}@db.internal:5432/app\n"),
+        );
+        let out = scan(t.path(), &["scan", "-q", "a.env"]);
+        assert_eq!(
+            out,
+            "a.env:1:39  postgres-connection-url [medium]  postgres://Zq8w…:Zq8w…@db.internal\n"
+        );
+        let out = scan(t.path(), &["scan", "-q", "--show-secrets", "a.env"]);
+        assert_eq!(
+            out,
+            format!(
+                "a.env:1:39  postgres-connection-url [medium]  postgres://{pw}:{pw}@db.internal\n"
+            )
+        );
+    }
+
+    /// A match that holds another finding's secret (a connection URL whose user name is a
+    /// token the token rule reports on its own) showed that token whole: each finding's
+    /// `match` now has every secret found in the same file redacted, in every format.
+    #[test]
+    fn a_match_holding_another_findings_secret_redacts_it() {
+        let t = Tree::new();
+        let tok = token(43);
+        t.write(
+            "a.env",
+            format!("DATABASE_URL=postgres://{tok}:Zq8w4Lp2Xk9Tr@db.internal:5432/app\n"),
+        );
+        for format in ["text", "json", "jsonl", "sarif", "html"] {
+            let out = scan(t.path(), &["scan", "-q", "--format", format, "a.env"]);
+            assert!(!out.contains(&tok[4..]), "{format}: {out}");
+        }
+        let findings: Vec<Finding> = serde_json::from_str(&scan(
+            t.path(),
+            &["scan", "-q", "--format", "json", "a.env"],
+        ))
+        .unwrap();
+        let shown: Vec<_> = findings
+            .iter()
+            .map(|f| (f.rule_id.as_str(), f.matched.as_str()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (RULE, "ghp_…"),
+                (
+                    "postgres-connection-url",
+                    "postgres://ghp_…:Zq8w…@db.internal"
+                )
+            ]
+        );
+        let text = scan(t.path(), &["scan", "-q", "a.env"]);
+        assert_eq!(
+            text.lines().nth(1),
+            Some(
+                "a.env:1:66  postgres-connection-url [medium]  postgres://ghp_…:Zq8w…@db.internal"
+            )
+        );
+        let whole = scan(t.path(), &["scan", "-q", "--show-secrets", "a.env"]);
+        assert_eq!(
+            whole.lines().nth(1),
+            Some(format!("a.env:1:66  postgres-connection-url [medium]  postgres://{tok}:Zq8w4Lp2Xk9Tr@db.internal").as_str())
+        );
+    }
+
+    /// A report whose commit id is not hex (hand-edited, or another tool's) made
+    /// `scanner validate --format text` panic cutting the id to 12 bytes inside a character;
+    /// an escape sequence there would have reached the terminal. It is refused, the file named.
+    #[test]
+    fn a_report_with_a_commit_id_that_is_not_hex_is_refused() {
+        let repo = crate::common::Repo::new();
+        repo.write("app.env", format!("k={}\n", token(44)));
+        repo.git(&["add", "."]);
+        repo.commit("add");
+        let run = repo.scan(&["scan", "-q", "--history", "--format", "json"]);
+        run.expect(1);
+        let mut report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        report[0]["commit"]["id"] = "a\u{1b}[31méééééééééé".into();
+        fs::write(repo.path("report.json"), report.to_string()).unwrap();
+        for format in ["text", "json"] {
+            let run = repo.scan(&["validate", "--format", format, "report.json"]);
+            run.expect(2);
+            assert_eq!(run.stdout, "");
+            assert_eq!(
+                run.stderr,
+                "scanner: error: report.json: commit `a\\x1b[31méééééééééé` is not a git \
+                 object id (hex digits)\n"
+            );
+        }
+    }
 }

@@ -28,8 +28,8 @@
 //!   outside that directory is recorded by its absolute path (which matches only in the same
 //!   checkout), and a remote repository's file as the scan reported it
 //!   (`https://host/x.git/conf/app.env`: the same from any directory).
-//!   Non-UTF-8 bytes are replaced (such a path then never matches: the finding is reported,
-//!   never wrongly hidden).
+//!   Non-UTF-8 bytes are replaced (such a path then never matches, not even the file it was
+//!   recorded from: the finding is reported, never wrongly hidden).
 //! - `line`: informational, where the finding was when recorded; ignored when matching.
 //!
 //! Unknown fields are errors.
@@ -98,19 +98,34 @@ impl PathKey {
     }
 
     pub fn key(&self, path: &Path) -> String {
+        self.exact_key(path).unwrap_or_else(|lossy| lossy)
+    }
+
+    /// The key, or `Err(lossy key)` when a byte of it is not UTF-8: the baseline holds such a
+    /// key with U+FFFD in place of the bytes, so two names that differ only there read the
+    /// same, and a lossy key must never match.
+    fn exact_key(&self, path: &Path) -> Result<String, String> {
         let whole = path.to_string_lossy();
-        if self.remotes.iter().any(|r| whole.starts_with(r.as_str())) {
-            return whole.into_owned();
-        }
-        let abs = paths::absolute(&self.scan_base, path);
-        let Ok(rel) = abs.strip_prefix(&self.baseline_dir) else {
-            return abs.to_string_lossy().into_owned();
+        let (key, exact) = if self.remotes.iter().any(|r| whole.starts_with(r.as_str())) {
+            (whole.into_owned(), path.to_str().is_some())
+        } else {
+            let abs = paths::absolute(&self.scan_base, path);
+            match abs.strip_prefix(&self.baseline_dir) {
+                Ok(rel) => {
+                    let parts: Vec<_> = rel
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy())
+                        .collect();
+                    (parts.join("/"), rel.to_str().is_some())
+                }
+                Err(_) => (abs.to_string_lossy().into_owned(), abs.to_str().is_some()),
+            }
         };
-        let parts: Vec<String> = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        parts.join("/")
+        if exact {
+            Ok(key)
+        } else {
+            Err(key)
+        }
     }
 }
 
@@ -122,6 +137,16 @@ pub const MAX_BASELINE: u64 = 64 << 20;
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
     let text = scanner_engine::read_at_most(path, MAX_BASELINE, "a baseline", "a baseline")
         .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
+    // A report (ours, or gitleaks' `--baseline-path` file) is an array: say so, not serde's
+    // "invalid type: map, expected u32".
+    if text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        bail!(
+            "invalid baseline {}: a JSON array, as a report is (`--format json`, or gitleaks' \
+             report), not a baseline: record the findings to accept with `scanner scan \
+             --write-baseline FILE`",
+            escape_path(path)
+        );
+    }
     let file: BaselineFile = serde_json::from_slice(&text)
         .with_context(|| format!("invalid baseline {}", escape_path(path)))?;
     if file.version != VERSION {
@@ -193,9 +218,12 @@ impl Baseline {
 
     /// Whether the finding `fingerprint` at `path` is baselined (and marks its entry used).
     pub fn suppresses(&mut self, path: &Path, fingerprint: &str) -> bool {
+        let Ok(key) = self.keys.exact_key(path) else {
+            return false;
+        };
         let hit = self
             .index
-            .get(&self.keys.key(path))
+            .get(&key)
             .and_then(|by_fp| by_fp.get(fingerprint));
         match hit {
             Some(&i) => {

@@ -23,6 +23,15 @@ pub fn add(args: &crate::args::BaselineAddArgs) -> anyhow::Result<std::process::
                 escape(loc)
             )
         })?;
+        if let Some(in_history) = history_location(path) {
+            bail!(
+                "`{}`: a --history location (COMMIT:PATH): `baseline add` scans the work \
+                 tree; add {}:{line} if the file still holds the secret, else record the \
+                 history's findings with `scanner scan --history --write-baseline FILE`",
+                escape(loc),
+                escape(in_history)
+            );
+        }
         wanted.push((PathBuf::from(path), line));
     }
     // A member of an archive (`bundle.zip!inner.env`) is found by scanning its archive.
@@ -129,6 +138,14 @@ fn location(loc: &str) -> Option<(&str, u32)> {
         Some(with_line) if !std::path::Path::new(path).exists() => Some(with_line),
         _ => Some((path, n)),
     }
+}
+
+/// The path of `COMMIT:PATH`, as the text report of `--history` prints a finding (12 hex
+/// digits, or the 40 of a full id), unless a file of that whole name exists.
+fn history_location(path: &str) -> Option<&str> {
+    let (commit, rest) = path.split_once(':')?;
+    let hex = matches!(commit.len(), 12 | 40) && commit.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && !rest.is_empty() && !std::path::Path::new(path).exists()).then_some(rest)
 }
 
 /// `S:N` with N a positive number, as `(S, N)`.

@@ -208,6 +208,16 @@ impl Wire {
                     .ok_or_else(|| anyhow::anyhow!("{}: unknown decoding `{d}`", escape_path(file)))
             })
             .collect::<anyhow::Result<_>>()?;
+        // The text report prints its first 12 digits: a hex id, as every report writes it.
+        if let Some(c) = &self.commit {
+            if c.id.len() < 12 || !c.id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                anyhow::bail!(
+                    "{}: commit `{}` is not a git object id (hex digits)",
+                    escape_path(file),
+                    messages::escape(&c.id)
+                );
+            }
+        }
         Ok(PathFinding {
             path,
             commit: self.commit.map(|c| {

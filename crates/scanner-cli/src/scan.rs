@@ -466,6 +466,12 @@ impl ScanPlan {
                  entries of every other shard would be listed as unused (run it unsharded)"
             );
         }
+        if options.shard.is_some() && args.write_baseline.is_some() {
+            anyhow::bail!(
+                "--write-baseline needs the whole scan: a shard records only its share, and \
+                 the baseline would hold none of the other shards' findings (run it unsharded)"
+            );
+        }
 
         let from_git = git_source.is_some();
         let (source, diff_filter) = match git_source {
@@ -628,8 +634,17 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     // What `scanner merge` pairs this run's stats with its report by.
     let report_digest = crate::shard::ReportDigest::default();
     let mut sink = Sink::new(sink_opts, report_digest.wrap(out));
-    if args.format == Format::Html {
-        sink.read_context(match &plan.source {
+    // `--staged` scans the index's blobs: the work tree's files may hold other lines (another
+    // secret among them), so they get none.
+    let from_index = matches!(plan.source, Source::Items { .. });
+    if args.format == Format::Html && !from_index {
+        let stdin = match &plan.source {
+            Source::Paths(roots) if roots.iter().any(|r| r.as_os_str() == "-") => {
+                Some(plan.options.walk.stdin_name.clone())
+            }
+            _ => None,
+        };
+        let repos = match &plan.source {
             // A remote repository's clone is removed once its blobs are read, maybe before
             // its last findings reach the sink: none of them is given lines, rather than
             // some.
@@ -641,7 +656,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
                 })
                 .collect(),
             _ => Vec::new(),
-        });
+        };
+        sink.read_context(repos, stdin);
     }
     // SARIF names the repositories a history scan read; a shard records them in its stats,
     // for the SARIF that `scanner merge` writes. Remote repositories are described as each is

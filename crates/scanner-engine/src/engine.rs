@@ -1215,9 +1215,10 @@ impl Engine {
                 entropy: c.entropy,
                 confidence,
                 tags,
-                // A path-only rule has no secret; its finding is the file.
+                // A path-only rule has no secret; its finding is the file, named as rules
+                // see it (`scanner scan .` and `--staged` then agree).
                 fingerprint: if rule.pattern.is_none() {
-                    fingerprint(&info.id, input.path.as_bytes())
+                    fingerprint(&info.id, rule_path(input.path).as_bytes())
                 } else {
                     fingerprint(&info.id, secret)
                 },

@@ -30,7 +30,8 @@ pub fn shannon_entropy(bytes: &[u8]) -> f32 {
 /// Baselines store it, so this definition must never change: it depends on
 /// the rule id and the secret bytes only, not on the path, line or match
 /// context, so a baseline survives code moving around. (A path-only rule,
-/// which has no secret, hashes the path in its place.)
+/// which has no secret, hashes the path in its place, as path rules see
+/// it: without a leading `./`.)
 pub fn fingerprint(rule_id: &str, secret: &[u8]) -> String {
     let mut h = Sha256::new();
     h.update(rule_id.as_bytes());

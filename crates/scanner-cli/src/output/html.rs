@@ -40,7 +40,8 @@
 //! scanned: the secret at `offset..end_offset` (for a secret in decoded text, the line
 //! structure of the encoded run: column, end column, line count), and the line number where
 //! the window starts at the file's start. Otherwise the finding has no context
-//! (`"context": null`): a standard input, an archive member, a file changed since it was
+//! (`"context": null`): a standard input (even named after a file), a staged blob (`--staged`:
+//! the work tree may hold other lines), an archive member, a file changed since it was
 //! scanned. `scanner merge --format html` shows no context either. A line is cut to 240
 //! characters, and the secret's own line to 160 characters on each side of the secret (a cut
 //! shows `…`).
@@ -50,7 +51,9 @@
 //! Unless `--show-secrets`, no secret reaches the page, the lines of context included: the
 //! secret's bytes there are replaced by its redacted form (`ghp_…`, as in every format), and
 //! so are every other finding's secret of the same file that falls in those lines and every
-//! other copy of any of these secrets. The context shows the file as it is otherwise: a value that
+//! other copy of any secret the page reports (found in another file, or with `--history` in
+//! another version of this one: unchanged here, it is reported with the version that added
+//! it). The context shows the file as it is otherwise: a value that
 //! no rule reported, or that an allowlist or the baseline suppressed, appears as written.
 //!
 //! # The embedded data
@@ -124,7 +127,7 @@ pub(super) struct Context {
 struct Row<'a> {
     #[serde(flatten)]
     finding: FindingObject<'a>,
-    context: Option<&'a Context>,
+    context: Option<Context>,
 }
 
 /// Where the lines of context are read back from (the files of a scan, and the blobs of the
@@ -133,6 +136,9 @@ struct Row<'a> {
 /// each one's lines up here.
 pub struct ContextSource {
     repos: Vec<ContextRepo>,
+    /// The path standard input is reported as (`--stdin-name`): a file of that name, if
+    /// any, is not what was scanned.
+    stdin: Option<PathBuf>,
     opened: Option<Vec<(Option<PathBuf>, gix::ThreadSafeRepository)>>,
     read: HashMap<Key, Context>,
 }
@@ -160,10 +166,12 @@ pub struct ContextRepo {
 }
 
 impl ContextSource {
-    /// `repos`: the repositories a `--history` scan reads (empty otherwise).
-    pub fn new(repos: Vec<ContextRepo>) -> ContextSource {
+    /// `repos`: the repositories a `--history` scan reads (empty otherwise); `stdin`: the path
+    /// standard input is reported as, when it is scanned.
+    pub fn new(repos: Vec<ContextRepo>, stdin: Option<PathBuf>) -> ContextSource {
         ContextSource {
             repos,
+            stdin,
             opened: None,
             read: HashMap::new(),
         }
@@ -200,6 +208,9 @@ impl ContextSource {
                 Some(blob) => in_whole(&blob),
                 None => none(),
             };
+        }
+        if self.stdin.as_ref() == Some(&first.path) {
+            return none();
         }
         // Only a regular file: opening a FIFO (a `--stdin-name` that names one) would block.
         let regular = std::fs::metadata(&first.path).is_ok_and(|m| m.is_file());
@@ -562,12 +573,24 @@ pub(super) fn write_page(
     )?;
     out.write_all(BODY.as_bytes())?;
     out.write_all(b"<script type=\"application/json\" id=\"findings\">\n[\n")?;
+    // A file's lines were redacted with its own findings' secrets; a secret the page reports
+    // for another file, or for another version of this one (`--history`: unchanged here,
+    // reported with the version that added it), may stand in them too.
+    let every = (!show).then(|| Redactor::new(findings));
     let mut buf = Vec::with_capacity(2048);
     for (i, pf) in findings.iter().enumerate() {
         buf.clear();
+        let context = contexts.and_then(|c| c.get(pf)).map(|c| match &every {
+            Some(r) => Context {
+                before: r.copies(c.before.as_bytes()),
+                after: r.copies(c.after.as_bytes()),
+                ..c.clone()
+            },
+            None => c.clone(),
+        });
         let row = Row {
             finding: FindingObject::new(pf, show),
-            context: contexts.and_then(|c| c.get(pf)),
+            context,
         };
         serde_json::to_writer(&mut buf, &row).map_err(io::Error::from)?;
         if i + 1 < n {

@@ -29,14 +29,14 @@
 //! | `end_column` | integer | Byte column of the position just **past** the secret (exclusive, like `end_offset`). |
 //! | `offset` | integer | 0-based byte offset of the secret in the file. |
 //! | `end_offset` | integer | Byte offset just past the secret (exclusive): the secret is `file[offset..end_offset]`. |
-//! | `match` | string | The whole text the rule matched, context included (`token = "..."`), cut by the engine to a bounded length, with the secret redacted unless `--show-secrets`. |
+//! | `match` | string | The whole text the rule matched, context included (`token = "..."`), cut by the engine to a bounded length, with the secret, and any other secret found in the same file, redacted unless `--show-secrets`. |
 //! | `secret` | string | The secret (the rule's secret group within the match), redacted unless `--show-secrets`. Empty for a rule that matches on the path alone. |
 //! | `entropy` | number | Shannon entropy of the secret in bits per byte. |
 //! | `fingerprint` | string | Stable identity of the finding: depends on the rule id and the secret only, not on the path or line, so it survives code moving around. Always present, never redacted. |
 //! | `confidence` | string | `high`, `medium` or `low`, for triage: a provider rule with a fixed prefix or a valid checksum is `high`, a generic value `medium`, a failed checksum `low`; a test, fixture, example or documentation path, a Rust unit-test module, or a vendor's published example value, makes it `low` (see `docs/rules.md`). `--min-confidence` filters on it. |
 //! | `tags` | array of strings | Why the confidence is what it is: `prefix`, `generic`, `checksum-valid`, `checksum-invalid`, `test-path`, `doc-path`, `test-code`, `published-example`, `shape-mismatch:RULE_ID`. |
 //! | `decoded` | array of strings | Empty for a secret in plain text. Otherwise how it was found, outermost first: `base64`, `base64url`, `hex`, `percent`, `string-literals` (see `docs/decoding.md`); the position is then that of the whole encoded run. |
-//! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`. `path` is then the path in that commit, and positions are in that blob. |
+//! | `commit` | object or null | `null` for a working tree, the index or a stream. With `--history`, the commit that introduced the blob at `path` (the earliest in topological order): `{"id": full 40-hex id, "author_name", "author_email", "author_date": RFC 3339, "summary": the subject line}`, every copy in them of a secret found in that commit redacted as in `match` (`jsonl`: of the files written so far, this one's included). `path` is then the path in that commit, and positions are in that blob. |
 //! | `validation` | object | Whether the secret works: see below. Always present. |
 //!
 //! # The validation object

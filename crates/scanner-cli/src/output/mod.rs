@@ -27,20 +27,25 @@
 //!
 //! Unless `show_secrets` is set, every format redacts the secret: its first few characters
 //! (at most 4, at most a third of it) followed by `…` ([`redact`]). The same applies to the
-//! copy of the secret inside `match`. The fingerprint is always present, so findings can be
-//! tracked and deduplicated without ever writing the secret down. Reports are often uploaded
-//! as CI artifacts or to code scanning: a plain `scanner scan --format json > report.json`
-//! must not turn the report into a second leak.
+//! copy of the secret inside `match`, and to any other secret of the same file found there.
+//! The fingerprint is always present, so findings can be tracked and deduplicated without
+//! ever writing the secret down. Reports are often uploaded as CI artifacts or to code
+//! scanning: a plain `scanner scan --format json > report.json` must not turn the report into
+//! a second leak.
 //!
 //! # Errors
 //!
 //! Every write error is returned as is. A closed pipe (`scanner scan | head`) shows up as an
 //! [`io::ErrorKind::BrokenPipe`] error: the caller checks [`is_broken_pipe`] and ends quietly.
 
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use scanner_engine::{Finding, RuleInfo};
+
+use crate::input::CommitInfo;
 
 pub mod html;
 pub mod json;
@@ -110,6 +115,10 @@ pub struct Sink {
     validation: Option<Validating>,
     /// `--min-validity`: findings below are not written.
     min_validity: Option<scanner_engine::ValidationStatus>,
+    /// `--history`: the secrets found so far that a commit's author or subject holds, by
+    /// commit id, and the commit as the report shows it ([`Sink::redact_commits`]).
+    commit_secrets: HashMap<String, Vec<String>>,
+    shown_commits: HashMap<String, std::sync::Arc<CommitInfo>>,
 }
 
 /// What `--validate` needs in the sink.
@@ -132,15 +141,18 @@ impl Sink {
             context: None,
             validation: None,
             min_validity: None,
+            commit_secrets: HashMap::new(),
+            shown_commits: HashMap::new(),
         }
     }
 
     /// `html` reads each finding's lines of context back from its file, or its blob in one of
     /// `repos` (`--history`), as the file's findings arrive: a scan, where the paths are those
-    /// just read. Off by default: `merge` writes findings whose files may be elsewhere, and
-    /// whose secrets are already as shown.
-    pub fn read_context(&mut self, repos: Vec<html::ContextRepo>) {
-        self.context = Some(html::ContextSource::new(repos));
+    /// just read, except standard input's (`stdin`: the path it is reported as, a file of
+    /// that name is not what was read). Off by default: `merge` writes findings whose files
+    /// may be elsewhere, and whose secrets are already as shown.
+    pub fn read_context(&mut self, repos: Vec<html::ContextRepo>, stdin: Option<PathBuf>) {
+        self.context = Some(html::ContextSource::new(repos, stdin));
     }
 
     /// `--min-validity` (`--only-valid` is `valid`); `None` writes every finding.
@@ -171,6 +183,22 @@ impl Sink {
     pub fn write_file_findings(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         if batch.is_empty() {
             return Ok(());
+        }
+        if !self.opts.show_secrets {
+            for pf in &batch {
+                let (Some(c), secret) = (&pf.commit, pf.finding.secret.as_str()) else {
+                    continue;
+                };
+                let fields = [&c.author_name, &c.author_email, &c.summary];
+                if secret.is_empty() || !fields.iter().any(|t| t.contains(secret)) {
+                    continue;
+                }
+                let named = self.commit_secrets.entry(c.id.clone()).or_default();
+                if !named.iter().any(|s| s == secret) {
+                    named.push(secret.to_string());
+                    self.shown_commits.remove(&c.id);
+                }
+            }
         }
         // While the file is fresh in the cache, and before anything may drop a finding.
         if let (Format::Html, Some(source)) = (self.opts.format, &mut self.context) {
@@ -204,9 +232,98 @@ impl Sink {
         }
     }
 
+    /// Unless `show_secrets`, the commit of each finding as the report shows it: every copy,
+    /// in its author or subject (`git commit -m "add ghp_..."`), of a secret found in that
+    /// commit redacted, as in `match`. The held formats know every finding's secret by then;
+    /// `jsonl` those of the files written so far.
+    fn redact_commits(&mut self, findings: &mut [PathFinding]) {
+        for pf in findings {
+            let Some(c) = pf.commit.as_ref() else {
+                continue;
+            };
+            let Some(secrets) = self.commit_secrets.get_mut(&c.id) else {
+                continue;
+            };
+            let shown = self.shown_commits.entry(c.id.clone()).or_insert_with(|| {
+                // The longest first: a secret inside another must not cut that one's copy;
+                // then by bytes, so that the order findings arrived in changes nothing.
+                secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+                let hide = |text: &str| {
+                    secrets
+                        .iter()
+                        .fold(text.to_string(), |t, s| t.replace(s.as_str(), &redact(s)))
+                };
+                std::sync::Arc::new(CommitInfo {
+                    author_name: hide(&c.author_name),
+                    author_email: hide(&c.author_email),
+                    summary: hide(&c.summary),
+                    ..(**c).clone()
+                })
+            });
+            pf.commit = Some(shown.clone());
+        }
+    }
+
+    /// Unless `show_secrets`, in each finding's `match` every copy of another secret found in
+    /// the same file redacted (`postgres://ghp_…:pw@db`: a URL whose user name is a token the
+    /// token rule reports on its own), as its own secret is by [`shown_match`]. Just before
+    /// writing: a live check reads the match as found.
+    fn redact_matches(&self, findings: &mut [PathFinding]) {
+        if self.opts.show_secrets {
+            return;
+        }
+        type File = (Vec<u8>, String);
+        let file = |pf: &PathFinding| -> File { (pf.path_bytes().to_vec(), commit_id(pf).into()) };
+        let mut secrets: HashMap<File, BTreeSet<&str>> = HashMap::new();
+        for pf in findings.iter().filter(|pf| !pf.finding.secret.is_empty()) {
+            secrets
+                .entry(file(pf))
+                .or_default()
+                .insert(&pf.finding.secret);
+        }
+        // One automaton per file that has two secrets or more; where copies overlap, the
+        // longest wins, so that a secret inside another cannot cut that one's copy.
+        let copies: HashMap<File, (AhoCorasick, Vec<String>)> = secrets
+            .into_iter()
+            .filter(|(_, found)| found.len() > 1)
+            .filter_map(|(file, found)| {
+                let found: Vec<String> = found.into_iter().map(str::to_owned).collect();
+                let ac = AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&found)
+                    .ok()?;
+                Some((file, (ac, found)))
+            })
+            .collect();
+        for pf in findings {
+            let Some((ac, found)) = copies.get(&file(pf)) else {
+                continue;
+            };
+            let f = &mut pf.finding;
+            let foreign = |h: &aho_corasick::Match| found[h.pattern()] != f.secret;
+            if !ac.find_iter(&f.r#match).any(|h| foreign(&h)) {
+                continue;
+            }
+            let mut shown = String::with_capacity(f.r#match.len());
+            let mut at = 0;
+            for h in ac.find_iter(&f.r#match) {
+                shown.push_str(&f.r#match[at..h.start()]);
+                match foreign(&h) {
+                    true => shown.push_str(&redact(&found[h.pattern()])),
+                    false => shown.push_str(&f.secret),
+                }
+                at = h.end();
+            }
+            shown.push_str(&f.r#match[at..]);
+            f.r#match = shown;
+        }
+    }
+
     /// A batch of `jsonl`, sorted, in one write, flushed.
     fn write_streaming(&mut self, mut batch: Vec<PathFinding>) -> io::Result<()> {
         batch.sort_by(report_order);
+        self.redact_commits(&mut batch);
+        self.redact_matches(&mut batch);
         self.buf.clear();
         for f in &batch {
             json::write_object(&mut self.buf, f, self.opts.show_secrets)?;
@@ -245,6 +362,10 @@ impl Sink {
                 return self.write_streaming(held);
             }
         }
+        let mut held = std::mem::take(&mut self.held);
+        self.redact_commits(&mut held);
+        self.redact_matches(&mut held);
+        self.held = held;
         match self.opts.format {
             Format::Jsonl => {}
             Format::Text => {

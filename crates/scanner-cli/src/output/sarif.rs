@@ -27,7 +27,6 @@
 //! | --- | --- |
 //! | `ruleId` | the rule id |
 //! | `ruleIndex` | index of that rule in `tool.driver.rules` |
-//! | `level` | `"error"`: every secret is one |
 //! | `message.text` | `RULE NAME: secret SECRET (fingerprint FP)`, the secret redacted unless `--show-secrets`; `RULE NAME (fingerprint FP)` for a rule on the file path alone |
 //! | `locations[0].physicalLocation.artifactLocation.uri` | the path, with `/` separators, `./` dropped and every byte other than `A-Z a-z 0-9 - . _ ~` percent-encoded (so a non-UTF-8 name is exact). A relative path stays relative: run the scan from the repository root (`scanner scan .`) so GitHub can place it. An absolute path becomes a `file:///` URI, and a remote repository's file (`--history URL`) its URL and path (`https://host/x.git/conf/app.env`). |
 //! | `...region.startLine`, `startColumn` | 1-based line and column of the first byte |

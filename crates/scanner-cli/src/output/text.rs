@@ -17,7 +17,7 @@
 //! * two spaces separate the location, the rule id and the snippet (a path may contain single
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
-//!   unless `--show-secrets`, trimmed to at most 60 characters of context on each side of the
+//!   unless `--show-secrets` (every copy of it, as in `json`'s `match`), trimmed to at most 60 characters of context on each side of the
 //!   secret (a trimmed side shows `…`). A rule that matches on the file path alone has no
 //!   snippet: the line ends after the rule id.
 //!
@@ -115,12 +115,18 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
         None if show_secrets => escape(&f.r#match),
         None => escape(&redact(&f.r#match)),
     };
+    // Another copy of the secret in the context (a URL whose user name is its password) is
+    // redacted too, as in json's `match`; before the cut, so that no part of one shows.
+    let context = |side: &str| match show_secrets || f.secret.is_empty() {
+        true => side.to_string(),
+        false => side.replace(f.secret.as_str(), &redact(&f.secret)),
+    };
     // A rule on the file path alone has nothing to show: no trailing separator then.
     if !(before.is_empty() && secret.is_empty() && after.is_empty()) {
         s.push_str("  ");
-        s.push_str(&escape(&tail(before, CONTEXT)));
+        s.push_str(&escape(&tail(&context(before), CONTEXT)));
         paint(&mut s, SECRET_COLOR, &secret);
-        s.push_str(&escape(&head(after, CONTEXT)));
+        s.push_str(&escape(&head(&context(after), CONTEXT)));
     }
     s.push('\n');
     out.extend_from_slice(s.as_bytes());

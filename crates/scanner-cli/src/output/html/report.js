@@ -118,7 +118,8 @@
     return b;
   }
   function drawSummary() {
-    var files = new Set(data.map(function (f) { return (f.commit ? f.commit.id + ':' : '') + f.path; }));
+    // By path_bytes too: names that differ only in bytes that are not UTF-8 share `path`.
+    var files = new Set(data.map(function (f) { return JSON.stringify([f.commit ? f.commit.id : '', f.path, f.path_bytes]); }));
     var commits = new Set(data.filter(function (f) { return f.commit; }).map(function (f) { return f.commit.id; }));
     $('totals').textContent = plural(data.length, 'finding', 'findings') + ' in ' + plural(files.size, 'file', 'files') +
       (hasCommit ? ' of ' + plural(commits.size, 'commit', 'commits') : '');
