@@ -209,8 +209,8 @@ pub fn redact_text(text: &str, url: &str) -> String {
     out
 }
 
-/// The URLs of a `--repos-from` file (`-`: stdin): one per line, surrounding blanks and a
-/// CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
+/// The URLs of a `--repos-from` file (`-`: stdin): one per line, a leading byte order mark,
+/// surrounding blanks and a CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
 /// it is listed, whatever user and password it is listed with). A line that is not UTF-8 is an error naming it, and so is a list of no URL.
 pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
     let list_err = |source| RemoteError::List {
@@ -223,6 +223,8 @@ pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
         false => std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data)),
     }
     .map_err(list_err)?;
+    // An editor's byte order mark is no part of the first URL (as for `--files-from`).
+    let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&data);
     let mut urls: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
