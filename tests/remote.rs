@@ -490,11 +490,11 @@ fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
         commit,
     } = served();
     // The same repository again, then with a user and password (git ignores them in a
-    // `file://` URL): scanned once.
+    // `file://` URL), then with a trailing slash: scanned once.
     let with_password = good.replacen("file://", &format!("file://alice:{PASSWORD}@"), 1);
     // Saved by an editor that starts the file with a byte order mark, before the first URL.
     let text = format!(
-        "\u{feff}{good}\r\n# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{with_password}\r\n"
+        "\u{feff}{good}\r\n# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{with_password}\r\n{good}/\r\n"
     );
     let list = work.path().join("repos.txt");
     std::fs::write(&list, &text).unwrap();

@@ -211,7 +211,7 @@ pub fn redact_text(text: &str, url: &str) -> String {
 
 /// The URLs of a `--repos-from` file (`-`: stdin): one per line, a leading byte order mark,
 /// surrounding blanks and a CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
-/// it is listed, whatever user and password it is listed with). A line that is not UTF-8 is an error naming it, and so is a list of no URL.
+/// it is listed, whatever user and password it is listed with, with a trailing `/` or not). A line that is not UTF-8 is an error naming it, and so is a list of no URL.
 pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
     let list_err = |source| RemoteError::List {
         file: file.to_path_buf(),
@@ -235,9 +235,10 @@ pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
             ))
         })?;
         let line = line.trim();
-        // Once per repository: the same URL with other credentials is the same repository,
-        // and its findings would be reported twice under the one name.
-        if !line.is_empty() && !line.starts_with('#') && seen.insert(redact(line)) {
+        // Once per repository: the same URL with other credentials, or with a trailing `/`,
+        // is the same repository, and its findings would be reported twice under one name.
+        let key = redact(line).trim_end_matches('/').to_string();
+        if !line.is_empty() && !line.starts_with('#') && seen.insert(key) {
             urls.push(line.to_string());
         }
     }
