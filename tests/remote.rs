@@ -1073,3 +1073,43 @@ fn a_remote_scan_takes_the_configuration_of_the_current_directory() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// Shards of a remote scan must scan the same list: `scanner merge` refuses shards run
+/// with another `--repos-from` (their union would pass for a scan of repositories that
+/// no shard or only some shards read).
+#[test]
+fn merge_refuses_shards_of_different_repos_from_lists() {
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit: _,
+    } = served();
+    for (k, list) in [(1, "a.txt"), (2, "b.txt")] {
+        std::fs::write(work.path().join(list), format!("{url}\n")).unwrap();
+        let (out, stats) = (format!("s{k}.json"), format!("s{k}.stats.json"));
+        let spec = format!("{k}/2");
+        let args = ["--shard", &spec, "-o", &out, "--stats-json", &stats];
+        scan(
+            work.path(),
+            Path::new("/dev/null"),
+            &[&args[..], &["--repos-from", list]].concat(),
+        );
+    }
+    let run = common::run_in(
+        work.path(),
+        &[
+            "merge",
+            "s1.json",
+            "s1.stats.json",
+            "s2.json",
+            "s2.stats.json",
+        ],
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        "scanner: error: shard 2/2 (s2.stats.json) was run with different options than \
+         shard 1/2 (s1.stats.json) (compare `run.options` in their stats)\n"
+    );
+}
