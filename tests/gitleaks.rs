@@ -383,3 +383,56 @@ keywords = ["acme:"]
         r.stderr
     );
 }
+
+/// gitleaks' `commits` in an allowlist: a match carries no commit, so it cannot be checked.
+/// Under `AND` the allowlist holds only in the commits it names; it was read as if they were
+/// not there, and the rest of it allowed its matches in every commit and in the work tree:
+/// a token under `fx/` was not reported, exit 0, though it is in no listed commit. Such an
+/// allowlist now never applies, with a warning naming it.
+#[test]
+fn an_and_allowlist_naming_commits_never_applies() {
+    let r = common::Repo::new();
+    r.write(
+        ".gitleaks.toml",
+        "[extend]\nuseDefault = true\n\n\
+         [allowlist]\ncondition = \"AND\"\n\
+         commits = [\"0123456789abcdef0123456789abcdef01234567\"]\npaths = ['''^fx/''']\n\n\
+         [[rules]]\nid = \"github-pat\"\n[[rules.allowlists]]\ncondition = \"and\"\n\
+         commits = [\"0123456789abcdef0123456789abcdef01234567\"]\nstopwords = [\"ghp_\"]\n",
+    );
+    r.write("fx/a.env", format!("T={}\n", token(6)));
+    r.git(&["add", "."]);
+    r.commit("add fixture");
+    // The file as the scan names it: relative to the directory scanned, or the repository's.
+    let repo_file = r.path(".gitleaks.toml").display().to_string();
+    for (args, file) in [
+        (&["scan", "--format", "json"][..], "./.gitleaks.toml"),
+        (
+            &["scan", "--history", "--format", "json"],
+            repo_file.as_str(),
+        ),
+    ] {
+        let run = r.scan(args);
+        assert_eq!(run.expect(1).path_lines(), ["fx/a.env:1"], "{args:?}");
+        let warnings: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("warning"))
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                format!(
+                    "scanner: warning: {file}: `commits` in [allowlist] cannot be checked (a \
+                     match carries no commit): with condition AND this allowlist never applies"
+                ),
+                format!(
+                    "scanner: warning: {file}: rule `github-pat`: `commits` in \
+                     [[rules.allowlists]] cannot be checked (a match carries no commit): with \
+                     condition AND this allowlist never applies"
+                ),
+            ],
+            "{args:?}"
+        );
+    }
+}
