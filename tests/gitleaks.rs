@@ -436,3 +436,22 @@ fn an_and_allowlist_naming_commits_never_applies() {
         );
     }
 }
+
+/// gitleaks applies a `.gitleaksignore` entry without a commit (`PATH:RULE:LINE`, what
+/// `gitleaks dir` prints) to a history scan's findings too, at any commit. `scanner scan
+/// --history` reported them again, exit 1, for a repository whose gitleaks run passed.
+#[test]
+fn a_gitleaksignore_entry_without_a_commit_applies_to_history() {
+    let r = common::Repo::new();
+    r.write("a.env", format!("T={}\n", token(7)));
+    r.write("b.env", format!("T={}\n", token(8)));
+    r.git(&["add", "."]);
+    r.commit("add");
+    r.write(".gitleaksignore", "a.env:github-pat:1\n");
+    let run = r.scan(&["scan", "--history", "--format", "json"]);
+    assert_eq!(run.expect(1).path_lines(), ["b.env:1"]);
+    assert_eq!(
+        run.summary_line("suppressed"),
+        Some("suppressed: 1 gitleaksignore")
+    );
+}

@@ -3,7 +3,7 @@
 //!
 //! One finding per line, as gitleaks prints its `Fingerprint`:
 //! `PATH:RULE:LINE` for a directory scan, `COMMIT:PATH:RULE:LINE` for
-//! history. `#` starts a comment. RULE may be a gitleaks rule id: it is
+//! history (where an entry without a commit applies at every commit). `#` starts a comment. RULE may be a gitleaks rule id: it is
 //! matched through the engine's aliases. A matched finding is suppressed and
 //! counted as `gitleaksignore`.
 //!
@@ -92,8 +92,12 @@ impl FindingFilter for GitleaksIgnore {
             .resolve_rule_id(&f.finding.rule_id)
             .map_or_else(|| f.finding.rule_id.to_string(), |r| r.to_string());
         let path = normalize(&f.path.to_string_lossy());
-        let commit = f.commit.as_ref().map(|c| c.id.clone());
-        let key = (commit, path, rule, f.finding.line);
+        // As gitleaks: an entry without a commit applies at every commit too.
+        let mut key = (None, path, rule, f.finding.line);
+        if self.entries.contains(&key) {
+            return Some("gitleaksignore");
+        }
+        key.0 = Some(f.commit.as_ref()?.id.clone());
         self.entries.contains(&key).then_some("gitleaksignore")
     }
 }
