@@ -455,3 +455,31 @@ fn a_gitleaksignore_entry_without_a_commit_applies_to_history() {
         Some("suppressed: 1 gitleaksignore")
     );
 }
+
+/// A `.gitleaksignore` line that is no fingerprint (no line number: a user hoping to ignore a
+/// whole file) matched nothing, in silence, and its finding came back unexplained. It is a
+/// warning naming the file and the line, as gitleaks warns; the other entries still apply.
+#[test]
+fn a_gitleaksignore_line_that_is_no_fingerprint_is_named() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(9)));
+    t.write("b.env", format!("T={}\n", token(10)));
+    t.write(
+        ".gitleaksignore",
+        "a.env:github-pat\n# ok\nb.env:github-pat:1\na:b:c\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["a.env:1"]);
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains("warning")).collect();
+    let warning = |n: u32, entry: &str| {
+        format!(
+            "scanner: warning: {}: line {n}: `{entry}` is not a gitleaks fingerprint \
+             (PATH:RULE:LINE or COMMIT:PATH:RULE:LINE): ignored",
+            t.path().join(".gitleaksignore").display()
+        )
+    };
+    assert_eq!(
+        warnings,
+        [warning(1, "a.env:github-pat"), warning(4, "a:b:c")]
+    );
+}

@@ -45,12 +45,14 @@ impl GitleaksIgnore {
         // Bounded as a config file: a repository's own file, read whole.
         let text = scanner_engine::read_bounded(&path)
             .with_context(|| format!("cannot read {}", escape_path(&path)))?;
-        Ok(Some(GitleaksIgnore::parse(&text, engine)))
+        Ok(Some(GitleaksIgnore::parse(&text, engine, &path)))
     }
 
-    pub fn parse(text: &str, engine: &Arc<Engine>) -> GitleaksIgnore {
+    /// The entries of `text`, the contents of `file`; a line that is no entry is a warning
+    /// naming it (as gitleaks warns), and matches nothing.
+    pub fn parse(text: &str, engine: &Arc<Engine>, file: &Path) -> GitleaksIgnore {
         let mut entries = HashSet::new();
-        for line in text.lines() {
+        for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -60,9 +62,13 @@ impl GitleaksIgnore {
             let mut parts = line.rsplitn(3, ':');
             let (Some(n), Some(rule), Some(rest)) = (parts.next(), parts.next(), parts.next())
             else {
+                invalid(file, i + 1, line);
                 continue;
             };
-            let Ok(n) = n.parse::<u32>() else { continue };
+            let Ok(n) = n.parse::<u32>() else {
+                invalid(file, i + 1, line);
+                continue;
+            };
             let (commit, path) = match rest.split_once(':') {
                 Some((c, p)) if c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()) => {
                     (Some(c.to_ascii_lowercase()), p)
@@ -79,6 +85,17 @@ impl GitleaksIgnore {
             engine: Arc::clone(engine),
         }
     }
+}
+
+fn invalid(file: &Path, n: usize, line: &str) {
+    crate::messages::warn(
+        Some(file),
+        &format!(
+            "line {n}: `{}` is not a gitleaks fingerprint \
+             (PATH:RULE:LINE or COMMIT:PATH:RULE:LINE): ignored",
+            crate::messages::escape(line)
+        ),
+    );
 }
 
 fn normalize(path: &str) -> String {
