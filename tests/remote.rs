@@ -331,14 +331,10 @@ fn a_remote_that_cannot_be_scanned_is_named_by_its_url_once() {
     let sha256 = base.path().join("sha256.git");
     git_in(
         base.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "--object-format=sha256",
-            "sha256.git",
-        ],
+        &["init", "-q", "--object-format=sha256", "sha256.git"],
     );
+    // A commit: a repository with none is refused before its format is looked at.
+    git_in(&sha256, &["commit", "-q", "--allow-empty", "-m", "first"]);
     let work = tempfile::tempdir().unwrap();
     let good = format!("file://{}/repo.git", base.path().display());
     let bad = format!("file://{}", sha256.display());
@@ -1112,4 +1108,58 @@ fn merge_refuses_shards_of_different_repos_from_lists() {
         "scanner: error: shard 2/2 (s2.stats.json) was run with different options than \
          shard 1/2 (s1.stats.json) (compare `run.options` in their stats)\n"
     );
+}
+
+/// A web server that answers every request with a page (a sign-in page, a catch-all web
+/// app) where a repository was expected: git takes it for an empty repository, and the scan
+/// read nothing, exit 0 (a whole list behind a sign-in page passed as clean). It is now a
+/// warning naming the URL, exit 2, and the other repositories are still scanned; so is a
+/// repository that is really empty.
+#[test]
+fn a_url_that_clones_no_commit_is_a_warning() {
+    let Served {
+        base,
+        work,
+        url: good,
+        commit,
+    } = served();
+    let port = free_port();
+    let _server = Server::start(
+        Command::new("python3").arg("-c").arg(format!(
+            "import http.server\n\
+             class H(http.server.BaseHTTPRequestHandler):\n\
+             \x20   def do_GET(self):\n\
+             \x20       b = b'<html>Sign in</html>'\n\
+             \x20       self.send_response(200)\n\
+             \x20       self.send_header('Content-Type', 'text/html')\n\
+             \x20       self.send_header('Content-Length', str(len(b)))\n\
+             \x20       self.end_headers()\n\
+             \x20       self.wfile.write(b)\n\
+             http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n"
+        )),
+        port,
+    );
+    git_in(base.path(), &["init", "-q", "--bare", "empty.git"]);
+    let page = format!("http://127.0.0.1:{port}/org/repo.git");
+    let empty = format!("file://{}/empty.git", base.path().display());
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{page}\n{good}\n{empty}\n")).unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["-q", "--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("{good}/conf/app.env:2 {commit}")]
+    );
+    let warning = |url: &str| {
+        format!(
+            "scanner: warning: {url}: cloned no commit, nothing scanned: the repository is \
+             empty, or no git repository answers at this URL (a web page does, such as a \
+             sign-in page)\n"
+        )
+    };
+    assert_eq!(run.stderr, [warning(&page), warning(&empty)].concat());
+    assert_no_clone_left(work.path());
 }

@@ -261,6 +261,9 @@ pub enum RemoteError {
     Io { url: String, source: io::Error },
     /// `git clone` failed; `reason` is its stderr, redacted.
     Clone { url: String, reason: String },
+    /// `git clone` succeeded with no ref: an empty repository, or a web page (a sign-in
+    /// page) that answered where git asked for one, which git takes for an empty one.
+    Empty { url: String },
     /// The run was stopped (Ctrl-C, SIGTERM) while cloning.
     Interrupted,
 }
@@ -277,6 +280,10 @@ impl RemoteError {
                     crate::messages::escape(reason)
                 )
             }
+            RemoteError::Empty { .. } => "cloned no commit, nothing scanned: the repository \
+                is empty, or no git repository answers at this URL (a web page does, such as \
+                a sign-in page)"
+                .to_string(),
             RemoteError::Interrupted => "interrupted while cloning".to_string(),
         }
     }
@@ -289,7 +296,9 @@ impl fmt::Display for RemoteError {
             RemoteError::List { file, .. } => {
                 write!(f, "--repos-from {}: {}", escape_path(file), self.reason())
             }
-            RemoteError::Io { url, .. } | RemoteError::Clone { url, .. } => {
+            RemoteError::Io { url, .. }
+            | RemoteError::Clone { url, .. }
+            | RemoteError::Empty { url } => {
                 write!(f, "{}: {}", escape(url), self.reason())
             }
             RemoteError::Interrupted => f.write_str(&self.reason()),
@@ -480,6 +489,19 @@ impl RemoteRepo {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        // A page that answers 200 to every request (a sign-in page, a catch-all web app) is
+        // a repository without refs to git: scanning nothing must not pass for a clean scan.
+        let refs = super::history::git(&self.repo())
+            .args(["for-each-ref", "--count=1"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(io_err)?;
+        if refs.status.success() && refs.stdout.is_empty() {
+            return Err(RemoteError::Empty {
+                url: self.name.clone(),
+            });
+        }
         Ok(())
     }
 }
