@@ -483,3 +483,30 @@ fn a_gitleaksignore_line_that_is_no_fingerprint_is_named() {
         [warning(1, "a.env:github-pat"), warning(4, "a:b:c")]
     );
 }
+
+/// gitleaks reads its rules from `$GITLEAKS_CONFIG_TOML` (the file's contents) when
+/// `$GITLEAKS_CONFIG` is unset, before the scanned directory's `.gitleaks.toml`. We do not:
+/// a CI job moved over from gitleaks scanned without its custom rules, and a token only they
+/// know was not reported, exit 0, without a word. The variable is now named in a warning
+/// that says what to do.
+#[test]
+fn gitleaks_config_toml_is_named_as_not_read() {
+    let t = Tree::new();
+    t.write("src/app.env", format!("A={ACME}\n"));
+    let run = common::Run::from_output(
+        common::scanner_in(t.path())
+            .env("GITLEAKS_CONFIG_TOML", CUSTOM)
+            .env_remove("GITLEAKS_CONFIG")
+            .args(["scan", "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.expect(0).path_lines(), Vec::<String>::new());
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            "scanner: warning: GITLEAKS_CONFIG_TOML is set, and not read: save its rules to a \
+             file and name it with GITLEAKS_CONFIG=FILE or --rules FILE to scan with them"
+        )
+    );
+}

@@ -189,6 +189,15 @@ fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<GitleaksConfig>> {
             found: false,
         }));
     }
+    // gitleaks' next choice, its rules in the variable itself: not read here. Said, since the
+    // scan runs without the rules a gitleaks run would use.
+    if std::env::var_os("GITLEAKS_CONFIG_TOML").is_some_and(|v| !v.is_empty()) {
+        messages::warn(
+            None,
+            "GITLEAKS_CONFIG_TOML is set, and not read: save its rules to a file and name it \
+             with GITLEAKS_CONFIG=FILE or --rules FILE to scan with them",
+        );
+    }
     let dir = if root.is_dir() {
         Some(root)
     } else {
