@@ -78,7 +78,8 @@ impl GitleaksIgnore {
             let rule = engine
                 .resolve_rule_id(rule)
                 .map_or_else(|| rule.to_string(), |r| r.to_string());
-            entries.insert((commit, normalize(path), rule, n));
+            // As gitleaks: `\` is `/`, so that an entry written on Windows holds elsewhere.
+            entries.insert((commit, normalize(&path.replace('\\', "/")), rule, n));
         }
         GitleaksIgnore {
             entries,
