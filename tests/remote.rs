@@ -589,7 +589,22 @@ fn command_lines_while_cloning(url: impl Fn(u16) -> String) -> Vec<String> {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (_conn, _) = silent.accept().unwrap();
+    // Polled: a transport that never connects fails the test instead of hanging it.
+    silent.set_nonblocking(true).unwrap();
+    let start = Instant::now();
+    let _conn = loop {
+        match silent.accept() {
+            Ok((conn, _)) => break conn,
+            Err(_) if start.elapsed() < Duration::from_secs(20) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => {
+                common::signal(&child, "-TERM");
+                child.wait().unwrap();
+                panic!("git never connected to port {port}: {e}");
+            }
+        }
+    };
     let lines = command_lines_under(child.id());
     common::signal(&child, "-TERM");
     child.wait().unwrap();
@@ -652,6 +667,26 @@ fn a_password_in_a_list_is_on_no_command_line() {
     );
     assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
     assert_no_clone_left(work.path());
+}
+
+/// ssh never uses a password in its URL (`ssh://git:TOKEN@host:2222/...`), and git reads
+/// its `:` as a port's: it ran ssh with the host `host:2222` ("Could not resolve hostname")
+/// and put the password on the command lines of git and ssh. It is dropped: ssh connects to
+/// the URL's port as the URL's user, and the password is on no command line.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_password_in_an_ssh_url_is_dropped() {
+    let hidden = "hidden-ssh-pw-41";
+    let lines = command_lines_while_cloning(|port| {
+        format!("ssh://git:{hidden}@127.0.0.1:{port}/org/x.git")
+    });
+    assert!(!lines.iter().any(|l| l.contains(hidden)), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("ssh ") && l.contains("git@127.0.0.1")),
+        "{lines:#?}"
+    );
 }
 
 /// A user in a listed URL (a token often is: `https://TOKEN@host/org/repo.git`) stays out of

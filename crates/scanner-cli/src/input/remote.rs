@@ -140,6 +140,18 @@ impl SecretUrl {
     }
 }
 
+/// An ssh URL without the password of its user information (`ssh://git:pw@host:22/x` →
+/// `ssh://git@host:22/x`; `None` without one): ssh logs in as the user and never uses it,
+/// and git, reading its `:` as a port's, would give ssh the wrong host and put the password
+/// on the command lines of git and ssh.
+fn without_password(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find('/').unwrap_or(rest.len());
+    let at = rest[..end].rfind('@')?;
+    let (user, _) = rest[..at].split_once(':')?;
+    Some(format!("{scheme}://{user}@{}", &rest[at + 1..]))
+}
+
 /// Sets git's config `key` to `value` for `cmd` through the environment (`GIT_CONFIG_COUNT`
 /// and its pairs, after any the user set), where `ps` does not show it.
 fn config_env(cmd: &mut std::process::Command, key: &str, value: &str) {
@@ -442,6 +454,7 @@ impl RemoteRepo {
                 }
                 secret.url
             }
+            None if uses_ssh(&source) => without_password(&source).unwrap_or(source),
             None => source,
         };
         if uses_ssh(&source) && !ssh_chosen(&self.dir) {
