@@ -524,3 +524,29 @@ fn gitleaks_config_toml_is_named_as_not_read() {
         )
     );
 }
+
+/// gitleaks' `--config FILE` names its rule file; ours names a `.scanner.toml`. A user moving
+/// over who passed `.gitleaks.toml` to `--config` was told only of a key it does not expect;
+/// the error now says what the file is and which flag takes it.
+#[test]
+fn a_gitleaks_file_given_to_config_names_the_flag_for_it() {
+    let t = Tree::new();
+    t.write("gl.toml", CUSTOM);
+    t.write("ext.toml", "[extend]\nuseDefault = true\n");
+    let r = t.run(&["scan", "--config", "gl.toml", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid config gl.toml:10:2: unknown key `allowlist`, expected one \
+         of `extra_rules`, `disable_rules`, `allow_paths`, `allow_secrets`, `baseline`, \
+         `rules` (this is a gitleaks rule file: name it with --rules)\n"
+    );
+    let r = t.run(&["scan", "--config", "ext.toml", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid config ext.toml:1:2: unknown key `extend`, expected one of \
+         `extra_rules`, `disable_rules`, `allow_paths`, `allow_secrets`, `baseline`, `rules` \
+         (this is a gitleaks rule file: name it with --rules)\n"
+    );
+}
