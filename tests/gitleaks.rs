@@ -550,3 +550,34 @@ fn a_gitleaks_file_given_to_config_names_the_flag_for_it() {
          (this is a gitleaks rule file: name it with --rules)\n"
     );
 }
+
+/// A gitleaks user's baseline is a gitleaks report (`--baseline-path`); ours is written by
+/// `--write-baseline`. `scanner scan --baseline gitleaks-report.json` said only "invalid
+/// type: map, expected u32 at line 2 column 1"; it now says what the file is and how to make
+/// a baseline. Our own report given as a baseline is named so too.
+#[test]
+fn a_report_given_as_baseline_says_how_to_make_one() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(12)));
+    t.write(
+        "gitleaks.json",
+        "[\n {\n  \"RuleID\": \"github-pat\",\n  \"File\": \"a.env\",\n  \"StartLine\": 1,\n  \
+         \"Fingerprint\": \"a.env:github-pat:1\"\n }\n]\n",
+    );
+    let r = t.run(&["scan", "--baseline", "gitleaks.json", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid baseline gitleaks.json: this is a gitleaks report (gitleaks' \
+         --baseline-path), not a baseline: write one with `scanner scan --write-baseline FILE`\n"
+    );
+    let report = t.run(&["scan", "--format", "json", "."]);
+    t.write("report.json", &report.expect(1).stdout);
+    let r = t.run(&["scan", "--baseline", "report.json", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid baseline report.json: this is a report, not a baseline: write \
+         one with `scanner scan --write-baseline FILE`\n"
+    );
+}

@@ -122,6 +122,18 @@ pub const MAX_BASELINE: u64 = 64 << 20;
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
     let text = scanner_engine::read_at_most(path, MAX_BASELINE, "a baseline", "a baseline")
         .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
+    // A report is a JSON array of findings: ours, or gitleaks' (its `--baseline-path`).
+    if let Ok(serde_json::Value::Array(findings)) = serde_json::from_slice(&text) {
+        let whose = match findings.first().is_some_and(|f| f.get("RuleID").is_some()) {
+            true => "a gitleaks report (gitleaks' --baseline-path)",
+            false => "a report",
+        };
+        bail!(
+            "invalid baseline {}: this is {whose}, not a baseline: write one with \
+             `scanner scan --write-baseline FILE`",
+            escape_path(path)
+        );
+    }
     let file: BaselineFile = serde_json::from_slice(&text)
         .with_context(|| format!("invalid baseline {}", escape_path(path)))?;
     if file.version != VERSION {
