@@ -581,3 +581,43 @@ fn a_report_given_as_baseline_says_how_to_make_one() {
          one with `scanner scan --write-baseline FILE`\n"
     );
 }
+
+/// A `.scanner.toml` whose `extra_rules` names the rules takes the place of the directory's
+/// `.gitleaks.toml`, as documented; but it did so without a word, and a token only the
+/// gitleaks rules know was not reported, exit 0. A warning now names the file not used, and
+/// where to list it; listed there, it is used and nothing is said.
+#[test]
+fn a_gitleaks_config_left_out_by_extra_rules_is_named() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write(
+        "extra.toml",
+        "[[rules]]\nid = \"delta\"\nregex = '''delta_[a-z0-9]{24}'''\nkeywords = [\"delta_\"]\n",
+    );
+    t.write(".scanner.toml", "extra_rules = [\"extra.toml\"]\n");
+    t.write("src/app.env", format!("A={ACME}\n"));
+    let r = t.run(&["scan", "--format", "json", "."]);
+    assert_eq!(r.expect(0).path_lines(), Vec::<String>::new());
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "scanner: warning: ./.gitleaks.toml: not used: the extra_rules of {} name the rules \
+             (list it there too to scan with its rules)",
+            t.join(".scanner.toml").display()
+        )]
+    );
+    t.write(
+        ".scanner.toml",
+        "extra_rules = [\"extra.toml\", \".gitleaks.toml\"]\n",
+    );
+    let r = t.run(&["scan", "--format", "json", "."]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| format!("{} {}:{}", f.rule_id, f.path, f.line))
+        .collect();
+    assert_eq!(found, ["acme-internal-token ./src/app.env:1"]);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+}
