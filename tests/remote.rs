@@ -1198,3 +1198,35 @@ fn a_url_that_clones_no_commit_is_a_warning() {
     assert_eq!(run.stderr, [warning(&page), warning(&empty)].concat());
     assert_no_clone_left(work.path());
 }
+
+/// Without git on PATH, a remote repository cannot be cloned: the warning said only "cannot
+/// clone: No such file or directory (os error 2)". It now names git, as the other git
+/// commands' errors do.
+#[test]
+fn a_clone_without_git_names_git() {
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit: _,
+    } = served();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = Run::from_output(
+        scanner_in(work.path())
+            .env("TMPDIR", &tmp)
+            .env("PATH", work.path().join("no-bin"))
+            .args(["scan", "-q", "--history", &url])
+            .output()
+            .unwrap(),
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: warning: {url}: cannot clone: cannot run `git clone` (is git installed?): \
+             No such file or directory (os error 2)\n"
+        )
+    );
+    assert_no_clone_left(work.path());
+}

@@ -471,7 +471,12 @@ impl RemoteRepo {
         // Its own process group, so that stopping it reaches its transport helpers too.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(io_err)?;
+        let mut child = cmd.spawn().map_err(|e| {
+            io_err(io::Error::new(
+                e.kind(),
+                format!("cannot run `git clone` (is git installed?): {e}"),
+            ))
+        })?;
         let mut stderr = child.stderr.take().expect("stderr is piped");
         // Read on the side, so that a chatty git never blocks on a full pipe.
         let reader = std::thread::spawn(move || {
