@@ -104,11 +104,12 @@ fn gitleaksignore_suppresses_exactly_its_finding_and_gitleaks_ids_are_aliases() 
     );
 
     // Written on Windows: gitleaks reads `\` in the path as `/`, and so do we (the entry
-    // matched nothing, and the finding came back where gitleaks passed).
+    // matched nothing, and the finding came back where gitleaks passed). A byte order mark
+    // before the first entry (Notepad) is no part of its path.
     t.write("d/c.env", format!("T={}\n", token(11)));
     t.write(
         ".gitleaksignore",
-        "a.env:github-pat:2\r\nd\\c.env:github-pat:1\r\n",
+        "\u{feff}a.env:github-pat:2\r\nd\\c.env:github-pat:1\r\n",
     );
     let r = t.run(&["scan", "--format", "json"]);
     assert_eq!(r.expect(1).path_lines(), ["a.env:1", "b.env:1"]);

@@ -52,6 +52,8 @@ impl GitleaksIgnore {
     /// naming it (as gitleaks warns), and matches nothing.
     pub fn parse(text: &str, engine: &Arc<Engine>, file: &Path) -> GitleaksIgnore {
         let mut entries = HashSet::new();
+        // An editor's byte order mark is no part of the first entry's path.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
