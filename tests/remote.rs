@@ -1230,3 +1230,67 @@ fn a_clone_without_git_names_git() {
     );
     assert_no_clone_left(work.path());
 }
+
+/// A gitleaks rule scoped by `path` (`^config/`) and an allowlist's `paths` see a
+/// repository's paths as gitleaks does, from its root: a remote repository's (and each of a
+/// `--repos-from` list's) paths are reported led by the URL, and the rule saw that too, so
+/// it never applied: `scanner scan --history URL` did not report the token it finds in a
+/// clone of the same repository, exit 0.
+#[test]
+fn path_rules_see_a_remote_repositorys_own_paths() {
+    let base = tempfile::tempdir().unwrap();
+    let src = Repo::new();
+    src.write("config/app.ini", "secret = Ab3dEf9hIj2kLm5n\n");
+    src.write("vendor/lib.ini", "secret = Zq3dEf9hIj2kLm5n\n");
+    src.git(&["add", "."]);
+    src.commit("add config");
+    let commit = String::from_utf8(src.git_out(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let commit = commit.trim();
+    git_in(
+        base.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            src.root.to_str().unwrap(),
+            "repo.git",
+        ],
+    );
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join(".gitleaks.toml"),
+        "[[rules]]\nid = \"cfg-secret\"\nregex = '''secret = ([A-Za-z0-9]{16})'''\n\
+         keywords = [\"secret\"]\npath = '''^(config|vendor)/.*\\.ini$'''\n\n\
+         [allowlist]\npaths = ['''^vendor/''']\n",
+    )
+    .unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{url}\n")).unwrap();
+    for args in [
+        vec![url.as_str()],
+        vec!["--repos-from", list.to_str().unwrap()],
+    ] {
+        let run = scan(work.path(), Path::new("/dev/null"), &args);
+        let found: Vec<String> = run
+            .expect(1)
+            .findings()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}:{} {}",
+                    f.rule_id,
+                    f.path,
+                    f.line,
+                    f.commit.as_ref().unwrap().id
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [format!("cfg-secret {url}/config/app.ini:1 {commit}")],
+            "{args:?}"
+        );
+    }
+    assert_no_clone_left(work.path());
+}
