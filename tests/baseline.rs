@@ -49,34 +49,6 @@ fn a_non_utf8_name_never_matches_a_baseline_entry() {
     );
 }
 
-/// A report given as the baseline (our `--format json`, or a gitleaks report as its
-/// `--baseline-path` takes) is refused with what it is and what to run, not serde's
-/// "invalid type: map, expected u32".
-#[test]
-fn a_report_given_as_the_baseline_is_named_as_one() {
-    let t = Tree::new();
-    t.write("a.env", format!("k={}\n", token(2)));
-    let report = t.run(&[
-        "scan",
-        "-q",
-        "--format",
-        "json",
-        "-o",
-        "report.json",
-        "a.env",
-    ]);
-    report.expect(1);
-    let run = t.run(&["scan", "-q", "--baseline", "report.json", "a.env"]);
-    run.expect(2);
-    assert_eq!(run.stdout, "");
-    assert_eq!(
-        run.stderr,
-        "scanner: error: invalid baseline report.json: a JSON array, as a report is \
-         (`--format json`, or gitleaks' report), not a baseline: record the findings to \
-         accept with `scanner scan --write-baseline FILE`\n"
-    );
-}
-
 /// A path-only rule (no regex) has no secret: its fingerprint hashes the path. It hashed the
 /// path as spelled (`./store.jks` from `scanner scan .`, `store.jks` from `scanner scan` or
 /// `--staged`), so a baseline written by `scanner scan --write-baseline b.json .` did not

@@ -103,6 +103,21 @@ fn gitleaksignore_suppresses_exactly_its_finding_and_gitleaks_ids_are_aliases() 
         Some("suppressed: 1 gitleaksignore")
     );
 
+    // Written on Windows: gitleaks reads `\` in the path as `/`, and so do we (the entry
+    // matched nothing, and the finding came back where gitleaks passed). A byte order mark
+    // before the first entry (Notepad) is no part of its path.
+    t.write("d/c.env", format!("T={}\n", token(11)));
+    t.write(
+        ".gitleaksignore",
+        "\u{feff}a.env:github-pat:2\r\nd\\c.env:github-pat:1\r\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["a.env:1", "b.env:1"]);
+    assert_eq!(
+        r.summary_line("suppressed"),
+        Some("suppressed: 2 gitleaksignore")
+    );
+
     // targetRules naming the gitleaks id applies to our rule.
     t.write(
         "allow.toml",
@@ -382,4 +397,228 @@ keywords = ["acme:"]
         "{}",
         r.stderr
     );
+}
+
+/// gitleaks' `commits` in an allowlist: a match carries no commit, so it cannot be checked.
+/// Under `AND` the allowlist holds only in the commits it names; it was read as if they were
+/// not there, and the rest of it allowed its matches in every commit and in the work tree:
+/// a token under `fx/` was not reported, exit 0, though it is in no listed commit. Such an
+/// allowlist now never applies, with a warning naming it.
+#[test]
+fn an_and_allowlist_naming_commits_never_applies() {
+    let r = common::Repo::new();
+    r.write(
+        ".gitleaks.toml",
+        "[extend]\nuseDefault = true\n\n\
+         [allowlist]\ncondition = \"AND\"\n\
+         commits = [\"0123456789abcdef0123456789abcdef01234567\"]\npaths = ['''^fx/''']\n\n\
+         [[rules]]\nid = \"github-pat\"\n[[rules.allowlists]]\ncondition = \"and\"\n\
+         commits = [\"0123456789abcdef0123456789abcdef01234567\"]\nstopwords = [\"ghp_\"]\n",
+    );
+    r.write("fx/a.env", format!("T={}\n", token(6)));
+    r.git(&["add", "."]);
+    r.commit("add fixture");
+    // The file as the scan names it: relative to the directory scanned, or the repository's.
+    let repo_file = r.path(".gitleaks.toml").display().to_string();
+    for (args, file) in [
+        (&["scan", "--format", "json"][..], "./.gitleaks.toml"),
+        (
+            &["scan", "--history", "--format", "json"],
+            repo_file.as_str(),
+        ),
+    ] {
+        let run = r.scan(args);
+        assert_eq!(run.expect(1).path_lines(), ["fx/a.env:1"], "{args:?}");
+        let warnings: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("warning"))
+            .collect();
+        assert_eq!(
+            warnings,
+            [
+                format!(
+                    "scanner: warning: {file}: `commits` in [allowlist] cannot be checked (a \
+                     match carries no commit): with condition AND this allowlist never applies"
+                ),
+                format!(
+                    "scanner: warning: {file}: rule `github-pat`: `commits` in \
+                     [[rules.allowlists]] cannot be checked (a match carries no commit): with \
+                     condition AND this allowlist never applies"
+                ),
+            ],
+            "{args:?}"
+        );
+    }
+}
+
+/// gitleaks applies a `.gitleaksignore` entry without a commit (`PATH:RULE:LINE`, what
+/// `gitleaks dir` prints) to a history scan's findings too, at any commit. `scanner scan
+/// --history` reported them again, exit 1, for a repository whose gitleaks run passed.
+#[test]
+fn a_gitleaksignore_entry_without_a_commit_applies_to_history() {
+    let r = common::Repo::new();
+    r.write("a.env", format!("T={}\n", token(7)));
+    r.write("b.env", format!("T={}\n", token(8)));
+    r.git(&["add", "."]);
+    r.commit("add");
+    r.write(".gitleaksignore", "a.env:github-pat:1\n");
+    let run = r.scan(&["scan", "--history", "--format", "json"]);
+    assert_eq!(run.expect(1).path_lines(), ["b.env:1"]);
+    assert_eq!(
+        run.summary_line("suppressed"),
+        Some("suppressed: 1 gitleaksignore")
+    );
+}
+
+/// A `.gitleaksignore` line that is no fingerprint (no line number: a user hoping to ignore a
+/// whole file) matched nothing, in silence, and its finding came back unexplained. It is a
+/// warning naming the file and the line, as gitleaks warns; the other entries still apply.
+#[test]
+fn a_gitleaksignore_line_that_is_no_fingerprint_is_named() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(9)));
+    t.write("b.env", format!("T={}\n", token(10)));
+    t.write(
+        ".gitleaksignore",
+        "a.env:github-pat\n# ok\nb.env:github-pat:1\na:b:c\n",
+    );
+    let r = t.run(&["scan", "--format", "json"]);
+    assert_eq!(r.expect(1).path_lines(), ["a.env:1"]);
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains("warning")).collect();
+    let warning = |n: u32, entry: &str| {
+        format!(
+            "scanner: warning: {}: line {n}: `{entry}` is not a gitleaks fingerprint \
+             (PATH:RULE:LINE or COMMIT:PATH:RULE:LINE): ignored",
+            t.path().join(".gitleaksignore").display()
+        )
+    };
+    assert_eq!(
+        warnings,
+        [warning(1, "a.env:github-pat"), warning(4, "a:b:c")]
+    );
+}
+
+/// gitleaks reads its rules from `$GITLEAKS_CONFIG_TOML` (the file's contents) when
+/// `$GITLEAKS_CONFIG` is unset, before the scanned directory's `.gitleaks.toml`. We do not:
+/// a CI job moved over from gitleaks scanned without its custom rules, and a token only they
+/// know was not reported, exit 0, without a word. The variable is now named in a warning
+/// that says what to do.
+#[test]
+fn gitleaks_config_toml_is_named_as_not_read() {
+    let t = Tree::new();
+    t.write("src/app.env", format!("A={ACME}\n"));
+    let run = common::Run::from_output(
+        common::scanner_in(t.path())
+            .env("GITLEAKS_CONFIG_TOML", CUSTOM)
+            .env_remove("GITLEAKS_CONFIG")
+            .args(["scan", "--format", "json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(run.expect(0).path_lines(), Vec::<String>::new());
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some(
+            "scanner: warning: GITLEAKS_CONFIG_TOML is set, and not read: save its rules to a \
+             file and name it with GITLEAKS_CONFIG=FILE or --rules FILE to scan with them"
+        )
+    );
+}
+
+/// gitleaks' `--config FILE` names its rule file; ours names a `.scanner.toml`. A user moving
+/// over who passed `.gitleaks.toml` to `--config` was told only of a key it does not expect;
+/// the error now says what the file is and which flag takes it.
+#[test]
+fn a_gitleaks_file_given_to_config_names_the_flag_for_it() {
+    let t = Tree::new();
+    t.write("gl.toml", CUSTOM);
+    t.write("ext.toml", "[extend]\nuseDefault = true\n");
+    let r = t.run(&["scan", "--config", "gl.toml", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid config gl.toml:10:2: unknown key `allowlist`, expected one \
+         of `extra_rules`, `disable_rules`, `allow_paths`, `allow_secrets`, `baseline`, \
+         `rules` (this is a gitleaks rule file: name it with --rules)\n"
+    );
+    let r = t.run(&["scan", "--config", "ext.toml", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid config ext.toml:1:2: unknown key `extend`, expected one of \
+         `extra_rules`, `disable_rules`, `allow_paths`, `allow_secrets`, `baseline`, `rules` \
+         (this is a gitleaks rule file: name it with --rules)\n"
+    );
+}
+
+/// A gitleaks user's baseline is a gitleaks report (`--baseline-path`); ours is written by
+/// `--write-baseline`. `scanner scan --baseline gitleaks-report.json` said only "invalid
+/// type: map, expected u32 at line 2 column 1"; it now says what the file is and how to make
+/// a baseline. Our own report given as a baseline is named so too.
+#[test]
+fn a_report_given_as_baseline_says_how_to_make_one() {
+    let t = Tree::new();
+    t.write("a.env", format!("T={}\n", token(12)));
+    t.write(
+        "gitleaks.json",
+        "[\n {\n  \"RuleID\": \"github-pat\",\n  \"File\": \"a.env\",\n  \"StartLine\": 1,\n  \
+         \"Fingerprint\": \"a.env:github-pat:1\"\n }\n]\n",
+    );
+    let r = t.run(&["scan", "--baseline", "gitleaks.json", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid baseline gitleaks.json: this is a gitleaks report (gitleaks' \
+         --baseline-path), not a baseline: write one with `scanner scan --write-baseline FILE`\n"
+    );
+    let report = t.run(&["scan", "--format", "json", "."]);
+    t.write("report.json", &report.expect(1).stdout);
+    let r = t.run(&["scan", "--baseline", "report.json", "."]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr,
+        "scanner: error: invalid baseline report.json: this is a report, not a baseline: write \
+         one with `scanner scan --write-baseline FILE`\n"
+    );
+}
+
+/// A `.scanner.toml` whose `extra_rules` names the rules takes the place of the directory's
+/// `.gitleaks.toml`, as documented; but it did so without a word, and a token only the
+/// gitleaks rules know was not reported, exit 0. A warning now names the file not used, and
+/// where to list it; listed there, it is used and nothing is said.
+#[test]
+fn a_gitleaks_config_left_out_by_extra_rules_is_named() {
+    let t = Tree::new();
+    t.write(".gitleaks.toml", CUSTOM);
+    t.write(
+        "extra.toml",
+        "[[rules]]\nid = \"delta\"\nregex = '''delta_[a-z0-9]{24}'''\nkeywords = [\"delta_\"]\n",
+    );
+    t.write(".scanner.toml", "extra_rules = [\"extra.toml\"]\n");
+    t.write("src/app.env", format!("A={ACME}\n"));
+    let r = t.run(&["scan", "--format", "json", "."]);
+    assert_eq!(r.expect(0).path_lines(), Vec::<String>::new());
+    let warnings: Vec<&str> = r.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "scanner: warning: ./.gitleaks.toml: not used: the extra_rules of {} name the rules \
+             (list it there too to scan with its rules)",
+            t.join(".scanner.toml").display()
+        )]
+    );
+    t.write(
+        ".scanner.toml",
+        "extra_rules = [\"extra.toml\", \".gitleaks.toml\"]\n",
+    );
+    let r = t.run(&["scan", "--format", "json", "."]);
+    let found: Vec<String> = r
+        .expect(1)
+        .findings()
+        .iter()
+        .map(|f| format!("{} {}:{}", f.rule_id, f.path, f.line))
+        .collect();
+    assert_eq!(found, ["acme-internal-token ./src/app.env:1"]);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
 }

@@ -331,14 +331,10 @@ fn a_remote_that_cannot_be_scanned_is_named_by_its_url_once() {
     let sha256 = base.path().join("sha256.git");
     git_in(
         base.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "--object-format=sha256",
-            "sha256.git",
-        ],
+        &["init", "-q", "--object-format=sha256", "sha256.git"],
     );
+    // A commit: a repository with none is refused before its format is looked at.
+    git_in(&sha256, &["commit", "-q", "--allow-empty", "-m", "first"]);
     let work = tempfile::tempdir().unwrap();
     let good = format!("file://{}/repo.git", base.path().display());
     let bad = format!("file://{}", sha256.display());
@@ -490,9 +486,12 @@ fn repos_from_reads_each_url_once_from_a_file_or_stdin() {
         commit,
     } = served();
     // The same repository again, then with a user and password (git ignores them in a
-    // `file://` URL): scanned once.
+    // `file://` URL), then with a trailing slash: scanned once.
     let with_password = good.replacen("file://", &format!("file://alice:{PASSWORD}@"), 1);
-    let text = format!("# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{good}\r\n{with_password}\r\n");
+    // Saved by an editor that starts the file with a byte order mark, before the first URL.
+    let text = format!(
+        "\u{feff}{good}\r\n# remotes\r\n  {good}  \r\n\r\n\t# again\r\n{with_password}\r\n{good}/\r\n"
+    );
     let list = work.path().join("repos.txt");
     std::fs::write(&list, &text).unwrap();
     let expected = [format!("{good}/conf/app.env:2 {commit}")];
@@ -590,7 +589,22 @@ fn command_lines_while_cloning(url: impl Fn(u16) -> String) -> Vec<String> {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (_conn, _) = silent.accept().unwrap();
+    // Polled: a transport that never connects fails the test instead of hanging it.
+    silent.set_nonblocking(true).unwrap();
+    let start = Instant::now();
+    let _conn = loop {
+        match silent.accept() {
+            Ok((conn, _)) => break conn,
+            Err(_) if start.elapsed() < Duration::from_secs(20) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => {
+                common::signal(&child, "-TERM");
+                child.wait().unwrap();
+                panic!("git never connected to port {port}: {e}");
+            }
+        }
+    };
     let lines = command_lines_under(child.id());
     common::signal(&child, "-TERM");
     child.wait().unwrap();
@@ -653,6 +667,26 @@ fn a_password_in_a_list_is_on_no_command_line() {
     );
     assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
     assert_no_clone_left(work.path());
+}
+
+/// ssh never uses a password in its URL (`ssh://git:TOKEN@host:2222/...`), and git reads
+/// its `:` as a port's: it ran ssh with the host `host:2222` ("Could not resolve hostname")
+/// and put the password on the command lines of git and ssh. It is dropped: ssh connects to
+/// the URL's port as the URL's user, and the password is on no command line.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_password_in_an_ssh_url_is_dropped() {
+    let hidden = "hidden-ssh-pw-41";
+    let lines = command_lines_while_cloning(|port| {
+        format!("ssh://git:{hidden}@127.0.0.1:{port}/org/x.git")
+    });
+    assert!(!lines.iter().any(|l| l.contains(hidden)), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("ssh ") && l.contains("git@127.0.0.1")),
+        "{lines:#?}"
+    );
 }
 
 /// A user in a listed URL (a token often is: `https://TOKEN@host/org/repo.git`) stays out of
@@ -1068,5 +1102,195 @@ fn a_remote_scan_takes_the_configuration_of_the_current_directory() {
             .as_str()
         )
     );
+    assert_no_clone_left(work.path());
+}
+
+/// Shards of a remote scan must scan the same list: `scanner merge` refuses shards run
+/// with another `--repos-from` (their union would pass for a scan of repositories that
+/// no shard or only some shards read).
+#[test]
+fn merge_refuses_shards_of_different_repos_from_lists() {
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit: _,
+    } = served();
+    for (k, list) in [(1, "a.txt"), (2, "b.txt")] {
+        std::fs::write(work.path().join(list), format!("{url}\n")).unwrap();
+        let (out, stats) = (format!("s{k}.json"), format!("s{k}.stats.json"));
+        let spec = format!("{k}/2");
+        let args = ["--shard", &spec, "-o", &out, "--stats-json", &stats];
+        scan(
+            work.path(),
+            Path::new("/dev/null"),
+            &[&args[..], &["--repos-from", list]].concat(),
+        );
+    }
+    let run = common::run_in(
+        work.path(),
+        &[
+            "merge",
+            "s1.json",
+            "s1.stats.json",
+            "s2.json",
+            "s2.stats.json",
+        ],
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        "scanner: error: shard 2/2 (s2.stats.json) was run with different options than \
+         shard 1/2 (s1.stats.json) (compare `run.options` in their stats)\n"
+    );
+}
+
+/// A web server that answers every request with a page (a sign-in page, a catch-all web
+/// app) where a repository was expected: git takes it for an empty repository, and the scan
+/// read nothing, exit 0 (a whole list behind a sign-in page passed as clean). It is now a
+/// warning naming the URL, exit 2, and the other repositories are still scanned; so is a
+/// repository that is really empty.
+#[test]
+fn a_url_that_clones_no_commit_is_a_warning() {
+    let Served {
+        base,
+        work,
+        url: good,
+        commit,
+    } = served();
+    let port = free_port();
+    let _server = Server::start(
+        Command::new("python3").arg("-c").arg(format!(
+            "import http.server\n\
+             class H(http.server.BaseHTTPRequestHandler):\n\
+             \x20   def do_GET(self):\n\
+             \x20       b = b'<html>Sign in</html>'\n\
+             \x20       self.send_response(200)\n\
+             \x20       self.send_header('Content-Type', 'text/html')\n\
+             \x20       self.send_header('Content-Length', str(len(b)))\n\
+             \x20       self.end_headers()\n\
+             \x20       self.wfile.write(b)\n\
+             http.server.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n"
+        )),
+        port,
+    );
+    git_in(base.path(), &["init", "-q", "--bare", "empty.git"]);
+    let page = format!("http://127.0.0.1:{port}/org/repo.git");
+    let empty = format!("file://{}/empty.git", base.path().display());
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{page}\n{good}\n{empty}\n")).unwrap();
+    let run = scan(
+        work.path(),
+        Path::new("/dev/null"),
+        &["-q", "--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("{good}/conf/app.env:2 {commit}")]
+    );
+    let warning = |url: &str| {
+        format!(
+            "scanner: warning: {url}: cloned no commit, nothing scanned: the repository is \
+             empty, or no git repository answers at this URL (a web page does, such as a \
+             sign-in page)\n"
+        )
+    };
+    assert_eq!(run.stderr, [warning(&page), warning(&empty)].concat());
+    assert_no_clone_left(work.path());
+}
+
+/// Without git on PATH, a remote repository cannot be cloned: the warning said only "cannot
+/// clone: No such file or directory (os error 2)". It now names git, as the other git
+/// commands' errors do.
+#[test]
+fn a_clone_without_git_names_git() {
+    let Served {
+        base: _base,
+        work,
+        url,
+        commit: _,
+    } = served();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = Run::from_output(
+        scanner_in(work.path())
+            .env("TMPDIR", &tmp)
+            .env("PATH", work.path().join("no-bin"))
+            .args(["scan", "-q", "--history", &url])
+            .output()
+            .unwrap(),
+    );
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "scanner: warning: {url}: cannot clone: cannot run `git clone` (is git installed?): \
+             No such file or directory (os error 2)\n"
+        )
+    );
+    assert_no_clone_left(work.path());
+}
+
+/// A gitleaks rule scoped by `path` (`^config/`) and an allowlist's `paths` see a
+/// repository's paths as gitleaks does, from its root: a remote repository's (and each of a
+/// `--repos-from` list's) paths are reported led by the URL, and the rule saw that too, so
+/// it never applied: `scanner scan --history URL` did not report the token it finds in a
+/// clone of the same repository, exit 0.
+#[test]
+fn path_rules_see_a_remote_repositorys_own_paths() {
+    let base = tempfile::tempdir().unwrap();
+    let src = Repo::new();
+    src.write("config/app.ini", "secret = Ab3dEf9hIj2kLm5n\n");
+    src.write("vendor/lib.ini", "secret = Zq3dEf9hIj2kLm5n\n");
+    src.git(&["add", "."]);
+    src.commit("add config");
+    let commit = String::from_utf8(src.git_out(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let commit = commit.trim();
+    git_in(
+        base.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            src.root.to_str().unwrap(),
+            "repo.git",
+        ],
+    );
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(
+        work.path().join(".gitleaks.toml"),
+        "[[rules]]\nid = \"cfg-secret\"\nregex = '''secret = ([A-Za-z0-9]{16})'''\n\
+         keywords = [\"secret\"]\npath = '''^(config|vendor)/.*\\.ini$'''\n\n\
+         [allowlist]\npaths = ['''^vendor/''']\n",
+    )
+    .unwrap();
+    let url = format!("file://{}/repo.git", base.path().display());
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{url}\n")).unwrap();
+    for args in [
+        vec![url.as_str()],
+        vec!["--repos-from", list.to_str().unwrap()],
+    ] {
+        let run = scan(work.path(), Path::new("/dev/null"), &args);
+        let found: Vec<String> = run
+            .expect(1)
+            .findings()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}:{} {}",
+                    f.rule_id,
+                    f.path,
+                    f.line,
+                    f.commit.as_ref().unwrap().id
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [format!("cfg-secret {url}/config/app.ini:1 {commit}")],
+            "{args:?}"
+        );
+    }
     assert_no_clone_left(work.path());
 }

@@ -781,6 +781,7 @@ impl ScanArgs {
             "paths": roots,
             "stdin_name": opt(&a.stdin_name),
             "files_from": opt(&a.files_from),
+            "repos_from": opt(&a.repos_from),
             "no_ignore": a.no_ignore,
             "exclude": a.exclude,
             "follow": a.follow,

@@ -137,13 +137,19 @@ pub const MAX_BASELINE: u64 = 64 << 20;
 pub fn load(path: &Path) -> anyhow::Result<Vec<Entry>> {
     let text = scanner_engine::read_at_most(path, MAX_BASELINE, "a baseline", "a baseline")
         .with_context(|| format!("cannot read baseline {}", escape_path(path)))?;
-    // A report (ours, or gitleaks' `--baseline-path` file) is an array: say so, not serde's
-    // "invalid type: map, expected u32".
-    if text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+    // A report is a JSON array of findings: ours, or gitleaks' (its `--baseline-path`). A
+    // baseline is an object: it is parsed once, as one.
+    let array = text.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+    if let Some(Ok(serde_json::Value::Array(findings))) =
+        array.then(|| serde_json::from_slice(&text))
+    {
+        let whose = match findings.first().is_some_and(|f| f.get("RuleID").is_some()) {
+            true => "a gitleaks report (gitleaks' --baseline-path)",
+            false => "a report",
+        };
         bail!(
-            "invalid baseline {}: a JSON array, as a report is (`--format json`, or gitleaks' \
-             report), not a baseline: record the findings to accept with `scanner scan \
-             --write-baseline FILE`",
+            "invalid baseline {}: this is {whose}, not a baseline: write one with \
+             `scanner scan --write-baseline FILE`",
             escape_path(path)
         );
     }

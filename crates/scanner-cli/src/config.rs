@@ -254,9 +254,22 @@ impl Config {
             };
             // serde says "field"; in a TOML file the user wrote a key.
             let message = e.message().replace("unknown field", "unknown key");
+            // gitleaks' `--config` names its rule file: a user moving over passes it here.
+            let gitleaks = toml::from_str::<toml::Table>(text).is_ok_and(|t| {
+                ["extend", "allowlist", "allowlists"]
+                    .iter()
+                    .any(|k| t.contains_key(*k))
+                    || t.get("rules").is_some_and(toml::Value::is_array)
+            });
+            let hint = match gitleaks {
+                true => " (this is a gitleaks rule file: name it with --rules)",
+                false => "",
+            };
             match error_key(&e) {
-                Some(key) => anyhow::anyhow!("invalid config {place}: `{key}`: {message}"),
-                None => anyhow::anyhow!("invalid config {place}: {message}"),
+                Some(key) => {
+                    anyhow::anyhow!("invalid config {place}: `{key}`: {message}{hint}")
+                }
+                None => anyhow::anyhow!("invalid config {place}: {message}{hint}"),
             }
         })?;
 

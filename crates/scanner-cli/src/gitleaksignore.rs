@@ -3,7 +3,7 @@
 //!
 //! One finding per line, as gitleaks prints its `Fingerprint`:
 //! `PATH:RULE:LINE` for a directory scan, `COMMIT:PATH:RULE:LINE` for
-//! history. `#` starts a comment. RULE may be a gitleaks rule id: it is
+//! history (where an entry without a commit applies at every commit). `#` starts a comment. RULE may be a gitleaks rule id: it is
 //! matched through the engine's aliases. A matched finding is suppressed and
 //! counted as `gitleaksignore`.
 //!
@@ -45,12 +45,16 @@ impl GitleaksIgnore {
         // Bounded as a config file: a repository's own file, read whole.
         let text = scanner_engine::read_bounded(&path)
             .with_context(|| format!("cannot read {}", escape_path(&path)))?;
-        Ok(Some(GitleaksIgnore::parse(&text, engine)))
+        Ok(Some(GitleaksIgnore::parse(&text, engine, &path)))
     }
 
-    pub fn parse(text: &str, engine: &Arc<Engine>) -> GitleaksIgnore {
+    /// The entries of `text`, the contents of `file`; a line that is no entry is a warning
+    /// naming it (as gitleaks warns), and matches nothing.
+    pub fn parse(text: &str, engine: &Arc<Engine>, file: &Path) -> GitleaksIgnore {
         let mut entries = HashSet::new();
-        for line in text.lines() {
+        // An editor's byte order mark is no part of the first entry's path.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
@@ -60,9 +64,13 @@ impl GitleaksIgnore {
             let mut parts = line.rsplitn(3, ':');
             let (Some(n), Some(rule), Some(rest)) = (parts.next(), parts.next(), parts.next())
             else {
+                invalid(file, i + 1, line);
                 continue;
             };
-            let Ok(n) = n.parse::<u32>() else { continue };
+            let Ok(n) = n.parse::<u32>() else {
+                invalid(file, i + 1, line);
+                continue;
+            };
             let (commit, path) = match rest.split_once(':') {
                 Some((c, p)) if c.len() == 40 && c.bytes().all(|b| b.is_ascii_hexdigit()) => {
                     (Some(c.to_ascii_lowercase()), p)
@@ -72,13 +80,25 @@ impl GitleaksIgnore {
             let rule = engine
                 .resolve_rule_id(rule)
                 .map_or_else(|| rule.to_string(), |r| r.to_string());
-            entries.insert((commit, normalize(path), rule, n));
+            // As gitleaks: `\` is `/`, so that an entry written on Windows holds elsewhere.
+            entries.insert((commit, normalize(&path.replace('\\', "/")), rule, n));
         }
         GitleaksIgnore {
             entries,
             engine: Arc::clone(engine),
         }
     }
+}
+
+fn invalid(file: &Path, n: usize, line: &str) {
+    crate::messages::warn(
+        Some(file),
+        &format!(
+            "line {n}: `{}` is not a gitleaks fingerprint \
+             (PATH:RULE:LINE or COMMIT:PATH:RULE:LINE): ignored",
+            crate::messages::escape(line)
+        ),
+    );
 }
 
 fn normalize(path: &str) -> String {
@@ -92,8 +112,12 @@ impl FindingFilter for GitleaksIgnore {
             .resolve_rule_id(&f.finding.rule_id)
             .map_or_else(|| f.finding.rule_id.to_string(), |r| r.to_string());
         let path = normalize(&f.path.to_string_lossy());
-        let commit = f.commit.as_ref().map(|c| c.id.clone());
-        let key = (commit, path, rule, f.finding.line);
+        // As gitleaks: an entry without a commit applies at every commit too.
+        let mut key = (None, path, rule, f.finding.line);
+        if self.entries.contains(&key) {
+            return Some("gitleaksignore");
+        }
+        key.0 = Some(f.commit.as_ref()?.id.clone());
         self.entries.contains(&key).then_some("gitleaksignore")
     }
 }

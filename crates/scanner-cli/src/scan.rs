@@ -183,11 +183,29 @@ fn diff_threads(threads: usize) -> usize {
 /// A file found there must pass [`config::check_trusted`], as `.scanner.toml`
 /// does; `$GITLEAKS_CONFIG` is the user's own word.
 fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<GitleaksConfig>> {
+    let found = locate_gitleaks(root);
+    if let Some(g) = found.as_ref().filter(|g| g.found) {
+        config::check_trusted(&g.path)?;
+    }
+    Ok(found)
+}
+
+/// Where [`discover_gitleaks`] looks, without the trust check: the file it would use.
+fn locate_gitleaks(root: &Path) -> Option<GitleaksConfig> {
     if let Some(p) = std::env::var_os("GITLEAKS_CONFIG").filter(|p| !p.is_empty()) {
-        return Ok(Some(GitleaksConfig {
+        return Some(GitleaksConfig {
             path: PathBuf::from(p),
             found: false,
-        }));
+        });
+    }
+    // gitleaks' next choice, its rules in the variable itself: not read here. Said, since the
+    // scan runs without the rules a gitleaks run would use.
+    if std::env::var_os("GITLEAKS_CONFIG_TOML").is_some_and(|v| !v.is_empty()) {
+        messages::warn(
+            None,
+            "GITLEAKS_CONFIG_TOML is set, and not read: save its rules to a file and name it \
+             with GITLEAKS_CONFIG=FILE or --rules FILE to scan with them",
+        );
     }
     let dir = if root.is_dir() {
         Some(root)
@@ -200,10 +218,7 @@ fn discover_gitleaks(root: &Path) -> anyhow::Result<Option<GitleaksConfig>> {
             .map(|name| dir.join(name))
             .find(|p| p.is_file())
     });
-    if let Some(p) = &found {
-        config::check_trusted(p)?;
-    }
-    Ok(found.map(|path| GitleaksConfig { path, found: true }))
+    found.map(|path| GitleaksConfig { path, found: true })
 }
 
 /// A gitleaks configuration in use ([`discover_gitleaks`]).
@@ -360,6 +375,25 @@ impl ScanPlan {
         };
         let gitleaks = match (&args.rule_set.rules, gitleaks_root) {
             (None, Some(root)) if !args.no_config && !names_rules => discover_gitleaks(&root)?,
+            (None, Some(root)) if !args.no_config => {
+                // Its rules would go unused without a word: a token only they know would pass.
+                let same = |a: &Path, b: &Path| a.canonicalize().ok() == b.canonicalize().ok();
+                let unused = locate_gitleaks(&root).filter(|g| {
+                    let listed = config.iter().flat_map(|c| &c.extra_rules);
+                    !listed.into_iter().any(|p| same(p, &g.path))
+                });
+                if let (Some(g), Some(c)) = (unused, &config) {
+                    messages::warn(
+                        Some(&g.path),
+                        &format!(
+                            "not used: the extra_rules of {} name the rules (list it there \
+                             too to scan with its rules)",
+                            escape_path(&c.path)
+                        ),
+                    );
+                }
+                None
+            }
             _ => None,
         };
         if let Some(g) = &gitleaks {

@@ -232,8 +232,8 @@ pub(crate) struct AllowlistSyntax {
     pub regexes: Vec<String>,
     pub stopwords: Vec<String>,
     pub paths: Vec<String>,
-    /// Commits mean nothing to a file scanner; accepted and ignored.
-    #[allow(dead_code)]
+    /// Not checked: a match carries no commit. Ignored under `OR`; under `AND` the
+    /// allowlist never holds (with a warning, [`normalize_allowlist`]).
     pub commits: Vec<String>,
     /// Global `[[allowlists]]` only: restricts the allowlist to these rules.
     #[serde(rename = "targetRules")]
@@ -377,6 +377,30 @@ fn normalize(
     }
 }
 
+/// [`normalize`] for an allowlist, and a warning when it is one that never holds here: an
+/// `AND` that names `commits`, which a match does not carry.
+fn normalize_allowlist(
+    table: &mut DeTable<'_>,
+    place: &str,
+    rule: Option<&str>,
+    unknown: &mut Unknown,
+) {
+    use toml::de::DeValue;
+    normalize(table, ALLOWLIST_KEYS, place, rule, unknown);
+    let and = table
+        .get("condition")
+        .and_then(|v| v.get_ref().as_str())
+        .is_some_and(|c| c.eq_ignore_ascii_case("and"));
+    let commits = matches!(table.get("commits").map(|v| v.get_ref()), Some(DeValue::Array(a)) if !a.is_empty());
+    if and && commits {
+        let message = format!(
+            "`commits` {place}cannot be checked (a match carries no commit): with condition \
+             AND this allowlist never applies"
+        );
+        unknown.push((rule.map(str::to_owned), message));
+    }
+}
+
 /// The rule id a `[[rules]]` table names (under any spelling of `id`), for messages.
 fn table_id<'a>(table: &'a DeTable<'_>) -> Option<&'a str> {
     table
@@ -400,12 +424,12 @@ fn normalize_file(root: &mut DeTable<'_>) -> Unknown {
         normalize(t, EXTEND_KEYS, "in [extend] ", None, &mut unknown);
     }
     if let Some(DeValue::Table(t)) = root.get_mut("allowlist").map(|v| v.get_mut()) {
-        normalize(t, ALLOWLIST_KEYS, "in [allowlist] ", None, &mut unknown);
+        normalize_allowlist(t, "in [allowlist] ", None, &mut unknown);
     }
     if let Some(DeValue::Array(a)) = root.get_mut("allowlists").map(|v| v.get_mut()) {
         for item in a.iter_mut() {
             if let DeValue::Table(t) = item.get_mut() {
-                normalize(t, ALLOWLIST_KEYS, "in [[allowlists]] ", None, &mut unknown);
+                normalize_allowlist(t, "in [[allowlists]] ", None, &mut unknown);
             }
         }
     }
@@ -417,20 +441,13 @@ fn normalize_file(root: &mut DeTable<'_>) -> Unknown {
             let id = table_id(t).map(str::to_owned);
             normalize(t, RULE_KEYS, "", id.as_deref(), &mut unknown);
             if let Some(DeValue::Table(al)) = t.get_mut("allowlist").map(|v| v.get_mut()) {
-                normalize(
-                    al,
-                    ALLOWLIST_KEYS,
-                    "in [rules.allowlist] ",
-                    id.as_deref(),
-                    &mut unknown,
-                );
+                normalize_allowlist(al, "in [rules.allowlist] ", id.as_deref(), &mut unknown);
             }
             if let Some(DeValue::Array(als)) = t.get_mut("allowlists").map(|v| v.get_mut()) {
                 for al in als.iter_mut() {
                     if let DeValue::Table(al) = al.get_mut() {
-                        normalize(
+                        normalize_allowlist(
                             al,
-                            ALLOWLIST_KEYS,
                             "in [[rules.allowlists]] ",
                             id.as_deref(),
                             &mut unknown,

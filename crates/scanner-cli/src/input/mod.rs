@@ -60,6 +60,10 @@ pub struct Provenance {
     /// The commit that introduced the content (history scans); `None` for
     /// the working tree, the index and streams.
     pub commit: Option<Arc<CommitInfo>>,
+    /// Bytes of `path` before what path rules and allowlists see ([`Provenance::rule_path`]):
+    /// the name that leads a history repository's paths when several are scanned (a remote
+    /// one's URL), which a gitleaks config's `^config/` does not expect. 0 elsewhere.
+    pub lead: usize,
 }
 
 impl Provenance {
@@ -67,7 +71,14 @@ impl Provenance {
         Provenance {
             path: path.into(),
             commit: None,
+            lead: 0,
         }
+    }
+
+    /// `shown` (this provenance's path as a string) as path rules and allowlists see it: from
+    /// the repository's root, without the [`lead`](Provenance::lead).
+    pub fn rule_path<'a>(&self, shown: &'a str) -> &'a str {
+        shown.get(self.lead..).unwrap_or(shown)
     }
 }
 

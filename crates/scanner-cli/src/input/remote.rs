@@ -140,6 +140,18 @@ impl SecretUrl {
     }
 }
 
+/// An ssh URL without the password of its user information (`ssh://git:pw@host:22/x` →
+/// `ssh://git@host:22/x`; `None` without one): ssh logs in as the user and never uses it,
+/// and git, reading its `:` as a port's, would give ssh the wrong host and put the password
+/// on the command lines of git and ssh.
+fn without_password(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let end = rest.find('/').unwrap_or(rest.len());
+    let at = rest[..end].rfind('@')?;
+    let (user, _) = rest[..at].split_once(':')?;
+    Some(format!("{scheme}://{user}@{}", &rest[at + 1..]))
+}
+
 /// Sets git's config `key` to `value` for `cmd` through the environment (`GIT_CONFIG_COUNT`
 /// and its pairs, after any the user set), where `ps` does not show it.
 fn config_env(cmd: &mut std::process::Command, key: &str, value: &str) {
@@ -209,9 +221,9 @@ pub fn redact_text(text: &str, url: &str) -> String {
     out
 }
 
-/// The URLs of a `--repos-from` file (`-`: stdin): one per line, surrounding blanks and a
-/// CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
-/// it is listed, whatever user and password it is listed with). A line that is not UTF-8 is an error naming it, and so is a list of no URL.
+/// The URLs of a `--repos-from` file (`-`: stdin): one per line, a leading byte order mark,
+/// surrounding blanks and a CRLF's `\r` trimmed, blank lines and `#` comments skipped, each URL once (the first time
+/// it is listed, whatever user and password it is listed with, with a trailing `/` or not). A line that is not UTF-8 is an error naming it, and so is a list of no URL.
 pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
     let list_err = |source| RemoteError::List {
         file: file.to_path_buf(),
@@ -223,6 +235,8 @@ pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
         false => std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data)),
     }
     .map_err(list_err)?;
+    // An editor's byte order mark is no part of the first URL (as for `--files-from`).
+    let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&data);
     let mut urls: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
@@ -233,9 +247,10 @@ pub fn read_list(file: &Path) -> Result<Vec<String>, RemoteError> {
             ))
         })?;
         let line = line.trim();
-        // Once per repository: the same URL with other credentials is the same repository,
-        // and its findings would be reported twice under the one name.
-        if !line.is_empty() && !line.starts_with('#') && seen.insert(redact(line)) {
+        // Once per repository: the same URL with other credentials, or with a trailing `/`,
+        // is the same repository, and its findings would be reported twice under one name.
+        let key = redact(line).trim_end_matches('/').to_string();
+        if !line.is_empty() && !line.starts_with('#') && seen.insert(key) {
             urls.push(line.to_string());
         }
     }
@@ -258,6 +273,9 @@ pub enum RemoteError {
     Io { url: String, source: io::Error },
     /// `git clone` failed; `reason` is its stderr, redacted.
     Clone { url: String, reason: String },
+    /// `git clone` succeeded with no ref: an empty repository, or a web page (a sign-in
+    /// page) that answered where git asked for one, which git takes for an empty one.
+    Empty { url: String },
     /// The run was stopped (Ctrl-C, SIGTERM) while cloning.
     Interrupted,
 }
@@ -274,6 +292,10 @@ impl RemoteError {
                     crate::messages::escape(reason)
                 )
             }
+            RemoteError::Empty { .. } => "cloned no commit, nothing scanned: the repository \
+                is empty, or no git repository answers at this URL (a web page does, such as \
+                a sign-in page)"
+                .to_string(),
             RemoteError::Interrupted => "interrupted while cloning".to_string(),
         }
     }
@@ -286,7 +308,9 @@ impl fmt::Display for RemoteError {
             RemoteError::List { file, .. } => {
                 write!(f, "--repos-from {}: {}", escape_path(file), self.reason())
             }
-            RemoteError::Io { url, .. } | RemoteError::Clone { url, .. } => {
+            RemoteError::Io { url, .. }
+            | RemoteError::Clone { url, .. }
+            | RemoteError::Empty { url } => {
                 write!(f, "{}: {}", escape(url), self.reason())
             }
             RemoteError::Interrupted => f.write_str(&self.reason()),
@@ -430,6 +454,7 @@ impl RemoteRepo {
                 }
                 secret.url
             }
+            None if uses_ssh(&source) => without_password(&source).unwrap_or(source),
             None => source,
         };
         if uses_ssh(&source) && !ssh_chosen(&self.dir) {
@@ -446,7 +471,12 @@ impl RemoteRepo {
         // Its own process group, so that stopping it reaches its transport helpers too.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(io_err)?;
+        let mut child = cmd.spawn().map_err(|e| {
+            io_err(io::Error::new(
+                e.kind(),
+                format!("cannot run `git clone` (is git installed?): {e}"),
+            ))
+        })?;
         let mut stderr = child.stderr.take().expect("stderr is piped");
         // Read on the side, so that a chatty git never blocks on a full pipe.
         let reader = std::thread::spawn(move || {
@@ -477,6 +507,19 @@ impl RemoteRepo {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
+        // A page that answers 200 to every request (a sign-in page, a catch-all web app) is
+        // a repository without refs to git: scanning nothing must not pass for a clean scan.
+        let refs = super::history::git(&self.repo())
+            .args(["for-each-ref", "--count=1"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .map_err(io_err)?;
+        if refs.status.success() && refs.stdout.is_empty() {
+            return Err(RemoteError::Empty {
+                url: self.name.clone(),
+            });
+        }
         Ok(())
     }
 }

@@ -456,7 +456,7 @@ fn scan_stream(
     // UTF-16 text is transcoded, as a file is; its UTF-8 may be longer.
     let (mut text, utf16) = text_stream(stream);
     let limit = if utf16 { u64::MAX } else { limit };
-    let read = scan_reader(&path, &mut text, !utf16, limit, w, sh)?;
+    let read = scan_reader(provenance.rule_path(&path), &mut text, !utf16, limit, w, sh)?;
     Ok(Some(outcome_of(read, w)))
 }
 
@@ -612,6 +612,8 @@ fn scan_archive(
         let member_prov = Provenance {
             path: leaf.path.into(),
             commit: provenance.commit.clone(),
+            // `ARCHIVE!MEMBER`: led by the archive's path, and so by its repository's name.
+            lead: provenance.lead,
         };
         if !out.admits(&member_prov.path) {
             return Ok(archive::Flow::Continue);
@@ -928,7 +930,7 @@ fn scan_bytes(
         return Ok(None);
     } else {
         let path = provenance.path.to_string_lossy();
-        let input = ScanInput::whole(&data, &path);
+        let input = ScanInput::whole(&data, provenance.rule_path(&path));
         // What changed since the base ([`Focus`]); a base that was not
         // itself scanned gives nothing: scan whole. So does a base that changed wide, or follows one that did
         // (`versions::Quiet`), unread.
@@ -1052,7 +1054,7 @@ fn scan_range(
     let read_limit = end.saturating_add(sh.overlap as u64).min(input.size);
     w.found.clear();
     let result = sh.reader(false, true).scan(
-        &path_str,
+        input.provenance.rule_path(&path_str),
         |buf, off| {
             sh.check_stop()?;
             input.backing.read_at(buf, off)

@@ -23,6 +23,9 @@ pub(super) enum Target {
 #[derive(Debug)]
 pub(crate) struct Allowlist {
     and: bool,
+    /// `AND` with `commits`: it holds only in those commits, and a match carries none, so it
+    /// never holds (dropping the commits would allow the rest in every commit).
+    never: bool,
     pub(super) target: Target,
     regexes: Option<LazyRegex>,
     stopwords: Option<LazyStopwords>,
@@ -103,6 +106,7 @@ impl Allowlist {
         };
         Ok(Allowlist {
             and,
+            never: and && !al.commits.is_empty(),
             target,
             regexes: set(&al.regexes, "regexes")?,
             stopwords,
@@ -112,6 +116,9 @@ impl Allowlist {
 
     /// gitleaks semantics: OR, any criterion; AND, every non-empty one.
     pub(super) fn check(&self, path: &str, secret: &[u8], target: &[u8]) -> Option<DropReason> {
+        if self.never {
+            return None;
+        }
         let path_hit = self.paths.as_ref().map(|r| r.is_match(path));
         let regex_hit = self.regexes.as_ref().map(|r| r.is_match(target));
         let stop_hit = self.stopwords.as_ref().map(|a| a.is_match(secret));
@@ -132,7 +139,7 @@ impl Allowlist {
 
     /// True when the path alone allows everything (used to skip files).
     pub(super) fn allows_path_alone(&self, path: &str) -> bool {
-        let Some(paths) = &self.paths else {
+        let Some(paths) = self.paths.as_ref().filter(|_| !self.never) else {
             return false;
         };
         if self.and && (self.regexes.is_some() || self.stopwords.is_some()) {

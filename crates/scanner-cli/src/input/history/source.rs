@@ -75,7 +75,7 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             if wanted.contains_key(&blob.oid) {
                 walked.insert(blob.oid, ());
             }
-            let path = blob_path(&prefix, blob.path);
+            let (path, lead) = (blob_path(&prefix, blob.path), lead(&prefix));
             // By blob id: a blob is listed once, whatever its paths.
             if !out.admits(&path, Key::Blob(&blob.oid.0)) {
                 return !out.stopped();
@@ -84,6 +84,7 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
                 provenance: Provenance {
                     path,
                     commit: Some(blob.commit),
+                    lead,
                 },
                 content: Content::GitBlob {
                     repo: Arc::clone(&store),
@@ -109,7 +110,11 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             stats.blobs += 1;
             stats.blob_bytes += blob.size;
             let item = Item {
-                provenance: Provenance { path, commit: None },
+                provenance: Provenance {
+                    path,
+                    commit: None,
+                    lead: lead(&prefix),
+                },
                 content: Content::GitBlob {
                     repo: Arc::clone(&store),
                     oid: blob.oid,
@@ -160,6 +165,15 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         );
     }
     Ok(stats)
+}
+
+/// How many bytes of a [`blob_path`] the repository's name takes, with its `/`: path rules
+/// see what follows ([`Provenance::lead`]).
+fn lead(prefix: &Option<PathBuf>) -> usize {
+    prefix.as_ref().map_or(0, |name| {
+        let name = name.to_string_lossy();
+        name.len() + usize::from(!name.ends_with('/'))
+    })
 }
 
 /// A blob's path as the scan names it: the tree's path, led by the repository's name when
