@@ -48,8 +48,14 @@ pub enum Read {
     Binary,
     /// `bytes` owned bytes were scanned; `end` is the position after them
     /// counted from `START` at the first byte (after all but the last chunk
-    /// unless `count_last`).
-    Scanned { bytes: u64, end: LinePos },
+    /// unless `count_last`). `test_from`: the file offset where the owned
+    /// bytes showed a Rust unit-test module start, for a split input's later
+    /// ranges, which never see it.
+    Scanned {
+        bytes: u64,
+        end: LinePos,
+        test_from: Option<u64>,
+    },
 }
 
 /// A worker's buffers, reused from read to read.
@@ -153,15 +159,16 @@ impl ChunkReader<'_> {
             if let Some(e) = failed {
                 return Err(e);
             }
+            if test_from.is_none() {
+                test_from = scanner_engine::test_code_start(&buf[..owned], path)
+                    .map(|t| chunk_off + t as u64);
+            }
             if last {
                 return Ok(Read::Scanned {
                     bytes: next - start,
                     end: pos,
+                    test_from,
                 });
-            }
-            if test_from.is_none() {
-                test_from = scanner_engine::test_code_start(&buf[..owned], path)
-                    .map(|t| chunk_off + t as u64);
             }
             buf.copy_within(owned..filled, 0);
             filled -= owned;
@@ -453,7 +460,8 @@ mod tests {
             (
                 Read::Scanned {
                     bytes: 0,
-                    end: LinePos::START
+                    end: LinePos::START,
+                    test_from: None,
                 },
                 vec![]
             )
@@ -467,7 +475,8 @@ mod tests {
                 end: LinePos {
                     line: 122,
                     column: 1
-                }
+                },
+                test_from: None,
             }
         );
         assert_eq!(found, [(104, 21, 5)]);
