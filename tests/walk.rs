@@ -638,3 +638,52 @@ fn a_list_with_a_byte_order_mark_names_its_first_file() {
     run.expect(1);
     assert_eq!(run.path_lines(), ["d/s.txt:1", "s.txt:1"]);
 }
+
+/// A file named on the command line inside a directory that cannot be
+/// searched (mode 0o666: listed, but no entry can be opened or stat'ed) is
+/// a root that exists but cannot be read: a warning naming it, counted
+/// unreadable, exit 2, and the other roots scanned, as when
+/// `--files-from` lists it. Not an error that scans nothing, as for a
+/// root that does not exist.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_named_file_under_an_unsearchable_directory_is_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    t.write("locked/a.env", secret(1));
+    t.write("ok.env", secret(2));
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o666)).unwrap();
+    // Root searches every directory: run without the capabilities that let it.
+    let as_root = fs::metadata(t.join("locked/a.env")).is_ok();
+    let mut cmd = if as_root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            "--bounding-set",
+            "-dac_override,-dac_read_search",
+            "--",
+            BIN,
+        ]);
+        c
+    } else {
+        std::process::Command::new(BIN)
+    };
+    cmd.current_dir(t.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", t.path())
+        .env("XDG_CONFIG_HOME", t.path())
+        .args(["scan", "--format", "json", "locked/a.env", "ok.env"]);
+    let run = Run::from_output(cmd.output().unwrap());
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["ok.env:1"]);
+    assert!(
+        run.stderr
+            .starts_with("scanner: warning: locked/a.env: permission denied\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.summary_line("not scanned:"),
+        Some("not scanned: 1 unreadable")
+    );
+}

@@ -364,8 +364,9 @@ fn walk_roots(
         let md = match fs::metadata(root) {
             Ok(md) => md,
             // A list may name a file deleted since it was made (`git diff
-            // --name-only`): the rest of the list is still scanned.
-            Err(e) if listed => {
+            // --name-only`): the rest of the list is still scanned. So is
+            // the rest when a named root exists but cannot be looked at.
+            Err(e) if listed || !root_is_missing(&e) => {
                 skips.add(Skip::Unreadable, 1);
                 let mut reason = io_reason(&e);
                 // Git quotes a name with odd bytes in a list of lines
@@ -724,6 +725,14 @@ fn unwrap_error(err: &ignore::Error) -> (Option<&Path>, Option<usize>, &ignore::
             _ => return (path, depth, e),
         }
     }
+}
+
+/// Whether a root named on the command line whose `stat` failed with `e`
+/// is missing (a typo: an error before anything is scanned), rather than
+/// there but not to be looked at for want of permission (in a directory
+/// without search permission: a warning, as for an unreadable file).
+pub fn root_is_missing(e: &io::Error) -> bool {
+    e.kind() != io::ErrorKind::PermissionDenied
 }
 
 /// The OS reason of an I/O error, without the "(os error N)" noise and
