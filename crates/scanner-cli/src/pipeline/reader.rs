@@ -258,9 +258,10 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
         let file_flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
         let opened = match openat2_beneath(dir, rel.as_os_str(), file_flags) {
             // Longer than the kernel takes at once (`PATH_MAX`), as the walk
-            // lists it: one directory at a time, each beneath the last.
+            // lists it: a piece at a time, each beneath the last.
             Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
-                let mut parts = rel.iter().peekable();
+                let pieces = crate::input::walk::long_path_pieces(rel);
+                let mut parts = pieces.iter().peekable();
                 let mut at: Option<std::os::fd::OwnedFd> = None;
                 loop {
                     let Some(part) = parts.next() else {
@@ -268,10 +269,10 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
                     };
                     let from = at.as_ref().map_or(dir, |fd| fd.as_raw_fd());
                     if parts.peek().is_none() {
-                        break openat2_beneath(from, part, file_flags);
+                        break openat2_beneath(from, part.as_os_str(), file_flags);
                     }
                     let dir_flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
-                    match openat2_beneath(from, part, dir_flags) {
+                    match openat2_beneath(from, part.as_os_str(), dir_flags) {
                         Ok(fd) => at = Some(fd),
                         Err(e) => break Err(e),
                     }

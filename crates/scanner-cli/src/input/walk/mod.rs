@@ -35,9 +35,9 @@
 //!
 //! **Descriptors.** The serial walk opens a directory relative to its
 //! parent's descriptor (kept open down to depth 64); a `DirTask` holds no
-//! descriptor and opens its directory by its whole path, one component at
-//! a time past `PATH_MAX`: the tasks pending in the queues cost no
-//! descriptor, however many there are.
+//! descriptor and opens its directory by its whole path, in pieces under
+//! `PATH_MAX` past it ([`long_path_pieces`]): the tasks pending in the
+//! queues cost no descriptor, however many there are.
 //!
 //! # What is walked
 //!
@@ -119,7 +119,7 @@ mod tests;
 use plain::count_entries;
 #[cfg(target_os = "linux")]
 use plain::PlainWalk;
-pub use plain::{DirTask, Files, Listing};
+pub use plain::{long_path_pieces, DirTask, Files, Listing};
 #[cfg(target_os = "linux")]
 use rules::IgnoreRules;
 
