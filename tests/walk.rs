@@ -344,41 +344,70 @@ fn files_past_path_max_are_read() {
 #[test]
 fn a_tree_thousands_of_directories_deep_is_walked_in_linear_time() {
     let t = Tree::new();
+    let want = deep_tree(&t, 4000);
+    for walk in WALKS {
+        let run = scan_limited(&t, "ulimit -t 8", walk);
+        assert_eq!(run.path_lines(), [want.as_str()], "{walk:?}");
+    }
+    sh(t.path(), "rm -rf d");
+}
+
+/// The serial walk (one worker, `--shard`, `--serial-walk`) of a tree
+/// 3,000 directories deep, with a main thread of 512 KiB of stack: the
+/// secret at the bottom found. It used to recurse once a level and abort
+/// with a stack overflow (10,000 levels with the default 8 MiB in a debug
+/// build, 2,000 with 2 MiB).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_serial_walk_of_a_very_deep_tree_does_not_overflow_its_stack() {
+    let t = Tree::new();
+    let want = deep_tree(&t, 3000);
+    for walk in [WALKS[0], WALKS[2]] {
+        let run = scan_limited(&t, "ulimit -s 512", walk);
+        assert_eq!(run.path_lines(), [want.as_str()], "{walk:?}");
+    }
+    sh(t.path(), "rm -rf d");
+}
+
+/// `d/d/.../d/s.env` in `t`, `levels` directories deep, holding a secret;
+/// its `path:line`. Remove it with `rm -rf d` (which walks it without
+/// recursion; the temp dir's removal would recurse once a level).
+fn deep_tree(t: &Tree, levels: usize) -> String {
     let py = format!(
-        "import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range(4000):\n    \
+        "import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range({levels}):\n    \
          os.mkdir('d', dir_fd=fd)\n    n = os.open('d', os.O_RDONLY, dir_fd=fd)\n    \
          os.close(fd)\n    fd = n\n\
          f = os.open('s.env', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)\n\
          os.write(f, b'{}')\n",
         secret(1).trim_end()
     );
-    python3(&t, &["-c".as_ref(), py.as_ref()]);
-    let want = format!("{}s.env:1", "d/".repeat(4000));
-    for walk in WALKS {
-        let out = std::process::Command::new("sh")
-            .current_dir(t.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("HOME", t.path())
-            .env("XDG_CONFIG_HOME", t.path())
-            .arg("-c")
-            .arg("ulimit -t 8 && exec \"$0\" \"$@\"")
-            .arg(BIN)
-            .args(["scan", "--format", "json"])
-            .args(walk)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "{walk:?}: {:?} (killed past 8 s of CPU?)",
-            out.status
-        );
-        let run = Run::from_output(out);
-        assert_eq!(run.path_lines(), [want.as_str()], "{walk:?}");
-    }
-    // `rm` walks a tree this deep without recursion; the temp dir's removal
-    // would recurse once a level.
-    sh(t.path(), "rm -rf d");
+    python3(t, &["-c".as_ref(), py.as_ref()]);
+    format!("{}s.env:1", "d/".repeat(levels))
+}
+
+/// `scanner scan --format json WALK` in `t` after the shell's `limit`
+/// (`ulimit -t 8`); it must exit 1, not be killed.
+fn scan_limited(t: &Tree, limit: &str, walk: &[&str]) -> Run {
+    let out = std::process::Command::new("sh")
+        .current_dir(t.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", t.path())
+        .env("XDG_CONFIG_HOME", t.path())
+        .arg("-c")
+        .arg(format!("{limit} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(["scan", "--format", "json"])
+        .args(walk)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{walk:?} under `{limit}`: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Run::from_output(out)
 }
 
 /// A `.gitignore` above a repository's top does not apply inside it, as

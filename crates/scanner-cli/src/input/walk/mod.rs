@@ -524,7 +524,7 @@ fn walk_dir(
             spare: Vec::new(),
         };
         let mut dir = root.to_path_buf();
-        return Ok(walk.dir(&mut dir, None, 0));
+        return Ok(walk.walk(&mut dir));
     }
     let mut b = WalkBuilder::new(root);
     // Inside a repository the crate's walk reads no `.gitignore` above its
