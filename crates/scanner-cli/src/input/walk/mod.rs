@@ -118,8 +118,10 @@ mod tests;
 
 use plain::count_entries;
 #[cfg(target_os = "linux")]
+pub use plain::long_path_pieces;
+#[cfg(target_os = "linux")]
 use plain::PlainWalk;
-pub use plain::{long_path_pieces, DirTask, Files, Listing};
+pub use plain::{DirTask, Files, Listing};
 #[cfg(target_os = "linux")]
 use rules::IgnoreRules;
 
