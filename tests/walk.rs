@@ -335,6 +335,81 @@ fn files_past_path_max_are_read() {
     assert_eq!(stats["skipped"]["ignored"], 1);
 }
 
+/// A tree 4,000 directories deep (paths of 8 KB, twice `PATH_MAX`): its
+/// secret at the bottom is found by every walk, within 8 s of CPU (about 1 s
+/// in a debug build). Past `PATH_MAX` directories and files used to be
+/// opened one component at a time: millions of `openat`s, 17 s of CPU,
+/// quadratic in the depth (100 s for 6,000 levels).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_tree_thousands_of_directories_deep_is_walked_in_linear_time() {
+    let t = Tree::new();
+    let want = deep_tree(&t, 4000);
+    for walk in WALKS {
+        let run = scan_limited(&t, "ulimit -t 8", walk);
+        assert_eq!(run.path_lines(), [want.as_str()], "{walk:?}");
+    }
+    sh(t.path(), "rm -rf d");
+}
+
+/// The serial walk (one worker, `--shard`, `--serial-walk`) of a tree
+/// 3,000 directories deep, with a main thread of 512 KiB of stack: the
+/// secret at the bottom found. It used to recurse once a level and abort
+/// with a stack overflow (10,000 levels with the default 8 MiB in a debug
+/// build, 2,000 with 2 MiB).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_serial_walk_of_a_very_deep_tree_does_not_overflow_its_stack() {
+    let t = Tree::new();
+    let want = deep_tree(&t, 3000);
+    for walk in [WALKS[0], WALKS[2]] {
+        let run = scan_limited(&t, "ulimit -s 512", walk);
+        assert_eq!(run.path_lines(), [want.as_str()], "{walk:?}");
+    }
+    sh(t.path(), "rm -rf d");
+}
+
+/// `d/d/.../d/s.env` in `t`, `levels` directories deep, holding a secret;
+/// its `path:line`. Remove it with `rm -rf d` (which walks it without
+/// recursion; the temp dir's removal would recurse once a level).
+fn deep_tree(t: &Tree, levels: usize) -> String {
+    let py = format!(
+        "import os\nfd = os.open('.', os.O_RDONLY)\nfor i in range({levels}):\n    \
+         os.mkdir('d', dir_fd=fd)\n    n = os.open('d', os.O_RDONLY, dir_fd=fd)\n    \
+         os.close(fd)\n    fd = n\n\
+         f = os.open('s.env', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)\n\
+         os.write(f, b'{}')\n",
+        secret(1).trim_end()
+    );
+    python3(t, &["-c".as_ref(), py.as_ref()]);
+    format!("{}s.env:1", "d/".repeat(levels))
+}
+
+/// `scanner scan --format json WALK` in `t` after the shell's `limit`
+/// (`ulimit -t 8`); it must exit 1, not be killed.
+fn scan_limited(t: &Tree, limit: &str, walk: &[&str]) -> Run {
+    let out = std::process::Command::new("sh")
+        .current_dir(t.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", t.path())
+        .env("XDG_CONFIG_HOME", t.path())
+        .arg("-c")
+        .arg(format!("{limit} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(["scan", "--format", "json"])
+        .args(walk)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{walk:?} under `{limit}`: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Run::from_output(out)
+}
+
 /// A `.gitignore` above a repository's top does not apply inside it, as
 /// git reads none there (`~/.gitignore` of `*` for a dotfiles setup must not
 /// hide every project under home); the repository's own ignore files, and
@@ -637,4 +712,53 @@ fn a_list_with_a_byte_order_mark_names_its_first_file() {
     let run = t.run(&["scan", "--format", "json", "--files-from", "list"]);
     run.expect(1);
     assert_eq!(run.path_lines(), ["d/s.txt:1", "s.txt:1"]);
+}
+
+/// A file named on the command line inside a directory that cannot be
+/// searched (mode 0o666: listed, but no entry can be opened or stat'ed) is
+/// a root that exists but cannot be read: a warning naming it, counted
+/// unreadable, exit 2, and the other roots scanned, as when
+/// `--files-from` lists it. Not an error that scans nothing, as for a
+/// root that does not exist.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_named_file_under_an_unsearchable_directory_is_a_warning() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Tree::new();
+    t.write("locked/a.env", secret(1));
+    t.write("ok.env", secret(2));
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o666)).unwrap();
+    // Root searches every directory: run without the capabilities that let it.
+    let as_root = fs::metadata(t.join("locked/a.env")).is_ok();
+    let mut cmd = if as_root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            "--bounding-set",
+            "-dac_override,-dac_read_search",
+            "--",
+            BIN,
+        ]);
+        c
+    } else {
+        std::process::Command::new(BIN)
+    };
+    cmd.current_dir(t.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", t.path())
+        .env("XDG_CONFIG_HOME", t.path())
+        .args(["scan", "--format", "json", "locked/a.env", "ok.env"]);
+    let run = Run::from_output(cmd.output().unwrap());
+    fs::set_permissions(t.join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    run.expect(2);
+    assert_eq!(run.path_lines(), ["ok.env:1"]);
+    assert!(
+        run.stderr
+            .starts_with("scanner: warning: locked/a.env: permission denied\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.summary_line("not scanned:"),
+        Some("not scanned: 1 unreadable")
+    );
 }

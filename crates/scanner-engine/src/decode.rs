@@ -33,7 +33,8 @@
 //!    outermost first. A `scanner:allow` marker on the line where the run
 //!    starts drops them (counted as inline allows). A percent-decoded
 //!    finding of a rule that the plain scan already reported inside the same
-//!    run is dropped as a duplicate: the URL read twice (a password holding
+//!    run, with the same secret read again (one holds the other unescaped),
+//!    is dropped as a duplicate: the URL read twice (a password holding
 //!    `%40` is reported as written, and cut short at the decoded `@`).
 //!
 //! # Chunks
@@ -342,10 +343,15 @@ pub(crate) fn rescan<E: LayerScanner>(
         // A percent-decoded run is the same URL read again: where the plain
         // scan already reported this rule inside the run, the decoded
         // reading repeats it, worse (`%40` decoded to `@` ends a password
-        // early).
+        // early). The same secret read again, that is: one holding the
+        // other once unescaped. Another secret of the rule in the same run
+        // is no repeat of it.
         if f.decoded.first() == Some(&Encoding::Percent)
             && out[first..before].iter().any(|p| {
-                p.rule_id == f.rule_id && p.offset < f.end_offset && f.offset < p.end_offset
+                p.rule_id == f.rule_id
+                    && p.offset < f.end_offset
+                    && f.offset < p.end_offset
+                    && reads_again(&p.secret, &f.secret)
             })
         {
             scratch.suppressed.duplicate += 1;
@@ -1092,6 +1098,19 @@ fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
 
 fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
     let mut gate = TextGate::default();
+    // Escaped text cannot go on in the middle of a UTF-8 sequence.
+    unescape_percent(run, |b| {
+        let ok = gate.accept(b);
+        if ok {
+            buf.push(b);
+        }
+        ok
+    }) && finish_text(buf)
+}
+
+/// Calls `push` with each byte of `run` unescaped (`%XX` one byte) until it
+/// says false; whether it never did.
+fn unescape_percent(run: &[u8], mut push: impl FnMut(u8) -> bool) -> bool {
     let mut i = 0;
     while i < run.len() {
         let c = run[i];
@@ -1100,23 +1119,33 @@ fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
                 (run[i + 1] as char).to_digit(16),
                 (run[i + 2] as char).to_digit(16),
             ) {
-                let b = (h << 4 | l) as u8;
-                if !gate.accept(b) {
+                if !push((h << 4 | l) as u8) {
                     return false;
                 }
-                buf.push(b);
                 i += 3;
                 continue;
             }
         }
-        // Escaped text cannot go on in the middle of a UTF-8 sequence.
-        if !gate.accept(c) {
+        if !push(c) {
             return false;
         }
-        buf.push(c);
         i += 1;
     }
-    finish_text(buf)
+    true
+}
+
+/// Whether `decoded`, a secret found in a percent-decoded run, is `plain`,
+/// a secret found as written inside it, read again: one holds the other
+/// once `plain` is unescaped (`p%40ss` read as `p`, cut at the `@`).
+fn reads_again(plain: &str, decoded: &str) -> bool {
+    let mut unescaped = Vec::with_capacity(plain.len());
+    unescape_percent(plain.as_bytes(), |b| {
+        unescaped.push(b);
+        true
+    });
+    let decoded = decoded.as_bytes();
+    memchr::memmem::find(&unescaped, decoded).is_some()
+        || memchr::memmem::find(decoded, &unescaped).is_some()
 }
 
 #[cfg(test)]

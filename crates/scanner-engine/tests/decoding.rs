@@ -252,3 +252,29 @@ fn the_same_secret_twice_in_one_run_is_reported_once() {
     scan_with(&e, &mut scratch, text.as_bytes(), "src/main.rs");
     assert_eq!(scratch.take_suppressed().duplicate, 1);
 }
+
+/// A percent-encoded run holding one secret encoded and, further on,
+/// another of the same rule as written: both are reported. The decoded
+/// reading is dropped as the plain one's duplicate only when it reads the
+/// same secret (above: cut short at a decoded `@`); here the encoded secret
+/// was dropped because the run also held the other one, and came back only
+/// when a chunk boundary fell between them.
+#[test]
+fn an_encoded_secret_beside_another_plain_one_in_the_run_is_reported() {
+    const T2: &str = "tok_Zx9Wv4Tq7Lp2Nm5Rk8Ys";
+    let e = engine(TOK);
+    let text = format!("url=key%3D{T1}%26x%3D1x={T2};\n");
+    let found: Vec<(u32, String, Vec<Encoding>)> = placed(&e, &text)
+        .into_iter()
+        .map(|p| (p.1, p.6, p.7))
+        .collect();
+    let t2_at = text.find(T2).unwrap() as u32 + 1;
+    assert_eq!(
+        found,
+        [
+            (1, T1.to_string(), vec![Encoding::Percent]),
+            (t2_at, T2.to_string(), vec![]),
+        ]
+    );
+    assert_eq!(scan_chunked(&e, text.as_bytes(), 16).len(), 2);
+}

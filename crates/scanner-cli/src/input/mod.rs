@@ -175,12 +175,19 @@ impl Source {
     /// Every root named on the command line must exist before anything is
     /// reported: a typo in the last argument must not leave half a report
     /// behind an exit 2. The roots from index `listed_from` on came from
-    /// `--files-from`: one that is gone is a warning when it is walked.
+    /// `--files-from`: one that is gone is a warning when it is walked, and
+    /// so is a named one that is there but cannot be looked at
+    /// ([`walk::root_is_missing`]).
     pub fn check(&self, listed_from: Option<usize>) -> anyhow::Result<()> {
         if let Source::Paths(roots) = self {
             let named = &roots[..listed_from.unwrap_or(roots.len()).min(roots.len())];
             for root in named.iter().filter(|r| r.as_os_str() != "-") {
-                std::fs::metadata(root).with_context(|| escape_path(root))?;
+                match std::fs::metadata(root) {
+                    Err(e) if walk::root_is_missing(&e) => {
+                        return Err(e).with_context(|| escape_path(root));
+                    }
+                    _ => {}
+                }
             }
         }
         Ok(())

@@ -48,8 +48,14 @@ pub enum Read {
     Binary,
     /// `bytes` owned bytes were scanned; `end` is the position after them
     /// counted from `START` at the first byte (after all but the last chunk
-    /// unless `count_last`).
-    Scanned { bytes: u64, end: LinePos },
+    /// unless `count_last`). `test_from`: the file offset where the owned
+    /// bytes showed a Rust unit-test module start, for a split input's later
+    /// ranges, which never see it.
+    Scanned {
+        bytes: u64,
+        end: LinePos,
+        test_from: Option<u64>,
+    },
 }
 
 /// A worker's buffers, reused from read to read.
@@ -153,15 +159,16 @@ impl ChunkReader<'_> {
             if let Some(e) = failed {
                 return Err(e);
             }
+            if test_from.is_none() {
+                test_from = scanner_engine::test_code_start(&buf[..owned], path)
+                    .map(|t| chunk_off + t as u64);
+            }
             if last {
                 return Ok(Read::Scanned {
                     bytes: next - start,
                     end: pos,
+                    test_from,
                 });
-            }
-            if test_from.is_none() {
-                test_from = scanner_engine::test_code_start(&buf[..owned], path)
-                    .map(|t| chunk_off + t as u64);
             }
             buf.copy_within(owned..filled, 0);
             filled -= owned;
@@ -251,9 +258,10 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
         let file_flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
         let opened = match openat2_beneath(dir, rel.as_os_str(), file_flags) {
             // Longer than the kernel takes at once (`PATH_MAX`), as the walk
-            // lists it: one directory at a time, each beneath the last.
+            // lists it: a piece at a time, each beneath the last.
             Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
-                let mut parts = rel.iter().peekable();
+                let pieces = crate::input::walk::long_path_pieces(rel);
+                let mut parts = pieces.iter().peekable();
                 let mut at: Option<std::os::fd::OwnedFd> = None;
                 loop {
                     let Some(part) = parts.next() else {
@@ -261,10 +269,10 @@ pub fn open_beneath(root: &Path, path: &Path) -> io::Result<File> {
                     };
                     let from = at.as_ref().map_or(dir, |fd| fd.as_raw_fd());
                     if parts.peek().is_none() {
-                        break openat2_beneath(from, part, file_flags);
+                        break openat2_beneath(from, part.as_os_str(), file_flags);
                     }
                     let dir_flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
-                    match openat2_beneath(from, part, dir_flags) {
+                    match openat2_beneath(from, part.as_os_str(), dir_flags) {
                         Ok(fd) => at = Some(fd),
                         Err(e) => break Err(e),
                     }
@@ -453,7 +461,8 @@ mod tests {
             (
                 Read::Scanned {
                     bytes: 0,
-                    end: LinePos::START
+                    end: LinePos::START,
+                    test_from: None,
                 },
                 vec![]
             )
@@ -467,7 +476,8 @@ mod tests {
                 end: LinePos {
                     line: 122,
                     column: 1
-                }
+                },
+                test_from: None,
             }
         );
         assert_eq!(found, [(104, 21, 5)]);

@@ -98,12 +98,15 @@ pub struct Piece {
     pub findings: Vec<Finding>,
     pub end: LinePos,
     pub bytes: u64,
+    /// Where a Rust unit-test module starts in this piece (file offset).
+    pub test_from: Option<u64>,
 }
 
 /// The last piece is done: rebase every piece's findings onto absolute lines
-/// and columns, and say what the input's one message is. After a failed
-/// piece positions are unknown, so only the findings before it are kept
-/// (with the failure).
+/// and columns, lower those after a Rust unit-test module that an earlier
+/// piece saw start (as a whole read does), and say what the input's one
+/// message is. After a failed piece positions are unknown, so only the
+/// findings before it are kept (with the failure).
 pub fn finish(split: &SplitInput) -> (Outcome, Suppressed) {
     let pieces = std::mem::take(&mut *split.pieces.lock().unwrap_or_else(|e| e.into_inner()));
     let failed_at = pieces.error.as_ref().map_or(u64::MAX, |(s, _)| *s);
@@ -112,8 +115,12 @@ pub fn finish(split: &SplitInput) -> (Outcome, Suppressed) {
     let mut base = LinePos::START;
     let mut bytes = 0;
     let mut findings = Vec::new();
+    let mut test_from = None;
     for piece in done.into_iter().take_while(|p| p.start < failed_at) {
         for mut f in piece.findings {
+            if test_from.is_some_and(|t| f.offset >= t) {
+                scanner_engine::mark_test_code(&mut f.confidence, &mut f.tags);
+            }
             let start = base.then(LinePos {
                 line: f.line,
                 column: f.column,
@@ -128,6 +135,7 @@ pub fn finish(split: &SplitInput) -> (Outcome, Suppressed) {
         }
         base = base.then(piece.end);
         bytes += piece.bytes;
+        test_from = test_from.or(piece.test_from);
     }
     let outcome = match pieces.error {
         Some((_, e)) => Outcome::Failed {
@@ -194,6 +202,7 @@ mod tests {
             findings,
             end: LinePos { line, column },
             bytes: 100,
+            test_from: None,
         };
         let split = |error: Option<u64>| {
             let mut pieces = Pieces::default();

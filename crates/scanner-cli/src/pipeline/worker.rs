@@ -1069,11 +1069,16 @@ fn scan_range(
         let mut pieces = input.pieces.lock().unwrap_or_else(|e| e.into_inner());
         pieces.suppressed.merge(&w.scan.take_suppressed());
         match result {
-            Ok(Read::Scanned { bytes, end: pos }) => pieces.done.push(Piece {
+            Ok(Read::Scanned {
+                bytes,
+                end: pos,
+                test_from,
+            }) => pieces.done.push(Piece {
                 start,
                 findings: std::mem::take(&mut w.found),
                 end: pos,
                 bytes,
+                test_from,
             }),
             Ok(Read::Binary) => unreachable!("ranges are not sniffed"),
             Err(e) => {

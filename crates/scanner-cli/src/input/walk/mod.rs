@@ -35,9 +35,9 @@
 //!
 //! **Descriptors.** The serial walk opens a directory relative to its
 //! parent's descriptor (kept open down to depth 64); a `DirTask` holds no
-//! descriptor and opens its directory by its whole path, one component at
-//! a time past `PATH_MAX`: the tasks pending in the queues cost no
-//! descriptor, however many there are.
+//! descriptor and opens its directory by its whole path, in pieces under
+//! `PATH_MAX` past it ([`long_path_pieces`]): the tasks pending in the
+//! queues cost no descriptor, however many there are.
 //!
 //! # What is walked
 //!
@@ -117,6 +117,8 @@ mod rules;
 mod tests;
 
 use plain::count_entries;
+#[cfg(target_os = "linux")]
+pub use plain::long_path_pieces;
 #[cfg(target_os = "linux")]
 use plain::PlainWalk;
 pub use plain::{DirTask, Files, Listing};
@@ -364,8 +366,9 @@ fn walk_roots(
         let md = match fs::metadata(root) {
             Ok(md) => md,
             // A list may name a file deleted since it was made (`git diff
-            // --name-only`): the rest of the list is still scanned.
-            Err(e) if listed => {
+            // --name-only`): the rest of the list is still scanned. So is
+            // the rest when a named root exists but cannot be looked at.
+            Err(e) if listed || !root_is_missing(&e) => {
                 skips.add(Skip::Unreadable, 1);
                 let mut reason = io_reason(&e);
                 // Git quotes a name with odd bytes in a list of lines
@@ -523,7 +526,7 @@ fn walk_dir(
             spare: Vec::new(),
         };
         let mut dir = root.to_path_buf();
-        return Ok(walk.dir(&mut dir, None, 0));
+        return Ok(walk.walk(&mut dir));
     }
     let mut b = WalkBuilder::new(root);
     // Inside a repository the crate's walk reads no `.gitignore` above its
@@ -724,6 +727,14 @@ fn unwrap_error(err: &ignore::Error) -> (Option<&Path>, Option<usize>, &ignore::
             _ => return (path, depth, e),
         }
     }
+}
+
+/// Whether a root named on the command line whose `stat` failed with `e`
+/// is missing (a typo: an error before anything is scanned), rather than
+/// there but not to be looked at for want of permission (in a directory
+/// without search permission: a warning, as for an unreadable file).
+pub fn root_is_missing(e: &io::Error) -> bool {
+    e.kind() != io::ErrorKind::PermissionDenied
 }
 
 /// The OS reason of an I/O error, without the "(os error N)" noise and

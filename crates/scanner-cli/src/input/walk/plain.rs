@@ -43,21 +43,42 @@ pub(super) fn open_dir(
 /// Opens directory `path` by its whole path, as a directory task does; a
 /// path longer than the kernel takes at once (`PATH_MAX`, which the serial
 /// walk never meets above its descriptor depth: it opens each directory
-/// by its name in its parent) one component at a time.
+/// by its name in its parent) in [`long_path_pieces`].
 #[cfg(target_os = "linux")]
 fn open_dir_path(path: &Path) -> io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::AsRawFd;
     match open_at(libc::AT_FDCWD, path) {
         Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
             let mut fd: Option<std::os::fd::OwnedFd> = None;
-            for part in path.components() {
+            for piece in long_path_pieces(path) {
                 let at = fd.as_ref().map_or(libc::AT_FDCWD, |fd| fd.as_raw_fd());
-                fd = Some(open_at(at, part.as_os_str().as_ref())?);
+                fd = Some(open_at(at, &piece)?);
             }
             fd.ok_or(e)
         }
         opened => opened,
     }
+}
+
+/// `path` cut at component boundaries into pieces the kernel takes at once
+/// (each shorter than `PATH_MAX`), to be opened each relative to the one
+/// before: a path past `PATH_MAX` in a few `openat`s, where one per
+/// component made a tree thousands of directories deep cost millions of
+/// system calls (24 s for 4,000 levels).
+#[cfg(target_os = "linux")]
+pub fn long_path_pieces(path: &Path) -> Vec<PathBuf> {
+    // Under PATH_MAX (4096, the terminating NUL included) with room to spare.
+    const MAX: usize = 3072;
+    let mut pieces = vec![PathBuf::new()];
+    for part in path.components() {
+        let last = pieces.last_mut().expect("one piece at least");
+        let len = last.as_os_str().len();
+        if len > 0 && len + 1 + part.as_os_str().len() > MAX {
+            pieces.push(PathBuf::new());
+        }
+        pieces.last_mut().expect("just pushed").push(part);
+    }
+    pieces
 }
 
 /// `openat(at, name)` of a directory.
@@ -177,6 +198,14 @@ impl Entries {
                 .push((self.names.len() as u32, name.len() as u32, ty));
             self.names.extend_from_slice(name);
         })
+    }
+
+    /// Entry `i`: its name and `d_type`.
+    fn get(&self, i: usize) -> Option<(&std::ffi::OsStr, u8)> {
+        use std::os::unix::ffi::OsStrExt;
+        let &(at, len, ty) = self.ents.get(i)?;
+        let name = &self.names[at as usize..(at + len) as usize];
+        Some((std::ffi::OsStr::from_bytes(name), ty))
     }
 
     fn iter(&self) -> impl Iterator<Item = (&std::ffi::OsStr, u8)> + '_ {
@@ -328,15 +357,95 @@ pub(super) struct PlainWalk<'a, F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)
 
 #[cfg(target_os = "linux")]
 impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
-    /// Walks the directory at `path` (restored before returning), which
-    /// is entry `name` of the directory open as `parent` if given; false
-    /// once `on_item` said stop.
-    pub(super) fn dir(
+    /// Walks the directory at `path` (restored before returning), the
+    /// root; false once `on_item` said stop. Depth first with a stack of
+    /// the directories being listed, not recursion: a tree of any depth
+    /// costs heap, not the caller's stack.
+    pub(super) fn walk(&mut self, path: &mut PathBuf) -> bool {
+        use std::os::fd::AsFd;
+        let mut stack: Vec<Level> = Vec::new();
+        if let Some(root) = self.enter(path, None, 0) {
+            stack.push(root);
+        }
+        let mut go_on = true;
+        loop {
+            let depth = stack.len();
+            let Some(top) = stack.last_mut() else {
+                break;
+            };
+            let Some((name, ty)) = top.entries.get(top.next) else {
+                self.leave(stack.pop().expect("the top"));
+                if let Some(parent) = stack.last() {
+                    truncate(path, parent.len);
+                }
+                continue;
+            };
+            top.next += 1;
+            if name == ".git" && self.rules.is_none() {
+                continue;
+            }
+            path.push(name);
+            let name = path.file_name().expect("just pushed");
+            let what = classify(
+                path,
+                name,
+                ty,
+                self.rules.as_ref(),
+                self.opts,
+                self.scope,
+                self.skips,
+                self.on_warning,
+            );
+            let len = top.len;
+            go_on = match what {
+                Entry::Dir { only_tracked } => {
+                    let narrowed = self.rules.as_ref().filter(|_| only_tracked);
+                    let outer = narrowed
+                        .map(IgnoreRules::only_tracked)
+                        .map(|inner| self.rules.replace(inner));
+                    let at = top.fd.as_ref().map(|fd| (fd.as_fd(), name));
+                    match self.enter(path, at, depth) {
+                        Some(mut level) => {
+                            // The rules before the narrowing come back when
+                            // it is done, whatever it read inside.
+                            if outer.is_some() {
+                                level.outer = outer;
+                            }
+                            stack.push(level);
+                            continue;
+                        }
+                        None => {
+                            if let Some(outer) = outer {
+                                self.rules = outer;
+                            }
+                            true
+                        }
+                    }
+                }
+                Entry::File => (self.on_item)(display_path(path, self.opts.strip_dot)),
+                Entry::Dropped => true,
+            };
+            truncate(path, len);
+            if !go_on {
+                break;
+            }
+        }
+        while let Some(level) = stack.pop() {
+            truncate(path, level.len);
+            self.leave(level);
+        }
+        go_on
+    }
+
+    /// Lists the directory at `path`, entry `name` of the directory open as
+    /// `parent` if given, at `depth`, and puts its ignore files in force;
+    /// `None` when it cannot be listed (warned about and counted).
+    fn enter(
         &mut self,
-        path: &mut PathBuf,
+        path: &Path,
         parent: Option<(std::os::fd::BorrowedFd<'_>, &std::ffi::OsStr)>,
         depth: usize,
-    ) -> bool {
+    ) -> Option<Level> {
         use std::os::fd::AsFd;
         // Names and types first, then the entries. The descriptor stays open
         // for the children's `openat`, down to a depth that leaves the
@@ -351,7 +460,7 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             Err(e) => {
                 self.spare.push(entries);
                 unreadable(path, &e, self.opts, self.skips, self.on_warning);
-                return true;
+                return None;
             }
         };
         let inside = self
@@ -359,50 +468,38 @@ impl<F: FnMut(PathBuf) -> bool, W: FnMut(WalkWarning)> PlainWalk<'_, F, W> {
             .as_ref()
             .and_then(|r| r.inside(path, fd.as_ref().map(|fd| fd.as_fd()), |f| entries.has(f)));
         let outer = inside.map(|inside| self.rules.replace(inside));
-        let mut go_on = true;
-        let len = path.as_os_str().len();
-        for (name, ty) in entries.iter() {
-            if name == ".git" && self.rules.is_none() {
-                continue;
-            }
-            path.push(name);
-            let what = classify(
-                path,
-                name,
-                ty,
-                self.rules.as_ref(),
-                self.opts,
-                self.scope,
-                self.skips,
-                self.on_warning,
-            );
-            go_on = match what {
-                Entry::Dir { only_tracked } => {
-                    let at = fd.as_ref().map(|fd| (fd.as_fd(), name));
-                    let narrowed = self.rules.as_ref().filter(|_| only_tracked);
-                    let outer = narrowed
-                        .map(IgnoreRules::only_tracked)
-                        .map(|inner| self.rules.replace(inner));
-                    let go_on = self.dir(path, at, depth + 1);
-                    if let Some(outer) = outer {
-                        self.rules = outer;
-                    }
-                    go_on
-                }
-                Entry::File => (self.on_item)(display_path(path, self.opts.strip_dot)),
-                Entry::Dropped => true,
-            };
-            truncate(path, len);
-            if !go_on {
-                break;
-            }
-        }
-        if let Some(outer) = outer {
+        Some(Level {
+            entries,
+            fd,
+            outer,
+            len: path.as_os_str().len(),
+            next: 0,
+        })
+    }
+
+    /// A directory is done: the rules in force before it come back, and
+    /// its listing buffers serve the next one.
+    fn leave(&mut self, level: Level) {
+        if let Some(outer) = level.outer {
             self.rules = outer;
         }
-        self.spare.push(entries);
-        go_on
+        self.spare.push(level.entries);
     }
+}
+
+/// A directory of [`PlainWalk::walk`]'s stack, being listed.
+#[cfg(target_os = "linux")]
+struct Level {
+    entries: Entries,
+    /// Open for the children's `openat` (down to depth 64).
+    fd: Option<std::os::fd::OwnedFd>,
+    /// The rules in force before it (its own ignore files, or a narrowing
+    /// to tracked paths, replaced them), put back when it is done.
+    outer: Option<Option<IgnoreRules>>,
+    /// The length of its path.
+    len: usize,
+    /// Its next entry.
+    next: usize,
 }
 
 /// `path` cut back to its first `len` bytes: what it was before a

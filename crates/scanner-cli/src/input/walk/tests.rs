@@ -833,3 +833,16 @@ fn walked_files_lie_beneath_their_root() {
         assert!(n > 20 && n == m, "{n} walked, {m} listed by tasks");
     }
 }
+
+/// A path past `PATH_MAX` is cut at component boundaries into a few pieces
+/// the kernel takes at once, which put back together are the path.
+#[cfg(target_os = "linux")]
+#[test]
+fn long_paths_are_cut_into_few_pieces_under_path_max() {
+    let path = PathBuf::from(format!("/{}f.txt", "dir-name/".repeat(2000)));
+    let pieces = long_path_pieces(&path);
+    assert_eq!(pieces.len(), 6);
+    assert!(pieces.iter().all(|p| p.as_os_str().len() < 4096));
+    assert_eq!(pieces.iter().collect::<PathBuf>(), path);
+    assert_eq!(long_path_pieces(Path::new("a/b")), [PathBuf::from("a/b")]);
+}
