@@ -193,7 +193,7 @@ pub struct ScanArgs {
     #[arg(long, help_heading = "Input")]
     pub no_ignore: bool,
 
-    /// Skip paths matching GLOB (gitignore syntax; repeatable).
+    /// Skip paths matching GLOB (gitignore syntax, anchored at the current directory; repeatable).
     #[arg(long, value_name = "GLOB", help_heading = "Input")]
     pub exclude: Vec<String>,
 
