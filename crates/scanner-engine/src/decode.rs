@@ -518,7 +518,15 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
             end += 1;
         }
         i = end + 1;
-        if end - start < MIN_BASE64_RUN || start >= hi || !first_byte_is_text(&data[start..end]) {
+        // After a `\n`, `\r` or `\t` escape (base64 wrapped inside a JSON or
+        // source string), the escape's letter is not part of the run: read
+        // from it, every line but the first would decode misaligned. The run
+        // still belongs to the chunk that owns its first alphabet byte.
+        let owner = start;
+        if start > 0 && data[start - 1] == b'\\' && matches!(data[start], b'n' | b'r' | b't') {
+            start += 1;
+        }
+        if end - start < MIN_BASE64_RUN || owner >= hi || !first_byte_is_text(&data[start..end]) {
             continue;
         }
         let core = end.min(start.saturating_add(cap));
@@ -1149,6 +1157,18 @@ mod tests {
             ]
         );
         assert_eq!(r[1].1, RunKind::Base64 { whole: true });
+    }
+
+    /// A run after a `\n`, `\r` or `\t` escape starts after the escape's
+    /// letter: base64 lines joined by escapes in a JSON string decode
+    /// aligned. An `n` after anything else is part of the run.
+    #[test]
+    fn runs_start_after_an_escape() {
+        let r = runs(b"\"aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\r\\naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\taGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl/naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\"");
+        let texts: Vec<&str> = r.iter().map(|(t, _)| t.as_str()).collect();
+        let line = "aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl";
+        let glued = format!("{line}/n{line}");
+        assert_eq!(texts, [line, line, line, &glued]);
     }
 
     /// A percent run longer than `cap`: one candidate, cut to `cap`, and

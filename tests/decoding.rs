@@ -1,0 +1,55 @@
+//! Encoded secrets as users meet them (docs/decoding.md), through the real
+//! binary.
+
+mod common;
+
+use base64::Engine as _;
+
+use common::{token, Tree};
+
+/// MIME base64 (76 columns, as Python's `base64.encodebytes` writes it) kept
+/// in a JSON string: its lines are joined by `\n` escapes. Each line after
+/// the first was read from the escape's `n`, decoded misaligned and dropped
+/// as binary: the token on the eighth line passed with exit 0.
+#[test]
+fn base64_wrapped_in_a_json_string_is_decoded_line_by_line() {
+    let t = Tree::new();
+    // Seven lines of 57 bytes: the token starts the eighth base64 line.
+    let text = format!(
+        "{}TOKEN={}\n",
+        format!("{:<56}\n", "some text padding here").repeat(7),
+        token(1)
+    );
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&text);
+    let lines: Vec<&str> = b64
+        .as_bytes()
+        .chunks(76)
+        .map(|c| std::str::from_utf8(c).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 8);
+    let json = format!("{{\"data\": \"{}\\n\"}}\n", lines.join("\\n"));
+    t.write("a.json", &json);
+    // Its line and columns: the run of the eighth line, after 7 lines of
+    // 76 bytes and 7 escapes of 2, then `{"data": "`.
+    let col = 11 + 7 * 78;
+    let r = t.run(&["scan", "--format", "json", "a.json"]);
+    assert_eq!(
+        r.expect(1).found(),
+        [format!(
+            "a.json:1:{col}:{} github-classic-pat",
+            col + lines[7].len()
+        )]
+    );
+    // The same lines with `\r\n` escapes, and in a source string literal
+    // with tab escapes.
+    t.write("b.json", json.replace("\\n", "\\r\\n"));
+    let col = 11 + 7 * 80;
+    let r = t.run(&["scan", "--format", "json", "b.json"]);
+    assert_eq!(
+        r.expect(1).found(),
+        [format!(
+            "b.json:1:{col}:{} github-classic-pat",
+            col + lines[7].len()
+        )]
+    );
+}
