@@ -53,3 +53,33 @@ fn base64_wrapped_in_a_json_string_is_decoded_line_by_line() {
         )]
     );
 }
+
+/// Base64 in a URL's query, its `+`, `/` and `=` percent-escaped (an OAuth
+/// `state`, a SAML request): the run of base64 as it stands ends at the
+/// first escape but still holds the token, and the percent-decoded URL
+/// holds it again. One token was reported twice, on the same line: at the
+/// base64 run, and at the whole URL (`decoded: [percent, base64]`).
+#[test]
+fn base64_in_a_percent_encoded_query_is_reported_once() {
+    let t = Tree::new();
+    let json = format!("{{\"token\": \"{}\", \"x\": \"??>>\"}}", token(1));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&json);
+    // `??>` encodes to `Pz8+`: the run as it stands ends before `%2B`.
+    assert!(b64.contains("Pz8+"), "{b64}");
+    let query = b64
+        .replace('+', "%2B")
+        .replace('/', "%2F")
+        .replace('=', "%3D");
+    let url = format!("https://example.com/cb?state={query}&a=1\n");
+    t.write("a.txt", &url);
+    let run_end = 30 + b64.find('+').unwrap();
+    let r = t.run(&["scan", "--format", "json", "a.txt"]);
+    assert_eq!(
+        r.expect(1).found(),
+        [format!("a.txt:1:30:{run_end} github-classic-pat")]
+    );
+    assert_eq!(
+        r.summary_line("suppressed:"),
+        Some("suppressed: 3 duplicate of a provider finding")
+    );
+}

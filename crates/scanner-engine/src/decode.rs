@@ -34,7 +34,9 @@
 //!    starts drops them (counted as inline allows). A percent-decoded
 //!    finding of a rule that the plain scan already reported inside the same
 //!    run is dropped as a duplicate: the URL read twice (a password holding
-//!    `%40` is reported as written, and cut short at the decoded `@`).
+//!    `%40` is reported as written, and cut short at the decoded `@`); so
+//!    is one whose secret a base64 or hex run inside the percent run
+//!    reports as it stands ([`drop_read_again`]).
 //!
 //! # Chunks
 //!
@@ -317,6 +319,18 @@ pub(crate) fn rescan<E: LayerScanner>(
                 scratch,
                 &mut ds.found,
             );
+            if run.kind == RunKind::Percent && ds.found.len() > n {
+                drop_read_again(
+                    engine,
+                    data,
+                    &run,
+                    cap,
+                    input.path,
+                    scratch,
+                    &mut ds.found,
+                    n,
+                );
+            }
             place(
                 &mut ds.found[n..],
                 data,
@@ -385,6 +399,52 @@ pub(crate) fn rescan<E: LayerScanner>(
         out[first..].sort_by_key(|f| f.offset);
     }
     scratch.decode = ds;
+}
+
+/// Drops `found[from..]` (the findings of the percent run `run`) that a
+/// base64 or hex run inside it reports as it stands in `data`: the same
+/// text read twice, once through the percent escapes (a base64 query
+/// parameter, whose `%2B`, `%2F` and `%3D` escapes end the run read as it
+/// stands, holding the secret all the same). They count as duplicates. The
+/// inner runs are decoded here rather than taken from this chunk's runs,
+/// which lack one that the next chunk owns: each chunk drops the same.
+#[allow(clippy::too_many_arguments)]
+fn drop_read_again<E: LayerScanner>(
+    engine: &E,
+    data: &[u8],
+    run: &Run,
+    cap: usize,
+    path: &str,
+    scratch: &mut ScanScratch,
+    found: &mut Vec<Finding>,
+    from: usize,
+) {
+    let mut inner = Vec::new();
+    find_runs(data, run.start, run.end, cap, false, &mut inner);
+    // Their candidates are counted where the inner runs are scanned.
+    let counts = scratch.suppressed.clone();
+    let (mut seen, mut buf) = (Vec::new(), Vec::new());
+    for r in inner {
+        if decode(&data[r.start..r.end], r.kind, &mut buf).is_some() {
+            layer(
+                engine,
+                &buf,
+                path,
+                engine.decode_depth() - 1,
+                scratch,
+                &mut seen,
+            );
+        }
+    }
+    scratch.suppressed = counts;
+    let before = found.len();
+    let tail = found.split_off(from);
+    found.extend(tail.into_iter().filter(|f| {
+        !seen
+            .iter()
+            .any(|s| s.rule_id == f.rule_id && s.fingerprint == f.fingerprint)
+    }));
+    scratch.suppressed.duplicate += (before - found.len()) as u64;
 }
 
 /// Scans decoded `text` and, `levels` more times, what decodes inside it;

@@ -710,7 +710,8 @@ pub struct Suppressed {
     /// A `generic = true` rule's finding whose secret overlaps the secret
     /// of a provider rule's finding in the same buffer (one finding per
     /// secret, under the provider's id); or a finding in percent-decoded
-    /// text of a rule the plain scan reported inside the same encoded run.
+    /// text of a rule the plain scan reported inside the same encoded run,
+    /// or of a secret a base64 or hex run inside it reports.
     pub duplicate: u64,
     /// A generic rule's value that is code: an unquoted expression in
     /// source code, a type, a reference, the gap between two literals.
