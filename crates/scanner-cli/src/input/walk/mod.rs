@@ -801,6 +801,16 @@ pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn parse_file_list(data: &[u8]) -> Vec<PathBuf> {
+    // A list saved as UTF-16 (Windows PowerShell's `>` and `Out-File`
+    // write UTF-16LE with a byte-order mark): split on its NULs, each
+    // character would be a path, `/` the file system's root. Only a mark
+    // says UTF-16 here: a NUL-separated list of one-letter names looks like
+    // UTF-16 without one.
+    let utf16 = match scanner_engine::text::detect_utf16(data) {
+        Some((_, bom)) if bom > 0 => scanner_engine::text::transcode_utf16(data),
+        _ => None,
+    };
+    let data = utf16.as_deref().unwrap_or(data);
     let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
     let nul = memchr::memchr(0, data).is_some();
     let sep = if nul { b'\0' } else { b'\n' };
