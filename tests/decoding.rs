@@ -83,3 +83,36 @@ fn base64_in_a_percent_encoded_query_is_reported_once() {
         Some("suppressed: 3 duplicate of a provider finding")
     );
 }
+
+/// A base64 run longer than `2 LEAD` (32 KiB with the built-in rules, see
+/// docs/decoding.md) is decoded over its first 32 KiB. Where that cut fell
+/// inside a character (Japanese text: three bytes each), the decoded text
+/// failed the UTF-8 check and the whole run was dropped: the token at its
+/// start passed with exit 0 (here on the first line; the three shifts put
+/// the cut at each byte of a character).
+#[test]
+fn a_long_base64_run_cut_inside_a_character_is_decoded() {
+    let t = Tree::new();
+    let mut lines = Vec::new();
+    for shift in 0..3 {
+        let text = format!(
+            "{}# 設定ファイル\nGITHUB_TOKEN={}\n{}",
+            "x".repeat(shift),
+            token(1),
+            "説明文説明文説明文\n".repeat(2000)
+        );
+        lines.push(format!(
+            "cfg{shift}: {}\n",
+            base64::engine::general_purpose::STANDARD.encode(text)
+        ));
+    }
+    t.write("a.yaml", lines.concat());
+    let r = t.run(&["scan", "--format", "json", "a.yaml"]);
+    let end = 7 + 32 * 1024;
+    assert_eq!(
+        r.expect(1).found(),
+        (1..=3)
+            .map(|l| format!("a.yaml:{l}:7:{end} github-classic-pat"))
+            .collect::<Vec<_>>()
+    );
+}

@@ -1042,7 +1042,7 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
                 return Some(Encoding::Hex);
             }
             buf.clear();
-            if !decode_base64(run, buf) {
+            if !decode_base64(run, whole, buf) {
                 return None;
             }
             // A run with both `+/` and `-_` is neither alphabet.
@@ -1128,7 +1128,8 @@ static B64_VAL: [u8; 256] = {
     t
 };
 
-fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
+/// `whole`: the run was not cut to `cap` (see [`RunKind::Base64`]).
+fn decode_base64(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     let body = &run[..run.len() - run.iter().rev().take_while(|&&c| c == b'=').count()];
     // A trailing single sextet carries no whole byte.
     let body = if body.len() % 4 == 1 {
@@ -1154,6 +1155,11 @@ fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
             }
             buf.push(b);
         }
+    }
+    // A run cut to `cap` may end inside a character (CJK text, an emoji):
+    // its text ends before that character rather than failing the check.
+    if gate.due > 0 && !whole {
+        while buf.pop().is_some_and(|b| (0x80..0xc0).contains(&b)) {}
     }
     finish_text(buf)
 }
@@ -1267,6 +1273,15 @@ mod tests {
             Some(Encoding::Hex)
         );
         assert_eq!(buf, b"hello world, hello");
+        // A run cut to `cap` inside a character: the text ends before it; a
+        // whole run that ends so is not text.
+        let cut = b"aGVsbG8gd29ybGQsIGhlbGxvIOiq";
+        assert_eq!(
+            decode(cut, RunKind::Base64 { whole: false }, &mut buf),
+            Some(Encoding::Base64)
+        );
+        assert_eq!(buf, b"hello world, hello ");
+        assert_eq!(decode(cut, RunKind::Base64 { whole: true }, &mut buf), None);
         assert_eq!(
             decode(b"a%3Db%26c%3Dhello+world+again", RunKind::Percent, &mut buf),
             Some(Encoding::Percent)
