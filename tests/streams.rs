@@ -96,6 +96,41 @@ fn stdin_name_makes_path_rules_apply() {
     );
 }
 
+/// `cat app.env | scanner scan --stdin-name app.env` (without the path `-`)
+/// scanned the current directory and exited 0: what was piped in, token and
+/// all, passed unread, without a word. A note says so now.
+#[test]
+fn stdin_name_without_dash_says_stdin_is_not_scanned() {
+    let t = Tree::new();
+    t.write("a.txt", "nothing here\n");
+    let input = format!("TOKEN={}\n", token(2));
+    let args = [
+        "scan",
+        "--stdin-name",
+        "app.env",
+        "--format",
+        "json",
+        "a.txt",
+    ];
+    let r = with_stdin(&t, &args, input.as_bytes());
+    assert_eq!(r.expect(0).findings().len(), 0);
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some(
+            "scanner: note: --stdin-name does nothing without the path `-`: standard input is \
+             not scanned (add `-`: `scanner scan - --stdin-name NAME`)"
+        )
+    );
+    // With `-`, no note.
+    let r = with_stdin(
+        &t,
+        &["scan", "-", "--stdin-name", "app.env"],
+        input.as_bytes(),
+    );
+    r.expect(1);
+    assert!(!r.stderr.contains("note:"), "{}", r.stderr);
+}
+
 /// A stream larger than any buffer, with a secret at its end and one across
 /// a chunk boundary: read in chunks, each found once.
 #[test]

@@ -178,7 +178,8 @@ pub struct ScanArgs {
     pub paths: Vec<PathBuf>,
 
     /// The path standard input (`-`) is reported as, so that path rules,
-    /// allowlists and excludes apply to it. Default `<stdin>`.
+    /// allowlists and excludes apply to it. Default `<stdin>`. Standard
+    /// input is scanned only when `-` is a PATH (a note says so otherwise).
     #[arg(long, value_name = "PATH", help_heading = "Input")]
     pub stdin_name: Option<PathBuf>,
 

@@ -674,6 +674,14 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         // Nothing is sent anywhere: a CA given for a proxy that is never met.
         messages::note("--ca-cert does nothing without --validate: no request is sent");
     }
+    if args.stdin_name.is_some() && !args.paths.iter().any(|p| p.as_os_str() == "-") {
+        // `cat app.env | scanner scan --stdin-name app.env` scanned the current
+        // directory, and what was piped in passed unread.
+        messages::note(
+            "--stdin-name does nothing without the path `-`: standard input is not scanned \
+             (add `-`: `scanner scan - --stdin-name NAME`)",
+        );
+    }
     sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;
     // What this run reads or writes besides its inputs is never scanned: the report (`-o` and
