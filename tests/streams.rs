@@ -131,6 +131,39 @@ fn stdin_name_without_dash_says_stdin_is_not_scanned() {
     assert!(!r.stderr.contains("note:"), "{}", r.stderr);
 }
 
+/// `/dev/stdin` on a pipe is standard input, as `-` is: with `--files-from -`
+/// the list took all of it and `/dev/stdin` was scanned empty (`scanned 2
+/// files`, exit 0), or the other way round with `--files-from /dev/stdin -`.
+/// Refused up front, as `--files-from - -` is.
+#[test]
+fn files_from_stdin_and_dev_stdin_are_refused_together() {
+    let t = Tree::new();
+    t.write("a.txt", "nothing here\n");
+    for (list, path) in [("-", "/dev/stdin"), ("/dev/stdin", "-")] {
+        let args = ["scan", "--format", "json", "--files-from", list, path];
+        let r = with_stdin(&t, &args, b"a.txt\n");
+        r.expect(2);
+        assert_eq!(r.stdout, "");
+        assert_eq!(
+            r.stderr,
+            format!("scanner: error: --files-from {list} and the path {path} both read standard input\n")
+        );
+    }
+    // A list from a file, and /dev/stdin: each read once.
+    t.write("list", "a.txt\n");
+    let input = format!("TOKEN={}\n", token(5));
+    let args = [
+        "scan",
+        "--format",
+        "json",
+        "--files-from",
+        "list",
+        "/dev/stdin",
+    ];
+    let r = with_stdin(&t, &args, input.as_bytes());
+    assert_eq!(r.expect(1).locations(), ["/dev/stdin:1:7:1:47"]);
+}
+
 /// A stream larger than any buffer, with a secret at its end and one across
 /// a chunk boundary: read in chunks, each found once.
 #[test]

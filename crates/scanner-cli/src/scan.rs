@@ -234,8 +234,14 @@ impl ScanPlan {
         let mut roots = args.paths.clone();
         if let Some(list) = &args.files_from {
             // The list would take all of standard input, leaving `-` empty.
-            if list.as_os_str() == "-" && roots.iter().any(|p| p.as_os_str() == "-") {
-                anyhow::bail!("--files-from - and the path - both read standard input");
+            if reads_stdin(list) {
+                if let Some(p) = roots.iter().find(|p| reads_stdin(p)) {
+                    anyhow::bail!(
+                        "--files-from {} and the path {} both read standard input",
+                        escape_path(list),
+                        escape_path(p)
+                    );
+                }
             }
             roots.extend(walk::read_file_list(list)?);
         }
@@ -820,6 +826,31 @@ fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Whether `path` reads standard input: `-`, or, when standard input is a
+/// pipe, another name of it (`/dev/stdin`, `/dev/fd/0`). A regular file on
+/// standard input is opened again by such a name, and read from its start.
+#[cfg(unix)]
+fn reads_stdin(path: &Path) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    if path.as_os_str() == "-" {
+        return true;
+    }
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return false;
+    };
+    let Ok(md) = std::fs::File::from(fd).metadata() else {
+        return false;
+    };
+    !md.is_file()
+        && std::fs::metadata(path).is_ok_and(|p| (p.dev(), p.ino()) == (md.dev(), md.ino()))
+}
+
+#[cfg(not(unix))]
+fn reads_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 /// The (device, inode) of stdout when it is a regular file (`> report.txt`):
