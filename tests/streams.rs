@@ -164,6 +164,36 @@ fn files_from_stdin_and_dev_stdin_are_refused_together() {
     assert_eq!(r.expect(1).locations(), ["/dev/stdin:1:7:1:47"]);
 }
 
+/// Standard input named twice is read once, under its first name, as a file
+/// named twice is: `- -` and `- /dev/stdin` read the pipe again, empty
+/// (`scanned 2 files`), and `scan - a.env < a.env` reported the token of
+/// a.env twice, as `<stdin>` and as `a.env`.
+#[test]
+fn stdin_named_twice_is_read_once() {
+    let t = Tree::new();
+    let input = format!("TOKEN={}\n", token(6));
+    for second in ["-", "/dev/stdin"] {
+        let r = with_stdin(
+            &t,
+            &["scan", "--format", "json", "-", second],
+            input.as_bytes(),
+        );
+        assert_eq!(r.expect(1).locations(), ["<stdin>:1:7:1:47"]);
+        assert_eq!(
+            r.stderr.lines().next().map(|l| &l[..14]),
+            Some("scanned 1 file")
+        );
+    }
+    t.write("a.env", &input);
+    let out = scanner(t.path())
+        .args(["scan", "--format", "json", "-", "a.env"])
+        .stdin(fs::File::open(t.join("a.env")).unwrap())
+        .output()
+        .unwrap();
+    let r = Run::from_output(out);
+    assert_eq!(r.expect(1).locations(), ["<stdin>:1:7:1:47"]);
+}
+
 /// A stream larger than any buffer, with a secret at its end and one across
 /// a chunk boundary: read in chunks, each found once.
 #[test]

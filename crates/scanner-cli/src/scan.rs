@@ -831,26 +831,13 @@ fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {
 /// Whether `path` reads standard input: `-`, or, when standard input is a
 /// pipe, another name of it (`/dev/stdin`, `/dev/fd/0`). A regular file on
 /// standard input is opened again by such a name, and read from its start.
-#[cfg(unix)]
 fn reads_stdin(path: &Path) -> bool {
-    use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
-    if path.as_os_str() == "-" {
-        return true;
-    }
-    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
-        return false;
-    };
-    let Ok(md) = std::fs::File::from(fd).metadata() else {
-        return false;
-    };
-    !md.is_file()
-        && std::fs::metadata(path).is_ok_and(|p| (p.dev(), p.ino()) == (md.dev(), md.ino()))
-}
-
-#[cfg(not(unix))]
-fn reads_stdin(path: &Path) -> bool {
+    let id = |md: std::fs::Metadata| walk::file_id(&md);
     path.as_os_str() == "-"
+        || walk::stdin_metadata()
+            .filter(|md| !md.is_file())
+            .and_then(id)
+            .is_some_and(|stdin| std::fs::metadata(path).ok().and_then(id) == Some(stdin))
 }
 
 /// The (device, inode) of stdout when it is a regular file (`> report.txt`):

@@ -219,13 +219,27 @@ fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path)
 /// The file `md` describes, by device and inode; `None` where there is no
 /// such identity to compare.
 #[cfg(unix)]
-fn file_id(md: &fs::Metadata) -> Option<(u64, u64)> {
+pub fn file_id(md: &fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     Some((md.dev(), md.ino()))
 }
 
 #[cfg(not(unix))]
-fn file_id(_md: &fs::Metadata) -> Option<(u64, u64)> {
+pub fn file_id(_md: &fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// What standard input is (a pipe, a terminal, a file redirected in): its
+/// other names (`/dev/stdin`, `/dev/fd/0`) have the same [`file_id`].
+#[cfg(unix)]
+pub fn stdin_metadata() -> Option<fs::Metadata> {
+    use std::os::fd::AsFd;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    fs::File::from(fd).metadata().ok()
+}
+
+#[cfg(not(unix))]
+pub fn stdin_metadata() -> Option<fs::Metadata> {
     None
 }
 
@@ -346,6 +360,16 @@ fn walk_roots(
         // `-` on the command line is standard input; in a list it is a file
         // of that name (`git diff --name-only` lists one as `-`).
         if root.as_os_str() == "-" && !listed {
+            // Named twice (`- -`, `- /dev/stdin`, `- a.env < a.env`), it is
+            // read once, as a file is: a second read found a pipe empty, or
+            // reported a file redirected in a second time.
+            // (Not a directory: reading it fails, and its walk must go on.)
+            let id = stdin_metadata()
+                .filter(|md| !md.is_dir())
+                .and_then(|md| file_id(&md));
+            if id.is_some_and(|id| !named.insert(id)) {
+                continue;
+            }
             let name = opts.stdin_name.clone();
             if let Some(skip) = scope.check_listed(&name) {
                 skips.add(skip, 1);
