@@ -116,3 +116,32 @@ fn a_long_base64_run_cut_inside_a_character_is_decoded() {
             .collect::<Vec<_>>()
     );
 }
+
+/// A hex run longer than `2 LEAD` (32 KiB) is decoded over its first 32
+/// KiB, as the docs say of every run: it was not tried as hex at all once
+/// cut (then failed as base64), so the token at its start passed with exit
+/// 0. Cut inside a character, its text ends before it, as base64's does.
+#[test]
+fn a_long_hex_run_is_decoded_over_its_first_32_kib() {
+    let t = Tree::new();
+    let mut lines = String::new();
+    for shift in 0..3 {
+        let text = format!(
+            "{}# 設定\nTOKEN={}\n{}",
+            "x".repeat(shift),
+            token(1),
+            "説明文説明文説明文\n".repeat(1000)
+        );
+        let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+        lines.push_str(&format!("h{shift}={hex}\n"));
+    }
+    t.write("dump.txt", lines);
+    let r = t.run(&["scan", "--format", "json", "dump.txt"]);
+    let end = 4 + 32 * 1024;
+    assert_eq!(
+        r.expect(1).found(),
+        (1..=3)
+            .map(|l| format!("dump.txt:{l}:4:{end} github-classic-pat"))
+            .collect::<Vec<_>>()
+    );
+}

@@ -1033,11 +1033,11 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
     match kind {
         RunKind::Base64 { whole } => {
             let class = |bit: u8| run.iter().map(move |&b| CLASS[b as usize] & bit);
-            if whole
-                && run.len() >= MIN_HEX_RUN
+            // A run cut to `cap` is hex over its first `cap` bytes too.
+            if run.len() >= MIN_HEX_RUN
                 && run.len().is_multiple_of(2)
                 && class(HEX).all(|c| c != 0)
-                && decode_hex(run, buf)
+                && decode_hex(run, whole, buf)
             {
                 return Some(Encoding::Hex);
             }
@@ -1096,11 +1096,18 @@ impl TextGate {
     }
 }
 
-fn finish_text(buf: &[u8]) -> bool {
+/// Whether the decoded `buf` is text to rescan. `whole`: the run was not cut
+/// to `cap`; one that was may end inside a character (CJK text, an emoji),
+/// and its text ends before that character (`gate` knows one is due).
+fn finish_text(buf: &mut Vec<u8>, gate: &TextGate, whole: bool) -> bool {
+    if gate.due > 0 && !whole {
+        while buf.pop().is_some_and(|b| (0x80..0xc0).contains(&b)) {}
+    }
     buf.len() >= MIN_DECODED && (buf.is_ascii() || std::str::from_utf8(buf).is_ok())
 }
 
-fn decode_hex(run: &[u8], buf: &mut Vec<u8>) -> bool {
+/// `whole`: the run was not cut to `cap` (see [`RunKind::Base64`]).
+fn decode_hex(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     let val = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
     let mut gate = TextGate::default();
     for p in run.chunks_exact(2) {
@@ -1110,7 +1117,7 @@ fn decode_hex(run: &[u8], buf: &mut Vec<u8>) -> bool {
         }
         buf.push(b);
     }
-    finish_text(buf)
+    finish_text(buf, &gate, whole)
 }
 
 static B64_VAL: [u8; 256] = {
@@ -1156,12 +1163,7 @@ fn decode_base64(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
             buf.push(b);
         }
     }
-    // A run cut to `cap` may end inside a character (CJK text, an emoji):
-    // its text ends before that character rather than failing the check.
-    if gate.due > 0 && !whole {
-        while buf.pop().is_some_and(|b| (0x80..0xc0).contains(&b)) {}
-    }
-    finish_text(buf)
+    finish_text(buf, &gate, whole)
 }
 
 fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
@@ -1190,7 +1192,8 @@ fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
         buf.push(c);
         i += 1;
     }
-    finish_text(buf)
+    // (A percent run cut to `cap` is not told apart: it is read as whole.)
+    finish_text(buf, &gate, true)
 }
 
 #[cfg(test)]
@@ -1279,6 +1282,14 @@ mod tests {
         assert_eq!(
             decode(cut, RunKind::Base64 { whole: false }, &mut buf),
             Some(Encoding::Base64)
+        );
+        assert_eq!(buf, b"hello world, hello ");
+        assert_eq!(decode(cut, RunKind::Base64 { whole: true }, &mut buf), None);
+        // The same of hex: a run cut to `cap` is still hex.
+        let cut = b"68656c6c6f20776f726c642c2068656c6c6f20e8aa";
+        assert_eq!(
+            decode(cut, RunKind::Base64 { whole: false }, &mut buf),
+            Some(Encoding::Hex)
         );
         assert_eq!(buf, b"hello world, hello ");
         assert_eq!(decode(cut, RunKind::Base64 { whole: true }, &mut buf), None);
