@@ -145,3 +145,36 @@ fn a_long_hex_run_is_decoded_over_its_first_32_kib() {
             .collect::<Vec<_>>()
     );
 }
+
+/// Each layer of decoding is a frame of recursion: a percent escape nested
+/// 15,000 times (`%2525...2541`, 30 KB on one line) under
+/// `--max-decode-depth 100000` overflowed a worker's stack and aborted the
+/// scan (exit 134, no report). The depth is at most 32, as
+/// `--archive-depth` is; 32 scans that line.
+#[test]
+fn decode_depth_is_at_most_32() {
+    let t = Tree::new();
+    t.write(
+        "deep.txt",
+        format!(
+            "u=https://x/?a={}%{}41\n",
+            "y".repeat(20),
+            "25".repeat(15_000)
+        ),
+    );
+    let r = t.run(&["scan", "--max-decode-depth", "100000", "deep.txt"]);
+    r.expect(2);
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some("error: invalid value '100000' for '--max-decode-depth <N>': 100000 is not in 0..=32")
+    );
+    let r = t.run(&[
+        "scan",
+        "--format",
+        "json",
+        "--max-decode-depth",
+        "32",
+        "deep.txt",
+    ]);
+    assert_eq!(r.expect(0).findings().len(), 0);
+}

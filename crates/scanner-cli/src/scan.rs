@@ -382,7 +382,7 @@ impl ScanPlan {
             gitleaks.as_ref().is_some_and(|g| g.found),
             &args.rule_set.extra_rules,
             config.as_deref(),
-            args.max_decode_depth,
+            args.max_decode_depth.map(|d| d as usize),
             args.validation.validate,
         )?;
 

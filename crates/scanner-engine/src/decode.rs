@@ -52,6 +52,10 @@ use crate::{Finding, LinePos, ScanInput, ScanScratch, INLINE_MARKERS};
 
 /// Default for [`EngineBuilder::decode_depth`](crate::EngineBuilder::decode_depth).
 pub const DEFAULT_DEPTH: usize = 2;
+/// The most layers [`EngineBuilder::decode_depth`](crate::EngineBuilder::decode_depth)
+/// takes: each layer is a frame of recursion, and a percent escape nested
+/// thousands of times (`%2525...41`) overflowed a worker's stack.
+pub const MAX_DEPTH: usize = 32;
 /// Decoded text shorter than this is not scanned.
 pub const MIN_DECODED: usize = 16;
 /// The shortest base64 run that can hold [`MIN_DECODED`] bytes.

@@ -227,7 +227,7 @@ mod validation;
 mod validator;
 
 pub use confidence::{base62_6, crc32, mark_test_code, test_code_start, Confidence};
-pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
+pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH, MAX_DEPTH as MAX_DECODE_DEPTH};
 pub use engine::{
     Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_PATTERN_LEN, MAX_REGEX_STATES,
     MAX_REGEX_WORK, MAX_WINDOW, UNBOUNDED_WINDOW,
