@@ -178,3 +178,39 @@ fn decode_depth_is_at_most_32() {
     ]);
     assert_eq!(r.expect(0).findings().len(), 0);
 }
+
+/// A percent-encoded URL longer than `2 LEAD` (32 KiB) is decoded over its
+/// first 32 KiB. Where the cut fell inside an escaped character (`%E8%AA`
+/// of `%E8%AA%AC`) or inside an escape (`%E8%A`), the text failed the
+/// UTF-8 check and the whole run was dropped: the token at the start of the
+/// query passed with exit 0 (each of the three lines here).
+#[test]
+fn a_long_percent_run_cut_inside_a_character_is_decoded() {
+    let t = Tree::new();
+    let mut lines = String::new();
+    for shift in 0..3 {
+        let json = format!(
+            "{}{{\"token\":\"{}\",\"d\":\"{}\"}}",
+            "x".repeat(shift),
+            token(1),
+            "説明文".repeat(2000)
+        );
+        let query: String = json
+            .bytes()
+            .map(|b| match b {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        lines.push_str(&format!("https://x/?s={query}\n"));
+    }
+    t.write("urls.txt", lines);
+    let r = t.run(&["scan", "--format", "json", "urls.txt"]);
+    let end = 1 + 32 * 1024;
+    assert_eq!(
+        r.expect(1).found(),
+        (1..=3)
+            .map(|l| format!("urls.txt:{l}:1:{end} github-classic-pat"))
+            .collect::<Vec<_>>()
+    );
+}

@@ -121,10 +121,9 @@ enum RunKind {
     /// `cap`. Whether it is hex, standard or URL-safe is read when it is
     /// decoded: most candidates fail on their first bytes and never need
     /// it.
-    Base64 {
-        whole: bool,
-    },
-    Percent,
+    Base64 { whole: bool },
+    /// URL bytes holding a `%XX` escape; `whole`: not cut to `cap`.
+    Percent { whole: bool },
 }
 
 const B64: u8 = 1; // A-Za-z0-9
@@ -244,7 +243,7 @@ pub(crate) fn rescan<E: LayerScanner>(
             Run {
                 start,
                 end,
-                kind: RunKind::Percent,
+                kind: RunKind::Percent { whole: true },
             },
             text,
         ));
@@ -323,7 +322,7 @@ pub(crate) fn rescan<E: LayerScanner>(
                 scratch,
                 &mut ds.found,
             );
-            if run.kind == RunKind::Percent && ds.found.len() > n {
+            if matches!(run.kind, RunKind::Percent { .. }) && ds.found.len() > n {
                 drop_read_again(
                     engine,
                     data,
@@ -1009,7 +1008,8 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
         while end < limit && in_url(end) {
             end += 1;
         }
-        if end == limit && end < n && in_url(end) {
+        let whole = !(end == limit && end < n && in_url(end));
+        if !whole {
             floor = end - 1;
         }
         if p + 2 >= end {
@@ -1020,7 +1020,7 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
             runs.push(Run {
                 start,
                 end,
-                kind: RunKind::Percent,
+                kind: RunKind::Percent { whole },
             });
         }
         from = from.max(end);
@@ -1058,7 +1058,7 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
                 _ => Some(Encoding::Base64),
             }
         }
-        RunKind::Percent => decode_percent(run, buf).then_some(Encoding::Percent),
+        RunKind::Percent { whole } => decode_percent(run, whole, buf).then_some(Encoding::Percent),
     }
 }
 
@@ -1170,7 +1170,8 @@ fn decode_base64(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     finish_text(buf, &gate, whole)
 }
 
-fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
+/// `whole`: the run was not cut to `cap` (see [`RunKind::Percent`]).
+fn decode_percent(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     let mut gate = TextGate::default();
     let mut i = 0;
     while i < run.len() {
@@ -1189,6 +1190,10 @@ fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
                 continue;
             }
         }
+        // A run cut to `cap` may end inside an escape: its text ends before.
+        if c == b'%' && !whole && i + 2 >= run.len() {
+            break;
+        }
         // Escaped text cannot go on in the middle of a UTF-8 sequence.
         if !gate.accept(c) {
             return false;
@@ -1196,8 +1201,7 @@ fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
         buf.push(c);
         i += 1;
     }
-    // (A percent run cut to `cap` is not told apart: it is read as whole.)
-    finish_text(buf, &gate, true)
+    finish_text(buf, &gate, whole)
 }
 
 #[cfg(test)]
@@ -1253,7 +1257,7 @@ mod tests {
         find_runs(data.as_bytes(), 0, data.len(), 64, true, &mut v);
         let pct: Vec<(usize, usize)> = v
             .iter()
-            .filter(|r| r.kind == RunKind::Percent)
+            .filter(|r| matches!(r.kind, RunKind::Percent { .. }))
             .map(|r| (r.start, r.end))
             .collect();
         assert_eq!(pct, [(2, 66)]);
@@ -1298,10 +1302,29 @@ mod tests {
         assert_eq!(buf, b"hello world, hello ");
         assert_eq!(decode(cut, RunKind::Base64 { whole: true }, &mut buf), None);
         assert_eq!(
-            decode(b"a%3Db%26c%3Dhello+world+again", RunKind::Percent, &mut buf),
+            decode(
+                b"a%3Db%26c%3Dhello+world+again",
+                RunKind::Percent { whole: true },
+                &mut buf
+            ),
             Some(Encoding::Percent)
         );
         assert_eq!(buf, b"a=b&c=hello+world+again");
+        // Cut to `cap` inside an escaped character, or inside an escape.
+        for cut in [
+            &b"a%3Db%26c%3Dhello+world+%E8%AA"[..],
+            b"a%3Db%26c%3Dhello+world+%E8%A",
+        ] {
+            assert_eq!(
+                decode(cut, RunKind::Percent { whole: false }, &mut buf),
+                Some(Encoding::Percent)
+            );
+            assert_eq!(buf, b"a=b&c=hello+world+");
+            assert_eq!(
+                decode(cut, RunKind::Percent { whole: true }, &mut buf),
+                None
+            );
+        }
         // A git hash decodes to binary either way.
         assert_eq!(
             decode(
@@ -1445,7 +1468,7 @@ mod tests {
             find_runs(&data, lo, hi, usize::MAX, true, &mut v);
             let got: Vec<(usize, usize)> = v
                 .iter()
-                .filter(|r| r.kind != RunKind::Percent)
+                .filter(|r| !matches!(r.kind, RunKind::Percent { .. }))
                 .map(|r| (r.start, r.end))
                 .collect();
             assert_eq!(got, naive_runs(&data, lo, hi.min(data.len())), "{lo}..{hi}");
