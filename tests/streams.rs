@@ -96,6 +96,104 @@ fn stdin_name_makes_path_rules_apply() {
     );
 }
 
+/// `cat app.env | scanner scan --stdin-name app.env` (without the path `-`)
+/// scanned the current directory and exited 0: what was piped in, token and
+/// all, passed unread, without a word. A note says so now.
+#[test]
+fn stdin_name_without_dash_says_stdin_is_not_scanned() {
+    let t = Tree::new();
+    t.write("a.txt", "nothing here\n");
+    let input = format!("TOKEN={}\n", token(2));
+    let args = [
+        "scan",
+        "--stdin-name",
+        "app.env",
+        "--format",
+        "json",
+        "a.txt",
+    ];
+    let r = with_stdin(&t, &args, input.as_bytes());
+    assert_eq!(r.expect(0).findings().len(), 0);
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some(
+            "scanner: note: --stdin-name does nothing without the path `-`: standard input is \
+             not scanned (add `-`: `scanner scan - --stdin-name NAME`)"
+        )
+    );
+    // With `-`, no note.
+    let r = with_stdin(
+        &t,
+        &["scan", "-", "--stdin-name", "app.env"],
+        input.as_bytes(),
+    );
+    r.expect(1);
+    assert!(!r.stderr.contains("note:"), "{}", r.stderr);
+}
+
+/// `/dev/stdin` on a pipe is standard input, as `-` is: with `--files-from -`
+/// the list took all of it and `/dev/stdin` was scanned empty (`scanned 2
+/// files`, exit 0), or the other way round with `--files-from /dev/stdin -`.
+/// Refused up front, as `--files-from - -` is.
+#[test]
+fn files_from_stdin_and_dev_stdin_are_refused_together() {
+    let t = Tree::new();
+    t.write("a.txt", "nothing here\n");
+    for (list, path) in [("-", "/dev/stdin"), ("/dev/stdin", "-")] {
+        let args = ["scan", "--format", "json", "--files-from", list, path];
+        let r = with_stdin(&t, &args, b"a.txt\n");
+        r.expect(2);
+        assert_eq!(r.stdout, "");
+        assert_eq!(
+            r.stderr,
+            format!("scanner: error: --files-from {list} and the path {path} both read standard input\n")
+        );
+    }
+    // A list from a file, and /dev/stdin: each read once.
+    t.write("list", "a.txt\n");
+    let input = format!("TOKEN={}\n", token(5));
+    let args = [
+        "scan",
+        "--format",
+        "json",
+        "--files-from",
+        "list",
+        "/dev/stdin",
+    ];
+    let r = with_stdin(&t, &args, input.as_bytes());
+    assert_eq!(r.expect(1).locations(), ["/dev/stdin:1:7:1:47"]);
+}
+
+/// Standard input named twice is read once, under its first name, as a file
+/// named twice is: `- -` and `- /dev/stdin` read the pipe again, empty
+/// (`scanned 2 files`), and `scan - a.env < a.env` reported the token of
+/// a.env twice, as `<stdin>` and as `a.env`.
+#[test]
+fn stdin_named_twice_is_read_once() {
+    let t = Tree::new();
+    let input = format!("TOKEN={}\n", token(6));
+    for second in ["-", "/dev/stdin"] {
+        let r = with_stdin(
+            &t,
+            &["scan", "--format", "json", "-", second],
+            input.as_bytes(),
+        );
+        assert_eq!(r.expect(1).locations(), ["<stdin>:1:7:1:47"]);
+        assert_eq!(
+            r.stderr.lines().next().map(|l| &l[..14]),
+            Some("scanned 1 file")
+        );
+    }
+    t.write("a.env", &input);
+    let out = scanner(t.path())
+        .args(["scan", "--format", "json", "-", "a.env"])
+        .stdin(fs::File::open(t.join("a.env")).unwrap())
+        .output()
+        .unwrap();
+    let r = Run::from_output(out);
+    assert_eq!(r.expect(1).locations(), ["<stdin>:1:7:1:47"]);
+}
+
 /// A stream larger than any buffer, with a secret at its end and one across
 /// a chunk boundary: read in chunks, each found once.
 #[test]

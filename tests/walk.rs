@@ -762,3 +762,26 @@ fn a_named_file_under_an_unsearchable_directory_is_a_warning() {
         Some("not scanned: 1 unreadable")
     );
 }
+
+/// A list saved as UTF-16 (Windows PowerShell's `git ls-files > list` and
+/// `Out-File` write UTF-16LE with a byte-order mark) was split on its NULs:
+/// every character became a path, each warned about as missing (exit 2, no
+/// finding), and a `/` or `.` in a name scanned the whole file system or
+/// the current directory. (The names here have neither, so that the run
+/// without the fix ends.)
+#[test]
+fn a_utf16_list_names_its_files() {
+    let t = Tree::new();
+    t.write("env", secret(1));
+    t.write("key", secret(2));
+    let units: Vec<u16> = "\u{feff}env\r\nkey\r\n".encode_utf16().collect();
+    let le: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+    let be: Vec<u8> = units.iter().flat_map(|u| u.to_be_bytes()).collect();
+    for list in [le, be] {
+        t.write("list", list);
+        let run = t.run(&["scan", "--format", "json", "--files-from", "list"]);
+        run.expect(1);
+        assert_eq!(run.path_lines(), ["env:1", "key:1"]);
+        assert_eq!(run.summary_line("scanner: warning"), None);
+    }
+}

@@ -178,7 +178,8 @@ pub struct ScanArgs {
     pub paths: Vec<PathBuf>,
 
     /// The path standard input (`-`) is reported as, so that path rules,
-    /// allowlists and excludes apply to it. Default `<stdin>`.
+    /// allowlists and excludes apply to it. Default `<stdin>`. Standard
+    /// input is scanned only when `-` is a PATH (a note says so otherwise).
     #[arg(long, value_name = "PATH", help_heading = "Input")]
     pub stdin_name: Option<PathBuf>,
 
@@ -211,9 +212,15 @@ pub struct ScanArgs {
     pub min_confidence: Option<ConfidenceArg>,
 
     /// Layers of base64, hex and percent-encoding decoded and scanned
-    /// again (gitleaks' flag). Default 2; 0 turns decoding off.
-    #[arg(long, value_name = "N", help_heading = "Input")]
-    pub max_decode_depth: Option<usize>,
+    /// again (gitleaks' flag). Default 2; 0 turns decoding off. At most 32
+    /// (each layer is stack).
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = clap::value_parser!(u32).range(0..=scanner_engine::MAX_DECODE_DEPTH as i64),
+        help_heading = "Input"
+    )]
+    pub max_decode_depth: Option<u32>,
 
     /// Do not open archives (zip, jar, whl, tar, gzip, bzip2, xz, zstd):
     /// scan them as the binary files they are (skipped unless --binary).

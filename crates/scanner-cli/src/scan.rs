@@ -249,8 +249,14 @@ impl ScanPlan {
         let mut roots = args.paths.clone();
         if let Some(list) = &args.files_from {
             // The list would take all of standard input, leaving `-` empty.
-            if list.as_os_str() == "-" && roots.iter().any(|p| p.as_os_str() == "-") {
-                anyhow::bail!("--files-from - and the path - both read standard input");
+            if reads_stdin(list) {
+                if let Some(p) = roots.iter().find(|p| reads_stdin(p)) {
+                    anyhow::bail!(
+                        "--files-from {} and the path {} both read standard input",
+                        escape_path(list),
+                        escape_path(p)
+                    );
+                }
             }
             roots.extend(walk::read_file_list(list)?);
         }
@@ -410,7 +416,7 @@ impl ScanPlan {
             gitleaks.as_ref().is_some_and(|g| g.found),
             &args.rule_set.extra_rules,
             config.as_deref(),
-            args.max_decode_depth,
+            args.max_decode_depth.map(|d| d as usize),
             args.validation.validate,
         )?;
 
@@ -724,6 +730,14 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         // Nothing is sent anywhere: a CA given for a proxy that is never met.
         messages::note("--ca-cert does nothing without --validate: no request is sent");
     }
+    if args.stdin_name.is_some() && !args.paths.iter().any(|p| p.as_os_str() == "-") {
+        // `cat app.env | scanner scan --stdin-name app.env` scanned the current
+        // directory, and what was piped in passed unread.
+        messages::note(
+            "--stdin-name does nothing without the path `-`: standard input is not scanned \
+             (add `-`: `scanner scan - --stdin-name NAME`)",
+        );
+    }
     sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;
     // What this run reads or writes besides its inputs is never scanned: the report (`-o` and
@@ -862,6 +876,18 @@ fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Whether `path` reads standard input: `-`, or, when standard input is a
+/// pipe, another name of it (`/dev/stdin`, `/dev/fd/0`). A regular file on
+/// standard input is opened again by such a name, and read from its start.
+fn reads_stdin(path: &Path) -> bool {
+    let id = |md: std::fs::Metadata| walk::file_id(&md);
+    path.as_os_str() == "-"
+        || walk::stdin_metadata()
+            .filter(|md| !md.is_file())
+            .and_then(id)
+            .is_some_and(|stdin| std::fs::metadata(path).ok().and_then(id) == Some(stdin))
 }
 
 /// The (device, inode) of stdout when it is a regular file (`> report.txt`):

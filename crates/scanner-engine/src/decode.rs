@@ -35,7 +35,9 @@
 //!    finding of a rule that the plain scan already reported inside the same
 //!    run, with the same secret read again (one holds the other unescaped),
 //!    is dropped as a duplicate: the URL read twice (a password holding
-//!    `%40` is reported as written, and cut short at the decoded `@`).
+//!    `%40` is reported as written, and cut short at the decoded `@`); so
+//!    is one whose secret a base64 or hex run inside the percent run
+//!    reports as it stands ([`drop_read_again`]).
 //!
 //! # Chunks
 //!
@@ -51,6 +53,10 @@ use crate::{Finding, LinePos, ScanInput, ScanScratch, INLINE_MARKERS};
 
 /// Default for [`EngineBuilder::decode_depth`](crate::EngineBuilder::decode_depth).
 pub const DEFAULT_DEPTH: usize = 2;
+/// The most layers [`EngineBuilder::decode_depth`](crate::EngineBuilder::decode_depth)
+/// takes: each layer is a frame of recursion, and a percent escape nested
+/// thousands of times (`%2525...41`) overflowed a worker's stack.
+pub const MAX_DEPTH: usize = 32;
 /// Decoded text shorter than this is not scanned.
 pub const MIN_DECODED: usize = 16;
 /// The shortest base64 run that can hold [`MIN_DECODED`] bytes.
@@ -116,10 +122,9 @@ enum RunKind {
     /// `cap`. Whether it is hex, standard or URL-safe is read when it is
     /// decoded: most candidates fail on their first bytes and never need
     /// it.
-    Base64 {
-        whole: bool,
-    },
-    Percent,
+    Base64 { whole: bool },
+    /// URL bytes holding a `%XX` escape; `whole`: not cut to `cap`.
+    Percent { whole: bool },
 }
 
 const B64: u8 = 1; // A-Za-z0-9
@@ -239,7 +244,7 @@ pub(crate) fn rescan<E: LayerScanner>(
             Run {
                 start,
                 end,
-                kind: RunKind::Percent,
+                kind: RunKind::Percent { whole: true },
             },
             text,
         ));
@@ -318,6 +323,18 @@ pub(crate) fn rescan<E: LayerScanner>(
                 scratch,
                 &mut ds.found,
             );
+            if matches!(run.kind, RunKind::Percent { .. }) && ds.found.len() > n {
+                drop_read_again(
+                    engine,
+                    data,
+                    &run,
+                    cap,
+                    input.path,
+                    scratch,
+                    &mut ds.found,
+                    n,
+                );
+            }
             place(
                 &mut ds.found[n..],
                 data,
@@ -391,6 +408,52 @@ pub(crate) fn rescan<E: LayerScanner>(
         out[first..].sort_by_key(|f| f.offset);
     }
     scratch.decode = ds;
+}
+
+/// Drops `found[from..]` (the findings of the percent run `run`) that a
+/// base64 or hex run inside it reports as it stands in `data`: the same
+/// text read twice, once through the percent escapes (a base64 query
+/// parameter, whose `%2B`, `%2F` and `%3D` escapes end the run read as it
+/// stands, holding the secret all the same). They count as duplicates. The
+/// inner runs are decoded here rather than taken from this chunk's runs,
+/// which lack one that the next chunk owns: each chunk drops the same.
+#[allow(clippy::too_many_arguments)]
+fn drop_read_again<E: LayerScanner>(
+    engine: &E,
+    data: &[u8],
+    run: &Run,
+    cap: usize,
+    path: &str,
+    scratch: &mut ScanScratch,
+    found: &mut Vec<Finding>,
+    from: usize,
+) {
+    let mut inner = Vec::new();
+    find_runs(data, run.start, run.end, cap, false, &mut inner);
+    // Their candidates are counted where the inner runs are scanned.
+    let counts = scratch.suppressed.clone();
+    let (mut seen, mut buf) = (Vec::new(), Vec::new());
+    for r in inner {
+        if decode(&data[r.start..r.end], r.kind, &mut buf).is_some() {
+            layer(
+                engine,
+                &buf,
+                path,
+                engine.decode_depth() - 1,
+                scratch,
+                &mut seen,
+            );
+        }
+    }
+    scratch.suppressed = counts;
+    let before = found.len();
+    let tail = found.split_off(from);
+    found.extend(tail.into_iter().filter(|f| {
+        !seen
+            .iter()
+            .any(|s| s.rule_id == f.rule_id && s.fingerprint == f.fingerprint)
+    }));
+    scratch.suppressed.duplicate += (before - found.len()) as u64;
 }
 
 /// Scans decoded `text` and, `levels` more times, what decodes inside it;
@@ -524,7 +587,15 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
             end += 1;
         }
         i = end + 1;
-        if end - start < MIN_BASE64_RUN || start >= hi || !first_byte_is_text(&data[start..end]) {
+        // After a `\n`, `\r` or `\t` escape (base64 wrapped inside a JSON or
+        // source string), the escape's letter is not part of the run: read
+        // from it, every line but the first would decode misaligned. The run
+        // still belongs to the chunk that owns its first alphabet byte.
+        let owner = start;
+        if start > 0 && data[start - 1] == b'\\' && matches!(data[start], b'n' | b'r' | b't') {
+            start += 1;
+        }
+        if end - start < MIN_BASE64_RUN || owner >= hi || !first_byte_is_text(&data[start..end]) {
             continue;
         }
         let core = end.min(start.saturating_add(cap));
@@ -943,7 +1014,8 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
         while end < limit && in_url(end) {
             end += 1;
         }
-        if end == limit && end < n && in_url(end) {
+        let whole = !(end == limit && end < n && in_url(end));
+        if !whole {
             floor = end - 1;
         }
         if p + 2 >= end {
@@ -954,7 +1026,7 @@ fn find_percent_runs(data: &[u8], lo: usize, hi: usize, cap: usize, runs: &mut V
             runs.push(Run {
                 start,
                 end,
-                kind: RunKind::Percent,
+                kind: RunKind::Percent { whole },
             });
         }
         from = from.max(end);
@@ -971,16 +1043,16 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
     match kind {
         RunKind::Base64 { whole } => {
             let class = |bit: u8| run.iter().map(move |&b| CLASS[b as usize] & bit);
-            if whole
-                && run.len() >= MIN_HEX_RUN
+            // A run cut to `cap` is hex over its first `cap` bytes too.
+            if run.len() >= MIN_HEX_RUN
                 && run.len().is_multiple_of(2)
                 && class(HEX).all(|c| c != 0)
-                && decode_hex(run, buf)
+                && decode_hex(run, whole, buf)
             {
                 return Some(Encoding::Hex);
             }
             buf.clear();
-            if !decode_base64(run, buf) {
+            if !decode_base64(run, whole, buf) {
                 return None;
             }
             // A run with both `+/` and `-_` is neither alphabet.
@@ -992,7 +1064,7 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
                 _ => Some(Encoding::Base64),
             }
         }
-        RunKind::Percent => decode_percent(run, buf).then_some(Encoding::Percent),
+        RunKind::Percent { whole } => decode_percent(run, whole, buf).then_some(Encoding::Percent),
     }
 }
 
@@ -1034,11 +1106,18 @@ impl TextGate {
     }
 }
 
-fn finish_text(buf: &[u8]) -> bool {
+/// Whether the decoded `buf` is text to rescan. `whole`: the run was not cut
+/// to `cap`; one that was may end inside a character (CJK text, an emoji),
+/// and its text ends before that character (`gate` knows one is due).
+fn finish_text(buf: &mut Vec<u8>, gate: &TextGate, whole: bool) -> bool {
+    if gate.due > 0 && !whole {
+        while buf.pop().is_some_and(|b| (0x80..0xc0).contains(&b)) {}
+    }
     buf.len() >= MIN_DECODED && (buf.is_ascii() || std::str::from_utf8(buf).is_ok())
 }
 
-fn decode_hex(run: &[u8], buf: &mut Vec<u8>) -> bool {
+/// `whole`: the run was not cut to `cap` (see [`RunKind::Base64`]).
+fn decode_hex(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     let val = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
     let mut gate = TextGate::default();
     for p in run.chunks_exact(2) {
@@ -1048,7 +1127,7 @@ fn decode_hex(run: &[u8], buf: &mut Vec<u8>) -> bool {
         }
         buf.push(b);
     }
-    finish_text(buf)
+    finish_text(buf, &gate, whole)
 }
 
 static B64_VAL: [u8; 256] = {
@@ -1066,7 +1145,8 @@ static B64_VAL: [u8; 256] = {
     t
 };
 
-fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
+/// `whole`: the run was not cut to `cap` (see [`RunKind::Base64`]).
+fn decode_base64(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     let body = &run[..run.len() - run.iter().rev().take_while(|&&c| c == b'=').count()];
     // A trailing single sextet carries no whole byte.
     let body = if body.len() % 4 == 1 {
@@ -1093,24 +1173,27 @@ fn decode_base64(run: &[u8], buf: &mut Vec<u8>) -> bool {
             buf.push(b);
         }
     }
-    finish_text(buf)
+    finish_text(buf, &gate, whole)
 }
 
-fn decode_percent(run: &[u8], buf: &mut Vec<u8>) -> bool {
+/// `whole`: the run was not cut to `cap` (see [`RunKind::Percent`]).
+fn decode_percent(run: &[u8], whole: bool, buf: &mut Vec<u8>) -> bool {
     let mut gate = TextGate::default();
     // Escaped text cannot go on in the middle of a UTF-8 sequence.
-    unescape_percent(run, |b| {
+    let ok = unescape_percent(run, whole, |b| {
         let ok = gate.accept(b);
         if ok {
             buf.push(b);
         }
         ok
-    }) && finish_text(buf)
+    });
+    ok && finish_text(buf, &gate, whole)
 }
 
 /// Calls `push` with each byte of `run` unescaped (`%XX` one byte) until it
-/// says false; whether it never did.
-fn unescape_percent(run: &[u8], mut push: impl FnMut(u8) -> bool) -> bool {
+/// says false; whether it never did. A run not `whole` (cut to `cap`) may
+/// end inside an escape: its text ends before.
+fn unescape_percent(run: &[u8], whole: bool, mut push: impl FnMut(u8) -> bool) -> bool {
     let mut i = 0;
     while i < run.len() {
         let c = run[i];
@@ -1126,6 +1209,9 @@ fn unescape_percent(run: &[u8], mut push: impl FnMut(u8) -> bool) -> bool {
                 continue;
             }
         }
+        if c == b'%' && !whole && i + 2 >= run.len() {
+            break;
+        }
         if !push(c) {
             return false;
         }
@@ -1139,7 +1225,7 @@ fn unescape_percent(run: &[u8], mut push: impl FnMut(u8) -> bool) -> bool {
 /// once `plain` is unescaped (`p%40ss` read as `p`, cut at the `@`).
 fn reads_again(plain: &str, decoded: &str) -> bool {
     let mut unescaped = Vec::with_capacity(plain.len());
-    unescape_percent(plain.as_bytes(), |b| {
+    unescape_percent(plain.as_bytes(), true, |b| {
         unescaped.push(b);
         true
     });
@@ -1180,6 +1266,18 @@ mod tests {
         assert_eq!(r[1].1, RunKind::Base64 { whole: true });
     }
 
+    /// A run after a `\n`, `\r` or `\t` escape starts after the escape's
+    /// letter: base64 lines joined by escapes in a JSON string decode
+    /// aligned. An `n` after anything else is part of the run.
+    #[test]
+    fn runs_start_after_an_escape() {
+        let r = runs(b"\"aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\r\\naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\taGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl/naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\"");
+        let texts: Vec<&str> = r.iter().map(|(t, _)| t.as_str()).collect();
+        let line = "aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl";
+        let glued = format!("{line}/n{line}");
+        assert_eq!(texts, [line, line, line, &glued]);
+    }
+
     /// A percent run longer than `cap`: one candidate, cut to `cap`, and
     /// escapes beyond it do not each scan back over the run.
     #[test]
@@ -1189,7 +1287,7 @@ mod tests {
         find_runs(data.as_bytes(), 0, data.len(), 64, true, &mut v);
         let pct: Vec<(usize, usize)> = v
             .iter()
-            .filter(|r| r.kind == RunKind::Percent)
+            .filter(|r| matches!(r.kind, RunKind::Percent { .. }))
             .map(|r| (r.start, r.end))
             .collect();
         assert_eq!(pct, [(2, 66)]);
@@ -1216,11 +1314,47 @@ mod tests {
             Some(Encoding::Hex)
         );
         assert_eq!(buf, b"hello world, hello");
+        // A run cut to `cap` inside a character: the text ends before it; a
+        // whole run that ends so is not text.
+        let cut = b"aGVsbG8gd29ybGQsIGhlbGxvIOiq";
         assert_eq!(
-            decode(b"a%3Db%26c%3Dhello+world+again", RunKind::Percent, &mut buf),
+            decode(cut, RunKind::Base64 { whole: false }, &mut buf),
+            Some(Encoding::Base64)
+        );
+        assert_eq!(buf, b"hello world, hello ");
+        assert_eq!(decode(cut, RunKind::Base64 { whole: true }, &mut buf), None);
+        // The same of hex: a run cut to `cap` is still hex.
+        let cut = b"68656c6c6f20776f726c642c2068656c6c6f20e8aa";
+        assert_eq!(
+            decode(cut, RunKind::Base64 { whole: false }, &mut buf),
+            Some(Encoding::Hex)
+        );
+        assert_eq!(buf, b"hello world, hello ");
+        assert_eq!(decode(cut, RunKind::Base64 { whole: true }, &mut buf), None);
+        assert_eq!(
+            decode(
+                b"a%3Db%26c%3Dhello+world+again",
+                RunKind::Percent { whole: true },
+                &mut buf
+            ),
             Some(Encoding::Percent)
         );
         assert_eq!(buf, b"a=b&c=hello+world+again");
+        // Cut to `cap` inside an escaped character, or inside an escape.
+        for cut in [
+            &b"a%3Db%26c%3Dhello+world+%E8%AA"[..],
+            b"a%3Db%26c%3Dhello+world+%E8%A",
+        ] {
+            assert_eq!(
+                decode(cut, RunKind::Percent { whole: false }, &mut buf),
+                Some(Encoding::Percent)
+            );
+            assert_eq!(buf, b"a=b&c=hello+world+");
+            assert_eq!(
+                decode(cut, RunKind::Percent { whole: true }, &mut buf),
+                None
+            );
+        }
         // A git hash decodes to binary either way.
         assert_eq!(
             decode(
@@ -1364,7 +1498,7 @@ mod tests {
             find_runs(&data, lo, hi, usize::MAX, true, &mut v);
             let got: Vec<(usize, usize)> = v
                 .iter()
-                .filter(|r| r.kind != RunKind::Percent)
+                .filter(|r| !matches!(r.kind, RunKind::Percent { .. }))
                 .map(|r| (r.start, r.end))
                 .collect();
             assert_eq!(got, naive_runs(&data, lo, hi.min(data.len())), "{lo}..{hi}");

@@ -227,7 +227,7 @@ mod validation;
 mod validator;
 
 pub use confidence::{base62_6, crc32, mark_test_code, test_code_start, Confidence};
-pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH};
+pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH, MAX_DEPTH as MAX_DECODE_DEPTH};
 pub use engine::{
     Engine, EngineBuilder, RuleOverride, MAX_MATCH_TEXT, MAX_PATTERN_LEN, MAX_REGEX_STATES,
     MAX_REGEX_WORK, MAX_WINDOW, UNBOUNDED_WINDOW,
@@ -711,7 +711,8 @@ pub struct Suppressed {
     /// of a provider rule's finding in the same buffer (one finding per
     /// secret, under the provider's id); or a finding in percent-decoded
     /// text of a rule the plain scan reported inside the same encoded run,
-    /// its secret read again.
+    /// its secret read again, or of a secret a base64 or hex run inside it
+    /// reports.
     pub duplicate: u64,
     /// A generic rule's value that is code: an unquoted expression in
     /// source code, a type, a reference, the gap between two literals.

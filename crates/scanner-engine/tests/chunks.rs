@@ -190,6 +190,41 @@ fn decoded_findings_owned_once_at_every_boundary() {
     }
 }
 
+/// Base64 in a percent-encoded query (`+`, `/`, `=` escaped): the run as
+/// it stands and the URL read through its escapes hold the same token. It
+/// is reported once, at the base64 run, wherever the boundary falls, also
+/// when the run and the URL around it belong to different chunks.
+#[test]
+fn percent_encoded_base64_reported_once_at_every_boundary() {
+    let e = engine_for_test();
+    let overlap = e.chunk_overlap();
+    let mut r = Rng(31);
+    let b64 = base64(
+        format!("auth tok_{} ??>", r.token(ALNUM, 20)).as_bytes(),
+        false,
+    );
+    assert!(b64.ends_with("Pz8+"), "{b64}");
+    let query = b64
+        .replace('+', "%2B")
+        .replace('/', "%2F")
+        .replace('=', "%3D");
+    let url = format!("https://h/?s={query}&a=1");
+    let filler = "x = 1;\r\n".repeat(overlap / 4);
+    for shift in (0..overlap / 2)
+        .step_by(7)
+        .chain(overlap / 2 - 40..overlap / 2 + 40)
+    {
+        let data = format!("{} {url}\n{filler}", &filler[..shift]);
+        let whole = sorted(scan(e, data.as_bytes()));
+        assert_eq!(whole.len(), 1, "{whole:?}");
+        assert_eq!(whole[0].offset, shift as u64 + 14, "{whole:?}");
+        for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
+            let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
+            assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");
+        }
+    }
+}
+
 #[test]
 fn chunked_equals_whole_with_builtin_rules() {
     let e = builtin_lenient();

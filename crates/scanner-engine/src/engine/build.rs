@@ -118,11 +118,12 @@ impl EngineBuilder {
     }
 
     /// How many layers of base64, hex and percent-encoding to decode and
-    /// scan again (`docs/decoding.md`). Default 2; 0 turns decoding off.
-    /// Source string literals split across lines are reassembled whatever
-    /// the depth.
+    /// scan again (`docs/decoding.md`). Default 2; 0 turns decoding off; at
+    /// most [`MAX_DECODE_DEPTH`](crate::MAX_DECODE_DEPTH) (more is taken as
+    /// that). Source string literals split across lines are reassembled
+    /// whatever the depth.
     pub fn decode_depth(mut self, depth: usize) -> Self {
-        self.decode_depth = Some(depth);
+        self.decode_depth = Some(depth.min(crate::decode::MAX_DEPTH));
         self
     }
 

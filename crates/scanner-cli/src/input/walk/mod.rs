@@ -221,13 +221,27 @@ fn first_visit(visited: &mut std::collections::HashSet<(u64, u64)>, path: &Path)
 /// The file `md` describes, by device and inode; `None` where there is no
 /// such identity to compare.
 #[cfg(unix)]
-fn file_id(md: &fs::Metadata) -> Option<(u64, u64)> {
+pub fn file_id(md: &fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     Some((md.dev(), md.ino()))
 }
 
 #[cfg(not(unix))]
-fn file_id(_md: &fs::Metadata) -> Option<(u64, u64)> {
+pub fn file_id(_md: &fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// What standard input is (a pipe, a terminal, a file redirected in): its
+/// other names (`/dev/stdin`, `/dev/fd/0`) have the same [`file_id`].
+#[cfg(unix)]
+pub fn stdin_metadata() -> Option<fs::Metadata> {
+    use std::os::fd::AsFd;
+    let fd = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    fs::File::from(fd).metadata().ok()
+}
+
+#[cfg(not(unix))]
+pub fn stdin_metadata() -> Option<fs::Metadata> {
     None
 }
 
@@ -348,6 +362,16 @@ fn walk_roots(
         // `-` on the command line is standard input; in a list it is a file
         // of that name (`git diff --name-only` lists one as `-`).
         if root.as_os_str() == "-" && !listed {
+            // Named twice (`- -`, `- /dev/stdin`, `- a.env < a.env`), it is
+            // read once, as a file is: a second read found a pipe empty, or
+            // reported a file redirected in a second time.
+            // (Not a directory: reading it fails, and its walk must go on.)
+            let id = stdin_metadata()
+                .filter(|md| !md.is_dir())
+                .and_then(|md| file_id(&md));
+            if id.is_some_and(|id| !named.insert(id)) {
+                continue;
+            }
             let name = opts.stdin_name.clone();
             if let Some(skip) = scope.check_listed(&name) {
                 skips.add(skip, 1);
@@ -812,6 +836,16 @@ pub fn read_file_list(file: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn parse_file_list(data: &[u8]) -> Vec<PathBuf> {
+    // A list saved as UTF-16 (Windows PowerShell's `>` and `Out-File`
+    // write UTF-16LE with a byte-order mark): split on its NULs, each
+    // character would be a path, `/` the file system's root. Only a mark
+    // says UTF-16 here: a NUL-separated list of one-letter names looks like
+    // UTF-16 without one.
+    let utf16 = match scanner_engine::text::detect_utf16(data) {
+        Some((_, bom)) if bom > 0 => scanner_engine::text::transcode_utf16(data),
+        _ => None,
+    };
+    let data = utf16.as_deref().unwrap_or(data);
     let data = data.strip_prefix("\u{feff}".as_bytes()).unwrap_or(data);
     let nul = memchr::memchr(0, data).is_some();
     let sep = if nul { b'\0' } else { b'\n' };

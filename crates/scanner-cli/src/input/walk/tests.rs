@@ -612,6 +612,16 @@ fn file_lists() {
         parse_file_list(b"a\nb\0c\0"),
         [PathBuf::from("a\nb"), "c".into()]
     );
+    // UTF-16 with a byte-order mark is transcoded; one-letter names
+    // separated by NULs look like UTF-16 without one, and stay names.
+    assert_eq!(
+        parse_file_list(b"\xff\xfea\0/\0b\0\n\0c\0"),
+        [PathBuf::from("a/b"), "c".into()]
+    );
+    assert_eq!(
+        parse_file_list(b"a\0b\0c\0d\0e\0f\0g\0h\0i\0"),
+        ["a", "b", "c", "d", "e", "f", "g", "h", "i"].map(PathBuf::from)
+    );
 }
 
 #[test]
