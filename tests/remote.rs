@@ -1294,3 +1294,77 @@ fn path_rules_see_a_remote_repositorys_own_paths() {
     }
     assert_no_clone_left(work.path());
 }
+
+/// `--exclude`, `.scanner.toml`'s `allow_paths` (and a rule's own), and `.gitleaksignore`
+/// see a remote repository's paths from its root, as its rules do: they saw the path led by
+/// the URL, so `--exclude 'tests/**'` left out nothing of `scanner scan --history URL` and
+/// the accepted test fixture failed the scan (exit 1).
+#[test]
+fn path_filters_see_a_remote_repositorys_own_paths() {
+    let base = tempfile::tempdir().unwrap();
+    let src = Repo::new();
+    src.write("conf/app.env", format!("TOKEN={}\n", token(7)));
+    src.write("tests/fixture.env", format!("TOKEN={}\n", token(8)));
+    src.git(&["add", "."]);
+    src.commit("add config and a fixture");
+    let commit = String::from_utf8(src.git_out(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let commit = commit.trim();
+    let bare = [
+        "clone",
+        "-q",
+        "--bare",
+        src.root.to_str().unwrap(),
+        "repo.git",
+    ];
+    git_in(base.path(), &bare);
+    let url = format!("file://{}/repo.git", base.path().display());
+    let conf = [format!("{url}/conf/app.env:1 {commit}")];
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join(".scanner.toml");
+    let ignore = work.path().join(".gitleaksignore");
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{url}\n")).unwrap();
+    let from_list = ["--repos-from", list.to_str().unwrap()];
+    // (what the directory holds, the arguments, the summary's line of what was left out)
+    let cases: [(&str, &str, &[&str], &str); 5] = [
+        (
+            "",
+            "",
+            &["--exclude", "tests/**", &url],
+            "not scanned: 1 excluded",
+        ),
+        (
+            "",
+            "",
+            &["--exclude", "/tests/", from_list[0], from_list[1]],
+            "not scanned: 1 excluded",
+        ),
+        (
+            "allow_paths = [\"tests/*.env\"]\n",
+            "",
+            &[&url],
+            "not scanned: 1 allowlisted path",
+        ),
+        (
+            "[rules.github-classic-pat]\nallow_paths = [\"/tests/\"]\n",
+            "",
+            &[&url],
+            "suppressed: 1 config, 2 duplicate of a provider finding",
+        ),
+        (
+            "",
+            &format!("{commit}:tests/fixture.env:github-classic-pat:1\n"),
+            &[&url],
+            "suppressed: 2 duplicate of a provider finding, 1 gitleaksignore",
+        ),
+    ];
+    for (toml, ignored, args, left_out) in cases {
+        std::fs::write(&config, toml).unwrap();
+        std::fs::write(&ignore, ignored).unwrap();
+        let run = scan(work.path(), Path::new("/dev/null"), args);
+        assert_eq!(found(run.expect(1)), conf, "{args:?} {toml}");
+        let prefix = &left_out[..left_out.find(':').unwrap()];
+        assert_eq!(run.summary_line(prefix), Some(left_out), "{args:?}");
+    }
+    assert_no_clone_left(work.path());
+}
