@@ -1368,3 +1368,72 @@ fn path_filters_see_a_remote_repositorys_own_paths() {
     }
     assert_no_clone_left(work.path());
 }
+
+/// An HTTP server that answers git's first request with part of a response, then sends
+/// nothing for a minute.
+const STALLING_SERVER: &str = r#"
+import http.server, sys, time
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
+        self.send_header("Content-Length", "4096")
+        self.end_headers()
+        self.wfile.write(b"001e# service=git-upload-pack\n")
+        self.wfile.flush()
+        time.sleep(60)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"#;
+
+/// A server that stalls mid-clone hung `scanner scan --history --repos-from LIST` for good:
+/// neither git nor the scanner gave up. An http(s) clone now fails when less than a byte a
+/// second arrives for git's `http.lowSpeedTime` (60 seconds unless the user sets it: here
+/// the test's git config sets 2), with the usual warning naming the URL without its
+/// password, and the next repository of the list is scanned.
+#[test]
+fn a_server_that_stalls_mid_clone_fails_the_clone_instead_of_hanging() {
+    let Served {
+        base: _base,
+        work,
+        url: good,
+        commit,
+    } = served();
+    let port = free_port();
+    let _server = Server::start(
+        Command::new("python3")
+            .args(["-c", STALLING_SERVER])
+            .arg(port.to_string()),
+        port,
+    );
+    let stalled = format!("http://127.0.0.1:{port}/repo.git");
+    let list = work.path().join("repos.txt");
+    let with_password = format!("http://alice:{PASSWORD}@127.0.0.1:{port}/repo.git");
+    std::fs::write(&list, format!("{with_password}\n{good}\n")).unwrap();
+    let global = work.path().join("gitconfig");
+    std::fs::write(&global, "[http]\n\tlowSpeedTime = 2\n").unwrap();
+    let start = Instant::now();
+    let run = scan(
+        work.path(),
+        &global,
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    let took = start.elapsed();
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("{good}/conf/app.env:2 {commit}")]
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let warning = format!("scanner: warning: {stalled}: cannot clone, not scanned: ");
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("scanner: warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].starts_with(&warning), "{}", run.stderr);
+    assert!(warnings[0].contains("Operation too slow"), "{}", run.stderr);
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert_no_clone_left(work.path());
+}

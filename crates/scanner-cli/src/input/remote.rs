@@ -24,6 +24,11 @@
 //! ([`redact`]); git's stderr, relayed in a failed clone's warning, is stripped the same way
 //! ([`redact_text`]), and the clone's `remote.origin.url` is rewritten to the redacted URL
 //! so that SARIF's `repositoryUri` cannot carry it.
+//!
+//! # Stalls
+//!
+//! An http(s) clone gives up when its server sends (almost) nothing for a minute
+//! ([`LOW_SPEED`]), unless the user set git's limits. git has none for `git://` and ssh.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -463,6 +468,9 @@ impl RemoteRepo {
             // Batch mode makes it fail instead, as GIT_TERMINAL_PROMPT does git's prompts.
             cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
         }
+        if uses_http(&source) {
+            low_speed_abort(&mut cmd, &self.dir, &source);
+        }
         cmd.args(["clone", "--mirror", "--quiet", "--", &source, "repo.git"])
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::null())
@@ -530,6 +538,40 @@ fn uses_ssh(url: &str) -> bool {
     match url.split_once("://") {
         Some((scheme, _)) => ["ssh", "git+ssh", "ssh+git"].contains(&scheme),
         None => is_url(Path::new(url)),
+    }
+}
+
+/// Whether git clones `url` with curl (`http://`, `https://`), which [`LOW_SPEED`] applies to.
+fn uses_http(url: &str) -> bool {
+    url.split_once("://")
+        .is_some_and(|(scheme, _)| ["http", "https"].contains(&&*scheme.to_ascii_lowercase()))
+}
+
+/// git's low-speed abort (its environment variable, its config key, our value): an http(s)
+/// clone whose server sends less than a byte a second for a minute fails (curl's "Operation
+/// too slow") instead of waiting forever on a server that stalled. Not lower: a server that
+/// is still packing a large repository sends a keep-alive every 5 seconds, and nothing else.
+const LOW_SPEED: [(&str, &str, &str); 2] = [
+    ("GIT_HTTP_LOW_SPEED_LIMIT", "http.lowspeedlimit", "1"),
+    ("GIT_HTTP_LOW_SPEED_TIME", "http.lowspeedtime", "60"),
+];
+
+/// Sets each of [`LOW_SPEED`] the user did not set (in the environment, or in git's config
+/// for `url` as a clone in `dir` reads it, `http.<url>.*` included) in `cmd`'s environment,
+/// which git reads over its config: the user's own setting is left to apply.
+fn low_speed_abort(cmd: &mut std::process::Command, dir: &Path, url: &str) {
+    let config = super::history::git(dir)
+        .args(["config", "--get-urlmatch", "http", url])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap_or_default();
+    for (var, key, value) in LOW_SPEED {
+        let in_config = config.lines().any(|l| l.split(' ').next() == Some(key));
+        if !in_config && std::env::var_os(var).is_none_or(|v| v.is_empty()) {
+            cmd.env(var, value);
+        }
     }
 }
 
@@ -654,6 +696,15 @@ mod tests {
         assert_eq!(SecretUrl::parse("git@h:x.git"), None);
         assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
         assert_eq!(SecretUrl::parse("https://h/x.git"), None);
+    }
+
+    #[test]
+    fn http_urls_are_told_apart() {
+        assert!(uses_http("https://h/x.git"));
+        assert!(uses_http("HTTP://h/x.git"));
+        assert!(!uses_http("git://h/x.git"));
+        assert!(!uses_http("git@h:x.git"));
+        assert!(!uses_http("/tmp/http://x"));
     }
 
     #[test]
