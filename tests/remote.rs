@@ -1437,3 +1437,63 @@ fn a_server_that_stalls_mid_clone_fails_the_clone_instead_of_hanging() {
     assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
     assert_no_clone_left(work.path());
 }
+
+/// An scp-like URL with a password, `alice:PASSWORD@host:repo.git` (which git reads as host
+/// `alice` and path `PASSWORD@host:repo.git`), was printed whole: in the findings' paths, in
+/// SARIF, and in a failed clone's warning, git's reason included. Its user information is
+/// removed as a `SCHEME://` URL's is. Here an ssh command of the test's git config runs
+/// git's command in a directory that holds that path.
+#[cfg(unix)]
+#[test]
+fn a_password_in_an_scp_like_url_is_never_printed() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let served = format!("{PASSWORD}@127.0.0.1:repo.git");
+    std::fs::rename(base.path().join("repo.git"), base.path().join(&served)).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let ssh = work.path().join("ssh");
+    let script = format!(
+        "#!/bin/sh\nfor last; do :; done\ncd '{}' && exec sh -c \"$last\"\n",
+        base.path().display()
+    );
+    std::fs::write(&ssh, script).unwrap();
+    let mut perms = std::fs::metadata(&ssh).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&ssh, perms).unwrap();
+    let global = work.path().join("gitconfig");
+    let config = format!("[core]\n\tsshCommand = {}\n", ssh.display());
+    std::fs::write(&global, config).unwrap();
+    let list = work.path().join("repos.txt");
+    let listed = format!("alice:{served}\nalice:{PASSWORD}@127.0.0.1:missing.git\n");
+    std::fs::write(&list, listed).unwrap();
+    let run = scan(
+        work.path(),
+        &global,
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("127.0.0.1:repo.git/conf/app.env:2 {commit}")]
+    );
+    assert_eq!(
+        run.stderr.lines().next().unwrap(),
+        "scanner: warning: 127.0.0.1:missing.git: cannot clone, not scanned: fatal: \
+         '127.0.0.1:missing.git' does not appear to be a git repository; fatal: Could not \
+         read from remote repository.; Please make sure you have the correct access rights; \
+         and the repository exists."
+    );
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+    let url = format!("alice:{served}");
+    let run = scan(work.path(), &global, &["--format", "sarif", &url]);
+    run.expect(1);
+    for named in [
+        "\"uri\": \"127.0.0.1%3Arepo.git/conf/app.env\"",
+        "\"repositoryUri\": \"ssh://127.0.0.1/repo.git\"",
+    ] {
+        assert!(run.stdout.contains(named), "{named}\n{}", run.stdout);
+    }
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert_no_clone_left(work.path());
+}

@@ -58,8 +58,9 @@ pub fn is_url(arg: &Path) -> bool {
 }
 
 /// The URL without its user and password: `https://user:pw@host/x.git` → `https://host/x.git`,
-/// `git@host:x.git` → `host:x.git`. A password with an unencoded `/` (which git cannot
-/// parse) goes too. Anything else is returned as it is.
+/// `git@host:x.git` → `host:x.git`, `user:pw@host:x.git` → `host:x.git` (git reads that as
+/// host `user` and path `pw@host:x.git`: [`scp_password`]). A password with an unencoded
+/// `/` (which git cannot parse) goes too. Anything else is returned as it is.
 pub fn redact(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://") {
         let end = rest.find('/').unwrap_or(rest.len());
@@ -72,12 +73,26 @@ pub fn redact(url: &str) -> String {
         };
     }
     match url.split_once(':') {
-        Some((host, _)) if !host.contains('/') => match host.rfind('@') {
+        Some((host, path)) if !host.contains('/') => match host.rfind('@') {
             Some(at) => url[at + 1..].to_string(),
-            None => url.to_string(),
+            None => match scp_password(path) {
+                Some(at) => path[at + 1..].to_string(),
+                None => url.to_string(),
+            },
         },
         _ => url.to_string(),
     }
+}
+
+/// Where the password ends (its `@`) in the path of an scp-like `user:password@host:path`,
+/// which git reads as host `user` and path `password@host:path`: at the first `@` followed by
+/// a host and a `:` (no `/` or `@` before it). `None` for a path without one (`o/a@b.git`).
+fn scp_password(path: &str) -> Option<usize> {
+    path.match_indices('@').map(|(at, _)| at).find(|&at| {
+        path[at + 1..]
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains(['/', '@']))
+    })
 }
 
 /// The credential helper a clone with a password in its URL runs: it answers git's `get`
@@ -207,9 +222,15 @@ fn unencoded_userinfo(rest: &str, end: usize) -> Option<usize> {
 }
 
 /// `text` (git's stderr) with `url` replaced by its [`redact`]ed form and the user
-/// information of any other `SCHEME://user:pw@host` in it removed.
+/// information of any other `SCHEME://user:pw@host` in it removed. So is the path git reads
+/// in an scp-like `user:password@host:path` ([`scp_password`]), which it names alone.
 pub fn redact_text(text: &str, url: &str) -> String {
-    let text = text.replace(url, &redact(url));
+    let mut text = text.replace(url, &redact(url));
+    if let Some((_, path)) = url.split_once(':').filter(|_| !url.contains("://")) {
+        if let Some(at) = scp_password(path) {
+            text = text.replace(path, &path[at + 1..]);
+        }
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     while let Some(i) = rest.find("://") {
@@ -643,6 +664,12 @@ mod tests {
         assert_eq!(redact("https://u:a/b@c@h:1/x.git"), "https://h:1/x.git");
         assert_eq!(redact("https://h:8/a@b.git"), "https://h:8/a@b.git");
         assert_eq!(redact("https://[::1]:8/a@b.git"), "https://[::1]:8/a@b.git");
+        assert_eq!(redact("u:pw@h:o/r.git"), "h:o/r.git");
+        assert_eq!(redact("u:p@w@h:/o/r.git"), "h:/o/r.git");
+        assert_eq!(redact("u:p/w@h:r.git"), "h:r.git");
+        assert_eq!(redact("git@h:o/a@b.git"), "h:o/a@b.git");
+        assert_eq!(redact("h:o/a@b.git"), "h:o/a@b.git");
+        assert_eq!(redact("h:a@b.git"), "h:a@b.git");
     }
 
     #[test]
@@ -652,6 +679,13 @@ mod tests {
         assert_eq!(
             redact_text(text, url),
             "fatal: unable to access 'http://h/x.git/': 401; see https://c/d"
+        );
+        assert_eq!(
+            redact_text(
+                "fatal: 'pw@h:x.git' does not appear; u:pw@h:x.git",
+                "u:pw@h:x.git"
+            ),
+            "fatal: 'h:x.git' does not appear; h:x.git"
         );
     }
 
