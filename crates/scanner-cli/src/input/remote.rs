@@ -37,7 +37,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::history::HistoryError;
+use super::history::{cannot_run, HistoryError};
 use super::{HistoryOptions, HistoryRepo, Kept, VersionControl};
 
 /// Whether a `--history` argument names a remote repository rather than a directory: not an
@@ -500,12 +500,9 @@ impl RemoteRepo {
         // Its own process group, so that stopping it reaches its transport helpers too.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(|e| {
-            io_err(io::Error::new(
-                e.kind(),
-                format!("cannot run `git clone` (is git installed?): {e}"),
-            ))
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| io_err(io::Error::new(e.kind(), cannot_run("git clone", &e))))?;
         let mut stderr = child.stderr.take().expect("stderr is piped");
         // Read on the side, so that a chatty git never blocks on a full pipe.
         let reader = std::thread::spawn(move || {
