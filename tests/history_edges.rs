@@ -467,3 +467,40 @@ fn a_secret_between_two_added_lines_a_line_apart_is_reported_once() {
         run.stderr
     );
 }
+
+/// `scanner scan --history .` where git is not installed (not on PATH) printed
+/// "`git log -g refs/stash`: No such file or directory (os error 2): No such file or
+/// directory (os error 2)", which reads as a missing file, twice. It names git once, as a
+/// remote clone does; so does the warning about one repository of a directory of them.
+#[test]
+fn a_history_without_git_names_git() {
+    let r = Repo::new();
+    r.write("a.env", format!("TOKEN={}\n", token(1)));
+    r.git(&["add", "."]);
+    r.commit("add");
+    let without_git = |dir: &std::path::Path, arg: &str| {
+        Run::from_output(
+            common::scanner_in(dir)
+                .env("PATH", dir.join("no-bin"))
+                .args(["scan", "-q", "--history", arg])
+                .output()
+                .unwrap(),
+        )
+    };
+    let cannot_run = "cannot run `git log -g refs/stash` (is git installed?): \
+                      No such file or directory (os error 2)";
+    let run = without_git(&r.root, ".");
+    run.expect(2);
+    assert_eq!(run.stderr, format!("scanner: error: .: {cannot_run}\n"));
+    let top = tempfile::tempdir().unwrap();
+    common::git_in(
+        top.path(),
+        &["clone", "-q", r.root.to_str().unwrap(), "alpha"],
+    );
+    let run = without_git(top.path(), ".");
+    run.expect(2);
+    assert_eq!(
+        run.stderr,
+        format!("scanner: warning: ./alpha: {cannot_run}\n")
+    );
+}

@@ -1294,3 +1294,206 @@ fn path_rules_see_a_remote_repositorys_own_paths() {
     }
     assert_no_clone_left(work.path());
 }
+
+/// `--exclude`, `.scanner.toml`'s `allow_paths` (and a rule's own), and `.gitleaksignore`
+/// see a remote repository's paths from its root, as its rules do: they saw the path led by
+/// the URL, so `--exclude 'tests/**'` left out nothing of `scanner scan --history URL` and
+/// the accepted test fixture failed the scan (exit 1).
+#[test]
+fn path_filters_see_a_remote_repositorys_own_paths() {
+    let base = tempfile::tempdir().unwrap();
+    let src = Repo::new();
+    src.write("conf/app.env", format!("TOKEN={}\n", token(7)));
+    src.write("tests/fixture.env", format!("TOKEN={}\n", token(8)));
+    src.git(&["add", "."]);
+    src.commit("add config and a fixture");
+    let commit = String::from_utf8(src.git_out(&["rev-parse", "HEAD"]).stdout).unwrap();
+    let commit = commit.trim();
+    let bare = [
+        "clone",
+        "-q",
+        "--bare",
+        src.root.to_str().unwrap(),
+        "repo.git",
+    ];
+    git_in(base.path(), &bare);
+    let url = format!("file://{}/repo.git", base.path().display());
+    let conf = [format!("{url}/conf/app.env:1 {commit}")];
+    let work = tempfile::tempdir().unwrap();
+    let config = work.path().join(".scanner.toml");
+    let ignore = work.path().join(".gitleaksignore");
+    let list = work.path().join("repos.txt");
+    std::fs::write(&list, format!("{url}\n")).unwrap();
+    let from_list = ["--repos-from", list.to_str().unwrap()];
+    // (what the directory holds, the arguments, the summary's line of what was left out)
+    let cases: [(&str, &str, &[&str], &str); 5] = [
+        (
+            "",
+            "",
+            &["--exclude", "tests/**", &url],
+            "not scanned: 1 excluded",
+        ),
+        (
+            "",
+            "",
+            &["--exclude", "/tests/", from_list[0], from_list[1]],
+            "not scanned: 1 excluded",
+        ),
+        (
+            "allow_paths = [\"tests/*.env\"]\n",
+            "",
+            &[&url],
+            "not scanned: 1 allowlisted path",
+        ),
+        (
+            "[rules.github-classic-pat]\nallow_paths = [\"/tests/\"]\n",
+            "",
+            &[&url],
+            "suppressed: 1 config, 2 duplicate of a provider finding",
+        ),
+        (
+            "",
+            &format!("{commit}:tests/fixture.env:github-classic-pat:1\n"),
+            &[&url],
+            "suppressed: 2 duplicate of a provider finding, 1 gitleaksignore",
+        ),
+    ];
+    for (toml, ignored, args, left_out) in cases {
+        std::fs::write(&config, toml).unwrap();
+        std::fs::write(&ignore, ignored).unwrap();
+        let run = scan(work.path(), Path::new("/dev/null"), args);
+        assert_eq!(found(run.expect(1)), conf, "{args:?} {toml}");
+        let prefix = &left_out[..left_out.find(':').unwrap()];
+        assert_eq!(run.summary_line(prefix), Some(left_out), "{args:?}");
+    }
+    assert_no_clone_left(work.path());
+}
+
+/// An HTTP server that answers git's first request with part of a response, then sends
+/// nothing for a minute.
+const STALLING_SERVER: &str = r#"
+import http.server, sys, time
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-git-upload-pack-advertisement")
+        self.send_header("Content-Length", "4096")
+        self.end_headers()
+        self.wfile.write(b"001e# service=git-upload-pack\n")
+        self.wfile.flush()
+        time.sleep(60)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"#;
+
+/// A server that stalls mid-clone hung `scanner scan --history --repos-from LIST` for good:
+/// neither git nor the scanner gave up. An http(s) clone now fails when less than a byte a
+/// second arrives for git's `http.lowSpeedTime` (60 seconds unless the user sets it: here
+/// the test's git config sets 2), with the usual warning naming the URL without its
+/// password, and the next repository of the list is scanned.
+#[test]
+fn a_server_that_stalls_mid_clone_fails_the_clone_instead_of_hanging() {
+    let Served {
+        base: _base,
+        work,
+        url: good,
+        commit,
+    } = served();
+    let port = free_port();
+    let _server = Server::start(
+        Command::new("python3")
+            .args(["-c", STALLING_SERVER])
+            .arg(port.to_string()),
+        port,
+    );
+    let stalled = format!("http://127.0.0.1:{port}/repo.git");
+    let list = work.path().join("repos.txt");
+    let with_password = format!("http://alice:{PASSWORD}@127.0.0.1:{port}/repo.git");
+    std::fs::write(&list, format!("{with_password}\n{good}\n")).unwrap();
+    let global = work.path().join("gitconfig");
+    std::fs::write(&global, "[http]\n\tlowSpeedTime = 2\n").unwrap();
+    let start = Instant::now();
+    let run = scan(
+        work.path(),
+        &global,
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    let took = start.elapsed();
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("{good}/conf/app.env:2 {commit}")]
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let warning = format!("scanner: warning: {stalled}: cannot clone, not scanned: ");
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("scanner: warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].starts_with(&warning), "{}", run.stderr);
+    assert!(warnings[0].contains("Operation too slow"), "{}", run.stderr);
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert_no_clone_left(work.path());
+}
+
+/// An scp-like URL with a password, `alice:PASSWORD@host:repo.git` (which git reads as host
+/// `alice` and path `PASSWORD@host:repo.git`), was printed whole: in the findings' paths, in
+/// SARIF, and in a failed clone's warning, git's reason included. Its user information is
+/// removed as a `SCHEME://` URL's is. Here an ssh command of the test's git config runs
+/// git's command in a directory that holds that path.
+#[cfg(unix)]
+#[test]
+fn a_password_in_an_scp_like_url_is_never_printed() {
+    let base = tempfile::tempdir().unwrap();
+    let commit = serve_dir(base.path());
+    let served = format!("{PASSWORD}@127.0.0.1:repo.git");
+    std::fs::rename(base.path().join("repo.git"), base.path().join(&served)).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let ssh = work.path().join("ssh");
+    let script = format!(
+        "#!/bin/sh\nfor last; do :; done\ncd '{}' && exec sh -c \"$last\"\n",
+        base.path().display()
+    );
+    std::fs::write(&ssh, script).unwrap();
+    let mut perms = std::fs::metadata(&ssh).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&ssh, perms).unwrap();
+    let global = work.path().join("gitconfig");
+    let config = format!("[core]\n\tsshCommand = {}\n", ssh.display());
+    std::fs::write(&global, config).unwrap();
+    let list = work.path().join("repos.txt");
+    let listed = format!("alice:{served}\nalice:{PASSWORD}@127.0.0.1:missing.git\n");
+    std::fs::write(&list, listed).unwrap();
+    let run = scan(
+        work.path(),
+        &global,
+        &["--repos-from", list.to_str().unwrap()],
+    );
+    assert_eq!(
+        found(run.expect(2)),
+        [format!("127.0.0.1:repo.git/conf/app.env:2 {commit}")]
+    );
+    assert_eq!(
+        run.stderr.lines().next().unwrap(),
+        "scanner: warning: 127.0.0.1:missing.git: cannot clone, not scanned: fatal: \
+         '127.0.0.1:missing.git' does not appear to be a git repository; fatal: Could not \
+         read from remote repository.; Please make sure you have the correct access rights; \
+         and the repository exists."
+    );
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+    let url = format!("alice:{served}");
+    let run = scan(work.path(), &global, &["--format", "sarif", &url]);
+    run.expect(1);
+    for named in [
+        "\"uri\": \"127.0.0.1%3Arepo.git/conf/app.env\"",
+        "\"repositoryUri\": \"ssh://127.0.0.1/repo.git\"",
+    ] {
+        assert!(run.stdout.contains(named), "{named}\n{}", run.stdout);
+    }
+    assert!(!run.stdout.contains(PASSWORD), "{}", run.stdout);
+    assert!(!run.stderr.contains(PASSWORD), "{}", run.stderr);
+    assert_no_clone_left(work.path());
+}

@@ -406,7 +406,8 @@ impl RuleOverrideFilter {
 
 impl crate::filter::FindingFilter for RuleOverrideFilter {
     fn check(&mut self, f: &crate::output::PathFinding) -> Option<&'static str> {
-        self.allows(&f.finding.rule_id, &f.path).then_some("config")
+        self.allows(&f.finding.rule_id, &f.scope_path())
+            .then_some("config")
     }
 }
 

@@ -111,7 +111,8 @@ impl FindingFilter for GitleaksIgnore {
             .engine
             .resolve_rule_id(&f.finding.rule_id)
             .map_or_else(|| f.finding.rule_id.to_string(), |r| r.to_string());
-        let path = normalize(&f.path.to_string_lossy());
+        // From the repository's root, as gitleaks names a file of a clone.
+        let path = normalize(&f.scope_path().to_string_lossy());
         // As gitleaks: an entry without a commit applies at every commit too.
         let mut key = (None, path, rule, f.finding.line);
         if self.entries.contains(&key) {

@@ -220,6 +220,8 @@ impl Wire {
         }
         Ok(PathFinding {
             path,
+            // Not filtered again: as the shard reported it.
+            lead: 0,
             commit: self.commit.map(|c| {
                 Arc::new(CommitInfo {
                     id: c.id,

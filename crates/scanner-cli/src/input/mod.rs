@@ -38,8 +38,9 @@ pub(crate) mod test_git;
 pub mod utf16;
 pub mod walk;
 
+use std::borrow::Cow;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -60,7 +61,8 @@ pub struct Provenance {
     /// The commit that introduced the content (history scans); `None` for
     /// the working tree, the index and streams.
     pub commit: Option<Arc<CommitInfo>>,
-    /// Bytes of `path` before what path rules and allowlists see ([`Provenance::rule_path`]):
+    /// Bytes of `path` before what path rules and allowlists see ([`Provenance::rule_path`]),
+    /// and `--exclude`, `allow_paths` and `.gitleaksignore` ([`Provenance::scope_path`]):
     /// the name that leads a history repository's paths when several are scanned (a remote
     /// one's URL), which a gitleaks config's `^config/` does not expect. 0 elsewhere.
     pub lead: usize,
@@ -78,8 +80,27 @@ impl Provenance {
     /// `shown` (this provenance's path as a string) as path rules and allowlists see it: from
     /// the repository's root, without the [`lead`](Provenance::lead).
     pub fn rule_path<'a>(&self, shown: &'a str) -> &'a str {
-        shown.get(self.lead..).unwrap_or(shown)
+        without_lead(shown, self.lead)
     }
+
+    /// This provenance's path as `--exclude`, `allow_paths` and `.gitleaksignore` see it: from
+    /// the repository's root, as the rules do ([`Provenance::rule_path`]).
+    pub fn scope_path(&self) -> Cow<'_, Path> {
+        scope_path(&self.path, self.lead)
+    }
+}
+
+/// `path`, led by `lead` bytes of a repository's name ([`Provenance::lead`]), from the
+/// repository's root.
+pub fn scope_path(path: &Path, lead: usize) -> Cow<'_, Path> {
+    match lead {
+        0 => Cow::Borrowed(path),
+        _ => Cow::Owned(PathBuf::from(without_lead(&path.to_string_lossy(), lead))),
+    }
+}
+
+fn without_lead(shown: &str, lead: usize) -> &str {
+    shown.get(lead..).unwrap_or(shown)
 }
 
 /// How a worker reads an item.

@@ -24,6 +24,11 @@
 //! ([`redact`]); git's stderr, relayed in a failed clone's warning, is stripped the same way
 //! ([`redact_text`]), and the clone's `remote.origin.url` is rewritten to the redacted URL
 //! so that SARIF's `repositoryUri` cannot carry it.
+//!
+//! # Stalls
+//!
+//! An http(s) clone gives up when its server sends (almost) nothing for a minute
+//! ([`LOW_SPEED`]), unless the user set git's limits. git has none for `git://` and ssh.
 
 use std::fmt;
 use std::io::{self, Read};
@@ -32,7 +37,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::history::HistoryError;
+use super::history::{cannot_run, HistoryError};
 use super::{HistoryOptions, HistoryRepo, Kept, VersionControl};
 
 /// Whether a `--history` argument names a remote repository rather than a directory: not an
@@ -53,8 +58,9 @@ pub fn is_url(arg: &Path) -> bool {
 }
 
 /// The URL without its user and password: `https://user:pw@host/x.git` → `https://host/x.git`,
-/// `git@host:x.git` → `host:x.git`. A password with an unencoded `/` (which git cannot
-/// parse) goes too. Anything else is returned as it is.
+/// `git@host:x.git` → `host:x.git`, `user:pw@host:x.git` → `host:x.git` (git reads that as
+/// host `user` and path `pw@host:x.git`: [`scp_password`]). A password with an unencoded
+/// `/` (which git cannot parse) goes too. Anything else is returned as it is.
 pub fn redact(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://") {
         let end = rest.find('/').unwrap_or(rest.len());
@@ -67,12 +73,26 @@ pub fn redact(url: &str) -> String {
         };
     }
     match url.split_once(':') {
-        Some((host, _)) if !host.contains('/') => match host.rfind('@') {
+        Some((host, path)) if !host.contains('/') => match host.rfind('@') {
             Some(at) => url[at + 1..].to_string(),
-            None => url.to_string(),
+            None => match scp_password(path) {
+                Some(at) => path[at + 1..].to_string(),
+                None => url.to_string(),
+            },
         },
         _ => url.to_string(),
     }
+}
+
+/// Where the password ends (its `@`) in the path of an scp-like `user:password@host:path`,
+/// which git reads as host `user` and path `password@host:path`: at the first `@` followed by
+/// a host and a `:` (no `/` or `@` before it). `None` for a path without one (`o/a@b.git`).
+fn scp_password(path: &str) -> Option<usize> {
+    path.match_indices('@').map(|(at, _)| at).find(|&at| {
+        path[at + 1..]
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains(['/', '@']))
+    })
 }
 
 /// The credential helper a clone with a password in its URL runs: it answers git's `get`
@@ -202,9 +222,15 @@ fn unencoded_userinfo(rest: &str, end: usize) -> Option<usize> {
 }
 
 /// `text` (git's stderr) with `url` replaced by its [`redact`]ed form and the user
-/// information of any other `SCHEME://user:pw@host` in it removed.
+/// information of any other `SCHEME://user:pw@host` in it removed. So is the path git reads
+/// in an scp-like `user:password@host:path` ([`scp_password`]), which it names alone.
 pub fn redact_text(text: &str, url: &str) -> String {
-    let text = text.replace(url, &redact(url));
+    let mut text = text.replace(url, &redact(url));
+    if let Some((_, path)) = url.split_once(':').filter(|_| !url.contains("://")) {
+        if let Some(at) = scp_password(path) {
+            text = text.replace(path, &path[at + 1..]);
+        }
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     while let Some(i) = rest.find("://") {
@@ -463,6 +489,9 @@ impl RemoteRepo {
             // Batch mode makes it fail instead, as GIT_TERMINAL_PROMPT does git's prompts.
             cmd.env("GIT_SSH_COMMAND", "ssh -o BatchMode=yes");
         }
+        if uses_http(&source) {
+            low_speed_abort(&mut cmd, &self.dir, &source);
+        }
         cmd.args(["clone", "--mirror", "--quiet", "--", &source, "repo.git"])
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::null())
@@ -471,12 +500,9 @@ impl RemoteRepo {
         // Its own process group, so that stopping it reaches its transport helpers too.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().map_err(|e| {
-            io_err(io::Error::new(
-                e.kind(),
-                format!("cannot run `git clone` (is git installed?): {e}"),
-            ))
-        })?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| io_err(io::Error::new(e.kind(), cannot_run("git clone", &e))))?;
         let mut stderr = child.stderr.take().expect("stderr is piped");
         // Read on the side, so that a chatty git never blocks on a full pipe.
         let reader = std::thread::spawn(move || {
@@ -530,6 +556,40 @@ fn uses_ssh(url: &str) -> bool {
     match url.split_once("://") {
         Some((scheme, _)) => ["ssh", "git+ssh", "ssh+git"].contains(&scheme),
         None => is_url(Path::new(url)),
+    }
+}
+
+/// Whether git clones `url` with curl (`http://`, `https://`), which [`LOW_SPEED`] applies to.
+fn uses_http(url: &str) -> bool {
+    url.split_once("://")
+        .is_some_and(|(scheme, _)| ["http", "https"].contains(&&*scheme.to_ascii_lowercase()))
+}
+
+/// git's low-speed abort (its environment variable, its config key, our value): an http(s)
+/// clone whose server sends less than a byte a second for a minute fails (curl's "Operation
+/// too slow") instead of waiting forever on a server that stalled. Not lower: a server that
+/// is still packing a large repository sends a keep-alive every 5 seconds, and nothing else.
+const LOW_SPEED: [(&str, &str, &str); 2] = [
+    ("GIT_HTTP_LOW_SPEED_LIMIT", "http.lowspeedlimit", "1"),
+    ("GIT_HTTP_LOW_SPEED_TIME", "http.lowspeedtime", "60"),
+];
+
+/// Sets each of [`LOW_SPEED`] the user did not set (in the environment, or in git's config
+/// for `url` as a clone in `dir` reads it, `http.<url>.*` included) in `cmd`'s environment,
+/// which git reads over its config: the user's own setting is left to apply.
+fn low_speed_abort(cmd: &mut std::process::Command, dir: &Path, url: &str) {
+    let config = super::history::git(dir)
+        .args(["config", "--get-urlmatch", "http", url])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap_or_default();
+    for (var, key, value) in LOW_SPEED {
+        let in_config = config.lines().any(|l| l.split(' ').next() == Some(key));
+        if !in_config && std::env::var_os(var).is_none_or(|v| v.is_empty()) {
+            cmd.env(var, value);
+        }
     }
 }
 
@@ -601,6 +661,12 @@ mod tests {
         assert_eq!(redact("https://u:a/b@c@h:1/x.git"), "https://h:1/x.git");
         assert_eq!(redact("https://h:8/a@b.git"), "https://h:8/a@b.git");
         assert_eq!(redact("https://[::1]:8/a@b.git"), "https://[::1]:8/a@b.git");
+        assert_eq!(redact("u:pw@h:o/r.git"), "h:o/r.git");
+        assert_eq!(redact("u:p@w@h:/o/r.git"), "h:/o/r.git");
+        assert_eq!(redact("u:p/w@h:r.git"), "h:r.git");
+        assert_eq!(redact("git@h:o/a@b.git"), "h:o/a@b.git");
+        assert_eq!(redact("h:o/a@b.git"), "h:o/a@b.git");
+        assert_eq!(redact("h:a@b.git"), "h:a@b.git");
     }
 
     #[test]
@@ -610,6 +676,13 @@ mod tests {
         assert_eq!(
             redact_text(text, url),
             "fatal: unable to access 'http://h/x.git/': 401; see https://c/d"
+        );
+        assert_eq!(
+            redact_text(
+                "fatal: 'pw@h:x.git' does not appear; u:pw@h:x.git",
+                "u:pw@h:x.git"
+            ),
+            "fatal: 'h:x.git' does not appear; h:x.git"
         );
     }
 
@@ -654,6 +727,15 @@ mod tests {
         assert_eq!(SecretUrl::parse("git@h:x.git"), None);
         assert_eq!(SecretUrl::parse("https://h/a:b@c"), None);
         assert_eq!(SecretUrl::parse("https://h/x.git"), None);
+    }
+
+    #[test]
+    fn http_urls_are_told_apart() {
+        assert!(uses_http("https://h/x.git"));
+        assert!(uses_http("HTTP://h/x.git"));
+        assert!(!uses_http("git://h/x.git"));
+        assert!(!uses_http("git@h:x.git"));
+        assert!(!uses_http("/tmp/http://x"));
     }
 
     #[test]

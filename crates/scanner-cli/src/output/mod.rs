@@ -40,7 +40,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use scanner_engine::{Finding, RuleInfo};
@@ -61,9 +61,17 @@ pub struct PathFinding {
     /// The commit that introduced the content (history scans), else `None`.
     pub commit: Option<std::sync::Arc<crate::input::CommitInfo>>,
     pub finding: Finding,
+    /// Bytes of `path` that name its repository ([`crate::input::Provenance::lead`]).
+    pub lead: usize,
 }
 
 impl PathFinding {
+    /// The path as `.gitleaksignore` and a rule's `allow_paths` see it: from the repository's
+    /// root ([`crate::input::Provenance::scope_path`]).
+    pub fn scope_path(&self) -> std::borrow::Cow<'_, Path> {
+        crate::input::scope_path(&self.path, self.lead)
+    }
+
     /// The raw bytes of the path: the OS bytes on Unix, WTF-8 on Windows.
     pub fn path_bytes(&self) -> &[u8] {
         self.path.as_os_str().as_encoded_bytes()
@@ -492,6 +500,7 @@ pub(crate) mod tests {
         PathFinding {
             commit: None,
             path: PathBuf::from(path),
+            lead: 0,
             finding: Finding {
                 rule_id: "github-pat".into(),
                 rule_name: "GitHub Personal Access Token".into(),

@@ -246,7 +246,7 @@ impl Emit for Emitter<'_> {
                 .offer(item);
             return !self.stopped();
         }
-        if !self.admits(&item.provenance.path, key) {
+        if !self.admits(&item.provenance.scope_path(), key) {
             return !self.stopped();
         }
         self.feeder.push(item)

@@ -190,6 +190,7 @@ pub fn sink_loop(
                         path: provenance.path.clone(),
                         commit: provenance.commit.clone(),
                         finding,
+                        lead: provenance.lead,
                     };
                     let suppressed = match pf.finding.allowed {
                         Some(reason) => Some(reason),

@@ -615,7 +615,7 @@ fn scan_archive(
             // `ARCHIVE!MEMBER`: led by the archive's path, and so by its repository's name.
             lead: provenance.lead,
         };
-        if !out.admits(&member_prov.path) {
+        if !out.admits(&member_prov.scope_path()) {
             return Ok(archive::Flow::Continue);
         }
         // The declared size only chooses the way: a member that lies

@@ -21,7 +21,13 @@ pub enum HistoryError {
     },
     /// The repository uses SHA-256 object ids.
     UnsupportedObjectFormat { repo: PathBuf },
-    /// `git` could not be started, or its pipes failed.
+    /// `git` could not be started (not installed, not on `PATH`).
+    Spawn {
+        repo: PathBuf,
+        command: &'static str,
+        source: io::Error,
+    },
+    /// git's pipes failed, or the object store could not be read.
     Io {
         repo: PathBuf,
         command: &'static str,
@@ -53,6 +59,7 @@ impl HistoryError {
             | HistoryError::BrokenRef { repo, .. }
             | HistoryError::MissingObject { repo, .. }
             | HistoryError::UnsupportedObjectFormat { repo }
+            | HistoryError::Spawn { repo, .. }
             | HistoryError::Io { repo, .. }
             | HistoryError::Git { repo, .. }
             | HistoryError::Fetch { repo, .. }
@@ -82,6 +89,9 @@ impl HistoryError {
             HistoryError::UnsupportedObjectFormat { .. } => {
                 "SHA-256 repositories are not supported".to_string()
             }
+            HistoryError::Spawn {
+                command, source, ..
+            } => cannot_run(command, source),
             HistoryError::Io {
                 command, source, ..
             } => format!("`{command}`: {source}"),
@@ -122,14 +132,14 @@ impl fmt::Display for HistoryError {
     }
 }
 
-impl std::error::Error for HistoryError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            HistoryError::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
+/// What a git command that could not be started (`command`, as messages name it) is
+/// reported as: a missing git reads as a missing repository otherwise.
+pub(crate) fn cannot_run(command: &str, source: &io::Error) -> String {
+    format!("cannot run `{command}` (is git installed?): {source}")
 }
+
+/// No source: the message holds it already (`{:#}` would print it twice).
+impl std::error::Error for HistoryError {}
 
 /// git's message `text` (its stderr) as one line, what a message relays: its lines trimmed,
 /// the empty ones dropped, the others joined by `; `.

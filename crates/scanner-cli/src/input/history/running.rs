@@ -53,7 +53,7 @@ impl Running {
         command: &'static str,
     ) -> Result<Running, HistoryError> {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|source| HistoryError::Io {
+        let mut child = cmd.spawn().map_err(|source| HistoryError::Spawn {
             repo: repo.to_path_buf(),
             command,
             source,

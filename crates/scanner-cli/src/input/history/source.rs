@@ -62,11 +62,11 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
     // The walk lists a blob once, at the first path it meets it: at a path out of scope it
     // is not taken as seen (`Introducer::change`), so that it is still listed at a path in
     // scope after (a file moved out of an excluded directory).
+    // From the repository's root, as [`Provenance::scope_path`] gives it.
     let in_scope: Option<super::InScope> = out.scope().cloned().map(|scope| {
-        let prefix = prefix.clone();
         Arc::new(move |path: &[u8]| {
             scope
-                .check_listed(&blob_path(&prefix, path.to_vec()))
+                .check_listed(&blob_path(&None, path.to_vec()))
                 .is_none()
         }) as super::InScope
     });
@@ -75,17 +75,17 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
             if wanted.contains_key(&blob.oid) {
                 walked.insert(blob.oid, ());
             }
-            let (path, lead) = (blob_path(&prefix, blob.path), lead(&prefix));
+            let provenance = Provenance {
+                path: blob_path(&prefix, blob.path),
+                commit: Some(blob.commit),
+                lead: lead(&prefix),
+            };
             // By blob id: a blob is listed once, whatever its paths.
-            if !out.admits(&path, Key::Blob(&blob.oid.0)) {
+            if !out.admits(&provenance.scope_path(), Key::Blob(&blob.oid.0)) {
                 return !out.stopped();
             }
             let item = Item {
-                provenance: Provenance {
-                    path,
-                    commit: Some(blob.commit),
-                    lead,
-                },
+                provenance,
                 content: Content::GitBlob {
                     repo: Arc::clone(&store),
                     oid: blob.oid,
@@ -103,18 +103,18 @@ fn emit_repo(repo: HistoryRepo, out: &mut dyn Emit) -> Result<HistoryStats, Hist
         // Each once (two refs may name one blob).
         by_ref.retain(|b| walked.insert(b.oid, ()).is_none());
         for blob in by_ref {
-            let path = blob_path(&prefix, blob.path);
-            if !out.admits(&path, Key::Blob(&blob.oid.0)) {
+            let provenance = Provenance {
+                path: blob_path(&prefix, blob.path),
+                commit: None,
+                lead: lead(&prefix),
+            };
+            if !out.admits(&provenance.scope_path(), Key::Blob(&blob.oid.0)) {
                 continue;
             }
             stats.blobs += 1;
             stats.blob_bytes += blob.size;
             let item = Item {
-                provenance: Provenance {
-                    path,
-                    commit: None,
-                    lead: lead(&prefix),
-                },
+                provenance,
                 content: Content::GitBlob {
                     repo: Arc::clone(&store),
                     oid: blob.oid,
