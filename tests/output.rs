@@ -276,6 +276,12 @@ mod output {
             .unwrap()
             .contains(&"security".into()));
 
+        // A complete run with findings executed successfully, and exits 1.
+        assert_eq!(
+            v["runs"][0]["invocations"],
+            serde_json::json!([{"executionSuccessful": true, "exitCode": 1}])
+        );
+
         let results = v["runs"][0]["results"].as_array().unwrap();
         assert_eq!(results.len(), 3);
         let want = [
@@ -300,6 +306,84 @@ mod output {
             );
             assert!(!out.contains(&secret[4..12]));
         }
+    }
+
+    /// An incomplete scan (exit 2) said so only on stderr: the SARIF log looked like a clean
+    /// run to GitHub code scanning. `runs[0].invocations[0]` now says it did not execute
+    /// successfully, with its exit status and each warning about the inputs (sorted), the
+    /// ones `--log-level error` does not print included.
+    #[cfg(unix)]
+    #[test]
+    fn sarif_says_an_incomplete_scan_was_not_successful() {
+        let (dir, _) = tree();
+        crate::common::sh(
+            dir.path(),
+            "ln -s nowhere broken && python3 -c \"import zipfile; \
+             z=zipfile.ZipFile('good.zip','w'); z.writestr('app.env','x=1\\n'*100); z.close()\" \
+             && head -c 100 good.zip > truncated.zip && rm good.zip",
+        );
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "--log-level",
+                "error",
+                "--format",
+                "sarif",
+                "--follow",
+                ".",
+            ],
+        );
+        r.expect(2);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            v["runs"][0]["invocations"],
+            serde_json::json!([{
+                "executionSuccessful": false,
+                "exitCode": 2,
+                "toolExecutionNotifications": [
+                    {
+                        "level": "warning",
+                        "message": {"text": "./broken: broken symbolic link: no such file or directory"}
+                    },
+                    {
+                        "level": "error",
+                        "message": {"text": "./truncated.zip!app.env: truncated"}
+                    },
+                    {
+                        "level": "error",
+                        "message": {"text": "./truncated.zip: corrupt: no central directory: invalid Zip archive: Could not find EOCD"}
+                    }
+                ]
+            }])
+        );
+        // --ignore-errors: exit 1 for the findings, so the execution counts as successful;
+        // the notifications stay.
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "-q",
+                "--ignore-errors",
+                "--format",
+                "sarif",
+                "--follow",
+                ".",
+            ],
+        );
+        r.expect(1);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let invocation = &v["runs"][0]["invocations"][0];
+        assert_eq!(invocation["executionSuccessful"], true);
+        assert_eq!(invocation["exitCode"], 1);
+        assert_eq!(
+            invocation["toolExecutionNotifications"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
     }
 
     #[test]

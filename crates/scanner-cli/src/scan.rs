@@ -755,7 +755,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         clones,
         trimmer,
     } = plan;
-    let (report, mut sink) =
+    let (mut report, mut sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
     drop(trimmer);
     // The clones are scanned: their directory removed now (and on every return above this).
@@ -782,6 +782,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     if report.broken_pipe {
         return Ok(exit_for(&report, &args));
     }
+    // `--write-baseline` records the findings: writing them is what was asked, not a failure.
+    let wrote_baseline = baseline_out.is_some();
+    let incomplete = report.errors > 0 && !args.ignore_errors;
+    let status = match wrote_baseline && !incomplete {
+        true => 0,
+        false => exit_status(&report, &args),
+    };
+    if args.format == Format::Sarif {
+        sink.set_invocation(crate::output::sarif::Invocation {
+            exit_code: status,
+            notifications: std::mem::take(&mut report.warnings),
+        });
+    }
     match sink.finish(engine.rules()) {
         Err(e) if crate::output::is_broken_pipe(&e) => return Ok(exit_for(&report, &args)),
         r => r.context("writing the report")?,
@@ -790,7 +803,6 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         a.commit()
             .with_context(|| format!("-o {}", escape_path(path)))?;
     }
-    let wrote_baseline = baseline_out.is_some();
     finish_filters(baseline_out)?;
 
     if !args.quiet && messages::warnings_shown() {
@@ -821,12 +833,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             crate::hook::explain_refusal(report.findings, first.as_ref(), baseline.as_deref());
         }
     }
-    // `--write-baseline` records the findings: writing them is what was asked, not a failure.
-    let incomplete = report.errors > 0 && !args.ignore_errors;
-    if wrote_baseline && !incomplete {
-        return Ok(ExitCode::SUCCESS);
-    }
-    Ok(exit_for(&report, &args))
+    Ok(ExitCode::from(status))
 }
 
 type FirstSlot = Arc<std::sync::Mutex<Option<(PathBuf, u32)>>>;
@@ -855,12 +862,16 @@ impl FindingFilter for FirstReported {
 }
 
 fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {
+    ExitCode::from(exit_status(report, args))
+}
+
+fn exit_status(report: &ScanReport, args: &ScanArgs) -> u8 {
     if report.errors > 0 && !args.ignore_errors {
-        ExitCode::from(crate::EXIT_ERROR)
+        crate::EXIT_ERROR
     } else if report.findings > 0 {
-        ExitCode::from(args.exit_code)
+        args.exit_code
     } else {
-        ExitCode::SUCCESS
+        0
     }
 }
 
