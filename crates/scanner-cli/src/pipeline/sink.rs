@@ -149,7 +149,7 @@ pub fn sink_loop(
                 // unreadable file does: exit 2, and said whatever the level.
                 report.errors += stats.incomplete;
                 for skipped in stats.skipped.iter() {
-                    let path = std::path::Path::new(&skipped.path);
+                    let path = skipped.path.as_path();
                     let reason = skipped.reason.to_string();
                     let error = skipped.reason.incomplete();
                     report.warn(Some(path), &reason, error);
