@@ -386,6 +386,85 @@ mod output {
         );
     }
 
+    /// `--stats-json -` and `--write-baseline -` wrote a file named `-` where `-o -` means
+    /// stdout. `-` is stdout for them too, when the report is written to a file; with the
+    /// report on stdout, or both of them on it, the run is refused before the scan.
+    #[test]
+    fn a_dash_is_stdout_for_the_stats_and_the_baseline_too() {
+        let (dir, _) = tree();
+        let dash = dir.path().join("-");
+        for flag in ["--stats-json", "--write-baseline"] {
+            let r = run_in(dir.path(), &["scan", flag, "-", "."]);
+            r.expect(2);
+            assert_eq!(
+                r.stderr,
+                format!(
+                    "scanner: error: {flag} -: standard output is the report's (write the \
+                     report to a file with -o FILE, or give {flag} a file)\n"
+                )
+            );
+            assert_eq!(r.stdout, "");
+        }
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "-o",
+                "-",
+                "--stats-json",
+                "-",
+                "--write-baseline",
+                "-",
+                ".",
+            ],
+        );
+        r.expect(2);
+        assert_eq!(r.stderr, "scanner: error: --stats-json -: standard output is the report's (write the report to a file with -o FILE, or give --stats-json a file)\n");
+        let reports = tempfile::tempdir().unwrap();
+        let report = reports.path().join("r.json");
+        let report = report.to_str().unwrap();
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "-o",
+                report,
+                "--stats-json",
+                "-",
+                "--write-baseline",
+                "-",
+                ".",
+            ],
+        );
+        r.expect(2);
+        assert_eq!(
+            r.stderr,
+            "scanner: error: --stats-json - and --write-baseline - both name standard output \
+             (give one a file)\n"
+        );
+
+        let r = run_in(
+            dir.path(),
+            &["scan", "-q", "-o", report, "--stats-json", "-", "."],
+        );
+        r.expect(1);
+        let stats: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(
+            (&stats["files"], &stats["findings"]),
+            (&2.into(), &3.into())
+        );
+
+        let r = run_in(
+            dir.path(),
+            &["scan", "-q", "-o", report, "--write-baseline", "-", "."],
+        );
+        r.expect(0);
+        assert_eq!(r.stderr, "scanner: wrote 3 findings to standard output\n");
+        let baseline: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(baseline["entries"].as_array().unwrap().len(), 3);
+        assert!(!dash.exists(), "a file named - was written");
+    }
+
     #[test]
     fn output_file_gets_the_whole_report_and_no_temp_file_remains() {
         let (dir, _) = tree();

@@ -8,6 +8,10 @@
 //! | a device, a FIFO, a socket, a terminal | written to directly: `-o /dev/null` leaves `/dev/null` a device, a FIFO's reader gets the report |
 //! | a directory | refused before the scan starts |
 //!
+//! `-` is standard output, for every one of them (`-o -`, `--stats-json -`,
+//! `--write-baseline -`): written there whole by [`OutputFile::write_whole`]; the scan refuses
+//! two of them on standard output ([`is_stdout`]).
+//!
 //! The temp file is `.NAME.scanner-PID-N.tmp`, created with mode 0600 (it
 //! may hold `--show-secrets` output) and removed when the [`OutputFile`] is
 //! dropped without a commit: a run that fails or is interrupted leaves
@@ -44,6 +48,19 @@ enum Mode {
     Direct,
 }
 
+/// Whether `dest` is `-`, standard output.
+pub fn is_stdout(dest: &Path) -> bool {
+    dest.as_os_str() == "-"
+}
+
+/// `dest` as messages name it: `standard output` for `-`, else the path escaped.
+pub fn shown(dest: &Path) -> String {
+    match is_stdout(dest) {
+        true => "standard output".to_string(),
+        false => escape_path(dest),
+    }
+}
+
 fn named(what: &str, p: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {what}: {e}", escape_path(p)))
 }
@@ -70,6 +87,9 @@ fn parent_of(dest: &Path) -> PathBuf {
 /// the scan (`--stats-json`, `--write-baseline`), so that a typo or an unwritable directory
 /// fails at once, as `-o` does, not after a long scan.
 pub fn check_target(dest: &Path) -> io::Result<()> {
+    if is_stdout(dest) {
+        return Ok(());
+    }
     match fs::metadata(dest) {
         Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
         Ok(_) if fs::symlink_metadata(dest).is_ok_and(|md| md.is_file()) => {
@@ -189,8 +209,15 @@ impl OutputFile {
         }
     }
 
-    /// Writes `bytes` to `dest` and commits.
+    /// Writes `bytes` to `dest` and commits; `-` is standard output.
     pub fn write_whole(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+        if is_stdout(dest) {
+            let mut out = io::stdout().lock();
+            return out
+                .write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| io::Error::new(e.kind(), format!("standard output: {e}")));
+        }
         let out = OutputFile::create(dest)?;
         out.file()?
             .write_all(bytes)

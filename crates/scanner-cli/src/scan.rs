@@ -236,12 +236,19 @@ impl ScanPlan {
 
     /// [`ScanPlan::new`], where `stop` ends the cloning of remote repositories.
     pub fn with_stop(args: &ScanArgs, stop: &StopHandle) -> anyhow::Result<ScanPlan> {
-        // Written after the scan: a path that cannot be written fails now, as `-o` does.
+        // Written after the scan: a path that cannot be written fails now, as `-o` does. `-`
+        // is standard output, as for `-o`, if the report is not written there.
         for (flag, path) in [
             ("--stats-json", &args.stats_json),
             ("--write-baseline", &args.write_baseline),
         ] {
             if let Some(p) = path {
+                if crate::outfile::is_stdout(p) && args.output.is_none() {
+                    anyhow::bail!(
+                        "{flag} -: standard output is the report's (write the report to a file \
+                         with -o FILE, or give {flag} a file)"
+                    );
+                }
                 crate::outfile::check_target(p).context(flag)?;
             }
         }
@@ -602,6 +609,13 @@ fn check_outputs_apart(args: &ScanArgs, roots: &[PathBuf]) -> anyhow::Result<()>
     .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
     .collect();
     for (i, &(flag, out)) in outputs.iter().enumerate() {
+        let stdout = crate::outfile::is_stdout;
+        if let Some((other, _)) = outputs[i + 1..]
+            .iter()
+            .find(|(_, o)| stdout(out) && stdout(o))
+        {
+            anyhow::bail!("{flag} - and {other} - both name standard output (give one a file)");
+        }
         if let Some((other, _)) = outputs[i + 1..].iter().find(|(_, o)| same(out, o)) {
             anyhow::bail!(
                 "{flag} and {other} both name {}: one would replace the other (give each its own file)",
@@ -627,7 +641,7 @@ fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()>
         messages::info(&format!(
             "wrote {n} {} to {}",
             if n == 1 { "finding" } else { "findings" },
-            escape_path(path)
+            crate::outfile::shown(&path)
         ));
     }
     Ok(())
@@ -733,9 +747,10 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         own.push(dest);
         own.extend(a.temp_path());
     }
-    own.extend(args.write_baseline.as_deref());
+    let file = |p: &&Path| !crate::outfile::is_stdout(p);
+    own.extend(args.write_baseline.as_deref().filter(file));
     own.extend(plan.baseline.as_deref());
-    own.extend(args.stats_json.as_deref());
+    own.extend(args.stats_json.as_deref().filter(file));
     if !own.is_empty() {
         plan.options.scope.set_own_output(OwnOutput::new(&own));
     }
