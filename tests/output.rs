@@ -465,6 +465,42 @@ mod output {
         assert!(!dash.exists(), "a file named - was written");
     }
 
+    /// `scanner scan -o /dev/full` said only "writing the report: No space left on device":
+    /// which of the files a run writes had failed was left to guess. Every write error names
+    /// the file, the report's (written as a whole or streamed) as the stats' and the
+    /// baseline's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_error_names_the_file() {
+        let (dir, _) = tree();
+        let full = "/dev/full: cannot write: No space left on device (os error 28)";
+        let reports = tempfile::tempdir().unwrap();
+        let report = reports.path().join("r.json");
+        let report = report.to_str().unwrap();
+        for (args, said) in [
+            (
+                &["-o", "/dev/full"][..],
+                format!("writing the report: {full}"),
+            ),
+            (
+                &["--format", "jsonl", "-o", "/dev/full"][..],
+                format!("writing the report: {full}"),
+            ),
+            (
+                &["-o", report, "--stats-json", "/dev/full"][..],
+                format!("--stats-json: {full}"),
+            ),
+            (
+                &["-o", report, "--write-baseline", "/dev/full"][..],
+                format!("cannot write the baseline: {full}"),
+            ),
+        ] {
+            let r = run_in(dir.path(), &[&["scan", "-q"][..], args, &["."]].concat());
+            r.expect(2);
+            assert_eq!(r.stderr, format!("scanner: error: {said}\n"), "{args:?}");
+        }
+    }
+
     #[test]
     fn output_file_gets_the_whole_report_and_no_temp_file_remains() {
         let (dir, _) = tree();

@@ -45,7 +45,30 @@ enum Mode {
         perm: Option<u32>,
     },
     /// Written in place (a link, a device, a FIFO).
-    Direct,
+    Direct { dest: PathBuf },
+}
+
+/// A handle to write an [`OutputFile`] through ([`OutputFile::file`]): its errors name the
+/// file the user gave (`/dev/full: cannot write: No space left on device`), not the temp file,
+/// and keep their kind (a reader gone is still a broken pipe).
+#[derive(Debug)]
+pub struct Writer {
+    file: File,
+    dest: PathBuf,
+}
+
+impl Write for Writer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file
+            .write(buf)
+            .map_err(|e| named("cannot write", &self.dest, e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file
+            .flush()
+            .map_err(|e| named("cannot write", &self.dest, e))
+    }
 }
 
 /// Whether `dest` is `-`, standard output.
@@ -150,7 +173,9 @@ impl OutputFile {
                     .map_err(|e| named("cannot open", dest, e))?;
                 Ok(OutputFile {
                     file,
-                    mode: Mode::Direct,
+                    mode: Mode::Direct {
+                        dest: dest.to_path_buf(),
+                    },
                 })
             }
         }
@@ -219,15 +244,23 @@ impl OutputFile {
                 .map_err(|e| io::Error::new(e.kind(), format!("standard output: {e}")));
         }
         let out = OutputFile::create(dest)?;
-        out.file()?
-            .write_all(bytes)
-            .map_err(|e| named("cannot write", dest, e))?;
+        out.file()?.write_all(bytes)?;
         out.commit()
     }
 
-    /// A handle to write through (a duplicate of the descriptor).
-    pub fn file(&self) -> io::Result<File> {
-        self.file.try_clone()
+    /// A handle to write through (a duplicate of the descriptor), its errors naming the file.
+    pub fn file(&self) -> io::Result<Writer> {
+        let dest = match &self.mode {
+            Mode::Replace { dest, .. } | Mode::Direct { dest } => dest,
+        };
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| named("cannot write", dest, e))?;
+        Ok(Writer {
+            file,
+            dest: dest.clone(),
+        })
     }
 
     /// The temporary file, if there is one: the walker must not scan the
@@ -235,7 +268,7 @@ impl OutputFile {
     pub fn temp_path(&self) -> Option<&Path> {
         match &self.mode {
             Mode::Replace { temp, .. } => Some(temp),
-            Mode::Direct => None,
+            Mode::Direct { .. } => None,
         }
     }
 
