@@ -26,7 +26,8 @@ pub struct ScanReport {
     /// Every warning about the inputs (an unreadable file, a skipped archive member), printed or
     /// not (`--log-level error` prints only the errors): SARIF's `toolExecutionNotifications`.
     pub warnings: Vec<Warning>,
-    /// Lines from [`FindingFilter::finish`](crate::filter::FindingFilter::finish), printed after the summary.
+    /// Lines from [`FindingFilter::finish`](crate::filter::FindingFilter::finish), printed after
+    /// the summary (with `-q` too), not under `--log-level error`.
     pub notes: Vec<String>,
     /// The report writer stopped because stdout was closed.
     pub broken_pipe: bool,

@@ -823,7 +823,8 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     if !args.quiet && messages::warnings_shown() {
         summary::print_summary(&report);
     }
-    for note in &report.notes {
+    // `--report-unused`'s lines: said with -q, as notes are, not under `--log-level error`.
+    for note in report.notes.iter().filter(|_| messages::warnings_shown()) {
         messages::print(note);
     }
     if let Some(path) = &args.stats_json {
