@@ -867,3 +867,66 @@ fn a_refused_archive_gives_ways_out_that_work() {
         .expect(0);
     r.scan(&["scan", "bundle.zip"]).expect(0);
 }
+
+/// A member's name is its raw bytes, as a file's is: a tar member named `caf\xe9.env` (a byte
+/// that is not UTF-8) was reported as `x.tar!caf\\xe9.env` with `path_bytes` null (its name
+/// escaped into the path, then escaped again when shown), the same path as a member literally
+/// named `caf\xe9.env`. Now the JSON report has the lossy path and the exact bytes in
+/// `path_bytes`, as for a plain file, the literal name keeps `path_bytes` null, and the text
+/// report and the warnings show each name escaped once.
+#[cfg(unix)]
+#[test]
+fn a_member_name_that_is_not_utf8_is_exact_as_a_file_name_is() {
+    use base64::Engine as _;
+    let t = Tree::new();
+    let script = format!(
+        "import tarfile, io\n\
+         data = b'T={}\\n'\n\
+         for name, out in [(b'caf\\xe9.env', 'x.tar'), (b'caf\\\\xe9.env', 'y.tar')]:\n\
+         \x20   with tarfile.open(out, 'w', format=tarfile.GNU_FORMAT, encoding='utf-8', errors='surrogateescape') as t:\n\
+         \x20       i = tarfile.TarInfo(name.decode('utf-8', 'surrogateescape')); i.size = len(data)\n\
+         \x20       t.addfile(i, io.BytesIO(data))\n\
+         inner = open('x.tar', 'rb').read()\n\
+         with tarfile.open('z.tar', 'w', format=tarfile.GNU_FORMAT, encoding='utf-8', errors='surrogateescape') as t:\n\
+         \x20   i = tarfile.TarInfo(b'caf\\xe9.tar'.decode('utf-8', 'surrogateescape')); i.size = len(inner)\n\
+         \x20   t.addfile(i, io.BytesIO(inner))\n",
+        token(1)
+    );
+    python3(&t, &["-c".as_ref(), script.as_ref()]);
+    // z.tar holds x.tar as `caf\xe9.tar`, one level too deep.
+    let args = ["--archive-depth", "1", "x.tar", "y.tar", "z.tar"];
+    let r = t.run(&[&["scan", "--format", "json"][..], &args].concat());
+    r.expect(2);
+    let paths: Vec<(String, Option<Vec<u8>>)> = r
+        .findings()
+        .iter()
+        .map(|f| {
+            let raw = f
+                .path_bytes
+                .as_deref()
+                .map(|b| base64::engine::general_purpose::STANDARD.decode(b).unwrap());
+            (f.path.clone(), raw)
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            (
+                "x.tar!caf\u{FFFD}.env".to_string(),
+                Some(b"x.tar!caf\xe9.env".to_vec())
+            ),
+            ("y.tar!caf\\xe9.env".to_string(), None),
+        ]
+    );
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some("scanner: warning: z.tar!caf\\xe9.tar: archive nested too deep (raise --archive-depth, at most 32)")
+    );
+    let r = t.run(&["scan", "-q", "x.tar", "y.tar"]);
+    r.expect(1);
+    assert_eq!(
+        r.stdout,
+        "x.tar!caf\\xe9.env:1:3  github-classic-pat  ghp_…\n\
+         y.tar!caf\\\\xe9.env:1:3  github-classic-pat  ghp_…\n"
+    );
+}

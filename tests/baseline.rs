@@ -159,3 +159,27 @@ fn write_baseline_on_a_shard_is_refused() {
     );
     assert!(!t.join("b.json").exists());
 }
+
+/// `--log-level error` leaves only errors on stderr (docs/output.md), but the lines of
+/// `--report-unused` were printed under it. They are said with `-q`, as notes are, and not
+/// under `--log-level error`.
+#[test]
+fn report_unused_follows_the_log_level() {
+    let t = Tree::new();
+    t.write("a.env", format!("k={}\n", token(1)));
+    t.run(&["scan", "-q", "--write-baseline", "b.json", "."])
+        .expect(0);
+    let fingerprint = scanner_engine::fingerprint("github-classic-pat", token(1).as_bytes());
+    t.write("a.env", "k=gone\n");
+    let unused = format!(
+        "scanner: unused baseline entry in b.json: a.env:1 github-classic-pat (fingerprint \
+         {fingerprint})\n"
+    );
+    let args = ["scan", "--baseline", "b.json", "--report-unused", "."];
+    let run = t.run(&[&args[..], &["-q"]].concat());
+    run.expect(0);
+    assert_eq!(run.stderr, unused);
+    let run = t.run(&[&args[..], &["--log-level", "error"]].concat());
+    run.expect(0);
+    assert_eq!(run.stderr, "");
+}

@@ -276,6 +276,12 @@ mod output {
             .unwrap()
             .contains(&"security".into()));
 
+        // A complete run with findings executed successfully, and exits 1.
+        assert_eq!(
+            v["runs"][0]["invocations"],
+            serde_json::json!([{"executionSuccessful": true, "exitCode": 1}])
+        );
+
         let results = v["runs"][0]["results"].as_array().unwrap();
         assert_eq!(results.len(), 3);
         let want = [
@@ -299,6 +305,199 @@ mod output {
                 scanner_engine::fingerprint(RULE, secret.as_bytes())
             );
             assert!(!out.contains(&secret[4..12]));
+        }
+    }
+
+    /// An incomplete scan (exit 2) said so only on stderr: the SARIF log looked like a clean
+    /// run to GitHub code scanning. `runs[0].invocations[0]` now says it did not execute
+    /// successfully, with its exit status and each warning about the inputs (sorted), the
+    /// ones `--log-level error` does not print included.
+    #[cfg(unix)]
+    #[test]
+    fn sarif_says_an_incomplete_scan_was_not_successful() {
+        let (dir, _) = tree();
+        crate::common::sh(
+            dir.path(),
+            "ln -s nowhere broken && python3 -c \"import zipfile; \
+             z=zipfile.ZipFile('good.zip','w'); z.writestr('app.env','x=1\\n'*100); z.close()\" \
+             && head -c 100 good.zip > truncated.zip && rm good.zip",
+        );
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "--log-level",
+                "error",
+                "--format",
+                "sarif",
+                "--follow",
+                ".",
+            ],
+        );
+        r.expect(2);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            v["runs"][0]["invocations"],
+            serde_json::json!([{
+                "executionSuccessful": false,
+                "exitCode": 2,
+                "toolExecutionNotifications": [
+                    {
+                        "level": "warning",
+                        "message": {"text": "./broken: broken symbolic link: no such file or directory"}
+                    },
+                    {
+                        "level": "error",
+                        "message": {"text": "./truncated.zip!app.env: truncated"}
+                    },
+                    {
+                        "level": "error",
+                        "message": {"text": "./truncated.zip: corrupt: no central directory: invalid Zip archive: Could not find EOCD"}
+                    }
+                ]
+            }])
+        );
+        // --ignore-errors: exit 1 for the findings, so the execution counts as successful;
+        // the notifications stay.
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "-q",
+                "--ignore-errors",
+                "--format",
+                "sarif",
+                "--follow",
+                ".",
+            ],
+        );
+        r.expect(1);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let invocation = &v["runs"][0]["invocations"][0];
+        assert_eq!(invocation["executionSuccessful"], true);
+        assert_eq!(invocation["exitCode"], 1);
+        assert_eq!(
+            invocation["toolExecutionNotifications"]
+                .as_array()
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+
+    /// `--stats-json -` and `--write-baseline -` wrote a file named `-` where `-o -` means
+    /// stdout. `-` is stdout for them too, when the report is written to a file; with the
+    /// report on stdout, or both of them on it, the run is refused before the scan.
+    #[test]
+    fn a_dash_is_stdout_for_the_stats_and_the_baseline_too() {
+        let (dir, _) = tree();
+        let dash = dir.path().join("-");
+        for flag in ["--stats-json", "--write-baseline"] {
+            let r = run_in(dir.path(), &["scan", flag, "-", "."]);
+            r.expect(2);
+            assert_eq!(
+                r.stderr,
+                format!(
+                    "scanner: error: {flag} -: standard output is the report's (write the \
+                     report to a file with -o FILE, or give {flag} a file)\n"
+                )
+            );
+            assert_eq!(r.stdout, "");
+        }
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "-o",
+                "-",
+                "--stats-json",
+                "-",
+                "--write-baseline",
+                "-",
+                ".",
+            ],
+        );
+        r.expect(2);
+        assert_eq!(r.stderr, "scanner: error: --stats-json -: standard output is the report's (write the report to a file with -o FILE, or give --stats-json a file)\n");
+        let reports = tempfile::tempdir().unwrap();
+        let report = reports.path().join("r.json");
+        let report = report.to_str().unwrap();
+        let r = run_in(
+            dir.path(),
+            &[
+                "scan",
+                "-o",
+                report,
+                "--stats-json",
+                "-",
+                "--write-baseline",
+                "-",
+                ".",
+            ],
+        );
+        r.expect(2);
+        assert_eq!(
+            r.stderr,
+            "scanner: error: --stats-json - and --write-baseline - both name standard output \
+             (give one a file)\n"
+        );
+
+        let r = run_in(
+            dir.path(),
+            &["scan", "-q", "-o", report, "--stats-json", "-", "."],
+        );
+        r.expect(1);
+        let stats: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(
+            (&stats["files"], &stats["findings"]),
+            (&2.into(), &3.into())
+        );
+
+        let r = run_in(
+            dir.path(),
+            &["scan", "-q", "-o", report, "--write-baseline", "-", "."],
+        );
+        r.expect(0);
+        assert_eq!(r.stderr, "scanner: wrote 3 findings to standard output\n");
+        let baseline: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(baseline["entries"].as_array().unwrap().len(), 3);
+        assert!(!dash.exists(), "a file named - was written");
+    }
+
+    /// `scanner scan -o /dev/full` said only "writing the report: No space left on device":
+    /// which of the files a run writes had failed was left to guess. Every write error names
+    /// the file, the report's (written as a whole or streamed) as the stats' and the
+    /// baseline's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_write_error_names_the_file() {
+        let (dir, _) = tree();
+        let full = "/dev/full: cannot write: No space left on device (os error 28)";
+        let reports = tempfile::tempdir().unwrap();
+        let report = reports.path().join("r.json");
+        let report = report.to_str().unwrap();
+        for (args, said) in [
+            (
+                &["-o", "/dev/full"][..],
+                format!("writing the report: {full}"),
+            ),
+            (
+                &["--format", "jsonl", "-o", "/dev/full"][..],
+                format!("writing the report: {full}"),
+            ),
+            (
+                &["-o", report, "--stats-json", "/dev/full"][..],
+                format!("--stats-json: {full}"),
+            ),
+            (
+                &["-o", report, "--write-baseline", "/dev/full"][..],
+                format!("cannot write the baseline: {full}"),
+            ),
+        ] {
+            let r = run_in(dir.path(), &[&["scan", "-q"][..], args, &["."]].concat());
+            r.expect(2);
+            assert_eq!(r.stderr, format!("scanner: error: {said}\n"), "{args:?}");
         }
     }
 

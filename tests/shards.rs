@@ -155,6 +155,43 @@ fn sarif_and_jsonl_go_through_merge_unchanged() {
     }
 }
 
+/// A shard that could not read a path makes the merged run incomplete: its SARIF log says so
+/// in `invocations` (exit 2, not successful), one notification naming the shard, as the
+/// warning on stderr does.
+#[test]
+fn a_shard_that_could_not_read_a_path_makes_the_merged_sarif_unsuccessful() {
+    let t = tree();
+    t.write("src/truncated.zip", b"PK\x03\x04 not a zip");
+    // The shard that holds the zip exits 2, the other 1 (its findings).
+    let status: Vec<i32> = (1..=2)
+        .map(|k| shard(&t, k, 2, "jsonl", "jsonl", &[]).code)
+        .collect();
+    let with_errors = match status[..] {
+        [2, 1] => 1,
+        [1, 2] => 2,
+        _ => panic!("{status:?}"),
+    };
+    let m = merge(&t, "sarif", &merge_args(2, "jsonl"));
+    m.expect(2);
+    let v: Value = serde_json::from_str(&m.stdout).unwrap();
+    assert_eq!(
+        v["runs"][0]["invocations"],
+        serde_json::json!([{
+            "executionSuccessful": false,
+            "exitCode": 2,
+            "toolExecutionNotifications": [{
+                "level": "error",
+                "message": {
+                    "text": format!(
+                        "shard {with_errors}/2 (s{with_errors}.stats.json): 1 path could not be \
+                         read (see that shard's log)"
+                    )
+                }
+            }]
+        }])
+    );
+}
+
 #[test]
 fn merge_refuses_a_missing_or_duplicated_shard() {
     let t = tree();

@@ -354,7 +354,8 @@ pub struct ScanArgs {
     #[arg(long, value_name = "FILE", help_heading = "Baseline")]
     pub baseline: Option<PathBuf>,
 
-    /// Record the current findings (by fingerprint) in FILE.
+    /// Record the current findings (by fingerprint) in FILE (`-`: stdout, with the report
+    /// written to a file by -o).
     #[arg(long, value_name = "FILE", help_heading = "Baseline")]
     pub write_baseline: Option<PathBuf>,
 
@@ -421,7 +422,8 @@ pub struct ScanArgs {
     #[arg(long, value_enum, default_value = "auto", help_heading = "Output")]
     pub color: ColorChoice,
 
-    /// Write scan counts and scheduler metrics as JSON to FILE.
+    /// Write scan counts and scheduler metrics as JSON to FILE (`-`: stdout, with the report
+    /// written to a file by -o).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub stats_json: Option<PathBuf>,
 

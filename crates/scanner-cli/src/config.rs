@@ -58,7 +58,9 @@
 //!
 //! Every key is optional. An unknown key, a wrong type, an invalid regex or glob is an error that
 //! names the file and the key (and the line, for what the TOML parser sees: a syntax error, an
-//! unknown key, a wrong type); the run then exits with status 2.
+//! unknown key, a wrong type, and for an `allow_secrets` entry); the run then exits with status
+//! 2. An error about an `allow_secrets` value (also per rule) does not show the value: it is a
+//! secret, and the message goes to CI logs ([`holds_secrets`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -85,7 +87,7 @@ struct ConfigSyntax {
     #[serde(default)]
     allow_paths: Vec<String>,
     #[serde(default)]
-    allow_secrets: Vec<String>,
+    allow_secrets: Vec<toml::Spanned<String>>,
     baseline: Option<PathBuf>,
     #[serde(default)]
     rules: BTreeMap<String, RuleOverrideSyntax>,
@@ -96,7 +98,7 @@ struct ConfigSyntax {
 struct RuleOverrideSyntax {
     entropy: Option<f32>,
     #[serde(default)]
-    allow_secrets: Vec<String>,
+    allow_secrets: Vec<toml::Spanned<String>>,
     #[serde(default)]
     allow_paths: Vec<String>,
 }
@@ -253,7 +255,11 @@ impl Config {
                 None => escape_path(path),
             };
             // serde says "field"; in a TOML file the user wrote a key.
-            let message = e.message().replace("unknown field", "unknown key");
+            let mut message = e.message().replace("unknown field", "unknown key");
+            let key = error_key(&e);
+            if key.as_deref().is_some_and(holds_secrets) {
+                message = without_value(&message);
+            }
             // gitleaks' `--config` names its rule file: a user moving over passes it here.
             let gitleaks = toml::from_str::<toml::Table>(text).is_ok_and(|t| {
                 ["extend", "allowlist", "allowlists"]
@@ -265,7 +271,7 @@ impl Config {
                 true => " (this is a gitleaks rule file: name it with --rules)",
                 false => "",
             };
-            match error_key(&e) {
+            match key {
                 Some(key) => {
                     anyhow::anyhow!("invalid config {place}: `{key}`: {message}{hint}")
                 }
@@ -276,14 +282,22 @@ impl Config {
         let err = |key: &str, what: String| {
             anyhow::anyhow!("invalid config {}: `{key}`: {what}", escape_path(path))
         };
-        check_regexes(&syntax.allow_secrets)
-            .map_err(|(i, e)| err(&format!("allow_secrets[{i}]"), e))?;
+        let secrets_err = |key: &str, (i, span, e): (usize, std::ops::Range<usize>, String)| {
+            let (line, col) = line_col(text, span.start);
+            anyhow::anyhow!(
+                "invalid config {}:{line}:{col}: `{key}[{i}]`: {}",
+                escape_path(path),
+                without_value(&e)
+            )
+        };
+        let allow_secrets = check_secret_regexes(syntax.allow_secrets)
+            .map_err(|e| secrets_err("allow_secrets", e))?;
         let allow_paths = build_globs(dir, &syntax.allow_paths)
             .map_err(|(i, e)| err(&format!("allow_paths[{i}]"), e))?;
         let mut rules = BTreeMap::new();
         for (id, o) in syntax.rules {
-            check_regexes(&o.allow_secrets)
-                .map_err(|(i, e)| err(&format!("rules.{id}.allow_secrets[{i}]"), e))?;
+            let allow_secrets = check_secret_regexes(o.allow_secrets)
+                .map_err(|e| secrets_err(&format!("rules.{id}.allow_secrets"), e))?;
             let globs = build_globs(dir, &o.allow_paths)
                 .map_err(|(i, e)| err(&format!("rules.{id}.allow_paths[{i}]"), e))?;
             if let Some(x) = o.entropy {
@@ -298,7 +312,7 @@ impl Config {
                 id,
                 RuleOverride {
                     entropy: o.entropy,
-                    allow_secrets: o.allow_secrets,
+                    allow_secrets,
                     allow_paths: globs,
                 },
             );
@@ -308,7 +322,7 @@ impl Config {
             dir: dir.to_path_buf(),
             extra_rules: syntax.extra_rules.iter().map(|p| dir.join(p)).collect(),
             disable_rules: syntax.disable_rules,
-            allow_secrets: syntax.allow_secrets,
+            allow_secrets,
             rules,
             baseline: syntax.baseline.map(|p| dir.join(p)),
             found: false,
@@ -423,11 +437,46 @@ fn path_matches(globs: &Gitignore, dir: &Path, scan_base: &Path, path: &Path) ->
     globs.matched_path_or_any_parents(rel, false).is_ignore()
 }
 
-fn check_regexes(regexes: &[String]) -> Result<(), (usize, String)> {
-    for (i, r) in regexes.iter().enumerate() {
-        scanner_engine::check_regex(r).map_err(|e| (i, e))?;
+/// Checks `allow_secrets` regexes; an error gives the entry's index and where it is in the file.
+fn check_secret_regexes(
+    regexes: Vec<toml::Spanned<String>>,
+) -> Result<Vec<String>, (usize, std::ops::Range<usize>, String)> {
+    let mut checked = Vec::with_capacity(regexes.len());
+    for (i, r) in regexes.into_iter().enumerate() {
+        let span = r.span();
+        let r = r.into_inner();
+        scanner_engine::check_regex(&r).map_err(|e| (i, span, e))?;
+        checked.push(r);
     }
-    Ok(())
+    Ok(checked)
+}
+
+/// Whether the value of the dotted `key` is secrets (`allow_secrets`, also per rule): errors
+/// about it go to CI logs, so they name the key and the line, never the value.
+fn holds_secrets(key: &str) -> bool {
+    key == "allow_secrets" || key.starts_with("rules.") && key.ends_with(".allow_secrets")
+}
+
+/// `message` without the value it quotes: serde's `invalid type: string "ghp_...", expected a
+/// sequence` keeps the kind of value (`string`) and what was expected; the regex checker's
+/// pattern and caret, on the lines after its first, are dropped. Any other message is
+/// replaced whole, as it may quote the value in a shape not known here.
+fn without_value(message: &str) -> String {
+    const HIDDEN: &str = "(the value is not shown: it may be a secret)";
+    let first = message.lines().next().unwrap_or_default();
+    if first.starts_with("invalid regex: ") {
+        return format!("{first} {HIDDEN}");
+    }
+    let parts = message
+        .split_once(": ")
+        .and_then(|(what, rest)| Some((what, rest.rsplit_once(", expected ")?)));
+    match parts {
+        Some((what @ ("invalid type" | "invalid value"), (unexpected, expected))) => {
+            let kind = unexpected.split(['"', '`']).next().unwrap_or_default();
+            format!("{what}: {} {HIDDEN}, expected {expected}", kind.trim_end())
+        }
+        _ => format!("invalid value {HIDDEN}"),
+    }
 }
 
 fn build_globs(dir: &Path, globs: &[String]) -> Result<Gitignore, (usize, String)> {
@@ -562,7 +611,7 @@ allow_paths = ["docs/"]
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("/repo/.scanner.toml: `allow_secrets[1]`: invalid regex"),
+            e.contains("/repo/.scanner.toml:1:24: `allow_secrets[1]`: invalid regex"),
             "{e}"
         );
         let e = parse("[rules.r]\nallow_paths = [\"{a\"]")

@@ -506,6 +506,37 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
         .collect();
     // The first shard's: the shards read the same repositories, at one commit.
     sink.set_version_control(stats[0].version_control.clone());
+    let errors: u64 = stats.iter().map(|s| s.errors).sum();
+    let status = if errors > 0 && !a.ignore_errors {
+        crate::EXIT_ERROR
+    } else if total > 0 {
+        a.exit_code
+    } else {
+        0
+    };
+    // Each shard's unreadable paths are in that shard's log: the merged run says how many.
+    let unread: Vec<String> = stats
+        .iter()
+        .filter(|s| s.errors > 0)
+        .map(|s| {
+            format!(
+                "{}: {} {} could not be read (see that shard's log)",
+                s.label(),
+                thousands(s.errors),
+                plural(s.errors, "path", "paths")
+            )
+        })
+        .collect();
+    sink.set_invocation(crate::output::sarif::Invocation {
+        exit_code: status,
+        notifications: unread
+            .iter()
+            .map(|reason| crate::report::Warning {
+                text: messages::warning_text(None, reason),
+                error: true,
+            })
+            .collect(),
+    });
     let written = (|| {
         for batch in by_path.into_values() {
             sink.write_file_findings(batch)?;
@@ -521,17 +552,8 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("-o {}", escape_path(path)))?;
     }
 
-    let errors: u64 = stats.iter().map(|s| s.errors).sum();
-    for s in stats.iter().filter(|s| s.errors > 0) {
-        crate::messages::warn(
-            None,
-            &format!(
-                "{}: {} {} could not be read (see that shard's log)",
-                s.label(),
-                thousands(s.errors),
-                plural(s.errors, "path", "paths")
-            ),
-        );
+    for reason in &unread {
+        crate::messages::warn(None, reason);
     }
     if !a.quiet {
         let files: u64 = stats.iter().map(|s| s.files).sum();
@@ -547,11 +569,5 @@ pub fn run(a: MergeArgs) -> anyhow::Result<ExitCode> {
             plural(total, "finding", "findings")
         ));
     }
-    Ok(if errors > 0 && !a.ignore_errors {
-        ExitCode::from(crate::EXIT_ERROR)
-    } else if total > 0 {
-        ExitCode::from(a.exit_code)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(status))
 }

@@ -69,9 +69,15 @@ pub fn suppressed_shown() -> bool {
 
 /// A warning about `path` (when there is one): `scanner: warning: PATH: REASON`.
 pub fn warning_line(path: Option<&Path>, reason: &str) -> String {
+    format!("scanner: warning: {}", warning_text(path, reason))
+}
+
+/// [`warning_line`] without its prefix, `PATH: REASON`: what a report records of it (SARIF's
+/// `toolExecutionNotifications`).
+pub fn warning_text(path: Option<&Path>, reason: &str) -> String {
     match path {
-        Some(p) => format!("scanner: warning: {}: {}", escape_path(p), sanitize(reason)),
-        None => format!("scanner: warning: {}", sanitize(reason)),
+        Some(p) => format!("{}: {}", escape_path(p), sanitize(reason)),
+        None => sanitize(reason).into_owned(),
     }
 }
 

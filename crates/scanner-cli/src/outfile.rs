@@ -8,6 +8,10 @@
 //! | a device, a FIFO, a socket, a terminal | written to directly: `-o /dev/null` leaves `/dev/null` a device, a FIFO's reader gets the report |
 //! | a directory | refused before the scan starts |
 //!
+//! `-` is standard output, for every one of them (`-o -`, `--stats-json -`,
+//! `--write-baseline -`): written there whole by [`OutputFile::write_whole`]; the scan refuses
+//! two of them on standard output ([`is_stdout`]).
+//!
 //! The temp file is `.NAME.scanner-PID-N.tmp`, created with mode 0600 (it
 //! may hold `--show-secrets` output) and removed when the [`OutputFile`] is
 //! dropped without a commit: a run that fails or is interrupted leaves
@@ -41,7 +45,43 @@ enum Mode {
         perm: Option<u32>,
     },
     /// Written in place (a link, a device, a FIFO).
-    Direct,
+    Direct { dest: PathBuf },
+}
+
+/// A handle to write an [`OutputFile`] through ([`OutputFile::file`]): its errors name the
+/// file the user gave (`/dev/full: cannot write: No space left on device`), not the temp file,
+/// and keep their kind (a reader gone is still a broken pipe).
+#[derive(Debug)]
+pub struct Writer {
+    file: File,
+    dest: PathBuf,
+}
+
+impl Write for Writer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file
+            .write(buf)
+            .map_err(|e| named("cannot write", &self.dest, e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file
+            .flush()
+            .map_err(|e| named("cannot write", &self.dest, e))
+    }
+}
+
+/// Whether `dest` is `-`, standard output.
+pub fn is_stdout(dest: &Path) -> bool {
+    dest.as_os_str() == "-"
+}
+
+/// `dest` as messages name it: `standard output` for `-`, else the path escaped.
+pub fn shown(dest: &Path) -> String {
+    match is_stdout(dest) {
+        true => "standard output".to_string(),
+        false => escape_path(dest),
+    }
 }
 
 fn named(what: &str, p: &Path, e: io::Error) -> io::Error {
@@ -70,6 +110,9 @@ fn parent_of(dest: &Path) -> PathBuf {
 /// the scan (`--stats-json`, `--write-baseline`), so that a typo or an unwritable directory
 /// fails at once, as `-o` does, not after a long scan.
 pub fn check_target(dest: &Path) -> io::Result<()> {
+    if is_stdout(dest) {
+        return Ok(());
+    }
     match fs::metadata(dest) {
         Ok(md) if md.is_dir() => Err(is_a_directory(dest)),
         Ok(_) if fs::symlink_metadata(dest).is_ok_and(|md| md.is_file()) => {
@@ -130,7 +173,9 @@ impl OutputFile {
                     .map_err(|e| named("cannot open", dest, e))?;
                 Ok(OutputFile {
                     file,
-                    mode: Mode::Direct,
+                    mode: Mode::Direct {
+                        dest: dest.to_path_buf(),
+                    },
                 })
             }
         }
@@ -189,18 +234,33 @@ impl OutputFile {
         }
     }
 
-    /// Writes `bytes` to `dest` and commits.
+    /// Writes `bytes` to `dest` and commits; `-` is standard output.
     pub fn write_whole(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+        if is_stdout(dest) {
+            let mut out = io::stdout().lock();
+            return out
+                .write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|e| io::Error::new(e.kind(), format!("standard output: {e}")));
+        }
         let out = OutputFile::create(dest)?;
-        out.file()?
-            .write_all(bytes)
-            .map_err(|e| named("cannot write", dest, e))?;
+        out.file()?.write_all(bytes)?;
         out.commit()
     }
 
-    /// A handle to write through (a duplicate of the descriptor).
-    pub fn file(&self) -> io::Result<File> {
-        self.file.try_clone()
+    /// A handle to write through (a duplicate of the descriptor), its errors naming the file.
+    pub fn file(&self) -> io::Result<Writer> {
+        let dest = match &self.mode {
+            Mode::Replace { dest, .. } | Mode::Direct { dest } => dest,
+        };
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| named("cannot write", dest, e))?;
+        Ok(Writer {
+            file,
+            dest: dest.clone(),
+        })
     }
 
     /// The temporary file, if there is one: the walker must not scan the
@@ -208,7 +268,7 @@ impl OutputFile {
     pub fn temp_path(&self) -> Option<&Path> {
         match &self.mode {
             Mode::Replace { temp, .. } => Some(temp),
-            Mode::Direct => None,
+            Mode::Direct { .. } => None,
         }
     }
 

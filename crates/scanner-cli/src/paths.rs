@@ -105,7 +105,20 @@ fn encode(bytes: &[u8]) -> String {
 }
 
 /// The archive a member's path names (`x.zip!a.env`, `!` between the
-/// levels): the longest prefix before a `!` that is a file.
+/// levels): the longest prefix before a `!` that is a file. A member's name
+/// is its raw bytes, as a file's (`archive::member_path`): they need not be UTF-8.
+#[cfg(unix)]
+pub fn archive_of(path: &Path) -> Option<&Path> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    (0..bytes.len())
+        .rev()
+        .filter(|&i| bytes[i] == b'!')
+        .map(|i| Path::new(std::ffi::OsStr::from_bytes(&bytes[..i])))
+        .find(|p| p.is_file())
+}
+
+#[cfg(not(unix))]
 pub fn archive_of(path: &Path) -> Option<&Path> {
     let s = path.to_str()?;
     s.rmatch_indices('!')

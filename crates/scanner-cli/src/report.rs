@@ -23,7 +23,11 @@ pub struct ScanReport {
     /// Files or directories in scope that could not be read (exit 2 unless
     /// `--ignore-errors`).
     pub errors: u64,
-    /// Lines from [`FindingFilter::finish`](crate::filter::FindingFilter::finish), printed after the summary.
+    /// Every warning about the inputs (an unreadable file, a skipped archive member), printed or
+    /// not (`--log-level error` prints only the errors): SARIF's `toolExecutionNotifications`.
+    pub warnings: Vec<Warning>,
+    /// Lines from [`FindingFilter::finish`](crate::filter::FindingFilter::finish), printed after
+    /// the summary (with `-q` too), not under `--log-level error`.
     pub notes: Vec<String>,
     /// The report writer stopped because stdout was closed.
     pub broken_pipe: bool,
@@ -41,6 +45,23 @@ pub struct ScanReport {
     /// The producer thread (the walk, or the listing of any other source):
     /// its own CPU time and the items it handed to the workers.
     pub producer: Producer,
+}
+
+impl ScanReport {
+    /// Records a warning about `path` (see [`ScanReport::warnings`]).
+    pub fn warn(&mut self, path: Option<&std::path::Path>, reason: &str, error: bool) {
+        let text = crate::messages::warning_text(path, reason);
+        self.warnings.push(Warning { text, error });
+    }
+}
+
+/// A warning about an input, as [`messages::warning_text`](crate::messages::warning_text)
+/// writes it (`PATH: REASON`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Warning {
+    pub text: String,
+    /// It made the run incomplete (exit 2 unless `--ignore-errors`).
+    pub error: bool,
 }
 
 /// What the producer thread cost (`--stats-json`'s `producer`).

@@ -236,12 +236,19 @@ impl ScanPlan {
 
     /// [`ScanPlan::new`], where `stop` ends the cloning of remote repositories.
     pub fn with_stop(args: &ScanArgs, stop: &StopHandle) -> anyhow::Result<ScanPlan> {
-        // Written after the scan: a path that cannot be written fails now, as `-o` does.
+        // Written after the scan: a path that cannot be written fails now, as `-o` does. `-`
+        // is standard output, as for `-o`, if the report is not written there.
         for (flag, path) in [
             ("--stats-json", &args.stats_json),
             ("--write-baseline", &args.write_baseline),
         ] {
             if let Some(p) = path {
+                if crate::outfile::is_stdout(p) && args.output.is_none() {
+                    anyhow::bail!(
+                        "{flag} -: standard output is the report's (write the report to a file \
+                         with -o FILE, or give {flag} a file)"
+                    );
+                }
                 crate::outfile::check_target(p).context(flag)?;
             }
         }
@@ -608,6 +615,13 @@ fn check_outputs_apart(args: &ScanArgs, roots: &[PathBuf]) -> anyhow::Result<()>
     .filter_map(|(flag, p)| Some((flag, p.as_deref()?)))
     .collect();
     for (i, &(flag, out)) in outputs.iter().enumerate() {
+        let stdout = crate::outfile::is_stdout;
+        if let Some((other, _)) = outputs[i + 1..]
+            .iter()
+            .find(|(_, o)| stdout(out) && stdout(o))
+        {
+            anyhow::bail!("{flag} - and {other} - both name standard output (give one a file)");
+        }
         if let Some((other, _)) = outputs[i + 1..].iter().find(|(_, o)| same(out, o)) {
             anyhow::bail!(
                 "{flag} and {other} both name {}: one would replace the other (give each its own file)",
@@ -633,7 +647,7 @@ fn finish_filters(baseline_out: Option<baseline::Pending>) -> anyhow::Result<()>
         messages::info(&format!(
             "wrote {n} {} to {}",
             if n == 1 { "finding" } else { "findings" },
-            escape_path(path)
+            crate::outfile::shown(&path)
         ));
     }
     Ok(())
@@ -747,9 +761,10 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         own.push(dest);
         own.extend(a.temp_path());
     }
-    own.extend(args.write_baseline.as_deref());
+    let file = |p: &&Path| !crate::outfile::is_stdout(p);
+    own.extend(args.write_baseline.as_deref().filter(file));
     own.extend(plan.baseline.as_deref());
-    own.extend(args.stats_json.as_deref());
+    own.extend(args.stats_json.as_deref().filter(file));
     if !own.is_empty() {
         plan.options.scope.set_own_output(OwnOutput::new(&own));
     }
@@ -769,7 +784,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         clones,
         trimmer,
     } = plan;
-    let (report, mut sink) =
+    let (mut report, mut sink) =
         pipeline::scan(source, Arc::clone(&engine), sink, filters, &options, &stop)?;
     drop(trimmer);
     // The clones are scanned: their directory removed now (and on every return above this).
@@ -796,6 +811,19 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
     if report.broken_pipe {
         return Ok(exit_for(&report, &args));
     }
+    // `--write-baseline` records the findings: writing them is what was asked, not a failure.
+    let wrote_baseline = baseline_out.is_some();
+    let incomplete = report.errors > 0 && !args.ignore_errors;
+    let status = match wrote_baseline && !incomplete {
+        true => 0,
+        false => exit_status(&report, &args),
+    };
+    if args.format == Format::Sarif {
+        sink.set_invocation(crate::output::sarif::Invocation {
+            exit_code: status,
+            notifications: std::mem::take(&mut report.warnings),
+        });
+    }
     match sink.finish(engine.rules()) {
         Err(e) if crate::output::is_broken_pipe(&e) => return Ok(exit_for(&report, &args)),
         r => r.context("writing the report")?,
@@ -804,13 +832,13 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
         a.commit()
             .with_context(|| format!("-o {}", escape_path(path)))?;
     }
-    let wrote_baseline = baseline_out.is_some();
     finish_filters(baseline_out)?;
 
     if !args.quiet && messages::warnings_shown() {
         summary::print_summary(&report);
     }
-    for note in &report.notes {
+    // `--report-unused`'s lines: said with -q, as notes are, not under `--log-level error`.
+    for note in report.notes.iter().filter(|_| messages::warnings_shown()) {
         messages::print(note);
     }
     if let Some(path) = &args.stats_json {
@@ -835,12 +863,7 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
             crate::hook::explain_refusal(report.findings, first.as_ref(), baseline.as_deref());
         }
     }
-    // `--write-baseline` records the findings: writing them is what was asked, not a failure.
-    let incomplete = report.errors > 0 && !args.ignore_errors;
-    if wrote_baseline && !incomplete {
-        return Ok(ExitCode::SUCCESS);
-    }
-    Ok(exit_for(&report, &args))
+    Ok(ExitCode::from(status))
 }
 
 type FirstSlot = Arc<std::sync::Mutex<Option<(PathBuf, u32)>>>;
@@ -869,12 +892,16 @@ impl FindingFilter for FirstReported {
 }
 
 fn exit_for(report: &ScanReport, args: &ScanArgs) -> ExitCode {
+    ExitCode::from(exit_status(report, args))
+}
+
+fn exit_status(report: &ScanReport, args: &ScanArgs) -> u8 {
     if report.errors > 0 && !args.ignore_errors {
-        ExitCode::from(crate::EXIT_ERROR)
+        crate::EXIT_ERROR
     } else if report.findings > 0 {
-        ExitCode::from(args.exit_code)
+        args.exit_code
     } else {
-        ExitCode::SUCCESS
+        0
     }
 }
 

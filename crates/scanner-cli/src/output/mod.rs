@@ -115,6 +115,8 @@ pub struct Sink {
     buf: Vec<u8>,
     /// The repositories a history scan read, for SARIF's `versionControlProvenance`.
     version_control: Vec<crate::input::VersionControl>,
+    /// How the run ends, for SARIF's `invocations` ([`Sink::set_invocation`]).
+    invocation: Option<sarif::Invocation>,
     /// Where `html` reads each finding's lines back from, and keeps them
     /// ([`Sink::read_context`]).
     context: Option<html::ContextSource>,
@@ -146,6 +148,7 @@ impl Sink {
             held: Vec::new(),
             buf: Vec::new(),
             version_control: Vec::new(),
+            invocation: None,
             context: None,
             validation: None,
             min_validity: None,
@@ -182,6 +185,12 @@ impl Sink {
     /// `versionControlProvenance`; the other formats carry the commit on each finding.
     pub fn set_version_control(&mut self, repositories: Vec<crate::input::VersionControl>) {
         self.version_control = repositories;
+    }
+
+    /// How the run ends (its exit status, its warnings about the inputs): SARIF writes it as
+    /// the run's `invocations`; the other formats leave it to stderr and the exit status.
+    pub fn set_invocation(&mut self, invocation: sarif::Invocation) {
+        self.invocation = Some(invocation);
     }
 
     /// All findings of one file (or one resolved piece), written whole so lines never
@@ -395,6 +404,7 @@ impl Sink {
                     &self.held,
                     rules,
                     &self.version_control,
+                    self.invocation.as_ref(),
                     self.opts.show_secrets,
                 )?;
             }

@@ -11,6 +11,7 @@
 //! | `runs[0].tool.driver.informationUri` | the crate's `repository` URL (omitted if the build has none) |
 //! | `runs[0].tool.driver.semanticVersion`, `version` | the scanner version, e.g. `"0.1.0"` |
 //! | `runs[0].tool.driver.rules[]` | one descriptor per rule that produced at least one result, sorted by id (a clean scan has `[]`): keeps the log small, since the default set has 150+ rules |
+//! | `runs[0].invocations[0]` | how the run ended: see [`Invocation`] |
 //! | `runs[0].versionControlProvenance[]` | `--history` only: per repository scanned, `repositoryUri` (the `origin` remote without credentials, else the repository's `file:///` URI), `revisionId` (the commit `HEAD` names) and `branch` (`HEAD`'s branch, absent when detached): see [`VersionControl`] |
 //! | `runs[0].results[]` | one result per finding |
 //!
@@ -129,9 +130,63 @@ struct Log<'a> {
 #[serde(rename_all = "camelCase")]
 struct Run<'a> {
     tool: Tool<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    invocations: Option<[InvocationSyntax<'a>; 1]>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     version_control_provenance: &'a [VersionControl],
     results: Vec<SarifResult<'a>>,
+}
+
+/// How the run ended, written as `runs[0].invocations[0]` so that a SARIF consumer (GitHub code
+/// scanning) can tell an incomplete scan from a clean one:
+///
+/// | key | value |
+/// | --- | --- |
+/// | `executionSuccessful` | `false` when the exit status is 2 (files that could not be read, archive members left unread, a failed clone: the scan is incomplete), else `true`; findings do not make it `false` |
+/// | `exitCode` | the exit status the run ends with: 0, 1 (or `--exit-code`) with findings, 2 |
+/// | `toolExecutionNotifications[]` | one per warning about the inputs, sorted by text (the same bytes whatever the thread count), whatever `--log-level` prints: `message.text` is the warning as on stderr without `scanner: warning: ` (`PATH: REASON`), `level` `"error"` for one that made the scan incomplete, `"warning"` for the others; absent when there are none |
+///
+/// Warnings about the rules or the configuration, said before the scan starts, are not listed.
+/// `scanner merge` writes one `"error"` notification per shard that could not read some paths
+/// (`shard 2/3: 4 paths could not be read (see that shard's log)`).
+pub struct Invocation {
+    pub exit_code: u8,
+    pub notifications: Vec<crate::report::Warning>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InvocationSyntax<'a> {
+    execution_successful: bool,
+    exit_code: u8,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_execution_notifications: Vec<Notification<'a>>,
+}
+
+#[derive(Serialize)]
+struct Notification<'a> {
+    level: &'static str,
+    message: Text<&'a str>,
+}
+
+impl Invocation {
+    fn syntax(&self) -> InvocationSyntax<'_> {
+        let mut notifications: Vec<Notification> = self
+            .notifications
+            .iter()
+            .map(|w| Notification {
+                level: if w.error { "error" } else { "warning" },
+                message: Text { text: &w.text },
+            })
+            .collect();
+        // The workers' warnings arrive in any order: sorted, the log is the same bytes.
+        notifications.sort_by(|a, b| a.message.text.cmp(b.message.text));
+        InvocationSyntax {
+            execution_successful: self.exit_code != crate::EXIT_ERROR,
+            exit_code: self.exit_code,
+            tool_execution_notifications: notifications,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -244,6 +299,7 @@ pub(super) fn write_log(
     findings: &[PathFinding],
     rules: &[RuleInfo],
     version_control: &[VersionControl],
+    invocation: Option<&Invocation>,
     show_secrets: bool,
 ) -> io::Result<()> {
     // Rules that produced a result, by id; the engine's description when it knows the rule.
@@ -348,6 +404,7 @@ pub(super) fn write_log(
                     rules: descriptors,
                 },
             },
+            invocations: invocation.map(|i| [i.syntax()]),
             version_control_provenance: version_control,
             results,
         }],

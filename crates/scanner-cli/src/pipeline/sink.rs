@@ -137,9 +137,10 @@ pub fn sink_loop(
                 if is_error {
                     report.errors += 1;
                 }
+                let path = (!path.as_os_str().is_empty()).then_some(path.as_path());
+                report.warn(path, &reason, is_error);
                 // One that makes the exit status 2 says why, whatever the level.
                 if is_error || messages::warnings_shown() {
-                    let path = (!path.as_os_str().is_empty()).then_some(path.as_path());
                     say(&progress, messages::warning_line(path, &reason));
                 }
             }
@@ -148,10 +149,12 @@ pub fn sink_loop(
                 // unreadable file does: exit 2, and said whatever the level.
                 report.errors += stats.incomplete;
                 for skipped in stats.skipped.iter() {
-                    if skipped.reason.incomplete() || messages::warnings_shown() {
-                        let path = std::path::Path::new(&skipped.path);
-                        let line = messages::warning_line(Some(path), &skipped.reason.to_string());
-                        say(&progress, line);
+                    let path = skipped.path.as_path();
+                    let reason = skipped.reason.to_string();
+                    let error = skipped.reason.incomplete();
+                    report.warn(Some(path), &reason, error);
+                    if error || messages::warnings_shown() {
+                        say(&progress, messages::warning_line(Some(path), &reason));
                     }
                 }
                 report.archives.merge(stats);
@@ -174,6 +177,7 @@ pub fn sink_loop(
                             Some(commit) => format!("at commit {}: {reason}", commit.id),
                             None => reason,
                         };
+                        report.warn(Some(&provenance.path), &reason, true);
                         say(
                             &progress,
                             messages::warning_line(Some(&provenance.path), &reason),

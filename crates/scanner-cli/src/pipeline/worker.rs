@@ -601,8 +601,7 @@ fn scan_archive(
     sh: &Shared,
 ) -> io::Result<Outcome> {
     let budget = archive::Budget::in_run(limits.clone(), Arc::clone(&sh.archive_bytes));
-    let display = provenance.path.to_string_lossy().into_owned();
-    let scope = archive::Scope::top(&budget, &display);
+    let scope = archive::Scope::top(&budget, &provenance.path);
     let mut out = sh.emitter(spawner);
     let mut batch = MemberBatch::new(std::mem::take(&mut w.members));
     let walked = archive::walk(kind, source, &scope, &mut |leaf, member| {
@@ -610,7 +609,7 @@ fn scan_archive(
             return Ok(archive::Flow::Stop);
         }
         let member_prov = Provenance {
-            path: leaf.path.into(),
+            path: leaf.path.to_path_buf(),
             commit: provenance.commit.clone(),
             // `ARCHIVE!MEMBER`: led by the archive's path, and so by its repository's name.
             lead: provenance.lead,
@@ -644,7 +643,14 @@ fn scan_archive(
         // UTF-16 text transcoded, as a file is.
         let (mut rest, utf16) = text_stream(io::Cursor::new(head).chain(member));
         w.found.clear();
-        let read = scan_reader(leaf.path, &mut rest, !utf16, u64::MAX, w, sh);
+        let read = scan_reader(
+            &leaf.path.to_string_lossy(),
+            &mut rest,
+            !utf16,
+            u64::MAX,
+            w,
+            sh,
+        );
         let outcome = match read {
             Ok(r) => outcome_of(r, w),
             // A member the limits cut off: what was read is reported,

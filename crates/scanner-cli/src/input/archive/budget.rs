@@ -3,6 +3,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -29,7 +30,7 @@ impl RunBytes {
 /// One skip, at the display path of the member or archive concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Skipped {
-    pub path: String,
+    pub path: PathBuf,
     pub reason: ArchiveSkip,
 }
 
@@ -80,7 +81,7 @@ pub struct Budget {
     pub(super) stats: RefCell<ArchiveStats>,
     /// The path of the last skip that left content unread: another reason
     /// for the same path, recorded next, is not another path unread.
-    last_incomplete: RefCell<Option<String>>,
+    last_incomplete: RefCell<Option<PathBuf>>,
 }
 
 impl Budget {
@@ -118,7 +119,7 @@ impl Budget {
         stats
     }
 
-    pub(super) fn record(&self, path: String, reason: ArchiveSkip) {
+    pub(super) fn record(&self, path: PathBuf, reason: ArchiveSkip) {
         let mut stats = self.stats.borrow_mut();
         *stats.skip_counts.entry(reason.label()).or_default() += 1;
         // A path left unread counts once for its reasons recorded in a row: a zip with no
@@ -135,10 +136,10 @@ impl Budget {
 
     /// Takes a member slot, or records [`ArchiveSkip::TooManyMembers`] at
     /// `path` and halts.
-    pub(super) fn take_member(&self, path: &str) -> bool {
+    pub(super) fn take_member(&self, path: &Path) -> bool {
         let n = self.members.get() + 1;
         if n > self.limits.max_members {
-            self.halt(path.to_string(), ArchiveSkip::TooManyMembers);
+            self.halt(path.to_path_buf(), ArchiveSkip::TooManyMembers);
             return false;
         }
         self.members.set(n);
@@ -159,7 +160,7 @@ impl Budget {
         None
     }
 
-    pub(super) fn halt(&self, path: String, reason: ArchiveSkip) {
+    pub(super) fn halt(&self, path: PathBuf, reason: ArchiveSkip) {
         if !self.halted.replace(true) {
             self.record(path, reason);
         }

@@ -171,7 +171,7 @@ pub(super) fn compressed_members(
         return Ok(Flow::Stop);
     }
     let member = Member {
-        name: name.as_bytes(),
+        name: &name,
         size: None,
     };
     let mut rest = Cursor::new(&head[..]).chain(Metered {
@@ -181,7 +181,7 @@ pub(super) fn compressed_members(
     match deliver(scope, &member, &mut rest, Some(&meter), on_member)? {
         Delivered::Flow(flow) => Ok(flow),
         Delivered::Failed(reason) => {
-            record_failure(scope, name.as_bytes(), reason);
+            record_failure(scope, &name, reason);
             Ok(ended(scope))
         }
     }
@@ -190,11 +190,12 @@ pub(super) fn compressed_members(
 /// The member name of a compressed single file: the archive's own name
 /// (after the last `!` and `/`) without its compression suffix, as
 /// `gunzip` would name it.
-pub(super) fn single_member_name(archive_path: &str) -> String {
-    let base = archive_path
-        .rsplit(['!', '/'])
+pub(super) fn single_member_name(archive_path: &std::path::Path) -> Vec<u8> {
+    let path = crate::paths::path_bytes(archive_path);
+    let base = path
+        .rsplit(|&b| b == b'!' || b == b'/')
         .next()
-        .unwrap_or(archive_path);
+        .unwrap_or(&path);
     let lower = base.to_ascii_lowercase();
     for (suffix, replacement) in [
         (".tgz", ".tar"),
@@ -210,9 +211,9 @@ pub(super) fn single_member_name(archive_path: &str) -> String {
         (".zstd", ""),
         (".z", ""),
     ] {
-        if lower.ends_with(suffix) && lower.len() > suffix.len() {
-            return format!("{}{replacement}", &base[..base.len() - suffix.len()]);
+        if lower.ends_with(suffix.as_bytes()) && lower.len() > suffix.len() {
+            return [&base[..base.len() - suffix.len()], replacement.as_bytes()].concat();
         }
     }
-    base.to_string()
+    base.to_vec()
 }

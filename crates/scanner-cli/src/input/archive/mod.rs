@@ -200,7 +200,7 @@ pub type OnLeaf<'f> = dyn FnMut(&Leaf<'_>, &mut dyn Read) -> io::Result<Flow> + 
 #[derive(Debug)]
 pub struct Leaf<'a> {
     /// `a.zip!lib/b.jar!c.properties`: see [`member_path`].
-    pub path: &'a str,
+    pub path: &'a std::path::Path,
     /// The size the archive declares, if any (not a limit: see [`Member`]).
     pub size: Option<u64>,
     /// Archives open around it: 1 for a member of the top-level archive.

@@ -1,26 +1,28 @@
 //! Where a walk is ([`Scope`]), and the display paths of members: `a.zip!lib/b.jar!c.properties`.
 
+use std::path::{Path, PathBuf};
+
 use super::{ArchiveSkip, Budget};
 
 /// Where we are: one open archive, its display path and its depth.
 pub struct Scope<'b> {
     pub(super) budget: &'b Budget,
-    pub(super) path: String,
+    pub(super) path: PathBuf,
     depth: u32,
 }
 
 impl<'b> Scope<'b> {
     /// The scope of a top-level archive, shown as `display` (its path).
-    pub fn top(budget: &'b Budget, display: &str) -> Scope<'b> {
+    pub fn top(budget: &'b Budget, display: &Path) -> Scope<'b> {
         Scope {
             budget,
-            path: display.to_string(),
+            path: display.to_path_buf(),
             depth: 1,
         }
     }
 
     /// The display path of this archive: `a.zip`, `a.zip!lib/b.jar`.
-    pub fn path(&self) -> &str {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
@@ -34,7 +36,7 @@ impl<'b> Scope<'b> {
     }
 
     /// The display path of a member of this archive.
-    pub fn member_path(&self, name: &[u8]) -> String {
+    pub fn member_path(&self, name: &[u8]) -> PathBuf {
         member_path(&self.path, name)
     }
 
@@ -63,17 +65,18 @@ impl<'b> Scope<'b> {
     }
 }
 
-/// `ARCHIVE!MEMBER`, the member name escaped by [`escape_name`]. Nested
-/// paths chain: `a.zip!lib/b.jar!c.properties`.
-pub fn member_path(archive: &str, name: &[u8]) -> String {
-    let mut path = String::with_capacity(archive.len() + 1 + name.len());
-    path.push_str(archive);
-    path.push('!');
-    escape_name(name, &mut path);
-    path
+/// `ARCHIVE!MEMBER`, the member name as stored (raw bytes), so that the path is exact as a
+/// file's is: escaped where it is shown (`messages::escape_path`), its bytes in the JSON
+/// report's `path_bytes` when they are not UTF-8. Nested paths chain:
+/// `a.zip!lib/b.jar!c.properties`.
+pub fn member_path(archive: &Path, name: &[u8]) -> PathBuf {
+    let mut path = crate::paths::path_bytes(archive).into_owned();
+    path.push(b'!');
+    path.extend_from_slice(name);
+    crate::paths::path_from_bytes(path)
 }
 
-/// Appends a raw member name for display: UTF-8 as is, control characters
+/// Appends a raw member name to a message: UTF-8 as is, control characters
 /// and bytes that are not UTF-8 as `\xNN`, so that a hostile name cannot
 /// move the terminal cursor or forge a line of output.
 pub fn escape_name(name: &[u8], out: &mut String) {
