@@ -785,3 +785,88 @@ fn a_utf16_list_names_its_files() {
         assert_eq!(run.summary_line("scanner: warning"), None);
     }
 }
+
+/// The `scanner: not scanned:` lines of a run, sorted (the workers finish
+/// in any order).
+fn not_scanned(run: &Run) -> Vec<&str> {
+    let mut lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("scanner: not scanned: "))
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// `-v` names every file not scanned for what it is or holds, one line
+/// each, in every walk, for named files, archive members and history
+/// blobs: the summary's counts alone left the user to hunt for them. What
+/// the ignore files leave out is only counted (an ignored directory once),
+/// and the default output names none.
+#[cfg(unix)]
+#[test]
+fn verbose_names_each_file_not_scanned() {
+    let t = Tree::new();
+    t.write("ok.txt", "hello\n");
+    t.write("d/bin.dat", b"x\0y");
+    t.write("big.txt", "a".repeat(30000));
+    t.write(".gitignore", "target/\n");
+    t.write("target/inside.dat", b"x\0y");
+    std::os::unix::fs::symlink("ok.txt", t.join("link")).unwrap();
+    sh(t.path(), "mkfifo fifo && tar cf t.tar d/bin.dat");
+    let walked = [
+        "scanner: not scanned: big.txt: too large",
+        "scanner: not scanned: d/bin.dat: binary",
+        "scanner: not scanned: fifo: special file",
+        "scanner: not scanned: link: symlink (not followed)",
+        "scanner: not scanned: t.tar!d/bin.dat: binary",
+    ];
+    for walk in WALKS {
+        let mut args = vec!["scan", "-v", "--max-filesize", "20000"];
+        args.extend_from_slice(walk);
+        let run = t.run(&args);
+        run.expect(0);
+        assert_eq!(not_scanned(&run), walked, "{walk:?}\n{}", run.stderr);
+        assert_eq!(
+            run.summary_line("not scanned:"),
+            Some("not scanned: 1 ignored, 2 binary, 1 too large, 1 symlink (not followed), 1 special file"),
+            "{walk:?}"
+        );
+        let quiet = t.run(&["scan", "--max-filesize", "20000", walk[0], walk[1]]);
+        assert_eq!(not_scanned(&quiet), Vec::<&str>::new());
+    }
+    let run = t.run(&["scan", "-v", "--follow", "--max-filesize", "20000"]);
+    assert_eq!(
+        not_scanned(&run),
+        [
+            "scanner: not scanned: big.txt: too large",
+            "scanner: not scanned: d/bin.dat: binary",
+            "scanner: not scanned: fifo: special file",
+            "scanner: not scanned: ok.txt: already scanned (link)",
+            "scanner: not scanned: t.tar!d/bin.dat: binary",
+        ]
+    );
+    let run = t.run(&["scan", "-v", "d/bin.dat", "t.tar"]);
+    assert_eq!(
+        not_scanned(&run),
+        [
+            "scanner: not scanned: d/bin.dat: binary",
+            "scanner: not scanned: t.tar!d/bin.dat: binary",
+        ]
+    );
+    // A history blob, named with its commit.
+    let repo = Tree::new();
+    repo.write("b.bin", b"a\0b");
+    sh(
+        repo.path(),
+        "git init -q && git add b.bin && git -c user.name=a -c user.email=a@b commit -qm x",
+    );
+    let run = repo.run(&["scan", "-v", "--history"]);
+    let lines = not_scanned(&run);
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    let commit = lines[0]
+        .strip_prefix("scanner: not scanned: b.bin (commit ")
+        .and_then(|rest| rest.strip_suffix("): binary"))
+        .unwrap_or_else(|| panic!("{}", lines[0]));
+    assert_eq!(commit.len(), 40, "{commit}");
+}

@@ -429,7 +429,7 @@ pub struct ScanArgs {
     /// What else stderr carries is one scale, set by -v or --log-level:
     /// `--log-level error` (errors only) < the default `warn` (warnings,
     /// notes, summary) < -v, the same as `--log-level info` (also each
-    /// suppressed finding); -q removes the summary at any level.
+    /// suppressed finding and file not scanned); -q removes the summary at any level.
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,
 
@@ -439,7 +439,11 @@ pub struct ScanArgs {
     /// `allow_secrets` and `allow_paths`, `.gitleaksignore`, the baseline,
     /// `--diff` context, `--min-confidence`. Candidates the engine rejects
     /// on their own (low entropy, placeholders, the generic rules' checks,
-    /// duplicates) are only counted in the summary.
+    /// duplicates) are only counted in the summary. Also every file not
+    /// scanned for what it is (scanner: not scanned: PATH: REASON):
+    /// binary, too large, special file, symlink not followed, already
+    /// scanned; not the paths ignore files, --exclude or allow_paths leave
+    /// out (only counted).
     #[arg(
         long,
         short = 'v',

@@ -76,6 +76,23 @@ impl Skip {
         }
     }
 
+    /// Whether `-v` names each file skipped for this reason (`scanner: not
+    /// scanned: PATH: REASON`): what a file is or holds. Not what the
+    /// user's rules leave out (an ignored directory counts once: `target/`'s
+    /// contents would drown the output), nor the run's own files, nor what
+    /// a warning names already (an unreadable file, a broken link, a loop),
+    /// nor the counts a source keeps without paths (submodules, unmerged).
+    pub fn listed(self) -> bool {
+        matches!(
+            self,
+            Skip::Binary
+                | Skip::TooLarge
+                | Skip::SymlinkNotFollowed
+                | Skip::Special
+                | Skip::Duplicate
+        )
+    }
+
     fn index(self) -> usize {
         Skip::ALL.iter().position(|&s| s == self).unwrap()
     }

@@ -284,6 +284,29 @@ pub struct WalkWarning {
     /// True when it means content in scope was not scanned (an unreadable
     /// directory): turns exit 0 into exit 2 unless `--ignore-errors`.
     pub is_error: bool,
+    /// Not a warning but an entry left out for this reason (and counted):
+    /// under `-v` only, `scanner: not scanned: <path>: <label>`.
+    pub skipped: Option<Skip>,
+}
+
+/// Counts `skip` for the entry at `path` and, under `-v`, names it
+/// ([`WalkWarning::skipped`], where [`Skip::listed`]).
+fn skip_entry(
+    path: &Path,
+    skip: Skip,
+    strip_dot: bool,
+    skips: &mut SkipCounts,
+    on_warning: &mut impl FnMut(WalkWarning),
+) {
+    skips.add(skip, 1);
+    if skip.listed() && crate::messages::suppressed_shown() {
+        on_warning(WalkWarning {
+            path: display_path(path, strip_dot),
+            reason: String::new(),
+            is_error: false,
+            skipped: Some(skip),
+        });
+    }
 }
 
 /// Counters shared with the `filter_entry` closure (which must be `'static`).
@@ -405,6 +428,7 @@ fn walk_roots(
                     path: shown,
                     reason,
                     is_error: true,
+                    skipped: None,
                 });
                 continue;
             }
@@ -426,6 +450,7 @@ fn walk_roots(
                             "a FIFO listed in --files-from, not read (pipe it to `scanner scan -`)"
                                 .into(),
                         is_error: false,
+                        skipped: None,
                     });
                     continue;
                 }
@@ -449,6 +474,7 @@ fn walk_roots(
                     path: shown,
                     reason: "a device or socket, not scanned (pipe it to `scanner scan -`)".into(),
                     is_error: true,
+                    skipped: None,
                 });
                 continue;
             }
@@ -621,7 +647,8 @@ fn walk_dir(
                     // With --follow, links can reach one file by two paths
                     // (`sub/up -> ..`): scan it once, at the first.
                     if opts.follow && !first_visit(&mut visited, ent.path()) {
-                        skips.add(Skip::Duplicate, 1);
+                        let strip = opts.strip_dot;
+                        skip_entry(ent.path(), Skip::Duplicate, strip, skips, on_warning);
                         continue;
                     }
                     if !on_item(walked_item(into_display_path(
@@ -635,18 +662,23 @@ fn walk_dir(
                     // target's type).
                     let path = display_path(ent.path(), opts.strip_dot);
                     match fs::metadata(ent.path()) {
-                        Ok(_) => skips.add(Skip::SymlinkNotFollowed, 1),
+                        Ok(_) => {
+                            let strip = opts.strip_dot;
+                            let skip = Skip::SymlinkNotFollowed;
+                            skip_entry(ent.path(), skip, strip, skips, on_warning);
+                        }
                         Err(e) => {
                             skips.add(Skip::SymlinkBroken, 1);
                             on_warning(WalkWarning {
                                 path,
                                 reason: format!("broken symbolic link: {}", io_reason(&e)),
                                 is_error: false,
+                                skipped: None,
                             });
                         }
                     }
                 } else {
-                    skips.add(Skip::Special, 1);
+                    skip_entry(ent.path(), Skip::Special, opts.strip_dot, skips, on_warning);
                 }
             }
             Err(err) => {
@@ -692,6 +724,7 @@ fn classify_error(
                     escape_path(display_path(ancestor, strip_dot))
                 ),
                 is_error: false,
+                skipped: None,
             })
         }
         ignore::Error::Io(e) => {
@@ -712,6 +745,7 @@ fn classify_error(
                     path: shown,
                     reason: format!("broken symbolic link: {}", io_reason(e)),
                     is_error: false,
+                    skipped: None,
                 })
             } else {
                 skips.add(Skip::Unreadable, 1);
@@ -719,6 +753,7 @@ fn classify_error(
                     path: shown,
                     reason: io_reason(e),
                     is_error: true,
+                    skipped: None,
                 })
             }
         }
@@ -727,6 +762,7 @@ fn classify_error(
             path: path.map(Path::to_path_buf).unwrap_or_default(),
             reason: other.to_string(),
             is_error: false,
+            skipped: None,
         }),
     }
 }
