@@ -870,3 +870,57 @@ fn verbose_names_each_file_not_scanned() {
         .unwrap_or_else(|| panic!("{}", lines[0]));
     assert_eq!(commit.len(), 40, "{commit}");
 }
+
+/// With `--follow`, each directory of a chain of 23 holding two links to
+/// the next reaches the last by 2^22 paths: only links back to an ancestor
+/// were caught, and the walk never ended. Each real directory is walked
+/// once, at its first path in name order; every other way in counts once
+/// as `already scanned (link)`, and the secret at the end is one finding.
+#[cfg(unix)]
+#[test]
+fn follow_walks_a_directory_reached_by_many_links_once() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let t = Tree::new();
+    for i in 0..22 {
+        fs::create_dir_all(t.join(format!("d{i}"))).unwrap();
+        for link in ["x", "y"] {
+            let to = format!("../d{}", i + 1);
+            std::os::unix::fs::symlink(to, t.join(format!("d{i}/{link}"))).unwrap();
+        }
+    }
+    t.write("d22/f.txt", secret(1));
+    let mut child = scanner_in(t.path())
+        .args(["scan", "--follow", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("--follow walked every path through the links");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    run.expect(1);
+    let first = format!("d0{}/f.txt", "/x".repeat(22));
+    assert_eq!(run.path_lines(), [format!("{first}:1")]);
+    // d1..d22 by their own names, and the 22 `y` links.
+    assert_eq!(
+        run.summary_line("not scanned:"),
+        Some("not scanned: 44 already scanned (link)")
+    );
+    let run = t.run(&["scan", "-v", "--follow", "--format", "json", "d20"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["d20/x/x/f.txt:1"]);
+    assert_eq!(
+        not_scanned(&run),
+        [
+            "scanner: not scanned: d20/x/y: already scanned (link)",
+            "scanner: not scanned: d20/y: already scanned (link)",
+        ]
+    );
+}

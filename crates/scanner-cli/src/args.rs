@@ -198,7 +198,9 @@ pub struct ScanArgs {
     #[arg(long, value_name = "GLOB", help_heading = "Input")]
     pub exclude: Vec<String>,
 
-    /// Follow symbolic links (loops are detected and reported).
+    /// Follow symbolic links (loops are detected and reported). Each file
+    /// and directory is read once, at the first path (in name order) that
+    /// reaches it; another path to it counts as `already scanned (link)`.
     #[arg(long, short = 'L', help_heading = "Input")]
     pub follow: bool,
 

@@ -35,7 +35,8 @@ pub enum Skip {
     /// `--staged` during a merge: a conflicted path, which git will not
     /// commit until it is resolved.
     Unmerged,
-    /// With `--follow`: a file already reached by another path.
+    /// With `--follow`: a file or directory already reached by another
+    /// path (a directory counts once; its contents are not walked again).
     Duplicate,
 }
 
