@@ -172,7 +172,8 @@ impl ValidationArgs {
 #[derive(Args)]
 pub struct ScanArgs {
     /// Files or directories to scan. A file named here is scanned even when
-    /// an ignore file excludes it. `-` is standard input; a FIFO named here
+    /// an ignore file excludes it. `-` is standard input (on a terminal, a
+    /// note says Ctrl-D ends it); a FIFO named here
     /// (`/dev/stdin`, `<(cmd)`) is read as a stream.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,

@@ -177,6 +177,35 @@ impl ChunkReader<'_> {
     }
 }
 
+/// A stream that stays at its end once a read has returned 0. A terminal
+/// ends input once per Ctrl-D, and reads on after it: the sniff's
+/// `read_to_end` saw the end, and the scan after it waited for a second
+/// Ctrl-D (a third without a line typed).
+pub struct Fused<R> {
+    inner: R,
+    ended: bool,
+}
+
+impl<R> Fused<R> {
+    pub fn new(inner: R) -> Fused<R> {
+        Fused {
+            inner,
+            ended: false,
+        }
+    }
+}
+
+impl<R: io::Read> io::Read for Fused<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.ended || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.ended = n == 0;
+        Ok(n)
+    }
+}
+
 /// Opens for reading without blocking on a FIFO that replaced a regular
 /// file since the walker saw it (opening a FIFO waits for a writer).
 /// `O_NONBLOCK` changes nothing for regular files.

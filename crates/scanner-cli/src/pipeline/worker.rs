@@ -396,7 +396,8 @@ fn scan_item(
             let base = base.map(|b| (b, Arc::clone(&repo)));
             scan_bytes(&provenance, data, Some(oid), base, &permit, w, spawner, sh)
         })(),
-        Content::Stream(mut stream) => {
+        Content::Stream(stream) => {
+            let mut stream = reader::Fused::new(stream);
             scan_stream_or_archive(&provenance, &mut stream, u64::MAX, w, spawner, sh)
         }
     };
