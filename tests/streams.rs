@@ -635,3 +635,28 @@ fn stdin_on_a_terminal_is_announced_and_one_ctrl_d_ends_it() {
     r.expect(0);
     assert!(!r.stderr.contains("reading standard input"), "{}", r.stderr);
 }
+
+/// A sysfs file reports a page (4096) whatever it holds, a procfs file 0:
+/// neither size is a promise, and ending before it is no shrink (the
+/// `shrank while being read` warning was false there). A real shrink on
+/// a disk file system is still warned about (tests/cli.rs).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sysfs_file_shorter_than_its_size_did_not_shrink() {
+    let (sys, proc) = ("/sys/devices/system/cpu/online", "/proc/version");
+    assert_eq!(fs::metadata(sys).unwrap().len(), 4096);
+    assert_eq!(fs::metadata(proc).unwrap().len(), 0);
+    let held = fs::read(sys).unwrap().len() + fs::read(proc).unwrap().len();
+    assert!(held < 1000, "{held}");
+    let t = Tree::new();
+    let r = scanner(t.path())
+        .args(["scan", sys, proc])
+        .output()
+        .unwrap();
+    let r = Run::from_output(r);
+    r.expect(0);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    let want = format!("scanned 2 files ({held} B) in ");
+    assert!(lines[0].starts_with(&want), "{}", r.stderr);
+}

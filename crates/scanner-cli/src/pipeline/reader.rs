@@ -370,6 +370,36 @@ fn openat2_beneath(
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Whether the size `file` reports is what it holds: not on a file system
+/// that makes its files' contents up as they are read (procfs, sysfs,
+/// debugfs, tracefs, securityfs, cgroup), whose sizes are 0 or a page
+/// whatever a file holds. One `fstatfs`, asked only when a read ended
+/// before the size.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn size_is_contents(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain C struct, filled by fstatfs on a live descriptor.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return true;
+    }
+    let made_up = [
+        libc::PROC_SUPER_MAGIC as u64,
+        libc::SYSFS_MAGIC as u64,
+        libc::DEBUGFS_MAGIC as u64,
+        libc::TRACEFS_MAGIC as u64,
+        libc::SECURITYFS_MAGIC as u64,
+        libc::CGROUP_SUPER_MAGIC as u64,
+        libc::CGROUP2_SUPER_MAGIC as u64,
+    ];
+    !made_up.contains(&(st.f_type as u64))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn size_is_contents(_file: &File) -> bool {
+    true
+}
+
 /// True when the first 8 KiB of `file` hold a NUL byte (positional read:
 /// the file cursor does not move).
 pub fn sniff_at(file: &File, buf: &mut Vec<u8>) -> io::Result<bool> {
