@@ -564,3 +564,99 @@ fn a_dash_listed_in_files_from_is_a_file() {
     let run = with_stdin(&t, &["scan", "--format", "json", "-"], stdin.as_bytes());
     assert_eq!(run.locations(), ["<stdin>:1:3:1:43"]);
 }
+
+/// `scanner scan -` with standard input on a terminal, through a pty
+/// (`script`), fed `input`: the pty's output (stdout and stderr, `\r\n`
+/// lines) and the exit status.
+#[cfg(target_os = "linux")]
+fn on_a_terminal(t: &Tree, input: &[u8]) -> (String, Option<i32>) {
+    let command = format!("{} scan --format json -", common::BIN);
+    let mut child = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(t.path())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", t.path())
+        .env("XDG_CONFIG_HOME", t.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) makes the pty");
+    // Kept open until the end: the pty's end of input is the Ctrl-D typed.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("still reading the terminal after Ctrl-D");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// `scanner scan -` typed at a terminal waited silently behind the
+/// spinner: it now says it reads standard input and how to end it, once,
+/// and one Ctrl-D ends it (it took two: the sniff's read saw the end, the
+/// scan read on). A pipe gets no such note.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdin_on_a_terminal_is_announced_and_one_ctrl_d_ends_it() {
+    let note = "scanner: note: reading standard input (`-`) from the terminal: type or paste, \
+                then end it with Ctrl-D";
+    let t = Tree::new();
+    let (out, code) = on_a_terminal(&t, format!("TOKEN={}\n\x04", token(1)).as_bytes());
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.trim_end() == note).count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains("\"path\":\"<stdin>\",\"path_bytes\":null,\"line\":1,"),
+        "{out}"
+    );
+    // Nothing typed: one Ctrl-D, no finding.
+    let (out, code) = on_a_terminal(&t, b"\x04");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.trim_end() == note).count(),
+        1,
+        "{out}"
+    );
+    let r = with_stdin(&t, &["scan", "-"], b"nothing\n");
+    r.expect(0);
+    assert!(!r.stderr.contains("reading standard input"), "{}", r.stderr);
+}
+
+/// A sysfs file reports a page (4096) whatever it holds, a procfs file 0:
+/// neither size is a promise, and ending before it is no shrink (the
+/// `shrank while being read` warning was false there). A real shrink on
+/// a disk file system is still warned about (tests/cli.rs).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_sysfs_file_shorter_than_its_size_did_not_shrink() {
+    let (sys, proc) = ("/sys/devices/system/cpu/online", "/proc/version");
+    assert_eq!(fs::metadata(sys).unwrap().len(), 4096);
+    assert_eq!(fs::metadata(proc).unwrap().len(), 0);
+    let held = fs::read(sys).unwrap().len() + fs::read(proc).unwrap().len();
+    assert!(held < 1000, "{held}");
+    let t = Tree::new();
+    let r = scanner(t.path())
+        .args(["scan", sys, proc])
+        .output()
+        .unwrap();
+    let r = Run::from_output(r);
+    r.expect(0);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    let want = format!("scanned 2 files ({held} B) in ");
+    assert!(lines[0].starts_with(&want), "{}", r.stderr);
+}

@@ -785,3 +785,142 @@ fn a_utf16_list_names_its_files() {
         assert_eq!(run.summary_line("scanner: warning"), None);
     }
 }
+
+/// The `scanner: not scanned:` lines of a run, sorted (the workers finish
+/// in any order).
+fn not_scanned(run: &Run) -> Vec<&str> {
+    let mut lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("scanner: not scanned: "))
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// `-v` names every file not scanned for what it is or holds, one line
+/// each, in every walk, for named files, archive members and history
+/// blobs: the summary's counts alone left the user to hunt for them. What
+/// the ignore files leave out is only counted (an ignored directory once),
+/// and the default output names none.
+#[cfg(unix)]
+#[test]
+fn verbose_names_each_file_not_scanned() {
+    let t = Tree::new();
+    t.write("ok.txt", "hello\n");
+    t.write("d/bin.dat", b"x\0y");
+    t.write("big.txt", "a".repeat(30000));
+    t.write(".gitignore", "target/\n");
+    t.write("target/inside.dat", b"x\0y");
+    std::os::unix::fs::symlink("ok.txt", t.join("link")).unwrap();
+    sh(t.path(), "mkfifo fifo && tar cf t.tar d/bin.dat");
+    let walked = [
+        "scanner: not scanned: big.txt: too large",
+        "scanner: not scanned: d/bin.dat: binary",
+        "scanner: not scanned: fifo: special file",
+        "scanner: not scanned: link: symlink (not followed)",
+        "scanner: not scanned: t.tar!d/bin.dat: binary",
+    ];
+    for walk in WALKS {
+        let mut args = vec!["scan", "-v", "--max-filesize", "20000"];
+        args.extend_from_slice(walk);
+        let run = t.run(&args);
+        run.expect(0);
+        assert_eq!(not_scanned(&run), walked, "{walk:?}\n{}", run.stderr);
+        assert_eq!(
+            run.summary_line("not scanned:"),
+            Some("not scanned: 1 ignored, 2 binary, 1 too large, 1 symlink (not followed), 1 special file"),
+            "{walk:?}"
+        );
+        let quiet = t.run(&["scan", "--max-filesize", "20000", walk[0], walk[1]]);
+        assert_eq!(not_scanned(&quiet), Vec::<&str>::new());
+    }
+    let run = t.run(&["scan", "-v", "--follow", "--max-filesize", "20000"]);
+    assert_eq!(
+        not_scanned(&run),
+        [
+            "scanner: not scanned: big.txt: too large",
+            "scanner: not scanned: d/bin.dat: binary",
+            "scanner: not scanned: fifo: special file",
+            "scanner: not scanned: ok.txt: already scanned (link)",
+            "scanner: not scanned: t.tar!d/bin.dat: binary",
+        ]
+    );
+    let run = t.run(&["scan", "-v", "d/bin.dat", "t.tar"]);
+    assert_eq!(
+        not_scanned(&run),
+        [
+            "scanner: not scanned: d/bin.dat: binary",
+            "scanner: not scanned: t.tar!d/bin.dat: binary",
+        ]
+    );
+    // A history blob, named with its commit.
+    let repo = Tree::new();
+    repo.write("b.bin", b"a\0b");
+    sh(
+        repo.path(),
+        "git init -q && git add b.bin && git -c user.name=a -c user.email=a@b commit -qm x",
+    );
+    let run = repo.run(&["scan", "-v", "--history"]);
+    let lines = not_scanned(&run);
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    let commit = lines[0]
+        .strip_prefix("scanner: not scanned: b.bin (commit ")
+        .and_then(|rest| rest.strip_suffix("): binary"))
+        .unwrap_or_else(|| panic!("{}", lines[0]));
+    assert_eq!(commit.len(), 40, "{commit}");
+}
+
+/// With `--follow`, each directory of a chain of 23 holding two links to
+/// the next reaches the last by 2^22 paths: only links back to an ancestor
+/// were caught, and the walk never ended. Each real directory is walked
+/// once, at its first path in name order; every other way in counts once
+/// as `already scanned (link)`, and the secret at the end is one finding.
+#[cfg(unix)]
+#[test]
+fn follow_walks_a_directory_reached_by_many_links_once() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let t = Tree::new();
+    for i in 0..22 {
+        fs::create_dir_all(t.join(format!("d{i}"))).unwrap();
+        for link in ["x", "y"] {
+            let to = format!("../d{}", i + 1);
+            std::os::unix::fs::symlink(to, t.join(format!("d{i}/{link}"))).unwrap();
+        }
+    }
+    t.write("d22/f.txt", secret(1));
+    let mut child = scanner_in(t.path())
+        .args(["scan", "--follow", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("--follow walked every path through the links");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = Run::from_output(child.wait_with_output().unwrap());
+    run.expect(1);
+    let first = format!("d0{}/f.txt", "/x".repeat(22));
+    assert_eq!(run.path_lines(), [format!("{first}:1")]);
+    // d1..d22 by their own names, and the 22 `y` links.
+    assert_eq!(
+        run.summary_line("not scanned:"),
+        Some("not scanned: 44 already scanned (link)")
+    );
+    let run = t.run(&["scan", "-v", "--follow", "--format", "json", "d20"]);
+    run.expect(1);
+    assert_eq!(run.path_lines(), ["d20/x/x/f.txt:1"]);
+    assert_eq!(
+        not_scanned(&run),
+        [
+            "scanner: not scanned: d20/x/y: already scanned (link)",
+            "scanner: not scanned: d20/y: already scanned (link)",
+        ]
+    );
+}

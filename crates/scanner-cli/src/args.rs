@@ -172,7 +172,8 @@ impl ValidationArgs {
 #[derive(Args)]
 pub struct ScanArgs {
     /// Files or directories to scan. A file named here is scanned even when
-    /// an ignore file excludes it. `-` is standard input; a FIFO named here
+    /// an ignore file excludes it. `-` is standard input (on a terminal, a
+    /// note says Ctrl-D ends it); a FIFO named here
     /// (`/dev/stdin`, `<(cmd)`) is read as a stream.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -198,7 +199,9 @@ pub struct ScanArgs {
     #[arg(long, value_name = "GLOB", help_heading = "Input")]
     pub exclude: Vec<String>,
 
-    /// Follow symbolic links (loops are detected and reported).
+    /// Follow symbolic links (loops are detected and reported). Each file
+    /// and directory is read once, at the first path (in name order) that
+    /// reaches it; another path to it counts as `already scanned (link)`.
     #[arg(long, short = 'L', help_heading = "Input")]
     pub follow: bool,
 
@@ -431,7 +434,7 @@ pub struct ScanArgs {
     /// What else stderr carries is one scale, set by -v or --log-level:
     /// `--log-level error` (errors only) < the default `warn` (warnings,
     /// notes, summary) < -v, the same as `--log-level info` (also each
-    /// suppressed finding); -q removes the summary at any level.
+    /// suppressed finding and file not scanned); -q removes the summary at any level.
     #[arg(long, short = 'q', help_heading = "Output")]
     pub quiet: bool,
 
@@ -441,7 +444,11 @@ pub struct ScanArgs {
     /// `allow_secrets` and `allow_paths`, `.gitleaksignore`, the baseline,
     /// `--diff` context, `--min-confidence`. Candidates the engine rejects
     /// on their own (low entropy, placeholders, the generic rules' checks,
-    /// duplicates) are only counted in the summary.
+    /// duplicates) are only counted in the summary. Also every file not
+    /// scanned for what it is (scanner: not scanned: PATH: REASON):
+    /// binary, too large, special file, symlink not followed, already
+    /// scanned; not the paths ignore files, --exclude or allow_paths leave
+    /// out (only counted).
     #[arg(
         long,
         short = 'v',

@@ -37,7 +37,8 @@ pub enum Verbosity {
     /// The default (`--log-level warn`): errors, warnings, notes, summary.
     Warnings = 1,
     /// `-v`, `--log-level info|debug|trace`: also one line per suppressed
-    /// finding ([`suppressed_line`]).
+    /// finding ([`suppressed_line`]) and per file not scanned
+    /// ([`not_scanned_line`]).
     Suppressed = 2,
 }
 
@@ -62,7 +63,7 @@ pub fn warnings_shown() -> bool {
     verbosity() >= Verbosity::Warnings
 }
 
-/// Whether each suppressed finding is listed (`-v`).
+/// Whether each suppressed finding and each file not scanned is listed (`-v`).
 pub fn suppressed_shown() -> bool {
     verbosity() >= Verbosity::Suppressed
 }
@@ -152,6 +153,18 @@ pub fn suppressed_line(
         let _ = write!(out, " (commit {})", escape(c));
     }
     let _ = write!(out, ": rule `{}`: {reason}", escape(rule));
+    out
+}
+
+/// A file not scanned, and why (`-v`): `scanner: not scanned: PATH: REASON`,
+/// with ` (commit ID)` after the path for a history blob. REASON is the
+/// label the summary counts it under (`binary`, `too large`, ...).
+pub fn not_scanned_line(path: &Path, commit: Option<&str>, reason: &str) -> String {
+    let mut out = format!("scanner: not scanned: {}", escape_path(path));
+    if let Some(c) = commit {
+        let _ = write!(out, " (commit {})", escape(c));
+    }
+    let _ = write!(out, ": {reason}");
     out
 }
 

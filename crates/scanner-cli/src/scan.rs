@@ -752,6 +752,18 @@ pub fn run(args: ScanArgs) -> anyhow::Result<ExitCode> {
              (add `-`: `scanner scan - --stdin-name NAME`)",
         );
     }
+    let reads_dash = args.paths.iter().any(|p| p.as_os_str() == "-");
+    if reads_dash && matches!(plan.source, Source::Paths(_)) && std::io::stdin().is_terminal() {
+        // `scanner scan -` typed alone waited for input behind the spinner.
+        let eof = if cfg!(windows) {
+            "Ctrl-Z, Enter"
+        } else {
+            "Ctrl-D"
+        };
+        messages::note(&format!(
+            "reading standard input (`-`) from the terminal: type or paste, then end it with {eof}"
+        ));
+    }
     sink.set_min_validity(args.validation.min_validity());
     let mut plan = plan;
     // What this run reads or writes besides its inputs is never scanned: the report (`-o` and

@@ -133,6 +133,10 @@ pub trait Emit {
     /// `--ignore-errors`).
     fn warn(&mut self, path: PathBuf, reason: String, is_error: bool);
 
+    /// A file the source left out (and counts with [`Emit::skip`]), named
+    /// for `-v`'s `scanner: not scanned: PATH: REASON`.
+    fn not_scanned(&mut self, path: PathBuf, reason: Skip);
+
     /// True once the scan is stopping (Ctrl-C, stdout closed, a failed
     /// worker): a source checks it where it could go on long without
     /// emitting.
@@ -190,6 +194,7 @@ mod tests {
             self.skips.add(reason, n);
         }
         fn warn(&mut self, _: PathBuf, _: String, _: bool) {}
+        fn not_scanned(&mut self, _: PathBuf, _: Skip) {}
         fn stopped(&self) -> bool {
             self.items.len() >= self.limit
         }

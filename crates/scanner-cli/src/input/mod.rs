@@ -256,8 +256,10 @@ impl Source {
                         .borrow_mut()
                         .item(item, Key::Walked { roots: &roots })
                 };
-                let warn =
-                    |w: walk::WalkWarning| shared.borrow_mut().warn(w.path, w.reason, w.is_error);
+                let warn = |w: walk::WalkWarning| match w.skipped {
+                    Some(skip) => shared.borrow_mut().not_scanned(w.path, skip),
+                    None => shared.borrow_mut().warn(w.path, w.reason, w.is_error),
+                };
                 let skips = if split {
                     // The workers list the directories; the roots are queued here.
                     let dir = |dir| shared.borrow_mut().dir(dir);

@@ -35,7 +35,8 @@ pub enum Skip {
     /// `--staged` during a merge: a conflicted path, which git will not
     /// commit until it is resolved.
     Unmerged,
-    /// With `--follow`: a file already reached by another path.
+    /// With `--follow`: a file or directory already reached by another
+    /// path (a directory counts once; its contents are not walked again).
     Duplicate,
 }
 
@@ -74,6 +75,23 @@ impl Skip {
             Skip::Unmerged => "unmerged",
             Skip::Duplicate => "already scanned (link)",
         }
+    }
+
+    /// Whether `-v` names each file skipped for this reason (`scanner: not
+    /// scanned: PATH: REASON`): what a file is or holds. Not what the
+    /// user's rules leave out (an ignored directory counts once: `target/`'s
+    /// contents would drown the output), nor the run's own files, nor what
+    /// a warning names already (an unreadable file, a broken link, a loop),
+    /// nor the counts a source keeps without paths (submodules, unmerged).
+    pub fn listed(self) -> bool {
+        matches!(
+            self,
+            Skip::Binary
+                | Skip::TooLarge
+                | Skip::SymlinkNotFollowed
+                | Skip::Special
+                | Skip::Duplicate
+        )
     }
 
     fn index(self) -> usize {

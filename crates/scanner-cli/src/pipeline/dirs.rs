@@ -77,7 +77,10 @@ pub(super) fn run(dir: DirTask, permit: Permit, opts: &ScanOptions, out: &mut Wo
     let listing = dir.list(&opts.walk, &opts.scope);
     out.skips(&listing.skips);
     for w in listing.warnings {
-        out.warn(w.path, w.reason, w.is_error);
+        match w.skipped {
+            Some(skip) => out.not_scanned(w.path, skip),
+            None => out.warn(w.path, w.reason, w.is_error),
+        }
     }
     if out.stopped() {
         return;

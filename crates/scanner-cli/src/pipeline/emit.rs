@@ -279,6 +279,10 @@ impl Emit for Emitter<'_> {
         send_warning(self.tx, path, reason, is_error);
     }
 
+    fn not_scanned(&mut self, path: PathBuf, reason: Skip) {
+        let _ = self.tx.send(Msg::NotScanned { path, reason });
+    }
+
     fn stopped(&self) -> bool {
         self.feeder.stop.is_stopped()
     }
@@ -397,6 +401,11 @@ impl<'a> WorkerEmitter<'a> {
     /// As [`Emit::warn`].
     pub(super) fn warn(&self, path: PathBuf, reason: String, is_error: bool) {
         send_warning(self.tx, path, reason, is_error);
+    }
+
+    /// As [`Emit::not_scanned`].
+    pub(super) fn not_scanned(&self, path: PathBuf, reason: Skip) {
+        let _ = self.tx.send(Msg::NotScanned { path, reason });
     }
 
     /// As [`Emit::stopped`]: a task that sees it queues nothing more.

@@ -177,6 +177,35 @@ impl ChunkReader<'_> {
     }
 }
 
+/// A stream that stays at its end once a read has returned 0. A terminal
+/// ends input once per Ctrl-D, and reads on after it: the sniff's
+/// `read_to_end` saw the end, and the scan after it waited for a second
+/// Ctrl-D (a third without a line typed).
+pub struct Fused<R> {
+    inner: R,
+    ended: bool,
+}
+
+impl<R> Fused<R> {
+    pub fn new(inner: R) -> Fused<R> {
+        Fused {
+            inner,
+            ended: false,
+        }
+    }
+}
+
+impl<R: io::Read> io::Read for Fused<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.ended || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.ended = n == 0;
+        Ok(n)
+    }
+}
+
 /// Opens for reading without blocking on a FIFO that replaced a regular
 /// file since the walker saw it (opening a FIFO waits for a writer).
 /// `O_NONBLOCK` changes nothing for regular files.
@@ -339,6 +368,36 @@ fn openat2_beneath(
     }
     // SAFETY: openat2 returned a new descriptor that we own.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether the size `file` reports is what it holds: not on a file system
+/// that makes its files' contents up as they are read (procfs, sysfs,
+/// debugfs, tracefs, securityfs, cgroup), whose sizes are 0 or a page
+/// whatever a file holds. One `fstatfs`, asked only when a read ended
+/// before the size.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn size_is_contents(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain C struct, filled by fstatfs on a live descriptor.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) } != 0 {
+        return true;
+    }
+    let made_up = [
+        libc::PROC_SUPER_MAGIC as u64,
+        libc::SYSFS_MAGIC as u64,
+        libc::DEBUGFS_MAGIC as u64,
+        libc::TRACEFS_MAGIC as u64,
+        libc::SECURITYFS_MAGIC as u64,
+        libc::CGROUP_SUPER_MAGIC as u64,
+        libc::CGROUP2_SUPER_MAGIC as u64,
+    ];
+    !made_up.contains(&(st.f_type as u64))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn size_is_contents(_file: &File) -> bool {
+    true
 }
 
 /// True when the first 8 KiB of `file` hold a NUL byte (positional read:

@@ -63,6 +63,9 @@ pub enum Msg {
         reason: String,
         is_error: bool,
     },
+    /// A file a source left out and counted itself (a link not followed,
+    /// a special file): listed under `-v` only.
+    NotScanned { path: PathBuf, reason: Skip },
     /// What happened inside one archive (members, expanded bytes, skips).
     Archive(crate::input::archive::ArchiveStats),
 }
@@ -144,6 +147,14 @@ pub fn sink_loop(
                     say(&progress, messages::warning_line(path, &reason));
                 }
             }
+            Msg::NotScanned { path, reason } => {
+                if messages::suppressed_shown() {
+                    say(
+                        &progress,
+                        messages::not_scanned_line(&path, None, reason.label()),
+                    );
+                }
+            }
             Msg::Archive(stats) => {
                 // Content left unread makes the run incomplete, as an
                 // unreadable file does: exit 2, and said whatever the level.
@@ -168,6 +179,15 @@ pub fn sink_loop(
                 let mut findings = match outcome {
                     Outcome::Skipped(reason) => {
                         report.skips.add(reason, 1);
+                        if reason.listed() && messages::suppressed_shown() {
+                            let commit = provenance.commit.as_ref().map(|c| c.id.as_str());
+                            let line = messages::not_scanned_line(
+                                &provenance.path,
+                                commit,
+                                reason.label(),
+                            );
+                            say(&progress, line);
+                        }
                         Vec::new()
                     }
                     Outcome::Failed { reason, findings } => {

@@ -10,8 +10,10 @@
 //! SIGBUS.
 //!
 //! A regular file is read up to the size it had when it was opened: a log
-//! that grows while we read it is scanned as it was, and the scan ends. A
-//! file that reports size 0 (procfs and the like) is read up to
+//! that grows while we read it is scanned as it was, and the scan ends; one
+//! that ends before it shrank (a warning), unless its size promises
+//! nothing: a file on procfs, sysfs and the like (a sysfs file reports
+//! 4096 whatever it holds) or of size 0, which is read up to
 //! `zero_size_limit`. Binary sniff: a NUL byte in the first 8 KiB skips the
 //! input (counted) unless `--binary`.
 //!
@@ -231,9 +233,11 @@ impl Shared {
 
     /// Warns when a file ended before the size it had when opened (cut
     /// short while it was read, whole or in ranges): the rest was not
-    /// scanned. Size 0 (procfs and the like) promises nothing.
-    fn warn_if_shrank(&self, provenance: &Provenance, bytes: u64, size: u64) {
-        if bytes < size {
+    /// scanned. A size promises nothing when it is 0 or the file lies on
+    /// procfs, sysfs or the like ([`reader::size_is_contents`]: a sysfs
+    /// file reports a page, 4096, whatever it holds).
+    fn warn_if_shrank(&self, provenance: &Provenance, bytes: u64, size: u64, file: &std::fs::File) {
+        if bytes < size && reader::size_is_contents(file) {
             self.warn(
                 provenance,
                 format!("shrank while being read: {bytes} of {size} bytes scanned"),
@@ -347,7 +351,7 @@ fn scan_item(
                 &mut w.found,
             )?;
             if let Read::Scanned { bytes, .. } = read {
-                sh.warn_if_shrank(&provenance, bytes, size);
+                sh.warn_if_shrank(&provenance, bytes, size, &file);
             }
             Ok(Some(outcome_of(read, w)))
         })(),
@@ -396,7 +400,8 @@ fn scan_item(
             let base = base.map(|b| (b, Arc::clone(&repo)));
             scan_bytes(&provenance, data, Some(oid), base, &permit, w, spawner, sh)
         })(),
-        Content::Stream(mut stream) => {
+        Content::Stream(stream) => {
+            let mut stream = reader::Fused::new(stream);
             scan_stream_or_archive(&provenance, &mut stream, u64::MAX, w, spawner, sh)
         }
     };
@@ -1098,8 +1103,8 @@ fn scan_range(
         && !sh.stop.is_stopped()
     {
         let (mut outcome, suppressed) = split::finish(&input);
-        if let Outcome::Scanned { bytes, .. } = outcome {
-            sh.warn_if_shrank(&input.provenance, bytes, input.size);
+        if let (Outcome::Scanned { bytes, .. }, Backing::File(file)) = (&outcome, &input.backing) {
+            sh.warn_if_shrank(&input.provenance, *bytes, input.size, file);
         }
         if let (Some(base), Backing::Bytes(data)) = (&input.base, &input.backing) {
             if let Outcome::Scanned { findings, .. } | Outcome::Failed { findings, .. } =

@@ -62,8 +62,11 @@
 //! - Hidden files are scanned: `.env` is where secrets live. `.git`
 //!   (directory or worktree file) is never entered: objects are compressed
 //!   and the index is binary; `--staged` reads the index properly.
-//! - Symlinks are not followed unless `--follow`; loops are then reported as
-//!   warnings, never fatal.
+//! - Symlinks are not followed unless `--follow`; loops (a link to an
+//!   ancestor) are then reported as warnings, never fatal, and a file or
+//!   directory reached by a second path (by device and inode) is not
+//!   scanned or walked again: counted `already scanned (link)`, once for a
+//!   directory, whose contents are never visited a second time.
 //! - A root named on the command line (or in `--files-from`) that is a file is
 //!   scanned even if an ignore file excludes it: pre-commit passes explicit
 //!   file lists. `--exclude` and the config's `allow_paths` still apply to it,
@@ -284,6 +287,29 @@ pub struct WalkWarning {
     /// True when it means content in scope was not scanned (an unreadable
     /// directory): turns exit 0 into exit 2 unless `--ignore-errors`.
     pub is_error: bool,
+    /// Not a warning but an entry left out for this reason (and counted):
+    /// under `-v` only, `scanner: not scanned: <path>: <label>`.
+    pub skipped: Option<Skip>,
+}
+
+/// Counts `skip` for the entry at `path` and, under `-v`, names it
+/// ([`WalkWarning::skipped`], where [`Skip::listed`]).
+fn skip_entry(
+    path: &Path,
+    skip: Skip,
+    strip_dot: bool,
+    skips: &mut SkipCounts,
+    on_warning: &mut impl FnMut(WalkWarning),
+) {
+    skips.add(skip, 1);
+    if skip.listed() && crate::messages::suppressed_shown() {
+        on_warning(WalkWarning {
+            path: display_path(path, strip_dot),
+            reason: String::new(),
+            is_error: false,
+            skipped: Some(skip),
+        });
+    }
 }
 
 /// Counters shared with the `filter_entry` closure (which must be `'static`).
@@ -295,6 +321,10 @@ struct FilterCounts {
     /// reported, but dropped by us.
     vcs: AtomicU64,
     own_output: AtomicU64,
+    /// With `--follow`: the directories walked, by device and inode, and
+    /// those met again by another path (not walked again).
+    walked: std::sync::Mutex<std::collections::HashSet<(u64, u64)>>,
+    again: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 /// Walks `roots` and calls `on_item` for every input to scan (it returns
@@ -405,6 +435,7 @@ fn walk_roots(
                     path: shown,
                     reason,
                     is_error: true,
+                    skipped: None,
                 });
                 continue;
             }
@@ -426,6 +457,7 @@ fn walk_roots(
                             "a FIFO listed in --files-from, not read (pipe it to `scanner scan -`)"
                                 .into(),
                         is_error: false,
+                        skipped: None,
                     });
                     continue;
                 }
@@ -449,6 +481,7 @@ fn walk_roots(
                     path: shown,
                     reason: "a device or socket, not scanned (pipe it to `scanner scan -`)".into(),
                     is_error: true,
+                    skipped: None,
                 });
                 continue;
             }
@@ -575,12 +608,24 @@ fn walk_dir(
         let counts = Arc::clone(&counts);
         let scope = scope.clone();
         let inner_roots = opts.inner_roots.clone();
+        let follow = opts.follow;
         b.filter_entry(move |e: &DirEntry| {
             if e.file_name() == ".git" || inner_roots.holds(e.path(), e.file_name()) {
                 counts.vcs.fetch_add(1, Ordering::Relaxed);
                 return false;
             }
             let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            // With --follow, links can reach one directory by many paths
+            // (each directory of a chain holding two links to the next:
+            // 2^depth paths): walk it once, at the first.
+            if follow && is_dir {
+                let mut walked = counts.walked.lock().unwrap_or_else(|e| e.into_inner());
+                if !first_visit(&mut walked, e.path()) {
+                    let mut again = counts.again.lock().unwrap_or_else(|e| e.into_inner());
+                    again.push(e.path().to_path_buf());
+                    return false;
+                }
+            }
             match scope.check_walked(e.path(), is_dir) {
                 None => {}
                 Some(Skip::OwnOutput) => {
@@ -619,9 +664,10 @@ fn walk_dir(
                     }
                 } else if ft.is_file() {
                     // With --follow, links can reach one file by two paths
-                    // (`sub/up -> ..`): scan it once, at the first.
+                    // (`sub/a -> ../a`): scan it once, at the first.
                     if opts.follow && !first_visit(&mut visited, ent.path()) {
-                        skips.add(Skip::Duplicate, 1);
+                        let strip = opts.strip_dot;
+                        skip_entry(ent.path(), Skip::Duplicate, strip, skips, on_warning);
                         continue;
                     }
                     if !on_item(walked_item(into_display_path(
@@ -635,18 +681,23 @@ fn walk_dir(
                     // target's type).
                     let path = display_path(ent.path(), opts.strip_dot);
                     match fs::metadata(ent.path()) {
-                        Ok(_) => skips.add(Skip::SymlinkNotFollowed, 1),
+                        Ok(_) => {
+                            let strip = opts.strip_dot;
+                            let skip = Skip::SymlinkNotFollowed;
+                            skip_entry(ent.path(), skip, strip, skips, on_warning);
+                        }
                         Err(e) => {
                             skips.add(Skip::SymlinkBroken, 1);
                             on_warning(WalkWarning {
                                 path,
                                 reason: format!("broken symbolic link: {}", io_reason(&e)),
                                 is_error: false,
+                                skipped: None,
                             });
                         }
                     }
                 } else {
-                    skips.add(Skip::Special, 1);
+                    skip_entry(ent.path(), Skip::Special, opts.strip_dot, skips, on_warning);
                 }
             }
             Err(err) => {
@@ -660,11 +711,16 @@ fn walk_dir(
     let allowlisted = counts.allowlisted.load(Ordering::Relaxed);
     let vcs = counts.vcs.load(Ordering::Relaxed);
     let own_output = counts.own_output.load(Ordering::Relaxed);
+    let again = std::mem::take(&mut *counts.again.lock().unwrap_or_else(|e| e.into_inner()));
+    for dir in &again {
+        skip_entry(dir, Skip::Duplicate, opts.strip_dot, skips, on_warning);
+    }
     skips.add(Skip::Excluded, excluded);
     skips.add(Skip::AllowlistedPath, allowlisted);
     skips.add(Skip::OwnOutput, own_output);
     if count_ignored {
-        let ignored = children.saturating_sub(seen + excluded + allowlisted + vcs + own_output);
+        let dropped = excluded + allowlisted + vcs + own_output + again.len() as u64;
+        let ignored = children.saturating_sub(seen + dropped);
         skips.add(Skip::Ignored, ignored);
     }
     Ok(true)
@@ -692,6 +748,7 @@ fn classify_error(
                     escape_path(display_path(ancestor, strip_dot))
                 ),
                 is_error: false,
+                skipped: None,
             })
         }
         ignore::Error::Io(e) => {
@@ -712,6 +769,7 @@ fn classify_error(
                     path: shown,
                     reason: format!("broken symbolic link: {}", io_reason(e)),
                     is_error: false,
+                    skipped: None,
                 })
             } else {
                 skips.add(Skip::Unreadable, 1);
@@ -719,6 +777,7 @@ fn classify_error(
                     path: shown,
                     reason: io_reason(e),
                     is_error: true,
+                    skipped: None,
                 })
             }
         }
@@ -727,6 +786,7 @@ fn classify_error(
             path: path.map(Path::to_path_buf).unwrap_or_default(),
             reason: other.to_string(),
             is_error: false,
+            skipped: None,
         }),
     }
 }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 #[cfg(target_os = "linux")]
 use super::rules::{IgnoreRules, Ignored};
 #[cfg(target_os = "linux")]
-use super::{display_path, io_reason, walked_file, Item, Scope, WalkOptions, WalkWarning};
+use super::{
+    display_path, io_reason, skip_entry, walked_file, Item, Scope, WalkOptions, WalkWarning,
+};
 #[cfg(target_os = "linux")]
 use crate::input::skip::{Skip, SkipCounts};
 
@@ -294,20 +296,27 @@ fn classify(
         libc::DT_REG => Entry::File,
         libc::DT_LNK => {
             match fs::metadata(path) {
-                Ok(_) => skips.add(Skip::SymlinkNotFollowed, 1),
+                Ok(_) => skip_entry(
+                    path,
+                    Skip::SymlinkNotFollowed,
+                    opts.strip_dot,
+                    skips,
+                    on_warning,
+                ),
                 Err(e) => {
                     skips.add(Skip::SymlinkBroken, 1);
                     on_warning(WalkWarning {
                         path: display_path(path, opts.strip_dot),
                         reason: format!("broken symbolic link: {}", io_reason(&e)),
                         is_error: false,
+                        skipped: None,
                     });
                 }
             }
             Entry::Dropped
         }
         _ => {
-            skips.add(Skip::Special, 1);
+            skip_entry(path, Skip::Special, opts.strip_dot, skips, on_warning);
             Entry::Dropped
         }
     }
@@ -328,6 +337,7 @@ fn unreadable(
         path: display_path(path, opts.strip_dot),
         reason: io_reason(e),
         is_error: true,
+        skipped: None,
     });
 }
 
