@@ -91,6 +91,24 @@ fn a_token_straddling_a_wrapped_line_break_is_found() {
     }
 }
 
+/// Base64 in JSON written by PHP's `json_encode`, which escapes every `/`
+/// as `\/`: the run was cut at the escape, the rest decoded misaligned, and
+/// the token passed with exit 0. The run goes on over `\/` as over `/`.
+#[test]
+fn base64_with_escaped_slashes_in_json_is_decoded() {
+    let t = Tree::new();
+    let text = format!("user data ?? TOKEN={}\n", token(3));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&text);
+    assert_eq!(b64.find('/'), Some(15), "{b64}");
+    let run = b64.replace('/', "\\/");
+    t.write("a.json", format!("{{\"d\":\"{run}\"}}\n"));
+    let r = t.run(&["scan", "--format", "json", "a.json"]);
+    assert_eq!(
+        r.expect(1).found(),
+        [format!("a.json:1:7:{} github-classic-pat", 7 + run.len())]
+    );
+}
+
 /// Base64 in a URL's query, its `+`, `/` and `=` percent-escaped (an OAuth
 /// `state`, a SAML request): the run of base64 as it stands ends at the
 /// first escape but still holds the token, and the percent-decoded URL

@@ -18,7 +18,8 @@
 //!    and, only if the plain scan met the `%` marker keyword, runs of URL
 //!    bytes holding a `%XX` escape. No byte outside a candidate is
 //!    decoded. Base64 wrapped over lines is one candidate, from its first
-//!    line, decoded without the breaks ([`crate::wrap`]).
+//!    line, decoded without the breaks, and a run goes on over `\/`
+//!    escapes ([`crate::wrap`]).
 //! 3. Each candidate is decoded as hex (an even run of hex digits), else
 //!    base64 (standard or URL-safe, as its bytes say), else percent; the
 //!    decoder stops at the first byte that is not printable text
@@ -587,7 +588,19 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
         while end < n && in_alpha(end) {
             end += 1;
         }
+        // A run goes on over `\/` escapes (see `wrap`).
+        let alpha = |b: u8| CLASS[b as usize] & ALPHA != 0;
+        let joined = crate::wrap::slash_start(data, start, cap, alpha);
+        let end = crate::wrap::slash_end(
+            data,
+            end,
+            joined.unwrap_or(start).saturating_add(cap),
+            alpha,
+        );
         i = end + 1;
+        let Some(mut start) = joined else {
+            continue;
+        };
         // After a `\n`, `\r` or `\t` escape (base64 wrapped inside a JSON or
         // source string), the escape's letter is not part of the run: read
         // from it, every line but the first would decode misaligned. The run
@@ -596,12 +609,15 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
         if start > 0 && data[start - 1] == b'\\' && matches!(data[start], b'n' | b'r' | b't') {
             start += 1;
         }
-        if end - start < MIN_BASE64_RUN || owner >= hi || !first_byte_is_text(&data[start..end]) {
+        if end - start < MIN_BASE64_RUN
+            || owner < lo
+            || owner >= hi
+            || !first_byte_is_text(&data[start..end])
+        {
             continue;
         }
         // Base64 wrapped over lines is one run, from its first line (see
         // `wrap`): a line that continues another starts none.
-        let alpha = |b: u8| CLASS[b as usize] & ALPHA != 0;
         let max = crate::wrap::max_width(cap);
         if crate::wrap::continues(data, start, end, max, alpha) {
             continue;
@@ -654,6 +670,7 @@ fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &
             lo -= 1;
         }
         let alpha = |b: u8| CLASS[b as usize] & ALPHA != 0;
+        lo = crate::wrap::slash_start(data, lo, cap, alpha).unwrap_or(lo);
         lo = crate::wrap::block_start(data, lo, floor, crate::wrap::max_width(cap), alpha);
         find_runs(data, lo, focus.end, cap, false, runs);
     }
@@ -1059,7 +1076,7 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
             // the text is that of the whole lines before it.
             if let Some(joined) = crate::wrap::unwrap(run) {
                 let got = decode(&joined, kind, buf);
-                let width = memchr::memchr3(b'\r', b'\n', b'\\', run).unwrap_or(run.len());
+                let width = crate::wrap::first_break(run).unwrap_or(run.len());
                 let keep = buf.len() * 4 / 3 / width * width;
                 if got.is_some() || keep < MIN_BASE64_RUN || keep >= joined.len() {
                     return got;

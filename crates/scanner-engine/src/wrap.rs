@@ -1,6 +1,7 @@
 //! Base64 wrapped over lines (MIME at 76 columns, PEM at 64, the lines of a
 //! JSON string joined by `\n` escapes): which lines one candidate run of the
-//! decode pass (`decode.rs`) reads as one, across the line breaks.
+//! decode pass (`decode.rs`) reads as one, across the line breaks; and runs
+//! that go on over `\/` escapes ([`slash_start`]).
 //!
 //! A *line* here is a maximal run of base64-alphabet bytes (after a `\n`,
 //! `\r` or `\t` escape, from the byte after its letter, as the decode pass's
@@ -174,7 +175,57 @@ pub(crate) fn block_start(
     }
 }
 
-/// The bytes of a run without its line breaks, if it has any.
+/// Where the run holding the piece of alphabet bytes that starts at `s`
+/// starts, across `\/` escapes (JSON's escaped `/`, which PHP's
+/// `json_encode` writes for every `/`): a run goes on over `\/` as over a
+/// `/`. `None` if that is more than `cap` bytes before `s` (a chunk holds
+/// `cap` bytes before what it owns).
+pub(crate) fn slash_start(
+    data: &[u8],
+    mut s: usize,
+    cap: usize,
+    alpha: impl Fn(u8) -> bool,
+) -> Option<usize> {
+    let floor = s.saturating_sub(cap);
+    while s >= 2 && data.get(s) == Some(&b'/') && data[s - 1] == b'\\' && alpha(data[s - 2]) {
+        s -= 1;
+        while s > 0 && alpha(data[s - 1]) {
+            s -= 1;
+        }
+        if s < floor {
+            return None;
+        }
+    }
+    Some(s)
+}
+
+/// Where the run that holds the piece ending at `e` ends, across `\/`
+/// escapes ([`slash_start`]), going on over no more once past `limit`.
+pub(crate) fn slash_end(
+    data: &[u8],
+    mut e: usize,
+    limit: usize,
+    alpha: impl Fn(u8) -> bool,
+) -> usize {
+    while e <= limit && data.get(e..e + 2) == Some(&b"\\/"[..]) {
+        e += 1;
+        while e < data.len() && alpha(data[e]) {
+            e += 1;
+        }
+    }
+    e
+}
+
+/// Where the first line break of `run` is (`\r`, `\n` or their escapes).
+pub(crate) fn first_break(run: &[u8]) -> Option<usize> {
+    (0..run.len()).find(|&i| {
+        matches!(run[i], b'\r' | b'\n')
+            || (run[i] == b'\\' && matches!(run.get(i + 1), Some(b'n' | b'r')))
+    })
+}
+
+/// The bytes of a run without its line breaks, if it has any, and with its
+/// `\/` escapes read as `/`.
 pub(crate) fn unwrap(run: &[u8]) -> Option<Vec<u8>> {
     memchr::memchr2(b'\n', b'\\', run)?;
     let mut out = Vec::with_capacity(run.len());
@@ -182,7 +233,12 @@ pub(crate) fn unwrap(run: &[u8]) -> Option<Vec<u8>> {
     while i < run.len() {
         match run[i] {
             b'\r' | b'\n' => i += 1,
-            b'\\' => i += 2,
+            b'\\' => {
+                if run.get(i + 1) == Some(&b'/') {
+                    out.push(b'/');
+                }
+                i += 2;
+            }
             c => {
                 out.push(c);
                 i += 1;
@@ -277,5 +333,18 @@ mod tests {
     fn unwrap_drops_breaks() {
         assert_eq!(unwrap(b"QUJD"), None);
         assert_eq!(unwrap(b"QU\r\nJD\\r\\nQU\\nJD").unwrap(), b"QUJDQUJD");
+        assert_eq!(unwrap(b"QU\\/D").unwrap(), b"QU/D");
+        assert_eq!(first_break(b"QU\\/D\\nQU"), Some(5));
+    }
+
+    /// A run goes on over `\/` both ways; not over `\\/` (a backslash).
+    #[test]
+    fn runs_across_escaped_slashes() {
+        let d = b"x ab\\/cd\\/ef y\\\\/gh";
+        assert_eq!(slash_start(d, 9, 100, alpha), Some(2));
+        assert_eq!(slash_start(d, 9, 4, alpha), None);
+        assert_eq!(slash_end(d, 4, 100, alpha), 12);
+        assert_eq!(slash_end(d, 4, 3, alpha), 4);
+        assert_eq!(slash_start(d, 16, 100, alpha), Some(16));
     }
 }
