@@ -10,9 +10,10 @@ use common::{token, Tree};
 /// MIME base64 (76 columns, as Python's `base64.encodebytes` writes it) kept
 /// in a JSON string: its lines are joined by `\n` escapes. Each line after
 /// the first was read from the escape's `n`, decoded misaligned and dropped
-/// as binary: the token on the eighth line passed with exit 0.
+/// as binary: the token on the eighth line passed with exit 0. The lines are
+/// one run (docs/decoding.md, "Wrapped lines"), reported from its start.
 #[test]
-fn base64_wrapped_in_a_json_string_is_decoded_line_by_line() {
+fn base64_wrapped_in_a_json_string_is_decoded() {
     let t = Tree::new();
     // Seven lines of 57 bytes: the token starts the eighth base64 line.
     let text = format!(
@@ -29,28 +30,82 @@ fn base64_wrapped_in_a_json_string_is_decoded_line_by_line() {
     assert_eq!(lines.len(), 8);
     let json = format!("{{\"data\": \"{}\\n\"}}\n", lines.join("\\n"));
     t.write("a.json", &json);
-    // Its line and columns: the run of the eighth line, after 7 lines of
-    // 76 bytes and 7 escapes of 2, then `{"data": "`.
-    let col = 11 + 7 * 78;
+    // The run: from `{"data": "` to the end of the eighth line, over 7
+    // lines of 76 bytes and 7 escapes of 2.
+    let end = 11 + 7 * 78 + lines[7].len();
     let r = t.run(&["scan", "--format", "json", "a.json"]);
     assert_eq!(
         r.expect(1).found(),
-        [format!(
-            "a.json:1:{col}:{} github-classic-pat",
-            col + lines[7].len()
-        )]
+        [format!("a.json:1:11:{end} github-classic-pat")]
     );
-    // The same lines with `\r\n` escapes, and in a source string literal
-    // with tab escapes.
+    // The same lines with `\r\n` escapes.
     t.write("b.json", json.replace("\\n", "\\r\\n"));
-    let col = 11 + 7 * 80;
+    let end = 11 + 7 * 80 + lines[7].len();
     let r = t.run(&["scan", "--format", "json", "b.json"]);
     assert_eq!(
         r.expect(1).found(),
-        [format!(
-            "b.json:1:{col}:{} github-classic-pat",
-            col + lines[7].len()
-        )]
+        [format!("b.json:1:11:{end} github-classic-pat")]
+    );
+}
+
+/// Base64 wrapped over lines, MIME (76 columns) or PEM style (64), LF or
+/// CRLF, as a file or inside a JSON string: a token whose encoding
+/// straddles a line break was missed with exit 0 (each line decoded alone).
+/// The lines are one run, reported at the line where it starts.
+#[test]
+fn a_token_straddling_a_wrapped_line_break_is_found() {
+    let t = Tree::new();
+    // 38 bytes before the token: its encoding starts at column 51 of the
+    // first line and goes on into the second.
+    let text = format!("{}TOKEN={}\n", "x".repeat(32), token(2));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&text);
+    for width in [76, 64] {
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(width)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        let last = lines[1].len() + 1;
+        for (name, brk) in [("lf", "\n"), ("crlf", "\r\n")] {
+            let file = format!("w{width}-{name}.txt");
+            t.write(&file, format!("-- encoded --\n{}{brk}", lines.join(brk)));
+            let r = t.run(&["scan", "--format", "json", &file]);
+            assert_eq!(
+                r.expect(1).found(),
+                [format!("{file}:2:1:{last} github-classic-pat")],
+                "{width} {name}"
+            );
+            assert_eq!(r.findings()[0].end_line, 3);
+        }
+        // In a JSON string, the lines joined by `\n` escapes.
+        let file = format!("w{width}.json");
+        t.write(&file, format!("{{\"b\": \"{}\"}}\n", lines.join("\\n")));
+        let end = 8 + width + 2 + lines[1].len();
+        let r = t.run(&["scan", "--format", "json", &file]);
+        assert_eq!(
+            r.expect(1).found(),
+            [format!("{file}:1:8:{end} github-classic-pat")],
+            "{width} json"
+        );
+    }
+}
+
+/// Base64 in JSON written by PHP's `json_encode`, which escapes every `/`
+/// as `\/`: the run was cut at the escape, the rest decoded misaligned, and
+/// the token passed with exit 0. The run goes on over `\/` as over `/`.
+#[test]
+fn base64_with_escaped_slashes_in_json_is_decoded() {
+    let t = Tree::new();
+    let text = format!("user data ?? TOKEN={}\n", token(3));
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&text);
+    assert_eq!(b64.find('/'), Some(15), "{b64}");
+    let run = b64.replace('/', "\\/");
+    t.write("a.json", format!("{{\"d\":\"{run}\"}}\n"));
+    let r = t.run(&["scan", "--format", "json", "a.json"]);
+    assert_eq!(
+        r.expect(1).found(),
+        [format!("a.json:1:7:{} github-classic-pat", 7 + run.len())]
     );
 }
 

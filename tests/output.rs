@@ -862,6 +862,24 @@ mod output {
         );
     }
 
+    /// A value that ends its line (`.env`, YAML, a provider's token): the match takes the
+    /// line break after it, and the text snippet ended with a literal `\n` (or `\r\n`). The
+    /// snippet is the match on its line: the break at its end is not shown.
+    #[test]
+    fn text_snippet_does_not_end_with_the_line_break() {
+        let t = Tree::new();
+        t.write("a.env", "DB_PASSWORD=Xq7#mP2$vL9@kR4w\r\n");
+        t.write("b.yaml", "password: Xq7#mP2$vL9@kR4w\n");
+        t.write("c.env", "NOAA_CDO_TOKEN=8tlD9xdXqqaVAM08Fme6NtfA0KnMp1xg\n");
+        let out = scan(t.path(), &["scan", "-q", "a.env", "b.yaml", "c.env"]);
+        assert_eq!(
+            out,
+            "a.env:1:13  generic-password-assignment [medium: generic pattern]  PASSWORD=Xq7#…\n\
+             b.yaml:1:11  generic-password-assignment [medium: generic pattern]  password: Xq7#…\n\
+             c.env:1:16  noaa-cdo-token [medium]  NOAA_CDO_TOKEN=8tlD…\n"
+        );
+    }
+
     /// A match that holds another finding's secret (a connection URL whose user name is a
     /// token the token rule reports on its own) showed that token whole: each finding's
     /// `match` now has every secret found in the same file redacted, in every format.

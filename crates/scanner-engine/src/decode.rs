@@ -17,7 +17,9 @@
 //!    [`MIN_BASE64_RUN`] long whose first decoded byte may start text,
 //!    and, only if the plain scan met the `%` marker keyword, runs of URL
 //!    bytes holding a `%XX` escape. No byte outside a candidate is
-//!    decoded.
+//!    decoded. Base64 wrapped over lines is one candidate, from its first
+//!    line, decoded without the breaks, and a run goes on over `\/`
+//!    escapes ([`crate::wrap`]).
 //! 3. Each candidate is decoded as hex (an even run of hex digits), else
 //!    base64 (standard or URL-safe, as its bytes say), else percent; the
 //!    decoder stops at the first byte that is not printable text
@@ -586,7 +588,19 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
         while end < n && in_alpha(end) {
             end += 1;
         }
+        // A run goes on over `\/` escapes (see `wrap`).
+        let alpha = |b: u8| CLASS[b as usize] & ALPHA != 0;
+        let joined = crate::wrap::slash_start(data, start, cap, alpha);
+        let end = crate::wrap::slash_end(
+            data,
+            end,
+            joined.unwrap_or(start).saturating_add(cap),
+            alpha,
+        );
         i = end + 1;
+        let Some(mut start) = joined else {
+            continue;
+        };
         // After a `\n`, `\r` or `\t` escape (base64 wrapped inside a JSON or
         // source string), the escape's letter is not part of the run: read
         // from it, every line but the first would decode misaligned. The run
@@ -595,9 +609,21 @@ fn find_runs(data: &[u8], lo: usize, hi: usize, cap: usize, percent: bool, runs:
         if start > 0 && data[start - 1] == b'\\' && matches!(data[start], b'n' | b'r' | b't') {
             start += 1;
         }
-        if end - start < MIN_BASE64_RUN || owner >= hi || !first_byte_is_text(&data[start..end]) {
+        if end - start < MIN_BASE64_RUN
+            || owner < lo
+            || owner >= hi
+            || !first_byte_is_text(&data[start..end])
+        {
             continue;
         }
+        // Base64 wrapped over lines is one run, from its first line (see
+        // `wrap`): a line that continues another starts none.
+        let max = crate::wrap::max_width(cap);
+        if crate::wrap::continues(data, start, end, max, alpha) {
+            continue;
+        }
+        let end = crate::wrap::block_end(data, start, end, cap, max, alpha);
+        i = end + 1;
         let core = end.min(start.saturating_add(cap));
         // Padding, unless the run was cut.
         let mut stop = core;
@@ -643,6 +669,9 @@ fn focus_runs(data: &[u8], zones: &[std::ops::Range<usize>], cap: usize, runs: &
         while lo > floor && in_alpha(lo - 1) {
             lo -= 1;
         }
+        let alpha = |b: u8| CLASS[b as usize] & ALPHA != 0;
+        lo = crate::wrap::slash_start(data, lo, cap, alpha).unwrap_or(lo);
+        lo = crate::wrap::block_start(data, lo, floor, crate::wrap::max_width(cap), alpha);
         find_runs(data, lo, focus.end, cap, false, runs);
     }
     // A run starts where no other does.
@@ -1042,6 +1071,18 @@ fn decode(run: &[u8], kind: RunKind, buf: &mut Vec<u8>) -> Option<Encoding> {
     buf.clear();
     match kind {
         RunKind::Base64 { whole } => {
+            // Wrapped lines (`wrap`), without their breaks. Where one is
+            // not base64 of text (a token on the line after a base64 line),
+            // the text is that of the whole lines before it.
+            if let Some(joined) = crate::wrap::unwrap(run) {
+                let got = decode(&joined, kind, buf);
+                let width = crate::wrap::first_break(run).unwrap_or(run.len());
+                let keep = buf.len() * 4 / 3 / width * width;
+                if got.is_some() || keep < MIN_BASE64_RUN || keep >= joined.len() {
+                    return got;
+                }
+                return decode(&joined[..keep], RunKind::Base64 { whole: false }, buf);
+            }
             let class = |bit: u8| run.iter().map(move |&b| CLASS[b as usize] & bit);
             // A run cut to `cap` is hex over its first `cap` bytes too.
             if run.len() >= MIN_HEX_RUN
@@ -1268,14 +1309,16 @@ mod tests {
 
     /// A run after a `\n`, `\r` or `\t` escape starts after the escape's
     /// letter: base64 lines joined by escapes in a JSON string decode
-    /// aligned. An `n` after anything else is part of the run.
+    /// aligned, and those of one width are one run (`wrap`). An `n` after
+    /// anything else is part of the run.
     #[test]
     fn runs_start_after_an_escape() {
         let r = runs(b"\"aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\r\\naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\\taGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl/naGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl\"");
         let texts: Vec<&str> = r.iter().map(|(t, _)| t.as_str()).collect();
         let line = "aGVsbG8gd29ybGQsIGhlbGxvIHRoZXJl";
+        let wrapped = format!("{line}\\n{line}\\r\\n{line}");
         let glued = format!("{line}/n{line}");
-        assert_eq!(texts, [line, line, line, &glued]);
+        assert_eq!(texts, [&wrapped, &glued]);
     }
 
     /// A percent run longer than `cap`: one candidate, cut to `cap`, and
@@ -1441,7 +1484,8 @@ mod tests {
     }
 
     /// The maximal alphabet runs of at least `MIN_BASE64_RUN` bytes that
-    /// start in `lo..hi`, found by reading every byte.
+    /// start in `lo..hi`, found by reading every byte (with the lines that
+    /// continue them, see `wrap`).
     fn naive_runs(data: &[u8], lo: usize, hi: usize) -> Vec<(usize, usize)> {
         let alpha = |b: u8| CLASS[b as usize] & (B64 | STD | URL) != 0;
         let mut v = Vec::new();
@@ -1455,8 +1499,16 @@ mod tests {
             while e < data.len() && alpha(data[e]) {
                 e += 1;
             }
-            if e - s >= MIN_BASE64_RUN && (lo..hi).contains(&s) && first_byte_is_text(&data[s..e]) {
-                v.push((s, e));
+            let max = crate::wrap::max_width(usize::MAX);
+            if e - s >= MIN_BASE64_RUN
+                && (lo..hi).contains(&s)
+                && first_byte_is_text(&data[s..e])
+                && !crate::wrap::continues(data, s, e, max, alpha)
+            {
+                v.push((
+                    s,
+                    crate::wrap::block_end(data, s, e, usize::MAX, max, alpha),
+                ));
             }
             s = e;
         }

@@ -225,6 +225,7 @@ mod syntax;
 pub mod text;
 mod validation;
 mod validator;
+mod wrap;
 
 pub use confidence::{base62_6, crc32, mark_test_code, test_code_start, Confidence};
 pub use decode::{Encoding, DEFAULT_DEPTH as DEFAULT_DECODE_DEPTH, MAX_DEPTH as MAX_DECODE_DEPTH};

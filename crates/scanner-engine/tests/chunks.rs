@@ -93,6 +93,16 @@ fn piece() -> impl Strategy<Value = Vec<u8>> {
         "[A-Za-z0-9]{20}"
             .prop_map(|s| base64(format!("key = tok_{s}").as_bytes(), false).into_bytes()),
         "[A-Za-z0-9]{20}".prop_map(|s| hex(format!("x tok_{s}\n").as_bytes()).into_bytes()),
+        // Base64 with its `/` escaped (`\/`, PHP's json_encode).
+        "[A-Za-z0-9]{20}".prop_map(|s| base64(format!("??? tok_{s}").as_bytes(), false)
+            .replace('/', "\\/")
+            .into_bytes()),
+        // Base64 wrapped over lines (one run across the breaks).
+        (0usize..30, "[A-Za-z0-9]{20}", 0usize..3).prop_map(|(pad, s, brk)| wrap(
+            &base64(format!("{}tok_{s}", "x".repeat(pad)).as_bytes(), false),
+            ["\n", "\r\n", "\\n"][brk]
+        )
+        .into_bytes()),
         "[A-Za-z0-9]{20}"
             .prop_map(|s| percent(format!("{{\"t\": \"tok_{s}\"}}").as_bytes()).into_bytes()),
         "[A-Za-z0-9]{20,60}".prop_map(|s| format!(
@@ -183,6 +193,78 @@ fn decoded_findings_owned_once_at_every_boundary() {
         let whole = sorted(scan(e, data.as_bytes()));
         assert_eq!(whole.len(), 2, "{whole:?}");
         assert_eq!(whole[0].offset, shift as u64 + 1);
+        for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
+            let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
+            assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");
+        }
+    }
+}
+
+/// `b64` cut into lines of 24 bytes joined by `brk`.
+fn wrap(b64: &str, brk: &str) -> String {
+    let lines: Vec<&str> = (0..b64.len())
+        .step_by(24)
+        .map(|i| &b64[i..(i + 24).min(b64.len())])
+        .collect();
+    lines.join(brk)
+}
+
+/// Base64 wrapped over lines, a token straddling a line break: one finding
+/// at the run's first line, from the chunk that owns it, wherever the
+/// boundary falls (also inside the block, where a chunk must not start a
+/// run of its own at a line that continues the block).
+#[test]
+fn wrapped_base64_owned_once_at_every_boundary() {
+    let e = engine_for_test();
+    let overlap = e.chunk_overlap();
+    let mut r = Rng(41);
+    let b64 = base64(
+        format!("{} tok_{}", "x".repeat(18), r.token(ALNUM, 20)).as_bytes(),
+        false,
+    );
+    let filler = "x = 1;\r\n".repeat(overlap / 4);
+    for brk in ["\n", "\r\n", "\\n"] {
+        let block = wrap(&b64, brk);
+        for shift in (0..overlap / 2)
+            .step_by(7)
+            .chain(overlap / 2 - 120..overlap / 2 + 40)
+        {
+            let data = format!("{}\n{block}\n{filler}", &filler[..shift]);
+            let whole = sorted(scan(e, data.as_bytes()));
+            assert_eq!(whole.len(), 1, "{whole:?}");
+            assert_eq!(&*whole[0].rule_id, "tok");
+            assert_eq!(whole[0].offset, shift as u64 + 1);
+            assert_eq!(whole[0].end_offset, (shift + 1 + block.len()) as u64);
+            for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
+                let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
+                assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");
+            }
+        }
+    }
+}
+
+/// Base64 in JSON with its `/` escaped (`\/`): one run over the escapes,
+/// from its first piece (3 bytes, before the first `\/`), wherever the
+/// boundary falls.
+#[test]
+fn base64_with_escaped_slashes_owned_once_at_every_boundary() {
+    let e = engine_for_test();
+    let overlap = e.chunk_overlap();
+    let mut r = Rng(47);
+    let b64 = base64(format!("??? tok_{}", r.token(ALNUM, 20)).as_bytes(), false);
+    assert!(b64.starts_with("Pz8/"), "{b64}");
+    let run = b64.replace('/', "\\/");
+    let filler = "x = 1;\r\n".repeat(overlap / 4);
+    for shift in (0..overlap / 2)
+        .step_by(7)
+        .chain(overlap / 2 - 60..overlap / 2 + 40)
+    {
+        let data = format!("{}\"{run}\"\n{filler}", &filler[..shift]);
+        let whole = sorted(scan(e, data.as_bytes()));
+        assert_eq!(whole.len(), 1, "{whole:?}");
+        assert_eq!(&*whole[0].rule_id, "tok");
+        assert_eq!(whole[0].offset, shift as u64 + 1);
+        assert_eq!(whole[0].end_offset, (shift + 1 + run.len()) as u64);
         for chunk in [overlap, overlap + 1, overlap + 17, 2 * overlap - 3] {
             let chunked = sorted(scan_chunked(e, data.as_bytes(), chunk));
             assert_eq!(whole, chunked, "shift {shift}, chunk {chunk}");

@@ -663,3 +663,27 @@ fn a_key_pasted_into_a_quiet_file_is_found_and_ends_quiet() {
     assert_eq!(got, vec![]);
     assert!(!none);
 }
+
+/// Base64 wrapped over lines is one run from its first line: a focus on
+/// any line of the block (an edit there) finds the token whose encoding
+/// straddles a line break, as the whole scan reports it.
+#[test]
+fn a_focus_inside_wrapped_base64_finds_the_run() {
+    let e = builtin();
+    let mut r = Rng(43);
+    let text = format!("{}TOKEN=ghp_{}\n", "x".repeat(32), r.token(ALNUM, 36));
+    let b64 = base64(text.as_bytes(), false);
+    let lines: Vec<&str> = (0..b64.len())
+        .step_by(64)
+        .map(|i| &b64[i..(i + 64).min(b64.len())])
+        .collect();
+    let filler = "let x = 1; // a line of code\n".repeat(50);
+    let data = format!("{filler}{}\n{filler}", lines.join("\n"));
+    let whole = scan_path(e, data.as_bytes(), "a.txt");
+    assert_eq!(whole.len(), 1, "{whole:?}");
+    assert_eq!(whole[0].offset, filler.len() as u64);
+    for line in &lines {
+        let at = data.find(line).unwrap() + 3;
+        assert_eq!(focused(e, data.as_bytes(), "a.txt", at..at + 1), whole);
+    }
+}

@@ -18,7 +18,8 @@
 //!   spaces; `cut -d' ' -f1` is not the tool, use `--format json` for machines);
 //! * `SNIPPET` is the matched text with the secret redacted (its first characters, then `…`)
 //!   unless `--show-secrets` (every copy of it, as in `json`'s `match`), trimmed to at most 60 characters of context on each side of the
-//!   secret (a trimmed side shows `…`). A rule that matches on the file path alone has no
+//!   secret (a trimmed side shows `…`), without the line break that ends a match taking the
+//!   end of its line (`KEY=value\n`). A rule that matches on the file path alone has no
 //!   snippet: the line ends after the rule id.
 //!
 //! Every character that could act on a terminal is escaped, in the path and the snippet alike:
@@ -108,6 +109,9 @@ pub(super) fn write_line(out: &mut Vec<u8>, pf: &PathFinding, show_secrets: bool
     }
 
     let (before, secret, after) = split_match(&f.r#match, &f.secret);
+    // A value that ends its line: the match takes the line break after it (a rule's end
+    // boundary), which is no part of the line the snippet shows.
+    let after = after.trim_end_matches(['\r', '\n']);
     let secret = match secret {
         Some(sec) if show_secrets => escape(sec),
         Some(sec) => escape(&redact(sec)),
