@@ -467,23 +467,35 @@ impl Keywords {
     ) -> Option<usize> {
         let (trans, classes) = (&self.trans[..], &self.classes);
         let special = self.special_max as usize;
-        let parts = from.map(|f| &data[f + k..f + len]);
-        let mut s = states.map(|s| s as usize);
-        #[expect(clippy::needless_range_loop, reason = "`i` indexes every part")]
-        for i in 0..len - k {
-            for w in 0..WALKS {
-                // SAFETY: this automaton's table; `s[w]` its start state or
-                // a step's result (`hits` starts every walk in `start`).
-                s[w] = unsafe { Self::step(trans, classes, s[w], parts[w][i]) };
+        // Five walks written out, each state a variable of its own and each
+        // byte read unchecked: written as loops over arrays, the walk's
+        // code depended on what LLVM made of the rest of the crate, and an
+        // unrelated change in `decode.rs` once took it from 21 to 34
+        // instructions a byte (the states spilled, the bounds checked;
+        // callgrind, the cargo registry: 2.09 G → 2.47 G in all).
+        const _: () = assert!(WALKS == 5, "next_special_n walks five parts");
+        let n = len - k;
+        let [p0, p1, p2, p3, p4] = from.map(|f| &data[f + k..f + len]);
+        let [mut s0, mut s1, mut s2, mut s3, mut s4] = states.map(|s| s as usize);
+        for i in 0..n {
+            // SAFETY: each part is `n` bytes long (sliced just above) and
+            // `i < n`; the steps are this automaton's, from its start state
+            // or a step's result (`hits` starts every walk in `start`).
+            unsafe {
+                s0 = Self::step(trans, classes, s0, *p0.get_unchecked(i));
+                s1 = Self::step(trans, classes, s1, *p1.get_unchecked(i));
+                s2 = Self::step(trans, classes, s2, *p2.get_unchecked(i));
+                s3 = Self::step(trans, classes, s3, *p3.get_unchecked(i));
+                s4 = Self::step(trans, classes, s4, *p4.get_unchecked(i));
             }
-            // (`min` of the array, not a fold from `usize::MAX`: the fold's
-            // chain of compares cost 13% of the walk.)
-            if s.iter().copied().min().unwrap_or(0) <= special {
-                *states = s.map(|s| s as u32);
+            // (`min`, not a test of each: a chain of compares and branches
+            // cost 13% of the walk.)
+            if s0.min(s1).min(s2).min(s3).min(s4) <= special {
+                *states = [s0, s1, s2, s3, s4].map(|s| s as u32);
                 return Some(i + 1);
             }
         }
-        *states = s.map(|s| s as u32);
+        *states = [s0, s1, s2, s3, s4].map(|s| s as u32);
         None
     }
 
