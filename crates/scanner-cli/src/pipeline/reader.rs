@@ -50,7 +50,8 @@ pub enum Read {
     /// counted from `START` at the first byte (after all but the last chunk
     /// unless `count_last`). `test_from`: the file offset where the owned
     /// bytes showed a Rust unit-test module start, for a split input's later
-    /// ranges, which never see it.
+    /// ranges, which never see it (with `count_last`, else only where an
+    /// earlier chunk showed it).
     Scanned {
         bytes: u64,
         end: LinePos,
@@ -150,16 +151,18 @@ impl ChunkReader<'_> {
             }
             let next = chunk_off + owned as u64;
             let last = at_limit || next >= end || owned == 0;
-            // The last chunk's newlines matter only to a range (the next
-            // range's start); a whole file, most often one chunk, skips the
-            // count.
-            if !last || self.count_last {
+            // The last chunk's newlines, and its test module's start, matter
+            // only to a range (the next range's start, and its findings); a
+            // whole file, most often one chunk, skips the count and the
+            // search (the engine marks test code within its buffer).
+            let told_on = !last || self.count_last;
+            if told_on {
                 pos = pos.advance(&buf[..owned]);
             }
             if let Some(e) = failed {
                 return Err(e);
             }
-            if test_from.is_none() {
+            if told_on && test_from.is_none() {
                 test_from = scanner_engine::test_code_start(&buf[..owned], path)
                     .map(|t| chunk_off + t as u64);
             }
